@@ -1,0 +1,35 @@
+# Two entry points do all set-up on a fresh machine:
+#   make demo   install what is missing, build, compile the examples, show
+#               the IR, verify; on a GPU host also run and time them.
+#   make test   install what is missing, build, run every CPU test (CTest).
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+
+.PHONY: all deps configure build test demo gpu bench clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	@./scripts/demo.sh $(BUILD)
+
+# On a GPU host: every GPU test and benchmark in one go (logs to $$OUT or ./gpu-logs).
+gpu: build
+	@./scripts/gpu-all.sh $(BUILD)/gpu-bin
+
+bench: build
+	@./scripts/bench.sh $(BUILD)/gpu-bin
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,70 @@
+/// @file AST.h
+/// @brief The Clang-free AST of a .pl file: one node per collective alias.
+///
+/// The front end (compiler/frontend) walks Clang's AST of a .pl file and
+/// builds these nodes; everything after the front end (sema, IR derivation,
+/// code generation) sees only this file's types, never Clang's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace purlin {
+
+/// A position in the user's source: 1-based line and column.
+struct Location {
+  std::string file;
+  unsigned line = 0;
+  unsigned col = 0;
+};
+
+/// How a rank consumes peers' data: copy into place, or combine elementwise.
+enum class ConsumeOp { Copy, Reduce };
+
+/// A buffer layout (paper §3.1). The V forms take partition sizes at run time.
+enum class Layout { Packed, Scattered, Transposed, PackedV, ScatteredV, TransposedV };
+
+/// Which ranks take part as producers or consumers (paper Appendix A.1).
+enum class Root { None, Producer, Consumer };
+
+/// The datapath named in the Atom position.
+enum class AtomKind { Native, Generic, Ampere, Hopper, Blackwell };
+
+const char *toString(ConsumeOp);
+const char *toString(Layout);
+const char *toString(Root);
+const char *toString(AtomKind);
+
+/// True for PackedV, ScatteredV and TransposedV.
+bool isVariable(Layout);
+
+/// One collective declaration.
+/// A leaf is `using NAME = SNAC<Atom, Policy, op, in, out[, root]>;`.
+/// A composition is `using NAME = compose<F, G>;`: F runs, G consumes F's
+/// intermediate result in place; `children` = {F, G}, and `op`/`in`/`out`/
+/// `root` are derived (op of F, F's input, G's output, the non-None root).
+struct Collective {
+  std::string name;          ///< the alias's name, qualified if in a namespace ("ns::allReduce")
+  Location loc;              ///< location of the alias name
+  bool isCompose = false;
+  AtomKind atom = AtomKind::Native;
+  std::string policy = "Policy"; ///< "Policy" or a user-declared type deriving from it
+  ConsumeOp op = ConsumeOp::Copy;
+  Layout in = Layout::Packed;
+  Layout out = Layout::Packed;
+  Root root = Root::None;
+  std::vector<std::shared_ptr<const Collective>> children; ///< {F, G} of a compose
+};
+
+/// Everything purlinc found in one .pl file, in source order.
+struct Module {
+  std::string file;
+  std::vector<std::shared_ptr<const Collective>> collectives;
+  /// Policy type names the file declares (`struct decode : Policy {};`).
+  std::vector<std::string> declaredPolicies;
+};
+
+} // namespace purlin

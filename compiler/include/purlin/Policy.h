@@ -1,0 +1,68 @@
+/// @file Policy.h
+/// @brief Codesign policies: the numbers SNAC runs with (CTAs per role,
+/// chunking, Atom pipeline, latency/throughput crossover), by world size.
+///
+/// Policies are loaded from JSON (schema: docs/policy.md) or taken from the
+/// built-in defaults for sm_80, sm_90 and sm_100. A .pl names policies by
+/// type (`Policy` or `struct decode : Policy {};`); every name used must be
+/// present in the PolicySet.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace purlin {
+
+enum class Arch { Sm80, Sm90, Sm100 };
+const char *toString(Arch);                 ///< "sm_80", ...
+
+/// Throughput transfers pull (consumers read peers' staging; the paper's
+/// choice) or push (producers write into peers' staging).
+enum class Transfer { Pull, Push };
+
+/// Latency program (paper §3.2, "Specializing for latency"): 16-byte packets.
+struct LatencyPolicy {
+  uint64_t maxBytes = 0;   ///< crossover: messages up to this many bytes take the latency program
+  int ctas = 0;            ///< CTAs of the latency kernel
+  int threads = 0;         ///< threads per CTA
+};
+
+/// Throughput program (paper §3.2, Algorithm 1, §3.3).
+struct ThroughputPolicy {
+  int stageCtas = 0;       ///< staging CTAs (copy user input into staging)
+  int consumeCtas = 0;     ///< consuming CTAs (copy or reduce from peers)
+  int gatherCtas = 0;      ///< second consumer group of a compose (G's CTAs)
+  int threads = 0;         ///< threads per CTA, all roles
+  uint64_t chunkBytes = 0; ///< bytes per chunk of one partition
+  int pipelineStages = 0;  ///< Atom pipeline depth S
+  int stageBytes = 0;      ///< bytes per pipeline stage B (Q = C * S * B)
+  Transfer transfer = Transfer::Pull;
+};
+
+/// The knobs for one world size.
+struct WorldPolicy {
+  LatencyPolicy latency;
+  ThroughputPolicy throughput;
+};
+
+constexpr int kMinWorld = 2;
+constexpr int kMaxWorld = 8;
+
+/// One named policy.
+struct Policy {
+  std::string name;
+  uint64_t stagingBytes = 0;   ///< bytes of one staging half (two halves per GPU, by epoch parity)
+  std::array<WorldPolicy, kMaxWorld + 1> world{}; ///< indexed by world size 2..8
+
+  const WorldPolicy &forWorld(int n) const { return world.at(n); }
+};
+
+/// All policies available to one compilation, for one target arch.
+struct PolicySet {
+  Arch arch = Arch::Sm90;
+  std::map<std::string, Policy> policies;  ///< always contains "Policy"
+};
+
+} // namespace purlin

@@ -1,0 +1,64 @@
+/// @file device_comm.h
+/// @brief DeviceComm: the plain struct a kernel receives by value, holding
+/// every rank's symmetric workspace as mapped into this rank, plus this
+/// rank's device-local state. Built by purlin::Communicator.
+///
+/// Workspace of one rank (one allocation, same layout on every rank; offsets
+/// computed by purlin::WorkspaceLayout, runtime/include/purlin/host/workspace.h):
+///
+///   signals   uint64_t[numSignals]        peers write (release), owner polls (acquire)
+///   packets   Packet[2][packetHalfBytes/16] by epoch parity; peers push, owner polls
+///   staging   byte[2][stagingHalfBytes]   by epoch parity; owner stages, peers pull
+///   local     DeviceState                 epoch, counters, error record; owner only
+#pragma once
+
+#include "purlin/types.h"
+
+namespace purlin {
+
+/// A 16-byte latency packet: 8 bytes of payload and 8 bytes of flag, written
+/// with one 16-byte store. Each 8-byte half carries a 4-byte copy of the flag
+/// (data0, flag, data1, flag), so a reader that sees the flag in both halves
+/// has seen the whole payload even where only 8-byte stores are single-copy
+/// atomic.
+struct alignas(16) Packet {
+  uint32_t data0;
+  uint32_t flag0;
+  uint32_t data1;
+  uint32_t flag1;
+};
+static_assert(sizeof(Packet) == 16, "a packet is one 16-byte store");
+
+/// Checked mode: the first spin-wait that expires records what it waited on.
+struct WaitError {
+  uint32_t failed;      ///< 0 = no error; 1 = a wait timed out
+  int32_t rank;         ///< rank that waited
+  uint32_t signal;      ///< signal index (or packet index for polls)
+  uint32_t kind;        ///< 0 = signal wait, 1 = packet poll, 2 = counter
+  uint64_t expected;
+  uint64_t observed;
+};
+
+/// Device-local state of one rank: never touched by peers.
+struct DeviceState {
+  uint64_t epoch;            ///< calls completed on this communicator + 1; advanced on the device
+  uint32_t finishCounter;    ///< last-CTA-out counter that advances `epoch`
+  uint32_t pad;
+  WaitError error;           ///< checked mode
+  uint32_t counters[4096];   ///< last-arriver counters, indexed by the collective's role/slot
+};
+
+struct DeviceComm {
+  int rank = 0;
+  int size = 0;
+  uint64_t *signals[kMaxRanks] = {};   ///< signals of rank p, as mapped here
+  Packet *packets[kMaxRanks] = {};     ///< packet region of rank p (2 halves)
+  std::byte *staging[kMaxRanks] = {};  ///< staging region of rank p (2 halves)
+  DeviceState *state = nullptr;        ///< this rank's local state
+  std::size_t numSignals = 0;
+  std::size_t packetHalfBytes = 0;
+  std::size_t stagingHalfBytes = 0;
+  uint64_t spinLimit = 0;              ///< checked mode: polls before a wait gives up; 0 = unbounded
+};
+
+} // namespace purlin
