@@ -36,9 +36,15 @@ struct ThroughputPolicy {
   int gatherCtas = 0;      ///< second consumer group of a compose (G's CTAs)
   int threads = 0;         ///< threads per CTA, all roles
   uint64_t chunkBytes = 0; ///< bytes per chunk of one partition
-  int pipelineStages = 0;  ///< Atom pipeline depth S
-  int stageBytes = 0;      ///< bytes per pipeline stage B (Q = C * S * B)
   Transfer transfer = Transfer::Pull;
+};
+
+/// The Atom's pipeline (paper §3.3, Eq. 3: capacity Q = CTAs * S * B). One
+/// setting per policy (it is a compile-time parameter of the generated
+/// kernels), not per world size.
+struct AtomPolicy {
+  int pipelineStages = 0;  ///< pipeline depth S
+  int stageBytes = 0;      ///< bytes per pipeline stage B
 };
 
 /// The knobs for one world size.
@@ -54,6 +60,7 @@ constexpr int kMaxWorld = 8;
 struct Policy {
   std::string name;
   uint64_t stagingBytes = 0;   ///< bytes of one staging half (two halves per GPU, by epoch parity)
+  AtomPolicy atom;
   std::array<WorldPolicy, kMaxWorld + 1> world{}; ///< indexed by world size 2..8
 
   const WorldPolicy &forWorld(int n) const { return world.at(n); }
