@@ -1,0 +1,101 @@
+/// @file bootstrap.h
+/// @brief Bootstrap: the rendezvous of the ranks of one communicator, reduced
+/// to one collective call, allGather(bytes). Implementations: in-process
+/// (threads of one process), Unix-domain socket (one process per GPU), and an
+/// existing NCCL communicator.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "purlin/host/error.h"
+
+typedef struct ncclComm *ncclComm_t;
+
+namespace purlin {
+
+/// Collective rendezvous between `size()` ranks. Every rank must call the
+/// same sequence of collectives with the same byte counts.
+class Bootstrap {
+public:
+  virtual ~Bootstrap();
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Gathers `bytes` from every rank: `all` receives size()*bytes, rank r's
+  /// contribution at offset r*bytes. Throws Error(BootstrapError) saying
+  /// what and where on failure, peer disconnect or timeout.
+  virtual void allGather(const void *mine, void *all, std::size_t bytes) = 0;
+  /// Returns once every rank has called barrier() (an allGather of 1 byte).
+  void barrier();
+};
+
+/// A group of `n` ranks that are threads of one process. bootstrap(r) is
+/// called once per rank (from any thread); each rank then uses its Bootstrap
+/// from its own thread. The group must outlive its bootstraps.
+class InProcessGroup {
+public:
+  explicit InProcessGroup(int n, int timeoutMs = 60000);
+  ~InProcessGroup();
+  InProcessGroup(const InProcessGroup &) = delete;
+  InProcessGroup &operator=(const InProcessGroup &) = delete;
+  int size() const;
+  /// The Bootstrap of rank `rank`; throws Error(InvalidArgument) if `rank`
+  /// is out of range.
+  std::unique_ptr<Bootstrap> bootstrap(int rank);
+
+  struct State;
+
+private:
+  std::shared_ptr<State> state_;
+};
+
+/// Rendezvous over a Unix-domain stream socket. Rank 0 listens on `path`
+/// (a leading '@' selects the Linux abstract namespace; otherwise a
+/// filesystem path that rank 0 unlinks before binding and after accepting
+/// everyone), ranks 1..size-1 connect (retrying until `timeoutMs`).
+/// allGather: every rank sends its bytes to rank 0, rank 0 sends the
+/// concatenation back. Every blocking step is bounded by `timeoutMs`.
+class UnixSocketBootstrap : public Bootstrap {
+public:
+  UnixSocketBootstrap(std::string path, int rank, int size,
+                      int timeoutMs = 60000);
+  ~UnixSocketBootstrap() override;
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void allGather(const void *mine, void *all, std::size_t bytes) override;
+
+private:
+  std::string path_;
+  int rank_;
+  int size_;
+  int timeoutMs_;
+  int fd_ = -1;           ///< ranks > 0: connection to rank 0
+  int peers_[8] = {-1, -1, -1, -1, -1, -1, -1, -1}; ///< rank 0: connection to rank p
+};
+
+/// Rendezvous through an existing NCCL communicator (not owned): allGather
+/// runs ncclAllGather on a private stream of the current device, then copies
+/// the result to the host. The communicator's device must be current.
+class NcclBootstrap : public Bootstrap {
+public:
+  explicit NcclBootstrap(ncclComm_t comm);
+  ~NcclBootstrap() override;
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void allGather(const void *mine, void *all, std::size_t bytes) override;
+
+private:
+  ncclComm_t comm_;
+  int rank_ = 0;
+  int size_ = 0;
+  void *stream_ = nullptr; ///< cudaStream_t
+};
+
+/// The bootstrap described by the environment, as set by purlin-launch:
+/// PURLIN_RANK, PURLIN_WORLD_SIZE, PURLIN_BOOTSTRAP (socket path) and
+/// optionally PURLIN_BOOTSTRAP_TIMEOUT_MS. Throws Error(InvalidArgument)
+/// naming the missing or malformed variable.
+std::unique_ptr<Bootstrap> bootstrapFromEnv();
+
+} // namespace purlin

@@ -1,0 +1,68 @@
+/// @file communicator.h
+/// @brief purlin::Communicator: created collectively by all ranks of one
+/// NVLink domain; owns this rank's symmetric workspace and the mappings of
+/// every peer's workspace; hands kernels a DeviceComm.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "purlin/device_comm.h"
+#include "purlin/host/bootstrap.h"
+#include "purlin/host/error.h"
+#include "purlin/host/workspace.h"
+
+namespace purlin {
+
+/// Sizes and modes of a communicator. Every rank must pass equal options
+/// (checked at creation: a mismatch throws Error(InvalidArgument)).
+struct CommOptions {
+  std::size_t stagingHalfBytes = 256u << 20; ///< bytes of one staging half (two halves, by epoch parity)
+  std::size_t packetHalfBytes = 16u << 20;   ///< bytes of one packet half
+  bool checked = false;                      ///< bound every spin-wait (DeviceComm::spinLimit)
+  uint64_t spinLimit = 1ull << 31;           ///< polls before a checked wait gives up
+};
+
+/// One rank's membership in a communicator.
+///
+/// Creation is collective: every rank of `bootstrap` constructs its
+/// Communicator (in its own thread or process) with its own CUDA device. On
+/// return every peer's workspace is mapped here and zeroed (signals, packets,
+/// state; state->epoch = 1). Destruction is local (no collective), but a rank
+/// must not destroy its communicator while peers may still access its
+/// workspace (synchronize kernels first, e.g. with a bootstrap barrier).
+/// Calls on one communicator must be ordered on one stream (like NCCL).
+class Communicator {
+public:
+  /// Throws purlin::Error (CudaError, BootstrapError, InvalidArgument) saying
+  /// what failed and where; everything allocated so far is released.
+  Communicator(Bootstrap &bootstrap, int cudaDevice, CommOptions options = {});
+  ~Communicator();
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+
+  int rank() const;
+  int size() const;
+  int device() const;
+  const CommOptions &options() const;
+  const WorkspaceLayout &layout() const;
+  /// Passed by value to kernels; valid as long as this communicator lives.
+  const DeviceComm &deviceComm() const;
+  /// Base address of rank `peer`'s workspace as mapped in this process.
+  void *peerWorkspace(int peer) const;
+
+  /// Reads DeviceState::error (synchronizes the device's default stream with
+  /// a blocking copy). If a checked wait timed out, throws Error(Timeout,
+  /// "rank R timed out waiting on signal S (expected X, observed Y)").
+  /// Unchecked mode: a cheap no-op unless a CUDA error is pending, which it
+  /// throws as Error(CudaError).
+  void checkDeviceErrors();
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace purlin

@@ -1,0 +1,98 @@
+/* @file purlin.h
+ * @brief C ABI of the Purlin runtime: communicators as opaque handles,
+ * status codes, a thread-local last-error message. Nothing here throws. */
+#ifndef PURLIN_PURLIN_H
+#define PURLIN_PURLIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Status codes; equal to purlin::Status (runtime/include/purlin/types.h). */
+typedef enum purlin_status_t {
+  PURLIN_OK = 0,
+  PURLIN_INVALID_ARGUMENT = 1,
+  PURLIN_UNSUPPORTED = 2,
+  PURLIN_CUDA_ERROR = 3,
+  PURLIN_BOOTSTRAP_ERROR = 4,
+  PURLIN_TIMEOUT = 5,
+  PURLIN_INTERNAL = 6
+} purlin_status_t;
+
+/** Opaque communicator handle (one rank's membership). */
+typedef struct purlin_comm *purlin_comm_t;
+
+/** Creation options; a NULL pointer means the defaults of
+ *  purlin_comm_options_default(). */
+typedef struct purlin_comm_options_t {
+  size_t staging_half_bytes; /**< bytes of one staging half (default 256 MiB) */
+  size_t packet_half_bytes;  /**< bytes of one packet half (default 16 MiB) */
+  int checked;               /**< non-zero: bound every spin-wait */
+  uint64_t spin_limit;       /**< polls before a checked wait gives up */
+} purlin_comm_options_t;
+
+/** The default options. */
+purlin_comm_options_t purlin_comm_options_default(void);
+
+/** Collective: creates this rank's communicator on `device` using the
+ *  environment set by purlin-launch (PURLIN_RANK, PURLIN_WORLD_SIZE,
+ *  PURLIN_BOOTSTRAP). A negative `device` means PURLIN_DEVICE (or, if unset,
+ *  rank modulo the number of visible devices). */
+purlin_status_t purlin_comm_create_from_env(int device,
+                                            const purlin_comm_options_t *options,
+                                            purlin_comm_t *comm);
+
+/** Collective: creates this rank's communicator over a Unix-domain socket
+ *  rendezvous at `path` (rank 0 listens; a leading '@' = abstract socket). */
+purlin_status_t purlin_comm_create_unix(const char *path, int rank, int size,
+                                        int device,
+                                        const purlin_comm_options_t *options,
+                                        purlin_comm_t *comm);
+
+/** Frees the communicator (NULL is allowed). Local, not collective. */
+purlin_status_t purlin_comm_destroy(purlin_comm_t comm);
+
+/** Rank and world size; -1 for a NULL handle. */
+int purlin_comm_rank(purlin_comm_t comm);
+int purlin_comm_size(purlin_comm_t comm);
+
+/** Checked mode: PURLIN_TIMEOUT if a spin-wait expired, with the signal in
+ *  purlin_last_error(). */
+purlin_status_t purlin_comm_check(purlin_comm_t comm);
+
+/** The message of the last failed call on this thread ("" if none). */
+const char *purlin_last_error(void);
+
+/** The name of a status code, e.g. "CudaError". */
+const char *purlin_status_string(purlin_status_t status);
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+namespace purlin {
+class Communicator;
+}
+/** The C++ communicator behind a handle (NULL for NULL), for generated C
+ *  wrappers that launch kernels with its DeviceComm. */
+purlin::Communicator *purlin_comm_unwrap(purlin_comm_t comm);
+
+/** Runs `body` (a callable), converting any exception into a status code and
+ *  the thread-local last-error message. For generated C wrappers. */
+namespace purlin::capi {
+purlin_status_t fail(purlin_status_t status, const char *message);
+purlin_status_t fromCurrentException();
+template <class F> purlin_status_t guard(F &&body) noexcept {
+  try {
+    body();
+    return PURLIN_OK;
+  } catch (...) {
+    return fromCurrentException();
+  }
+}
+} // namespace purlin::capi
+#endif
+
+#endif /* PURLIN_PURLIN_H */
