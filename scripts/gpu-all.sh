@@ -23,7 +23,7 @@ step() {  # step NAME TIMEOUT CMD...
   local t1=$(date +%s.%N)
   tail -n 5 "$LOG/$name.log" | sed 's/^/    /'
   local r=PASS; [ $rc -ne 0 ] && r="FAIL(rc=$rc)"; [ $rc -eq 124 ] && r="TIMEOUT"
-  NAMES+=("$name"); RESULTS+=("$r"); SECS+=("$(printf '%.1f' "$(echo "$t1 - $t0" | bc)")")
+  NAMES+=("$name"); RESULTS+=("$r"); SECS+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')")
 }
 
 LAUNCH="$BIN/purlin-launch"
