@@ -1,0 +1,98 @@
+/// @file bench_env.cpp
+/// @brief Process set-up of the benchmark programs (bench_env.h).
+#include "bench_env.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstdlib>
+#include <ctime>
+
+#include "bench_log.h"
+#include "purlin/host/error.h"
+
+namespace purlin::bench {
+
+void setBenchEnvironment() {
+  ::setenv("NCCL_NVLS_ENABLE", "0", 1);
+  ::setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
+  ::setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+}
+
+int deviceForRank(int rank) {
+  int count = 0;
+  PURLIN_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (count <= 0) PURLIN_THROW(Status::CudaError, "no CUDA device visible");
+  if (const char *d = std::getenv("PURLIN_DEVICE"); d && *d) {
+    char *end = nullptr;
+    long v = std::strtol(d, &end, 10);
+    if (*end != '\0' || v < 0 || v >= count)
+      PURLIN_THROW(Status::InvalidArgument, std::string("PURLIN_DEVICE='") + d + "' is not a device index below " +
+                                                std::to_string(count));
+    return static_cast<int>(v);
+  }
+  return rank % count;
+}
+
+bool parseNumber(const std::string &s, double &out) {
+  if (s.empty()) return false;
+  char *end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str()) return false;
+  std::string suffix(end);
+  if (suffix == "K" || suffix == "k" || suffix == "KiB") v *= 1024.0;
+  else if (suffix == "M" || suffix == "MiB") v *= 1024.0 * 1024.0;
+  else if (suffix == "G" || suffix == "GiB") v *= 1024.0 * 1024.0 * 1024.0;
+  else if (!suffix.empty()) return false;
+  if (!(v >= 0) || v > 1e15) return false;
+  out = v;
+  return true;
+}
+
+bool parseCollList(const std::string &s, std::vector<Coll> &out) {
+  std::vector<Coll> r;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    Coll c;
+    if (!parseColl(item, c)) return false;
+    r.push_back(c);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (r.empty()) return false;
+  out = r;
+  return true;
+}
+
+void writeMeta(const std::string &dir, int rank, int worldSize, int device, const char *api,
+               Log &log) {
+  if (rank != 0) return;
+  cudaDeviceProp prop{};
+  PURLIN_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  int ncclVer = 0, rt = 0, drv = 0;
+  (void)ncclGetVersion(&ncclVer);
+  (void)cudaRuntimeGetVersion(&rt);
+  (void)cudaDriverGetVersion(&drv);
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+  const char *commit = std::getenv("PURLIN_COMMIT");
+  Csv meta(dir, "meta.txt", "key,value");
+  meta.row("date,%s", date);
+  meta.row("device,%s", prop.name);
+  meta.row("sm,%d%d", prop.major, prop.minor);
+  meta.row("sms,%d", prop.multiProcessorCount);
+  meta.row("world_size,%d", worldSize);
+  meta.row("nccl,%d", ncclVer);
+  meta.row("cuda_runtime,%d", rt);
+  meta.row("cuda_driver,%d", drv);
+  meta.row("commit,%s", commit && *commit ? commit : "unknown");
+  meta.row("purlin_api,%s", api);
+  log.root("coll_bench: %s, %s x%d (sm_%d%d, %d SMs), NCCL %d, CUDA runtime %d, driver %d, commit %s, API %s\n",
+           date, prop.name, worldSize, prop.major, prop.minor, prop.multiProcessorCount, ncclVer, rt, drv,
+           commit && *commit ? commit : "unknown", api);
+}
+
+} // namespace purlin::bench

@@ -1,0 +1,38 @@
+/// @file bench_env.h
+/// @brief Process set-up shared by coll_bench and the tuner: the
+/// environment (no NVLink multicast anywhere), the GPU of a rank, argument
+/// parsing helpers, and the run's metadata file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "coll_shape.h"
+
+namespace purlin::bench {
+
+class Log;
+
+/// Sets NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and
+/// NVSHMEM_DISABLE_NVLS=1 in this process (before NCCL is initialized), so
+/// NVLink SHARP / multicast is never used whatever the caller's environment.
+void setBenchEnvironment();
+
+/// The CUDA device of `rank`: $PURLIN_DEVICE if set, else rank modulo the
+/// number of visible devices. Throws purlin::Error if there is no device.
+int deviceForRank(int rank);
+
+/// Parses a byte count or number: digits with an optional K/M/G suffix
+/// (powers of 1024) or a decimal number. False for anything else.
+bool parseNumber(const std::string &s, double &out);
+
+/// Parses a comma list of collective names (ag,rs,ar,a2a or full names).
+bool parseCollList(const std::string &s, std::vector<Coll> &out);
+
+/// Rank 0 writes <dir>/meta.txt (date, device, world size, NCCL and CUDA
+/// versions, commit from $PURLIN_COMMIT, API) and logs it. Other ranks do
+/// nothing.
+void writeMeta(const std::string &dir, int rank, int worldSize, int device,
+               const char *api, Log &log);
+
+} // namespace purlin::bench

@@ -1,0 +1,51 @@
+/// @file graph_timer.h
+/// @brief The paper's timing method: capture `calls` invocations of one
+/// operation in a CUDA graph, replay once to warm up, time `reps` replays
+/// with CUDA events, report microseconds per invocation, maximum over ranks.
+/// Also reads the largest grid (CTAs) of any kernel the graph launches.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <string>
+
+namespace purlin {
+class Bootstrap;
+}
+
+namespace purlin::bench {
+
+/// Issues one invocation of the measured operation on `stream`. May throw
+/// (the capture is then ended and the error re-thrown).
+using Enqueue = std::function<void(cudaStream_t stream)>;
+
+struct GraphTiming {
+  double usPerCall = 0;  ///< maximum over ranks of (replay time / (calls*reps))
+  int maxCtas = 0;       ///< largest gridDim (x*y*z) of a kernel node, this rank
+};
+
+struct TimingConfig {
+  int calls = 128;       ///< invocations captured in one graph
+  int reps = 8;          ///< timed replays
+  double timeoutS = 60;  ///< a replay that does not finish in this time is a hang
+};
+
+/// Captures, warms up, times. Collective over `boot` (every rank must call it
+/// with the same config). Throws purlin::Error on CUDA errors and on a
+/// timeout (a hung kernel), naming `what`.
+GraphTiming timeInGraph(const Enqueue &enqueue, cudaStream_t stream,
+                        const TimingConfig &cfg, Bootstrap &boot,
+                        const std::string &what);
+
+/// Waits for `stream` for at most `timeoutS` seconds. Throws
+/// Error(Timeout, "<what>: ...") if it has not finished by then (the GPU
+/// work is then still running; the caller should report and exit).
+void syncWithTimeout(cudaStream_t stream, double timeoutS, const std::string &what);
+
+/// The maximum of `v` over all ranks of `boot` (collective).
+double maxOverRanks(Bootstrap &boot, double v);
+/// The sum of `v` over all ranks of `boot` (collective).
+long long sumOverRanks(Bootstrap &boot, long long v);
+
+} // namespace purlin::bench

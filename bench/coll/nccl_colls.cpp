@@ -1,0 +1,52 @@
+/// @file nccl_colls.cpp
+/// @brief NCCL calls of the four benchmarked collectives (nccl_colls.h).
+#include "nccl_colls.h"
+
+#include <vector>
+
+#include "purlin/host/bootstrap.h"
+#include "purlin/host/error.h"
+
+namespace purlin::bench {
+
+ncclComm_t createNcclComm(Bootstrap &boot) {
+  ncclUniqueId id{};
+  if (boot.rank() == 0) PURLIN_NCCL_CHECK(ncclGetUniqueId(&id));
+  std::vector<ncclUniqueId> all(boot.size());
+  boot.allGather(&id, all.data(), sizeof(id));
+  ncclComm_t comm = nullptr;
+  PURLIN_NCCL_CHECK(ncclCommInitRank(&comm, boot.size(), all[0], boot.rank()));
+  return comm;
+}
+
+void ncclCall(ncclComm_t comm, Coll c, const Shape &s, const void *in, void *out,
+              cudaStream_t stream) {
+  switch (c) {
+  case Coll::AllGather:
+    PURLIN_NCCL_CHECK(ncclAllGather(in, out, s.count, ncclBfloat16, comm, stream));
+    return;
+  case Coll::ReduceScatter:
+    PURLIN_NCCL_CHECK(ncclReduceScatter(in, out, s.count, ncclBfloat16, ncclSum, comm, stream));
+    return;
+  case Coll::AllReduce:
+    PURLIN_NCCL_CHECK(ncclAllReduce(in, out, s.count, ncclBfloat16, ncclSum, comm, stream));
+    return;
+  case Coll::AllToAll: {
+    int n = 0;
+    PURLIN_NCCL_CHECK(ncclCommCount(comm, &n));
+    const auto *src = static_cast<const char *>(in);
+    auto *dst = static_cast<char *>(out);
+    const std::size_t part = s.count * kElemBytes;
+    PURLIN_NCCL_CHECK(ncclGroupStart());
+    for (int p = 0; p < n; ++p) {
+      PURLIN_NCCL_CHECK(ncclSend(src + p * part, s.count, ncclBfloat16, p, comm, stream));
+      PURLIN_NCCL_CHECK(ncclRecv(dst + p * part, s.count, ncclBfloat16, p, comm, stream));
+    }
+    PURLIN_NCCL_CHECK(ncclGroupEnd());
+    return;
+  }
+  }
+  PURLIN_THROW(Status::InvalidArgument, "ncclCall: unknown collective");
+}
+
+} // namespace purlin::bench

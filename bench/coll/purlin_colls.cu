@@ -1,0 +1,43 @@
+/// @file purlin_colls.cu
+/// @brief Purlin calls of the four benchmarked collectives (purlin_colls.h),
+/// through the API purlinc generated from dsl_examples (library
+/// purlin_generated), which is what users get.
+#include "purlin_colls.h"
+
+#include <string>
+
+#include "purlin/host/communicator.h"
+#include "purlin/host/error.h"
+
+#if PURLIN_BENCH_GENERATED
+#include "collectives.h" // generated/collectives.h from dsl_examples/collectives.pl
+#else
+#error "coll_bench needs the generated collectives (target purlin_generated)"
+#endif
+
+namespace purlin::bench {
+
+const char *purlinApiName() { return "generated (purlin::gen, dsl_examples/collectives.pl)"; }
+
+void purlinCall(Communicator &comm, Coll c, const Shape &s, const void *in, void *out,
+                cudaStream_t stream) {
+  Status st = Status::InvalidArgument;
+  switch (c) {
+  case Coll::AllGather:
+    st = gen::allGather(comm, in, out, s.count, DType::BF16, RedOp::Sum, stream);
+    break;
+  case Coll::ReduceScatter:
+    st = gen::reduceScatter(comm, in, out, s.count, DType::BF16, RedOp::Sum, stream);
+    break;
+  case Coll::AllReduce:
+    st = gen::allReduce(comm, in, out, s.count, DType::BF16, RedOp::Sum, stream);
+    break;
+  case Coll::AllToAll:
+    st = gen::allToAll(comm, in, out, s.count, DType::BF16, RedOp::Sum, stream);
+    break;
+  }
+  if (st != Status::Ok)
+    PURLIN_THROW(st, std::string("Purlin ") + collName(c) + " failed: " + snac::lastError());
+}
+
+} // namespace purlin::bench
