@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "purlin/host/error.h"
 
@@ -70,8 +71,9 @@ private:
   int rank_;
   int size_;
   int timeoutMs_;
-  int fd_ = -1;           ///< ranks > 0: connection to rank 0
-  int peers_[8] = {-1, -1, -1, -1, -1, -1, -1, -1}; ///< rank 0: connection to rank p
+  int fd_ = -1;            ///< ranks > 0: connection to rank 0
+  std::vector<int> peers_; ///< rank 0: connection to rank p (peers_[0] unused)
+  void closeAll() noexcept;
 };
 
 /// Rendezvous through an existing NCCL communicator (not owned): allGather

@@ -1,0 +1,326 @@
+/// @file communicator.cpp
+/// @brief Communicator creation (allocate, zero, exchange, map peers, agree),
+/// destruction, and the checked-mode error report.
+///
+/// Creation runs two bootstrap rounds so that all ranks fail together instead
+/// of waiting on a rank that already gave up:
+///   1. every rank tries its local setup (device, allocation, zeroing, IPC
+///      handle) and gathers {ok or error message, identity, options, handle};
+///   2. every rank maps its peers and gathers {ok or error message}; this round
+///      is also the barrier after which peers' workspaces are known zeroed and
+///      mapped everywhere.
+#include "purlin/host/communicator.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <exception>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "device_scope.h"
+
+namespace purlin {
+namespace {
+
+constexpr uint32_t kInfoMagic = 0x504c4e43; // "PLNC"
+constexpr std::size_t kMessageBytes = 240;
+
+/// Outcome of one rank's step, gathered so every rank can report it.
+struct StepResult {
+  int32_t status = 0; ///< purlin::Status
+  char message[kMessageBytes] = {};
+};
+
+/// What rank r publishes in round 1.
+struct PeerInfo {
+  uint32_t magic = kInfoMagic;
+  int32_t rank = -1;
+  int32_t device = -1;
+  int32_t pid = 0;
+  uint64_t processNonce = 0; ///< with pid: identifies a process, no hostname needed
+  uint64_t base = 0;         ///< workspace address in the owning process
+  uint64_t stagingHalfBytes = 0, packetHalfBytes = 0, spinLimit = 0, totalBytes = 0;
+  int32_t checked = 0;
+  int32_t pad = 0;
+  cudaIpcMemHandle_t handle{};
+  StepResult result;
+};
+
+/// A random number fixed for the life of this process.
+uint64_t processNonce() {
+  static const uint64_t nonce = [] {
+    std::random_device rd;
+    return (uint64_t(rd()) << 32) ^ rd() ^ uint64_t(::getpid());
+  }();
+  return nonce;
+}
+
+StepResult failure(Status s, const char *what) {
+  StepResult r;
+  r.status = static_cast<int32_t>(s);
+  std::strncpy(r.message, what, kMessageBytes - 1);
+  return r;
+}
+
+/// Runs `step`, capturing its purlin::Error (or any exception) as a result;
+/// the original exception is kept in `error` to rethrow on this rank.
+template <class F> StepResult attempt(F &&step, std::exception_ptr &error) {
+  try {
+    step();
+    return {};
+  } catch (const Error &e) {
+    error = std::current_exception();
+    return failure(e.status(), e.what());
+  } catch (const std::exception &e) {
+    error = std::current_exception();
+    return failure(Status::Internal, e.what());
+  }
+}
+
+/// After a gather of results: rethrows this rank's own error, or throws on
+/// behalf of the first peer that failed.
+void agree(int rank, const StepResult *results, std::size_t stride, int size,
+           const std::exception_ptr &own, const char *step) {
+  if (own)
+    std::rethrow_exception(own);
+  for (int p = 0; p < size; ++p) {
+    auto *r = reinterpret_cast<const StepResult *>(
+        reinterpret_cast<const char *>(results) + stride * p);
+    if (r->status != 0 && p != rank) {
+      std::string msg(r->message, strnlen(r->message, kMessageBytes));
+      throw Error(static_cast<Status>(r->status),
+                  "rank " + std::to_string(rank) + ": communicator creation failed (" +
+                      step + ") because rank " + std::to_string(p) + " failed: " + msg);
+    }
+  }
+}
+
+/// Names signal index `s` by its protocol region (docs/snac-protocol.md).
+std::string describeSignal(uint32_t s) {
+  const char *names[] = {"STAGED", "REDUCED", "CONSUMED", "GATHERED"};
+  if (s < kSignalDone) {
+    uint32_t region = s / 8192, src = (s % 8192) / kSignalSlots,
+             slot = s % kSignalSlots;
+    return std::to_string(s) + " (" + names[region] + " src " +
+           std::to_string(src) + " slot " + std::to_string(slot) + ")";
+  }
+  if (s < kNumSignals)
+    return std::to_string(s) + " (DONE src " + std::to_string(s - kSignalDone) + ")";
+  return std::to_string(s);
+}
+
+} // namespace
+
+struct Communicator::Impl {
+  int rank = 0, size = 0, device = -1;
+  CommOptions options;
+  WorkspaceLayout layout;
+  DeviceComm comm;
+  void *base = nullptr;                 ///< this rank's workspace
+  cudaStream_t stream = nullptr;        ///< private, non-blocking
+  std::vector<void *> peerBase;         ///< workspace of rank p as mapped here
+  std::vector<void *> opened;           ///< IPC mappings to close
+
+  ~Impl() {
+    if (device < 0)
+      return;
+    detail::QuietDeviceScope scope(device);
+    for (void *p : opened)
+      (void)cudaIpcCloseMemHandle(p);
+    if (base)
+      (void)cudaFree(base);
+    if (stream)
+      (void)cudaStreamDestroy(stream);
+    (void)cudaGetLastError();
+  }
+
+  /// Round 1, local part: allocate and zero the workspace, export it.
+  void setupLocal(int cudaDevice, PeerInfo &info) {
+    if (size < 1 || size > kMaxRanks)
+      PURLIN_THROW(Status::InvalidArgument,
+                   "world size " + std::to_string(size) + " is outside [1, " +
+                       std::to_string(kMaxRanks) + "]");
+    if (options.checked && options.spinLimit == 0)
+      PURLIN_THROW(Status::InvalidArgument,
+                   "CommOptions: checked mode needs spinLimit > 0");
+    layout = computeLayout(options, size);
+    int count = 0;
+    PURLIN_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (cudaDevice < 0 || cudaDevice >= count)
+      PURLIN_THROW(Status::InvalidArgument,
+                   "rank " + std::to_string(rank) + ": CUDA device " +
+                       std::to_string(cudaDevice) + " does not exist (" +
+                       std::to_string(count) + " visible)");
+    detail::DeviceScope scope(cudaDevice);
+    device = cudaDevice;
+    PURLIN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    PURLIN_CUDA_CHECK(cudaMalloc(&base, layout.totalBytes));
+    auto *bytes = static_cast<std::byte *>(base);
+    PURLIN_CUDA_CHECK(cudaMemsetAsync(bytes, 0, layout.stagingOffset, stream));
+    PURLIN_CUDA_CHECK(cudaMemsetAsync(bytes + layout.stateOffset, 0, layout.stateBytes, stream));
+    static const uint64_t firstEpoch = 1;
+    PURLIN_CUDA_CHECK(cudaMemcpyAsync(bytes + layout.stateOffset + offsetof(DeviceState, epoch),
+                                      &firstEpoch, sizeof firstEpoch,
+                                      cudaMemcpyHostToDevice, stream));
+    PURLIN_CUDA_CHECK(cudaStreamSynchronize(stream));
+    PURLIN_CUDA_CHECK(cudaIpcGetMemHandle(&info.handle, base));
+    info.base = reinterpret_cast<uint64_t>(base);
+    scope.release();
+  }
+
+  /// Round 1, check of what every rank published.
+  void checkPeers(const std::vector<PeerInfo> &all) {
+    const PeerInfo &me = all[rank];
+    for (int p = 0; p < size; ++p) {
+      const PeerInfo &o = all[p];
+      if (o.magic != kInfoMagic || o.rank != p)
+        PURLIN_THROW(Status::BootstrapError,
+                     "rank " + std::to_string(rank) + ": rank " + std::to_string(p) +
+                         " sent a malformed communicator record");
+      if (o.stagingHalfBytes != me.stagingHalfBytes ||
+          o.packetHalfBytes != me.packetHalfBytes || o.checked != me.checked ||
+          o.spinLimit != me.spinLimit || o.totalBytes != me.totalBytes)
+        PURLIN_THROW(Status::InvalidArgument,
+                     "rank " + std::to_string(rank) + ": CommOptions differ from rank " +
+                         std::to_string(p) + "'s (staging half " +
+                         std::to_string(me.stagingHalfBytes) + " vs " +
+                         std::to_string(o.stagingHalfBytes) + ", packet half " +
+                         std::to_string(me.packetHalfBytes) + " vs " +
+                         std::to_string(o.packetHalfBytes) + ", checked " +
+                         std::to_string(me.checked) + " vs " + std::to_string(o.checked) +
+                         "); all ranks must pass equal options");
+    }
+  }
+
+  /// Round 2, local part: map every peer's workspace into this process.
+  void mapPeers(const std::vector<PeerInfo> &all) {
+    detail::DeviceScope scope(device);
+    peerBase.assign(size, nullptr);
+    const PeerInfo &me = all[rank];
+    for (int p = 0; p < size; ++p) {
+      const PeerInfo &o = all[p];
+      const std::string ctx = "rank " + std::to_string(rank) + " (device " +
+                              std::to_string(device) + ") mapping rank " +
+                              std::to_string(p) + " (device " +
+                              std::to_string(o.device) + ")";
+      if (p == rank) {
+        peerBase[p] = base;
+      } else if (o.pid == me.pid && o.processNonce == me.processNonce) {
+        // Same process: IPC cannot open our own handles; use peer access.
+        if (o.device != device) {
+          int can = 0;
+          PURLIN_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, o.device));
+          if (!can)
+            PURLIN_THROW(Status::Unsupported,
+                         ctx + ": the devices cannot access each other (no P2P)");
+          cudaError_t e = cudaDeviceEnablePeerAccess(o.device, 0);
+          if (e == cudaErrorPeerAccessAlreadyEnabled)
+            (void)cudaGetLastError();
+          else
+            checkCuda(e, (ctx + ": cudaDeviceEnablePeerAccess").c_str(), __FILE__, __LINE__);
+        }
+        peerBase[p] = reinterpret_cast<void *>(o.base);
+      } else {
+        void *ptr = nullptr;
+        checkCuda(cudaIpcOpenMemHandle(&ptr, o.handle, cudaIpcMemLazyEnablePeerAccess),
+                  (ctx + ": cudaIpcOpenMemHandle").c_str(), __FILE__, __LINE__);
+        opened.push_back(ptr);
+        peerBase[p] = ptr;
+      }
+    }
+    comm.rank = rank;
+    comm.size = size;
+    for (int p = 0; p < size; ++p) {
+      auto *b = static_cast<std::byte *>(peerBase[p]);
+      comm.signals[p] = reinterpret_cast<uint64_t *>(b + layout.signalsOffset);
+      comm.packets[p] = reinterpret_cast<Packet *>(b + layout.packetsOffset);
+      comm.staging[p] = b + layout.stagingOffset;
+    }
+    comm.state = reinterpret_cast<DeviceState *>(static_cast<std::byte *>(base) +
+                                                 layout.stateOffset);
+    comm.numSignals = layout.numSignals;
+    comm.packetHalfBytes = layout.packetHalfBytes;
+    comm.stagingHalfBytes = layout.stagingHalfBytes;
+    comm.spinLimit = options.checked ? options.spinLimit : 0;
+    scope.release();
+  }
+};
+
+Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
+                           CommOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl &m = *impl_;
+  m.rank = bootstrap.rank();
+  m.size = bootstrap.size();
+  m.options = options;
+
+  PeerInfo mine;
+  mine.rank = m.rank;
+  mine.device = cudaDevice;
+  mine.pid = static_cast<int32_t>(::getpid());
+  mine.processNonce = processNonce();
+  mine.stagingHalfBytes = options.stagingHalfBytes;
+  mine.packetHalfBytes = options.packetHalfBytes;
+  mine.spinLimit = options.spinLimit;
+  mine.checked = options.checked ? 1 : 0;
+  std::exception_ptr own;
+  mine.result = attempt([&] { m.setupLocal(cudaDevice, mine); }, own);
+  mine.totalBytes = m.layout.totalBytes;
+
+  std::vector<PeerInfo> all(m.size);
+  bootstrap.allGather(&mine, all.data(), sizeof(PeerInfo));
+  agree(m.rank, &all[0].result, sizeof(PeerInfo), m.size, own, "local setup");
+  StepResult step = attempt([&] {
+    m.checkPeers(all);
+    m.mapPeers(all);
+  }, own);
+
+  std::vector<StepResult> results(m.size);
+  bootstrap.allGather(&step, results.data(), sizeof(StepResult));
+  agree(m.rank, results.data(), sizeof(StepResult), m.size, own, "peer mapping");
+  PURLIN_CUDA_CHECK(cudaSetDevice(m.device));
+}
+
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const { return impl_->rank; }
+int Communicator::size() const { return impl_->size; }
+int Communicator::device() const { return impl_->device; }
+const CommOptions &Communicator::options() const { return impl_->options; }
+const WorkspaceLayout &Communicator::layout() const { return impl_->layout; }
+const DeviceComm &Communicator::deviceComm() const { return impl_->comm; }
+
+void *Communicator::peerWorkspace(int peer) const {
+  if (peer < 0 || peer >= impl_->size)
+    PURLIN_THROW(Status::InvalidArgument,
+                 "peerWorkspace: rank " + std::to_string(peer) + " is outside [0, " +
+                     std::to_string(impl_->size) + ")");
+  return impl_->peerBase[peer];
+}
+
+void Communicator::checkDeviceErrors() {
+  Impl &m = *impl_;
+  detail::DeviceScope scope(m.device);
+  WaitError err{};
+  auto *record = reinterpret_cast<std::byte *>(m.comm.state) + offsetof(DeviceState, error);
+  PURLIN_CUDA_CHECK(cudaMemcpyAsync(&err, record, sizeof err, cudaMemcpyDeviceToHost, m.stream));
+  PURLIN_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  if (!err.failed)
+    return;
+  // Report each timeout once.
+  PURLIN_CUDA_CHECK(cudaMemsetAsync(record, 0, sizeof err, m.stream));
+  PURLIN_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  std::string what = err.kind == 1   ? "packet " + std::to_string(err.signal)
+                     : err.kind == 2 ? "counter " + std::to_string(err.signal)
+                                     : "signal " + describeSignal(err.signal);
+  throw Error(Status::Timeout,
+              "rank " + std::to_string(err.rank) + " timed out waiting on " + what +
+                  " (expected " + std::to_string(err.expected) + ", observed " +
+                  std::to_string(err.observed) + ")");
+}
+
+} // namespace purlin

@@ -1,0 +1,57 @@
+/// @file workspace.cpp
+/// @brief computeLayout: region offsets of one rank's symmetric workspace.
+#include "purlin/host/workspace.h"
+
+#include <limits>
+#include <string>
+
+#include "purlin/host/communicator.h"
+#include "purlin/host/error.h"
+
+namespace purlin {
+namespace {
+
+/// a + b, throwing InvalidArgument on overflow of size_t.
+std::size_t checkedAdd(std::size_t a, std::size_t b, const char *what) {
+  if (a > std::numeric_limits<std::size_t>::max() - b)
+    PURLIN_THROW(Status::InvalidArgument,
+                 std::string("workspace size overflows while adding ") + what);
+  return a + b;
+}
+
+std::size_t roundedHalf(std::size_t bytes, const char *name) {
+  if (bytes == 0)
+    PURLIN_THROW(Status::InvalidArgument,
+                 std::string("CommOptions::") + name + " must be > 0");
+  if (bytes > std::numeric_limits<std::size_t>::max() / 4)
+    PURLIN_THROW(Status::InvalidArgument,
+                 std::string("CommOptions::") + name + " = " +
+                     std::to_string(bytes) + " is too large");
+  return alignUp(bytes, kWorkspaceAlign);
+}
+
+} // namespace
+
+WorkspaceLayout computeLayout(const CommOptions &options, int worldSize) {
+  if (worldSize < 1 || worldSize > kMaxRanks)
+    PURLIN_THROW(Status::InvalidArgument,
+                 "world size " + std::to_string(worldSize) +
+                     " is outside [1, " + std::to_string(kMaxRanks) + "]");
+  WorkspaceLayout l;
+  l.numSignals = kNumSignals;
+  l.packetHalfBytes = roundedHalf(options.packetHalfBytes, "packetHalfBytes");
+  l.stagingHalfBytes = roundedHalf(options.stagingHalfBytes, "stagingHalfBytes");
+
+  l.signalsOffset = 0;
+  l.signalsBytes = alignUp(l.numSignals * sizeof(uint64_t), kWorkspaceAlign);
+  l.packetsOffset = l.signalsOffset + l.signalsBytes;
+  std::size_t end = checkedAdd(l.packetsOffset, 2 * l.packetHalfBytes, "packet halves");
+  l.stagingOffset = end;
+  end = checkedAdd(end, 2 * l.stagingHalfBytes, "staging halves");
+  l.stateOffset = end;
+  l.stateBytes = alignUp(sizeof(DeviceState), kWorkspaceAlign);
+  l.totalBytes = checkedAdd(end, l.stateBytes, "device state");
+  return l;
+}
+
+} // namespace purlin

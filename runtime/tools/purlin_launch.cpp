@@ -1,0 +1,206 @@
+/// @file purlin_launch.cpp
+/// @brief purlin-launch: runs N copies of a program, one per rank, with the
+/// environment of purlin::bootstrapFromEnv (PURLIN_RANK, PURLIN_WORLD_SIZE,
+/// PURLIN_BOOTSTRAP, PURLIN_DEVICE), waits for all of them, and fails if any
+/// fails or the time limit expires (then the rest are killed).
+///
+/// Usage: purlin-launch -n N [--devices 0,1,...] [--timeout SECONDS] prog [args...]
+/// Exit status: 0 if every rank exited 0; otherwise the first failing rank's
+/// exit status (128+signal if it was killed), 124 on timeout, 2 on bad usage.
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: purlin-launch -n N [--devices 0,1,...] [--timeout SECONDS] program [args...]\n"
+    "  runs N ranks of `program` with PURLIN_RANK, PURLIN_WORLD_SIZE,\n"
+    "  PURLIN_BOOTSTRAP (a fresh abstract Unix socket) and PURLIN_DEVICE set;\n"
+    "  --devices maps rank r to the (r mod count)-th listed device (default: r);\n"
+    "  --timeout kills every rank after SECONDS (default 600, 0 = none).\n";
+
+int usage(const char *why) {
+  std::fprintf(stderr, "purlin-launch: %s\n%s", why, kUsage);
+  return 2;
+}
+
+/// Parses a non-negative decimal integer; false on junk or overflow.
+bool parseCount(const char *text, long max, long &out) {
+  if (!text || !*text)
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (errno || *end != '\0' || v < 0 || v > max)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseDevices(const std::string &list, std::vector<int> &out) {
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    long v = 0;
+    if (!parseCount(item.c_str(), 1024, v))
+      return false;
+    out.push_back(static_cast<int>(v));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return !out.empty();
+}
+
+/// Reaps rank processes that have exited without blocking; marks them done.
+void reap(const std::vector<pid_t> &pids, std::vector<bool> &done, long &remaining) {
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0)
+      return;
+    for (std::size_t r = 0; r < pids.size(); ++r)
+      if (pids[r] == pid && !done[r]) {
+        done[r] = true;
+        --remaining;
+      }
+  }
+}
+
+/// SIGTERM to every live rank, up to 2 s of grace, then SIGKILL; returns
+/// when every rank has been reaped.
+void killAll(const std::vector<pid_t> &pids, std::vector<bool> &done, long &remaining) {
+  for (std::size_t r = 0; r < pids.size(); ++r)
+    if (!done[r] && pids[r] > 0)
+      ::kill(pids[r], SIGTERM);
+  for (int i = 0; i < 100 && remaining > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    reap(pids, done, remaining);
+  }
+  for (std::size_t r = 0; r < pids.size(); ++r)
+    if (!done[r] && pids[r] > 0) {
+      ::kill(pids[r], SIGKILL);
+      int status = 0;
+      ::waitpid(pids[r], &status, 0);
+      done[r] = true;
+      --remaining;
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  long n = 0, timeoutS = 600;
+  std::vector<int> devices;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "-n" || a == "--np") {
+      if (i + 1 >= argc || !parseCount(argv[++i], 1 << 16, n) || n < 1)
+        return usage("-n needs a rank count >= 1");
+    } else if (a == "--devices") {
+      if (i + 1 >= argc || !parseDevices(argv[++i], devices))
+        return usage("--devices needs a comma-separated list of device indices");
+    } else if (a == "--timeout") {
+      if (i + 1 >= argc || !parseCount(argv[++i], 1L << 30, timeoutS))
+        return usage("--timeout needs a number of seconds");
+    } else if (a == "--") {
+      ++i;
+      break;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage(("unknown option " + a).c_str());
+    } else {
+      break;
+    }
+  }
+  if (n < 1)
+    return usage("missing -n N");
+  if (i >= argc)
+    return usage("missing program");
+
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  const std::string path = "@purlin-launch-" + std::to_string(::getpid()) + "-" +
+                           std::to_string(ts.tv_sec) + "-" + std::to_string(ts.tv_nsec);
+
+  std::vector<pid_t> pids(n, -1);
+  std::vector<bool> done(n, false);
+  for (long r = 0; r < n; ++r) {
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      std::perror("purlin-launch: fork");
+      long started = r;
+      pids.resize(r);
+      done.resize(r);
+      killAll(pids, done, started);
+      return 1;
+    }
+    if (pid == 0) {
+      int dev = devices.empty() ? static_cast<int>(r) : devices[r % devices.size()];
+      ::setenv("PURLIN_RANK", std::to_string(r).c_str(), 1);
+      ::setenv("PURLIN_WORLD_SIZE", std::to_string(n).c_str(), 1);
+      ::setenv("PURLIN_BOOTSTRAP", path.c_str(), 1);
+      ::setenv("PURLIN_DEVICE", std::to_string(dev).c_str(), 1);
+      ::execvp(argv[i], argv + i);
+      std::fprintf(stderr, "purlin-launch: rank %ld: cannot run '%s': %s\n", r,
+                   argv[i], std::strerror(errno));
+      ::_exit(127);
+    }
+    pids[r] = pid;
+  }
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutS);
+  int result = 0;
+  long remaining = n;
+  while (remaining > 0) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid < 0 && errno != EINTR) {
+      std::perror("purlin-launch: waitpid");
+      killAll(pids, done, remaining);
+      return 1;
+    }
+    if (pid <= 0) {
+      if (timeoutS > 0 && std::chrono::steady_clock::now() >= deadline) {
+        std::fprintf(stderr, "purlin-launch: timed out after %ld s; killing %ld rank(s)\n",
+                     timeoutS, remaining);
+        killAll(pids, done, remaining);
+        return 124;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    long r = 0;
+    while (r < n && pids[r] != pid)
+      ++r;
+    if (r == n)
+      continue;
+    done[r] = true;
+    --remaining;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status)
+               : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    if (code != 0 && result == 0) {
+      result = code;
+      std::fprintf(stderr, "purlin-launch: rank %ld %s %d; killing the other ranks\n", r,
+                   WIFSIGNALED(status) ? "died of signal" : "exited with status",
+                   WIFSIGNALED(status) ? WTERMSIG(status) : code);
+      killAll(pids, done, remaining);
+    }
+  }
+  return result;
+}
