@@ -1,0 +1,188 @@
+/// @file atom.cuh
+/// @brief The Atom: how bytes move on one GPU generation. `copy` and
+/// `reduce<E, op>` device functions, CTA-collective (or over any Slice of
+/// threads), for four datapaths selected by a tag:
+///   Generic   - 16-byte vector loads/stores through registers, unrolled;
+///   Ampere    - the cp.async shared-memory pipeline (paper Algorithm 2);
+///   Hopper    - the same pipeline with the tuning measured best on H200;
+///   Blackwell - the Hopper pipeline, compiled for sm_100.
+/// See docs/atom.md for use from one's own kernel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "purlin/atom/pipeline.cuh"
+#include "purlin/atom/register_path.cuh"
+
+namespace purlin::atom {
+
+struct Generic {};
+struct Ampere {};
+struct Hopper {};
+struct Blackwell {};
+
+/// Pipeline tuning of each pipelined datapath. Hopper's choice is the
+/// measured best of the candidates in bench/micro (see docs/atom.md).
+using AmpereTuning = Tuning<false, StoreKind::Plain, false, 800>;
+using HopperTuning = Tuning<false, StoreKind::Plain, false, 900>;
+using BlackwellTuning = Tuning<false, StoreKind::Plain, false, 1000>;
+
+namespace detail {
+template <class Arch, int S, int SB> struct PathOf;
+template <int S, int SB> struct PathOf<Generic, S, SB> { using type = RegisterPath; };
+template <int S, int SB> struct PathOf<Ampere, S, SB> { using type = PipelinePath<AmpereTuning, S, SB>; };
+template <int S, int SB> struct PathOf<Hopper, S, SB> { using type = PipelinePath<HopperTuning, S, SB>; };
+template <int S, int SB> struct PathOf<Blackwell, S, SB> { using type = PipelinePath<BlackwellTuning, S, SB>; };
+/// A Tuning in the Arch position selects the pipeline with that tuning
+/// (benchmarks and tests of tuning candidates).
+template <bool H, StoreKind K, bool B, int M, int S, int SB>
+struct PathOf<Tuning<H, K, B, M>, S, SB> { using type = PipelinePath<Tuning<H, K, B, M>, S, SB>; };
+} // namespace detail
+
+/// Oldest __CUDA_ARCH__ a datapath compiles for.
+template <class Arch> inline constexpr int kMinArch = 0;
+template <> inline constexpr int kMinArch<Ampere> = 800;
+template <> inline constexpr int kMinArch<Hopper> = 900;
+template <> inline constexpr int kMinArch<Blackwell> = 1000;
+template <bool H, StoreKind K, bool B, int M> inline constexpr int kMinArch<Tuning<H, K, B, M>> = M;
+
+#if defined(__CUDACC__)
+/// True when the current compilation pass can instantiate datapath Arch
+/// (always true in the host pass). Kernels compiled for several
+/// architectures guard a datapath with `if constexpr (kCompiled<Arch>)`.
+template <class Arch> inline constexpr bool kCompiled = PURLIN_DEVICE_ARCH >= kMinArch<Arch>;
+
+/// The datapath of the architecture this pass compiles for: Ampere for
+/// sm_80..sm_89, Hopper for sm_90..sm_99, Blackwell for sm_100+, Generic
+/// otherwise (and in the host pass, where no device code is generated).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+using NativeArch = Blackwell;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+using NativeArch = Hopper;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+using NativeArch = Ampere;
+#else
+using NativeArch = Generic;
+#endif
+#endif
+
+template <class Arch, int Stages = 8, int StageBytes = 16384>
+struct Atom {
+  using Path = typename detail::PathOf<Arch, Stages, StageBytes>::type;
+  static constexpr int kStages = Stages;
+  static constexpr int kStageBytes = StageBytes;
+  /// Dynamic shared memory one CTA must pass as `workspace` (16-byte
+  /// aligned; 0 for Generic, which ignores it).
+  static constexpr std::size_t kWorkspaceBytes = Path::kWorkspaceBytes;
+  /// Oldest __CUDA_ARCH__ this datapath compiles for.
+  static constexpr int kMinArch = Path::kMinArch;
+
+#if defined(__CUDACC__)
+  /// Copies `bytes` from src to dst (local or peer memory). CTA-collective:
+  /// every thread of the CTA calls with the same arguments. Any byte count
+  /// and alignment; no barrier inside: before another thread reads dst (or
+  /// before a notify), the caller synchronizes (__syncthreads / fence).
+  /// src and dst must not overlap.
+  __device__ static void copy(std::byte* dst, const std::byte* src, std::size_t bytes, std::byte* workspace) {
+    copy(dst, src, bytes, workspace, ctaSlice());
+  }
+
+  /// As copy, by the threads of Slice s only. Each slice that runs
+  /// concurrently needs its own workspace of kWorkspaceBytes.
+  __device__ static void copy(std::byte* dst, const std::byte* src, std::size_t bytes, std::byte* workspace, Slice s) {
+    static_assert(PURLIN_DEVICE_ARCH >= Path::kMinArch,
+                  "this Atom datapath needs a newer GPU architecture than the one compiled for "
+                  "(guard it with `if constexpr (purlin::atom::kCompiled<Arch>)`)");
+    if (bytes == 0) return;
+    const auto d = reinterpret_cast<std::uintptr_t>(dst);
+    const auto x = d ^ reinterpret_cast<std::uintptr_t>(src);
+    if ((x & 15) == 0) {  // co-aligned: bytes head, 16-byte body, bytes tail
+      const std::size_t head = ((16 - (d & 15)) & 15) < bytes ? ((16 - (d & 15)) & 15) : bytes;
+      detail::copyUnits(reinterpret_cast<uint8_t*>(dst), reinterpret_cast<const uint8_t*>(src), head, s);
+      const std::size_t nvec = (bytes - head) / 16;
+      Path::copyVec16(reinterpret_cast<uint4*>(dst + head), reinterpret_cast<const uint4*>(src + head), nvec,
+                      workspace, s);
+      const std::size_t done = head + nvec * 16;
+      detail::copyUnits(reinterpret_cast<uint8_t*>(dst + done), reinterpret_cast<const uint8_t*>(src + done),
+                        bytes - done, s);
+    } else if ((x & 7) == 0) {
+      copyCoaligned<uint64_t>(dst, src, bytes, s);
+    } else if ((x & 3) == 0) {
+      copyCoaligned<uint32_t>(dst, src, bytes, s);
+    } else if ((x & 1) == 0) {
+      copyCoaligned<uint16_t>(dst, src, bytes, s);
+    } else {
+      detail::copyUnits(reinterpret_cast<uint8_t*>(dst), reinterpret_cast<const uint8_t*>(src), bytes, s);
+    }
+  }
+
+  /// dst[i] = op(sources[0][i], ..., sources[n-1][i]) over bytes/sizeof(E)
+  /// elements, accumulated in fp32 in ascending source order (bitwise
+  /// deterministic). CTA-collective. 1 <= n <= 8; element-aligned pointers;
+  /// dst may alias a source elementwise (in place). Trailing bytes that do
+  /// not form a whole element are not touched.
+  template <class E, RedOp Op>
+  __device__ static void reduce(std::byte* dst, const std::byte* const* sources, std::size_t bytes, int n,
+                                std::byte* workspace) {
+    reduce<E, Op>(dst, sources, bytes, n, workspace, ctaSlice());
+  }
+
+  /// As reduce, by the threads of Slice s only.
+  template <class E, RedOp Op>
+  __device__ static void reduce(std::byte* dst, const std::byte* const* sources, std::size_t bytes, int n,
+                                std::byte* workspace, Slice s) {
+    static_assert(kIsReduceElem<E>, "Atom::reduce supports float, __half and __nv_bfloat16");
+    static_assert(PURLIN_DEVICE_ARCH >= Path::kMinArch,
+                  "this Atom datapath needs a newer GPU architecture than the one compiled for "
+                  "(guard it with `if constexpr (purlin::atom::kCompiled<Arch>)`)");
+    const std::size_t count = bytes / sizeof(E);
+    if (count == 0 || n < 1) return;
+    detail::Sources srcs;
+    srcs.n = n < kMaxSources ? n : kMaxSources;
+    bool coaligned = true;
+    const auto d = reinterpret_cast<std::uintptr_t>(dst);
+#pragma unroll
+    for (int p = 0; p < kMaxSources; ++p) {
+      srcs.p[p] = p < srcs.n ? sources[p] : sources[0];
+      coaligned &= ((reinterpret_cast<std::uintptr_t>(srcs.p[p]) ^ d) & 15) == 0;
+    }
+    if (!coaligned) {
+      detail::reduceElems<E, Op>(dst, srcs, 0, count, s);
+      return;
+    }
+    std::size_t head = ((16 - (d & 15)) & 15) / sizeof(E);
+    if (head > count) head = count;
+    detail::reduceElems<E, Op>(dst, srcs, 0, head, s);
+    const std::size_t off = head * sizeof(E);
+    const std::size_t nvec = (count - head) * sizeof(E) / 16;
+    Path::template reduceVec16<E, Op>(dst, srcs, off, nvec, workspace, s);
+    const std::size_t tailOff = off + nvec * 16;
+    detail::reduceElems<E, Op>(dst, srcs, tailOff, count - tailOff / sizeof(E), s);
+  }
+
+ private:
+  /// Copy with units of T where dst and src agree modulo sizeof(T) but not 16.
+  template <class T>
+  __device__ static void copyCoaligned(std::byte* dst, const std::byte* src, std::size_t bytes, Slice s) {
+    const auto d = reinterpret_cast<std::uintptr_t>(dst);
+    std::size_t head = (sizeof(T) - (d % sizeof(T))) % sizeof(T);
+    if (head > bytes) head = bytes;
+    detail::copyUnits(reinterpret_cast<uint8_t*>(dst), reinterpret_cast<const uint8_t*>(src), head, s);
+    const std::size_t n = (bytes - head) / sizeof(T);
+    detail::copyUnits(reinterpret_cast<T*>(dst + head), reinterpret_cast<const T*>(src + head), n, s);
+    const std::size_t done = head + n * sizeof(T);
+    detail::copyUnits(reinterpret_cast<uint8_t*>(dst + done), reinterpret_cast<const uint8_t*>(src + done),
+                      bytes - done, s);
+  }
+#endif // __CUDACC__
+};
+
+template <class Arch> using DefaultAtom = Atom<Arch>;
+
+#if defined(__CUDACC__)
+/// True when the current pass can instantiate Atom type A (see kCompiled).
+template <class A> inline constexpr bool kAtomCompiled = PURLIN_DEVICE_ARCH >= A::kMinArch;
+#endif
+
+} // namespace purlin::atom

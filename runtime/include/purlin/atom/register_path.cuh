@@ -1,0 +1,142 @@
+/// @file register_path.cuh
+/// @brief The register datapath: unrolled 16-byte vector loads into registers
+/// and stores from them (several independent loads in flight per thread),
+/// plus element/unit loops for heads, tails and non-co-aligned pointers.
+/// This is the Generic Atom and the small-request path of the pipelined ones.
+///
+/// Loads use L1::no_allocate (or .cg for narrow units): data read through the
+/// Atom is typically a peer's, published by a release the caller acquired,
+/// and must not be served from a stale L1 line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "purlin/arch/common.cuh"
+#include "purlin/atom/elem.cuh"
+#include "purlin/atom/slice.cuh"
+
+#if defined(__CUDACC__)
+
+namespace purlin::atom::detail {
+
+/// Vectors in flight per thread in the register copy loop.
+inline constexpr int kCopyUnroll = 8;
+/// Vectors in flight per thread and source in the register reduce loop.
+inline constexpr int kReduceUnroll = 4;
+
+/// dst[i] = src[i] for i < nvec (16-byte vectors), spread over the slice:
+/// thread t handles i = t + k*nthr. Preconditions: both 16-byte aligned.
+__device__ __forceinline__ void copyVec16(uint4* dst, const uint4* src, std::size_t nvec, Slice s) {
+  constexpr int U = kCopyUnroll;
+  std::size_t i = s.tid;
+  const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
+  for (; i + static_cast<std::size_t>(U - 1) * s.nthr < nvec; i += step) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(src + i + u * s.nthr);
+#pragma unroll
+    for (int u = 0; u < U; ++u) arch::stGlobal16(dst + i + u * s.nthr, v[u]);
+  }
+  for (; i < nvec; i += s.nthr) arch::stGlobal16(dst + i, arch::ldGlobal16NoAlloc(src + i));
+}
+
+/// Reads one unit of type T (1, 2, 4 or 8 bytes) bypassing L1.
+template <class T>
+__device__ __forceinline__ T ldUnit(const T* p) {
+  if constexpr (sizeof(T) == 1) return static_cast<T>(__ldcg(reinterpret_cast<const unsigned char*>(p)));
+  else if constexpr (sizeof(T) == 2) return static_cast<T>(__ldcg(reinterpret_cast<const unsigned short*>(p)));
+  else if constexpr (sizeof(T) == 4) return static_cast<T>(__ldcg(reinterpret_cast<const unsigned int*>(p)));
+  else return static_cast<T>(__ldcg(reinterpret_cast<const unsigned long long*>(p)));
+}
+
+/// dst[i] = src[i] for i < n units of T (1, 2, 4 or 8 bytes), unrolled.
+/// Preconditions: both pointers aligned to sizeof(T).
+template <class T>
+__device__ __forceinline__ void copyUnits(T* dst, const T* src, std::size_t n, Slice s) {
+  constexpr int U = 8;
+  std::size_t i = s.tid;
+  const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
+  for (; i + static_cast<std::size_t>(U - 1) * s.nthr < n; i += step) {
+    T v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ldUnit(src + i + u * s.nthr);
+#pragma unroll
+    for (int u = 0; u < U; ++u) dst[i + u * s.nthr] = v[u];
+  }
+  for (; i < n; i += s.nthr) dst[i] = ldUnit(src + i);
+}
+
+/// Sources of a reduce, copied into registers once (n <= kMaxSources).
+struct Sources {
+  const std::byte* p[kMaxSources];
+  int n;
+};
+
+/// dst[i] = op over p of src_p[i] for i < nvec 16-byte vectors of E, where
+/// src_p = srcs.p[p] + off and dst = dstBase + off (byte offset `off`).
+/// Preconditions: all of those 16-byte aligned.
+template <class E, RedOp Op>
+__device__ __forceinline__ void reduceVec16(std::byte* dstBase, const Sources& srcs, std::size_t off,
+                                            std::size_t nvec, Slice s) {
+  constexpr int U = kReduceUnroll;
+  uint4* dst = reinterpret_cast<uint4*>(dstBase + off);
+  auto src = [&](int p) { return reinterpret_cast<const uint4*>(srcs.p[p] + off); };
+  std::size_t i = s.tid;
+  const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
+  for (; i + static_cast<std::size_t>(U - 1) * s.nthr < nvec; i += step) {
+    VecAcc<E> acc[U];
+    {
+      uint4 v[U];
+      const uint4* s0 = src(0);
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(s0 + i + u * s.nthr);
+#pragma unroll
+      for (int u = 0; u < U; ++u) vecLoad<E>(acc[u], v[u]);
+    }
+#pragma unroll 1
+    for (int p = 1; p < srcs.n; ++p) {
+      uint4 v[U];
+      const uint4* sp = src(p);
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(sp + i + u * s.nthr);
+#pragma unroll
+      for (int u = 0; u < U; ++u) vecAccumulate<E, Op>(acc[u], v[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) arch::stGlobal16(dst + i + u * s.nthr, vecStore<E>(acc[u]));
+  }
+  for (; i < nvec; i += s.nthr) {
+    VecAcc<E> acc;
+    vecLoad<E>(acc, arch::ldGlobal16NoAlloc(src(0) + i));
+#pragma unroll 1
+    for (int p = 1; p < srcs.n; ++p) vecAccumulate<E, Op>(acc, arch::ldGlobal16NoAlloc(src(p) + i));
+    arch::stGlobal16(dst + i, vecStore<E>(acc));
+  }
+}
+
+/// Element-by-element reduce of `count` elements starting at byte offset
+/// `off` (heads, tails, and pointers that are not co-aligned). Preconditions:
+/// all pointers aligned to sizeof(E).
+template <class E, RedOp Op>
+__device__ __forceinline__ void reduceElems(std::byte* dstBase, const Sources& srcs, std::size_t off,
+                                            std::size_t count, Slice s) {
+  using Raw = std::conditional_t<sizeof(E) == 4, uint32_t, uint16_t>;
+  E* dst = reinterpret_cast<E*>(dstBase + off);
+  for (std::size_t i = s.tid; i < count; i += s.nthr) {
+    auto elem = [&](int p) {
+      Raw r = ldUnit(reinterpret_cast<const Raw*>(srcs.p[p] + off) + i);
+      E e;
+      memcpy(&e, &r, sizeof(E));
+      return toFloat(e);
+    };
+    float acc = elem(0);
+#pragma unroll 1
+    for (int p = 1; p < srcs.n; ++p) acc = applyOp<Op>(acc, elem(p));
+    dst[i] = fromFloat<E>(acc);
+  }
+}
+
+} // namespace purlin::atom::detail
+
+#endif // __CUDACC__
