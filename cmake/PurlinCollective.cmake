@@ -1,0 +1,154 @@
+# @file PurlinCollective.cmake
+# @brief purlin_add_collective(): compile .pl collective declarations with
+# purlinc and build the generated CUDA into a static library.
+#
+# Works inside the Purlin build tree (uses the `purlinc` and `purlin_runtime`
+# targets) and from another project after `find_package(purlin)` (uses the
+# imported targets `purlin::purlinc` and `purlin::runtime`).
+
+include_guard(GLOBAL)
+
+#[=======================================================================[.rst:
+purlin_add_collective
+---------------------
+
+Compile collective declarations (``.pl`` files) with purlinc and build the
+generated CUDA into a static library::
+
+  purlin_add_collective(
+    TARGET <name>                  # library to create (required)
+    SOURCES <a.pl> [<b.pl> ...]    # declarations (required); relative paths
+                                   # are taken from CMAKE_CURRENT_SOURCE_DIR
+    [POLICY <policies.json>]       # codesign policies (purlinc --policy);
+                                   # default: purlinc's built-in policies
+    [ARCHS <80> [<90> ...]]        # CUDA architectures of the library;
+                                   # default: CMAKE_CUDA_ARCHITECTURES.
+                                   # The highest one also selects purlinc's
+                                   # built-in policy (--arch sm_XX).
+    [COLLECTIVES <name> ...]       # emit only these aliases (purlinc
+                                   # --collective); default: every alias
+    [IR_DUMP]                      # also write <stem>.ir (the SNAC IR text)
+  )
+
+For each ``<stem>.pl`` purlinc writes ``<stem>.cu`` and ``<stem>.h`` into
+``${CMAKE_CURRENT_BINARY_DIR}/<name>.purlin/`` (and ``<stem>.ir`` with
+``IR_DUMP``). They are regenerated when the ``.pl``, the policy file or
+purlinc itself changes. ``<name>`` is a STATIC library of the ``.cu`` files
+that links ``purlin_runtime`` (``purlin::runtime``) PUBLIC and has the
+generated directory as a PUBLIC include directory, so a consumer writes::
+
+  purlin_add_collective(TARGET my_ar SOURCES allreduce.pl)
+  target_link_libraries(app PRIVATE my_ar)   # then #include "allreduce.h"
+
+The header declares ``purlin::gen::<alias>(comm, in, out, count, dtype, op,
+stream)`` and the C function ``purlin_<alias>(...)`` (see docs/codegen.md).
+Unknown arguments are reported with a warning and ignored.
+#]=======================================================================]
+function(purlin_add_collective)
+  set(options IR_DUMP)
+  set(one_value TARGET POLICY)
+  set(multi_value SOURCES ARCHS COLLECTIVES)
+  cmake_parse_arguments(ARG "${options}" "${one_value}" "${multi_value}" ${ARGN})
+
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(WARNING "purlin_add_collective: ignoring unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(ARG_KEYWORDS_MISSING_VALUES)
+    message(WARNING "purlin_add_collective: keywords given without a value: ${ARG_KEYWORDS_MISSING_VALUES}")
+  endif()
+  if(NOT ARG_TARGET)
+    message(FATAL_ERROR "purlin_add_collective: TARGET <name> is required")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "purlin_add_collective(${ARG_TARGET}): SOURCES <a.pl> ... is required")
+  endif()
+
+  # The compiler: the target of this build tree, else the installed one.
+  if(TARGET purlinc)
+    set(purlinc_exe "$<TARGET_FILE:purlinc>")
+    set(purlinc_dep purlinc)
+  elseif(TARGET purlin::purlinc)
+    set(purlinc_exe "$<TARGET_FILE:purlin::purlinc>")
+    set(purlinc_dep purlin::purlinc)
+  else()
+    message(FATAL_ERROR "purlin_add_collective(${ARG_TARGET}): no purlinc: "
+                        "build Purlin with PURLIN_BUILD_COMPILER=ON or call find_package(purlin)")
+  endif()
+  # The runtime library the generated code instantiates.
+  if(TARGET purlin_runtime)
+    set(runtime_lib purlin_runtime)
+  elseif(TARGET purlin::runtime)
+    set(runtime_lib purlin::runtime)
+  else()
+    message(FATAL_ERROR "purlin_add_collective(${ARG_TARGET}): no Purlin runtime target "
+                        "(purlin_runtime or purlin::runtime); CUDA is required")
+  endif()
+
+  set(archs ${ARG_ARCHS})
+  if(NOT archs)
+    set(archs ${CMAKE_CUDA_ARCHITECTURES})
+  endif()
+  # purlinc's built-in policy follows the newest architecture asked for.
+  set(policy_arch "")
+  foreach(a IN LISTS archs)
+    string(REGEX MATCH "^[0-9]+" num "${a}")
+    if(num AND (NOT policy_arch OR num GREATER policy_arch))
+      set(policy_arch ${num})
+    endif()
+  endforeach()
+
+  set(common_args "")
+  set(extra_deps "")
+  if(ARG_POLICY)
+    get_filename_component(policy_abs "${ARG_POLICY}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND common_args "--policy=${policy_abs}")
+    list(APPEND extra_deps "${policy_abs}")
+  endif()
+  if(policy_arch)
+    if(policy_arch GREATER_EQUAL 100)
+      list(APPEND common_args "--arch=sm_100")
+    elseif(policy_arch GREATER_EQUAL 90)
+      list(APPEND common_args "--arch=sm_90")
+    else()
+      list(APPEND common_args "--arch=sm_80")
+    endif()
+  endif()
+  foreach(c IN LISTS ARG_COLLECTIVES)
+    list(APPEND common_args "--collective=${c}")
+  endforeach()
+
+  set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}.purlin")
+  file(MAKE_DIRECTORY "${out_dir}")
+  set(cu_files "")
+  set(h_files "")
+  foreach(src IN LISTS ARG_SOURCES)
+    get_filename_component(src_abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    get_filename_component(stem "${src}" NAME_WE)
+    set(cu "${out_dir}/${stem}.cu")
+    set(hdr "${out_dir}/${stem}.h")
+    set(outputs "${cu}" "${hdr}")
+    set(commands COMMAND ${purlinc_exe} "${src_abs}" --emit=cuda ${common_args} -o "${cu}")
+    if(ARG_IR_DUMP)
+      list(APPEND outputs "${out_dir}/${stem}.ir")
+      list(APPEND commands COMMAND ${purlinc_exe} "${src_abs}" --emit=ir ${common_args}
+                                   -o "${out_dir}/${stem}.ir")
+    endif()
+    add_custom_command(
+      OUTPUT ${outputs}
+      ${commands}
+      DEPENDS ${purlinc_dep} "${src_abs}" ${extra_deps}
+      COMMENT "purlinc ${stem}.pl -> ${ARG_TARGET}.purlin/${stem}.cu, ${stem}.h"
+      VERBATIM)
+    list(APPEND cu_files "${cu}")
+    list(APPEND h_files "${hdr}")
+  endforeach()
+
+  add_library(${ARG_TARGET} STATIC ${cu_files} ${h_files})
+  target_include_directories(${ARG_TARGET} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
+  target_link_libraries(${ARG_TARGET} PUBLIC ${runtime_lib})
+  target_compile_features(${ARG_TARGET} PUBLIC cxx_std_20 cuda_std_20)
+  set_target_properties(${ARG_TARGET} PROPERTIES
+    CUDA_ARCHITECTURES "${archs}"
+    POSITION_INDEPENDENT_CODE ON
+    LINKER_LANGUAGE CUDA)
+endfunction()

@@ -1,0 +1,69 @@
+/// @file EmitModel.h
+/// @brief The CUDA emitter's input: per collective, what the generated code
+/// instantiates (Transform/Compose stages, datapath, policy constants) and
+/// the IR facts its comments cite (programs, roles, op ids).
+///
+/// Filled from the front end's Module, the PolicySet and the SNAC IR by
+/// buildEmitInput (FromIR.h); tests fill it directly.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/CollectiveKind.h"
+#include "purlin/AST.h"
+#include "purlin/Policy.h"
+
+namespace purlin::codegen {
+
+/// One SNAC stage: `Transform<Op, In, Out, Root>` in the runtime.
+struct StageSpec {
+  ConsumeOp op = ConsumeOp::Copy;
+  Layout in = Layout::Packed;
+  Layout out = Layout::Packed;
+  Root root = Root::None;
+};
+
+/// One role of one IR program, as a comment of the generated code cites it.
+struct RoleNote {
+  std::string role;     ///< "latency", "stage", "consume", "gather", ...
+  std::string ctas;     ///< where its CTA count comes from, e.g. "world[n].stageCtas"
+  std::string opIds;    ///< the IR printer's op ids, e.g. "%3..%7" (may be empty)
+  std::string summary;  ///< one line: what the role's ops do
+};
+
+/// One IR program (latency or throughput) of a collective.
+struct ProgramNote {
+  std::string name;               ///< "latency" or "throughput"
+  std::string when;               ///< dispatch condition, e.g. "bytes <= world[n].latencyMaxBytes"
+  std::vector<RoleNote> roles;
+};
+
+/// One collective to emit.
+struct EmitCollective {
+  std::string name;               ///< alias name as declared, maybe qualified ("ns::allReduce")
+  CollectiveKind kind = CollectiveKind::Unknown;
+  unsigned line = 0;              ///< line of the alias in the .pl
+  AtomKind atom = AtomKind::Native;
+  std::vector<StageSpec> stages;  ///< 1 for a SNAC, {F, G} for a compose
+  std::vector<std::string> stageNames; ///< names of F and G for a compose (comments)
+  Policy policy;                  ///< the policy named in the declaration
+  std::vector<ProgramNote> programs; ///< from the SNAC IR (may be empty)
+};
+
+/// One .pl file's worth of output.
+struct EmitInput {
+  std::string sourceName;         ///< the .pl's file name (no directory), cited in comments
+  std::string cuName;             ///< file name of the .cu, e.g. "allreduce.cu"
+  std::string headerName;         ///< file name the .cu includes, e.g. "allreduce.h"
+  Arch arch = Arch::Sm90;         ///< target arch: resolves AtomKind::Native, names the policy set
+  std::vector<EmitCollective> collectives; ///< in source order
+};
+
+/// The two generated files.
+struct EmitOutput {
+  std::string cu;
+  std::string h;
+};
+
+} // namespace purlin::codegen

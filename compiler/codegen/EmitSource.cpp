@@ -1,0 +1,170 @@
+/// @file EmitSource.cpp
+/// @brief Emits the generated .cu: per collective a commented block tying it
+/// to the .pl line and the SNAC IR (programs, roles, op ids), a policy struct
+/// with the constants per world size, the runtime Transform/Compose type,
+/// and the host API (C++ and C ABI) calling purlin::snac::launch.
+#include "codegen/EmitCUDA.h"
+
+#include <sstream>
+
+#include "codegen/Signature.h"
+#include "codegen/Spelling.h"
+
+namespace purlin::codegen {
+
+namespace {
+
+/// The comment block above a collective: declaration, stages, IR roles.
+void emitBanner(std::ostringstream &o, const EmitInput &in, const EmitCollective &c) {
+  o << "// " << std::string(76, '=') << "\n"
+    << "// " << c.name << ": " << toString(c.kind) << ", declared at " << in.sourceName << ":"
+    << c.line << "\n";
+  if (c.stages.size() == 2) {
+    o << "//   compose<" << (c.stageNames.size() == 2 ? c.stageNames[0] : "F") << ", "
+      << (c.stageNames.size() == 2 ? c.stageNames[1] : "G")
+      << ">, one kernel; G consumes F's intermediate in place:\n";
+    for (std::size_t i = 0; i < 2; ++i) {
+      const StageSpec &s = c.stages[i];
+      o << "//     " << (i == 0 ? "F" : "G") << " = " << dslConsume(s.op) << " " << dslLayout(s.in)
+        << " -> " << dslLayout(s.out) << (s.root != Root::None ? ", " + dslRoot(s.root) : "")
+        << "\n";
+    }
+  } else if (!c.stages.empty()) {
+    const StageSpec &s = c.stages[0];
+    o << "//   SNAC<" << dslConsume(s.op) << ", " << dslLayout(s.in) << " -> " << dslLayout(s.out)
+      << (s.root != Root::None ? ", " + dslRoot(s.root) : "") << ">\n";
+  }
+  o << "//   datapath: " << describeDatapath(c.atom, in.arch) << "; policy: " << c.policy.name
+    << " (" << archName(in.arch) << ")\n";
+  if (!c.programs.empty())
+    o << "// SNAC IR (purlinc --emit=ir " << in.sourceName << "), executed by snac::launch:\n";
+  for (const ProgramNote &p : c.programs) {
+    o << "//   " << p.name << " program" << (p.when.empty() ? "" : ", when " + p.when) << ":\n";
+    for (const RoleNote &r : p.roles) {
+      o << "//     role " << r.role;
+      if (!r.ctas.empty()) o << " [" << r.ctas << " CTAs]";
+      if (!r.opIds.empty()) o << " ops " << r.opIds;
+      o << "\n";
+      if (!r.summary.empty()) o << "//       " << r.summary << "\n";
+    }
+  }
+  o << "// " << std::string(76, '=') << "\n";
+}
+
+/// The policy struct: the codesign constants of policy `c.policy`.
+void emitPolicy(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
+  const Policy &p = c.policy;
+  o << "/// Codesign constants of policy `" << p.name << "` (Atom pipeline capacity per CTA =\n"
+    << "/// pipelineStages * stageBytes = " << humanBytes(uint64_t(p.atom.pipelineStages) * uint64_t(p.atom.stageBytes))
+    << "). world[n] holds the knobs for n ranks;\n"
+    << "/// bytes <= latencyMaxBytes select the latency program, larger calls the\n"
+    << "/// throughput program (the same decision on every rank).\n"
+    << "struct " << id << "_Policy {\n"
+    << "  static constexpr int pipelineStages = " << p.atom.pipelineStages << ";\n"
+    << "  static constexpr int stageBytes = " << p.atom.stageBytes << ";\n"
+    << "  static constexpr std::size_t stagingBytes = " << u64(p.stagingBytes) << "; // "
+    << humanBytes(p.stagingBytes) << " per staging half\n"
+    << "  static constexpr snac::WorldConsts world[kMaxRanks + 1] = {\n"
+    << "      {}, // n = 0: unused\n"
+    << "      {}, // n = 1: unused\n";
+  for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+    const WorldPolicy &w = p.forWorld(n);
+    o << "      {.latencyMaxBytes = " << u64(w.latency.maxBytes) << ", .latencyCtas = " << w.latency.ctas
+      << ", .latencyThreads = " << w.latency.threads << ",\n"
+      << "       .stageCtas = " << w.throughput.stageCtas << ", .consumeCtas = " << w.throughput.consumeCtas
+      << ", .gatherCtas = " << w.throughput.gatherCtas << ", .threads = " << w.throughput.threads << ",\n"
+      << "       .chunkBytes = " << u64(w.throughput.chunkBytes)
+      << ", .push = " << (w.throughput.transfer == Transfer::Push ? "true" : "false") << "}, // n = " << n
+      << "\n";
+  }
+  o << "  };\n};\n\n";
+}
+
+std::string callArgsBody(const EmitCollective &c) {
+  std::string s;
+  s += "  snac::CallArgs args{};\n";
+  s += "  args.in = in;\n  args.out = out;\n";
+  switch (sizeArgs(c.kind)) {
+  case SizeArgs::Count: s += "  args.count = count;\n"; break;
+  case SizeArgs::Counts: s += "  args.counts = counts;\n"; break;
+  case SizeArgs::SendRecvCounts:
+    s += "  args.sendCounts = sendCounts;\n  args.recvCounts = recvCounts;\n";
+    break;
+  }
+  s += "  args.dtype = dtype;\n  args.op = op;\n";
+  s += isRooted(c.kind) ? "  args.root = root;\n" : "  args.root = -1;\n";
+  return s;
+}
+
+/// The C++ host function (inside namespace purlin::gen[::ns]).
+void emitCxxApi(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
+  std::string ns = namespacePrefix(c.name);
+  o << "namespace purlin::gen" << (ns.empty() ? "" : "::" + ns) << " {\n\n"
+    << "Status " << baseName(c.name) << "(Communicator &comm";
+  for (const Param &p : hostParams(c.kind)) o << ", " << p.cxxType << p.name;
+  o << ") {\n"
+    << callArgsBody(c)
+    << "  // Validates the arguments, picks the program by bytes, launches one kernel.\n"
+    << "  return snac::launch<" << id << "_Collective, " << id << "_Policy, " << id
+    << "_Datapath>(comm, args, stream);\n"
+    << "}\n\n"
+    << "} // namespace purlin::gen" << (ns.empty() ? "" : "::" + ns) << "\n\n";
+}
+
+/// The C ABI wrapper: NULL communicator check, enum conversion, message.
+void emitCApi(std::ostringstream &o, const EmitCollective &c) {
+  const std::string cname = cFunctionName(c.name);
+  o << "extern \"C\" purlin_status_t " << cname << "(purlin_comm_t comm";
+  for (const Param &p : hostParams(c.kind)) o << ", " << p.cType << p.name;
+  o << ") {\n"
+    << "  purlin::Communicator *communicator = purlin_comm_unwrap(comm);\n"
+    << "  if (communicator == nullptr)\n"
+    << "    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, \"" << cname
+    << ": the communicator is NULL\");\n"
+    << "  const purlin::Status status = purlin::gen::" << c.name << "(*communicator";
+  for (const Param &p : hostParams(c.kind)) o << ", " << (p.toCxx.empty() ? p.name : p.toCxx);
+  o << ");\n"
+    << "  if (status == purlin::Status::Ok)\n"
+    << "    return PURLIN_OK;\n"
+    << "  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::snac::lastError());\n"
+    << "}\n";
+}
+
+} // namespace
+
+std::string emitSource(const EmitInput &in) {
+  std::ostringstream o;
+  o << "// @file " << in.cuName << "\n"
+    << "// @brief Collectives declared in " << in.sourceName
+    << ", specialized for the Purlin runtime\n"
+    << "// (generated by purlinc for " << archName(in.arch) << "; do not edit).\n"
+    << "//\n"
+    << "// Each collective is a policy struct (constants per world size), the runtime\n"
+    << "// type of its SNAC transformation, and the host API calling snac::launch, which\n"
+    << "// runs the latency program (packets) or the throughput program (staging,\n"
+    << "// notify, wait, consume) as one kernel whose CTA groups are the IR's roles.\n"
+    << "#include \"" << in.headerName << "\"\n\n"
+    << "#include <cstddef>\n\n"
+    << "#include \"purlin/host/communicator.h\"\n"
+    << "#include \"purlin/purlin.h\"\n"
+    << "#include \"purlin/snac/collective.cuh\"\n\n"
+    << "namespace {\n\nusing namespace purlin;\n\n";
+  for (const EmitCollective &c : in.collectives) {
+    const std::string id = flatName(c.name);
+    emitBanner(o, in, c);
+    emitPolicy(o, c, id);
+    o << "/// The SNAC transformation" << (c.stages.size() == 2 ? " (F then G, fused)" : "") << ".\n"
+      << "using " << id << "_Collective = " << spellCollectiveType(c.stages) << ";\n"
+      << "/// The datapath (Atom) moving the bytes.\n"
+      << "using " << id << "_Datapath = " << spellDatapath(c.atom, in.arch) << ";\n\n";
+  }
+  o << "} // namespace\n\n";
+  for (const EmitCollective &c : in.collectives) emitCxxApi(o, c, flatName(c.name));
+  for (std::size_t i = 0; i < in.collectives.size(); ++i) {
+    if (i) o << "\n";
+    emitCApi(o, in.collectives[i]);
+  }
+  return o.str();
+}
+
+} // namespace purlin::codegen

@@ -1,0 +1,83 @@
+/// @file FromModule.cpp
+/// @brief EmitInput from a checked Module, a PolicySet and a selection.
+#include "codegen/FromModule.h"
+
+#include <algorithm>
+
+#include "codegen/EmitCUDA.h"
+#include "codegen/Spelling.h"
+
+namespace purlin::codegen {
+
+std::string fileNameOf(const std::string &path) {
+  std::size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+namespace {
+
+StageSpec stageOf(const Collective &c) { return StageSpec{c.op, c.in, c.out, c.root}; }
+
+bool matches(const Collective &c, const std::string &want) {
+  return c.name == want || baseName(c.name) == want;
+}
+
+} // namespace
+
+BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
+                           const std::vector<std::string> &selected,
+                           const std::string &cuPath) {
+  BuildResult r;
+  EmitInput &in = r.input;
+  in.sourceName = fileNameOf(module.file);
+  auto [cu, h] = outputPaths(cuPath);
+  in.cuName = fileNameOf(cu);
+  in.headerName = fileNameOf(h);
+  in.arch = policies.arch;
+
+  for (const std::string &want : selected) {
+    bool found = std::any_of(module.collectives.begin(), module.collectives.end(),
+                             [&](const auto &c) { return c && matches(*c, want); });
+    if (!found) {
+      r.error = "no collective named '" + want + "' in " + in.sourceName;
+      return r;
+    }
+  }
+  for (const auto &cp : module.collectives) {
+    if (!cp) continue;
+    const Collective &c = *cp;
+    if (!selected.empty() &&
+        std::none_of(selected.begin(), selected.end(), [&](const std::string &w) { return matches(c, w); }))
+      continue;
+    EmitCollective e;
+    e.name = c.name;
+    e.kind = classify(c);
+    e.line = c.loc.line;
+    e.atom = c.atom;
+    if (c.isCompose) {
+      for (const auto &child : c.children) {
+        if (!child) continue;
+        e.stages.push_back(stageOf(*child));
+        e.stageNames.push_back(child->name);
+      }
+    } else {
+      e.stages.push_back(stageOf(c));
+    }
+    auto pol = policies.policies.find(c.policy);
+    if (pol == policies.policies.end()) {
+      r.error = "collective " + c.name + " uses policy '" + c.policy +
+                "', which the policy set for " + archName(policies.arch) + " does not define";
+      return r;
+    }
+    e.policy = pol->second;
+    in.collectives.push_back(std::move(e));
+  }
+  if (in.collectives.empty()) {
+    r.error = in.sourceName + " declares no collective to generate code for";
+    return r;
+  }
+  if (auto msg = unsupportedMessage(in)) r.error = *msg;
+  return r;
+}
+
+} // namespace purlin::codegen

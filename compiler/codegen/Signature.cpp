@@ -1,0 +1,88 @@
+/// @file Signature.cpp
+/// @brief Host API parameter lists and buffer-size documentation per kind
+/// (sizes as in docs/snac-protocol.md, "Ranks, partitions, counts").
+#include "codegen/Signature.h"
+
+namespace purlin::codegen {
+
+std::vector<Param> hostParams(CollectiveKind k) {
+  std::vector<Param> ps;
+  ps.push_back({"const void *", "const void *", "in", ""});
+  ps.push_back({"void *", "void *", "out", ""});
+  switch (sizeArgs(k)) {
+  case SizeArgs::Count:
+    ps.push_back({"std::size_t ", "size_t ", "count", ""});
+    break;
+  case SizeArgs::Counts:
+    ps.push_back({"const std::size_t *", "const size_t *", "counts", ""});
+    break;
+  case SizeArgs::SendRecvCounts:
+    ps.push_back({"const std::size_t *", "const size_t *", "sendCounts", ""});
+    ps.push_back({"const std::size_t *", "const size_t *", "recvCounts", ""});
+    break;
+  }
+  ps.push_back({"DType ", "purlin_dtype_t ", "dtype", "static_cast<purlin::DType>(dtype)"});
+  ps.push_back({"RedOp ", "purlin_redop_t ", "op", "static_cast<purlin::RedOp>(op)"});
+  if (isRooted(k)) ps.push_back({"int ", "int ", "root", ""});
+  ps.push_back({"cudaStream_t ", "cudaStream_t ", "stream", ""});
+  return ps;
+}
+
+std::vector<std::string> hostDoc(CollectiveKind k) {
+  std::vector<std::string> d;
+  switch (k) {
+  case CollectiveKind::AllGather:
+    d = {"in:  count elements (this rank's contribution).",
+         "out: n*count elements; rank p's contribution lands at p*count.",
+         "In place when in == out + rank*count (element units)."};
+    break;
+  case CollectiveKind::ReduceScatter:
+    d = {"in:  n*count elements; partition p (at p*count) is reduced onto rank p.",
+         "out: count elements: the reduction of every rank's partition `rank`.",
+         "In place when out == in + rank*count (element units)."};
+    break;
+  case CollectiveKind::AllReduce:
+    d = {"in:  count elements; out: count elements, the elementwise reduction over ranks.",
+         "in == out (in place) is allowed."};
+    break;
+  case CollectiveKind::AllToAll:
+    d = {"in:  n*count elements; partition p (at p*count) goes to rank p.",
+         "out: n*count elements; the partition from rank p lands at p*count."};
+    break;
+  case CollectiveKind::AllGatherV:
+    d = {"counts[n]: elements contributed by each rank; displacements are prefix sums.",
+         "in:  counts[rank] elements; out: sum(counts) elements in rank order."};
+    break;
+  case CollectiveKind::ReduceScatterV:
+    d = {"counts[n]: elements of each rank's partition; displacements are prefix sums.",
+         "in:  sum(counts) elements; out: counts[rank] elements."};
+    break;
+  case CollectiveKind::AllToAllV:
+    d = {"sendCounts[p]: elements this rank sends to rank p (packed in rank order in `in`);",
+         "recvCounts[p]: elements it receives from rank p (packed in rank order in `out`)."};
+    break;
+  case CollectiveKind::Broadcast:
+    d = {"count elements; `in` of rank `root` lands in `out` of every rank."};
+    break;
+  case CollectiveKind::Reduce:
+    d = {"count elements; the reduction over ranks lands in `out` of rank `root`."};
+    break;
+  case CollectiveKind::Scatter:
+    d = {"in (root only): n*count elements; out: count elements, partition `rank`."};
+    break;
+  case CollectiveKind::Gather:
+    d = {"in: count elements; out (root only): n*count elements in rank order."};
+    break;
+  case CollectiveKind::Unknown:
+    break;
+  }
+  if (reduces(k))
+    d.push_back("dtype: F32, F16 or BF16 (fp32 accumulation in ascending rank order); op: Sum, Max or Min.");
+  else
+    d.push_back("dtype gives the element size; op is not used (pass any valid RedOp).");
+  d.push_back("The call is collective: every rank calls it with equal sizes and dtype,");
+  d.push_back("on one stream per communicator; it enqueues work and returns (stream-ordered).");
+  return d;
+}
+
+} // namespace purlin::codegen

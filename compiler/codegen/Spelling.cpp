@@ -1,0 +1,168 @@
+/// @file Spelling.cpp
+/// @brief Spellings of identifiers, runtime types and literals in generated code.
+#include "codegen/Spelling.h"
+
+namespace purlin::codegen {
+
+std::vector<std::string> nameParts(const std::string &qualified) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (std::size_t i = 0; i < qualified.size(); ++i) {
+    if (qualified[i] == ':' && i + 1 < qualified.size() && qualified[i + 1] == ':') {
+      if (!cur.empty()) parts.push_back(cur);
+      cur.clear();
+      ++i;
+    } else {
+      cur += qualified[i];
+    }
+  }
+  if (!cur.empty()) parts.push_back(cur);
+  return parts;
+}
+
+std::string baseName(const std::string &qualified) {
+  auto parts = nameParts(qualified);
+  return parts.empty() ? std::string() : parts.back();
+}
+
+std::string namespacePrefix(const std::string &qualified) {
+  auto parts = nameParts(qualified);
+  std::string out;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!out.empty()) out += "::";
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string flatName(const std::string &qualified) {
+  std::string out;
+  for (const auto &p : nameParts(qualified)) {
+    if (!out.empty()) out += "_";
+    out += p;
+  }
+  return out;
+}
+
+std::string cFunctionName(const std::string &qualified) {
+  return "purlin_" + flatName(qualified);
+}
+
+std::string spellConsume(ConsumeOp op) {
+  return op == ConsumeOp::Copy ? "snac::Consume::Copy" : "snac::Consume::Reduce";
+}
+
+std::string spellLayout(Layout l) {
+  switch (l) {
+  case Layout::Packed: return "snac::Layout::Packed";
+  case Layout::Scattered: return "snac::Layout::Scattered";
+  case Layout::Transposed: return "snac::Layout::Transposed";
+  case Layout::PackedV: return "snac::Layout::PackedV";
+  case Layout::ScatteredV: return "snac::Layout::ScatteredV";
+  case Layout::TransposedV: return "snac::Layout::TransposedV";
+  }
+  return "snac::Layout::Packed";
+}
+
+std::string spellRoot(Root r) {
+  switch (r) {
+  case Root::None: return "snac::Root::None";
+  case Root::Producer: return "snac::Root::Producer";
+  case Root::Consumer: return "snac::Root::Consumer";
+  }
+  return "snac::Root::None";
+}
+
+std::string dslConsume(ConsumeOp op) { return op == ConsumeOp::Copy ? "copy" : "reduce"; }
+
+std::string dslLayout(Layout l) {
+  switch (l) {
+  case Layout::Packed: return "packed";
+  case Layout::Scattered: return "scattered";
+  case Layout::Transposed: return "transposed";
+  case Layout::PackedV: return "packedV";
+  case Layout::ScatteredV: return "scatteredV";
+  case Layout::TransposedV: return "transposedV";
+  }
+  return "packed";
+}
+
+std::string archName(Arch a) {
+  switch (a) {
+  case Arch::Sm80: return "sm_80";
+  case Arch::Sm90: return "sm_90";
+  case Arch::Sm100: return "sm_100";
+  }
+  return "sm_90";
+}
+
+std::string dslRoot(Root r) {
+  switch (r) {
+  case Root::None: return "Root::none";
+  case Root::Producer: return "Root::producer";
+  case Root::Consumer: return "Root::consumer";
+  }
+  return "Root::none";
+}
+
+std::string spellTransform(const StageSpec &s) {
+  std::string t = "snac::Transform<" + spellConsume(s.op) + ", " + spellLayout(s.in) + ", " +
+                  spellLayout(s.out);
+  if (s.root != Root::None) t += ", " + spellRoot(s.root);
+  return t + ">";
+}
+
+std::string spellCollectiveType(const std::vector<StageSpec> &stages) {
+  if (stages.size() == 1) return spellTransform(stages[0]);
+  std::string t = "snac::Compose<";
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (i) t += ",\n                               ";
+    t += spellTransform(stages[i]);
+  }
+  return t + ">";
+}
+
+namespace {
+AtomKind resolveNative(AtomKind kind, Arch arch) {
+  if (kind != AtomKind::Native) return kind;
+  switch (arch) {
+  case Arch::Sm80: return AtomKind::Ampere;
+  case Arch::Sm90: return AtomKind::Hopper;
+  case Arch::Sm100: return AtomKind::Blackwell;
+  }
+  return AtomKind::Generic;
+}
+
+const char *datapathName(AtomKind k) {
+  switch (k) {
+  case AtomKind::Generic: return "Generic";
+  case AtomKind::Ampere: return "Ampere";
+  case AtomKind::Hopper: return "Hopper";
+  case AtomKind::Blackwell: return "Blackwell";
+  case AtomKind::Native: return "Native";
+  }
+  return "Generic";
+}
+} // namespace
+
+std::string spellDatapath(AtomKind kind, Arch arch) {
+  return std::string("atom::") + datapathName(resolveNative(kind, arch));
+}
+
+std::string describeDatapath(AtomKind kind, Arch arch) {
+  if (kind == AtomKind::Native)
+    return "Atom (native datapath of " + archName(arch) + ": " +
+           datapathName(resolveNative(kind, arch)) + ")";
+  return datapathName(kind);
+}
+
+std::string u64(uint64_t v) { return std::to_string(v); }
+
+std::string humanBytes(uint64_t v) {
+  if (v != 0 && v % (1ull << 30) == 0) return std::to_string(v >> 30) + " GiB";
+  if (v != 0 && v % (1ull << 20) == 0) return std::to_string(v >> 20) + " MiB";
+  if (v != 0 && v % (1ull << 10) == 0) return std::to_string(v >> 10) + " KiB";
+  return std::to_string(v) + " B";
+}
+
+} // namespace purlin::codegen

@@ -1,0 +1,138 @@
+/// @file EmitCUDATest.cpp
+/// @brief Tests of the CUDA emitter on a sample AllReduce input:
+/// determinism, policy constants per world size, instantiated types, host
+/// API and C ABI, IR comments, output paths.
+#include <catch2/catch.hpp>
+
+#include "SampleInput.h"
+#include "codegen/EmitCUDA.h"
+#include "codegen/Spelling.h"
+
+using namespace purlin;
+using namespace purlin::codegen;
+
+namespace {
+bool has(const std::string &text, const std::string &needle) {
+  return text.find(needle) != std::string::npos;
+}
+} // namespace
+
+TEST_CASE("emitter output is deterministic", "[codegen]") {
+  EmitInput in = test::sampleAllReduceInput();
+  EmitOutput a = emitCUDA(in);
+  EmitOutput b = emitCUDA(test::sampleAllReduceInput());
+  REQUIRE(a.cu == b.cu);
+  REQUIRE(a.h == b.h);
+  // Changing one constant changes the output: the text depends on the input.
+  in.collectives[0].policy.world[3].throughput.chunkBytes = 777777;
+  EmitOutput c = emitCUDA(in);
+  REQUIRE(c.cu != a.cu);
+  REQUIRE(has(c.cu, ".chunkBytes = 777777"));
+}
+
+TEST_CASE("policy struct carries every world size's constants", "[codegen]") {
+  EmitOutput out = emitCUDA(test::sampleAllReduceInput());
+  REQUIRE(has(out.cu, "struct allReduce_Policy {"));
+  REQUIRE(has(out.cu, "static constexpr int pipelineStages = 6;"));
+  REQUIRE(has(out.cu, "static constexpr int stageBytes = 8192;"));
+  REQUIRE(has(out.cu, "static constexpr std::size_t stagingBytes = 67108864; // 64 MiB"));
+  for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+    INFO("world size " << n);
+    std::string row = "{.latencyMaxBytes = " + std::to_string(n * 1000) +
+                      ", .latencyCtas = " + std::to_string(n + 10) +
+                      ", .latencyThreads = " + std::to_string(256 + n) + ",";
+    REQUIRE(has(out.cu, row));
+    REQUIRE(has(out.cu, ".stageCtas = " + std::to_string(n + 20) + ", .consumeCtas = " +
+                            std::to_string(n + 30) + ", .gatherCtas = " + std::to_string(n + 40)));
+    REQUIRE(has(out.cu, ".chunkBytes = " + std::to_string(n * 4096) + ", .push = " +
+                            (n == 8 ? "true" : "false") + "}, // n = " + std::to_string(n)));
+  }
+  // Rows appear in world-size order.
+  REQUIRE(out.cu.find("// n = 2") < out.cu.find("// n = 3"));
+  REQUIRE(out.cu.find("// n = 7") < out.cu.find("// n = 8"));
+}
+
+TEST_CASE("compose instantiates Compose of two Transforms and the native datapath", "[codegen]") {
+  EmitOutput out = emitCUDA(test::sampleAllReduceInput());
+  REQUIRE(has(out.cu, "using allReduce_Collective = snac::Compose<snac::Transform<snac::Consume::Reduce, "
+                      "snac::Layout::Scattered, snac::Layout::Packed>,"));
+  REQUIRE(has(out.cu, "snac::Transform<snac::Consume::Copy, snac::Layout::Packed, snac::Layout::Scattered>>;"));
+  REQUIRE(has(out.cu, "using allReduce_Datapath = atom::Hopper;"));
+  REQUIRE(has(out.cu, "snac::launch<allReduce_Collective, allReduce_Policy, allReduce_Datapath>(comm, args, stream)"));
+  REQUIRE(has(out.cu, "#include \"allreduce.h\""));
+  REQUIRE(has(out.cu, "#include \"purlin/snac/collective.cuh\""));
+}
+
+TEST_CASE("comments cite the .pl by file name and line, and the IR roles", "[codegen]") {
+  EmitOutput out = emitCUDA(test::sampleAllReduceInput());
+  REQUIRE(has(out.cu, "// allReduce: AllReduce, declared at allreduce.pl:6"));
+  REQUIRE(has(out.cu, "compose<reduceScatter, allGather>"));
+  REQUIRE(has(out.cu, "//   latency program, when bytes <= world[n].latencyMaxBytes:"));
+  REQUIRE(has(out.cu, "//     role stage [world[n].stageCtas CTAs] ops %4..%6"));
+  REQUIRE(has(out.cu, "//     role gather [world[n].gatherCtas CTAs] ops %10..%11"));
+  REQUIRE(has(out.h, "allReduce: AllReduce, declared at allreduce.pl:6."));
+  REQUIRE_FALSE(has(out.cu, "/some/abs"));
+  REQUIRE_FALSE(has(out.h, "/some/abs"));
+}
+
+TEST_CASE("host API: C++ and C ABI with the documented signatures", "[codegen]") {
+  EmitOutput out = emitCUDA(test::sampleAllReduceInput());
+  const std::string cxx = "Status allReduce(Communicator &comm, const void *in, void *out, std::size_t count, "
+                          "DType dtype, RedOp op, cudaStream_t stream)";
+  REQUIRE(has(out.h, cxx + ";"));
+  REQUIRE(has(out.cu, cxx + " {"));
+  const std::string c = "purlin_status_t purlin_allReduce(purlin_comm_t comm, const void *in, void *out, "
+                        "size_t count, purlin_dtype_t dtype, purlin_redop_t op, cudaStream_t stream)";
+  REQUIRE(has(out.h, c + ";"));
+  REQUIRE(has(out.cu, "extern \"C\" " + c + " {"));
+  REQUIRE(has(out.cu, "if (communicator == nullptr)"));
+  REQUIRE(has(out.cu, "purlin_allReduce: the communicator is NULL"));
+  REQUIRE(has(out.h, "namespace purlin::gen {"));
+  REQUIRE(has(out.h, "extern \"C\" {"));
+}
+
+TEST_CASE("rooted and V kinds get root and counts parameters; namespaces nest", "[codegen]") {
+  EmitInput in = test::sampleAllReduceInput();
+  EmitCollective v = in.collectives[0];
+  v.name = "ns::agv";
+  v.kind = CollectiveKind::AllGatherV;
+  v.stages = {StageSpec{ConsumeOp::Copy, Layout::PackedV, Layout::ScatteredV, Root::None}};
+  EmitCollective b = in.collectives[0];
+  b.name = "bcast";
+  b.kind = CollectiveKind::Broadcast;
+  b.stages = {StageSpec{ConsumeOp::Copy, Layout::Scattered, Layout::Packed, Root::Producer},
+              StageSpec{ConsumeOp::Copy, Layout::Packed, Layout::Scattered, Root::None}};
+  in.collectives = {v, b};
+  EmitOutput out = emitCUDA(in);
+  REQUIRE(has(out.h, "namespace purlin::gen::ns {"));
+  REQUIRE(has(out.h, "Status agv(Communicator &comm, const void *in, void *out, const std::size_t *counts,"));
+  REQUIRE(has(out.h, "purlin_status_t purlin_ns_agv(purlin_comm_t comm"));
+  REQUIRE(has(out.h, "RedOp op, int root, cudaStream_t stream)"));
+  REQUIRE(has(out.cu, "args.root = root;"));
+  REQUIRE(has(out.cu, "snac::Transform<snac::Consume::Copy, snac::Layout::Scattered, snac::Layout::Packed, "
+                      "snac::Root::Producer>"));
+  REQUIRE(has(out.cu, "purlin::gen::ns::agv(*communicator"));
+}
+
+TEST_CASE("unsupported kinds are reported by name", "[codegen]") {
+  EmitInput in = test::sampleAllReduceInput();
+  REQUIRE_FALSE(unsupportedMessage(in).has_value());
+  in.collectives[0].name = "bcast";
+  in.collectives[0].kind = CollectiveKind::Broadcast;
+  auto msg = unsupportedMessage(in);
+  REQUIRE(msg.has_value());
+  REQUIRE(*msg == "code generation for bcast (Broadcast) is not supported yet");
+}
+
+TEST_CASE("output paths put the header beside the .cu", "[codegen]") {
+  REQUIRE(outputPaths("/tmp/ar.cu") == std::pair<std::string, std::string>{"/tmp/ar.cu", "/tmp/ar.h"});
+  REQUIRE(outputPaths("out/x.y/ar") == std::pair<std::string, std::string>{"out/x.y/ar", "out/x.y/ar.h"});
+  REQUIRE(outputPaths(".hidden").second == ".hidden.h");
+  REQUIRE(outputPaths("a.cu.in").second == "a.cu.h");
+}
+
+TEST_CASE("writeFile reports unwritable paths", "[codegen]") {
+  auto err = writeFile("/nonexistent-dir-purlin/x.cu", "x");
+  REQUIRE(err.has_value());
+  REQUIRE(has(*err, "/nonexistent-dir-purlin/x.cu"));
+}

@@ -1,0 +1,88 @@
+/// @file SampleInput.cpp
+/// @brief Sample emitter inputs shared by the codegen tests.
+#include "SampleInput.h"
+
+#include <memory>
+
+namespace purlin::codegen::test {
+
+Policy samplePolicy(const std::string &name) {
+  Policy p;
+  p.name = name;
+  p.stagingBytes = 64ull << 20;
+  p.atom.pipelineStages = 6;
+  p.atom.stageBytes = 8192;
+  for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+    WorldPolicy &w = p.world[n];
+    w.latency.maxBytes = uint64_t(n) * 1000;
+    w.latency.ctas = n + 10;
+    w.latency.threads = 256 + n;
+    w.throughput.stageCtas = n + 20;
+    w.throughput.consumeCtas = n + 30;
+    w.throughput.gatherCtas = n + 40;
+    w.throughput.threads = 512 + n;
+    w.throughput.chunkBytes = uint64_t(n) * 4096;
+    w.throughput.transfer = n == 8 ? Transfer::Push : Transfer::Pull;
+  }
+  return p;
+}
+
+PolicySet samplePolicySet() {
+  PolicySet s;
+  s.arch = Arch::Sm90;
+  s.policies["Policy"] = samplePolicy();
+  return s;
+}
+
+namespace {
+std::shared_ptr<Collective> leaf(const std::string &name, unsigned line, ConsumeOp op, Layout in,
+                                 Layout out, Root root = Root::None) {
+  auto c = std::make_shared<Collective>();
+  c->name = name;
+  c->loc = Location{"/some/abs/dir/allreduce.pl", line, 7};
+  c->op = op;
+  c->in = in;
+  c->out = out;
+  c->root = root;
+  return c;
+}
+} // namespace
+
+Module sampleModule() {
+  Module m;
+  m.file = "/some/abs/dir/allreduce.pl";
+  auto rs = leaf("reduceScatter", 4, ConsumeOp::Reduce, Layout::Scattered, Layout::Packed);
+  auto ag = leaf("allGather", 5, ConsumeOp::Copy, Layout::Packed, Layout::Scattered);
+  auto ar = leaf("allReduce", 6, ConsumeOp::Reduce, Layout::Scattered, Layout::Scattered);
+  ar->isCompose = true;
+  ar->children = {rs, ag};
+  m.collectives = {rs, ag, ar};
+  return m;
+}
+
+EmitInput sampleAllReduceInput() {
+  EmitInput in;
+  in.sourceName = "allreduce.pl";
+  in.cuName = "allreduce.cu";
+  in.headerName = "allreduce.h";
+  in.arch = Arch::Sm90;
+  EmitCollective c;
+  c.name = "allReduce";
+  c.kind = CollectiveKind::AllReduce;
+  c.line = 6;
+  c.stages = {StageSpec{ConsumeOp::Reduce, Layout::Scattered, Layout::Packed, Root::None},
+              StageSpec{ConsumeOp::Copy, Layout::Packed, Layout::Scattered, Root::None}};
+  c.stageNames = {"reduceScatter", "allGather"};
+  c.policy = samplePolicy();
+  c.programs = {
+      ProgramNote{"latency", "bytes <= world[n].latencyMaxBytes",
+                  {RoleNote{"latency", "world[n].latencyCtas", "%0..%3", "put packets to every peer; poll; reduce"}}},
+      ProgramNote{"throughput", "otherwise",
+                  {RoleNote{"stage", "world[n].stageCtas", "%4..%6", "copy input chunks to staging; notifyOne"},
+                   RoleNote{"consume", "world[n].consumeCtas", "%7..%9", "wait STAGED; reduce; notify REDUCED"},
+                   RoleNote{"gather", "world[n].gatherCtas", "%10..%11", "wait REDUCED; copy"}}}};
+  in.collectives.push_back(c);
+  return in;
+}
+
+} // namespace purlin::codegen::test
