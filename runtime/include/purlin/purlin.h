@@ -22,6 +22,21 @@ typedef enum purlin_status_t {
   PURLIN_INTERNAL = 6
 } purlin_status_t;
 
+/** Element types of collectives; equal to purlin::DType. (Used by the C
+ *  functions purlinc generates, e.g. purlin_allReduce.) */
+typedef enum purlin_dtype_t {
+  PURLIN_FLOAT32 = 0,
+  PURLIN_FLOAT16 = 1,
+  PURLIN_BFLOAT16 = 2
+} purlin_dtype_t;
+
+/** Reduction operators; equal to purlin::RedOp. */
+typedef enum purlin_redop_t {
+  PURLIN_SUM = 0,
+  PURLIN_MAX = 1,
+  PURLIN_MIN = 2
+} purlin_redop_t;
+
 /** Opaque communicator handle (one rank's membership). */
 typedef struct purlin_comm *purlin_comm_t;
 
