@@ -92,7 +92,7 @@ std::string callArgsBody(const EmitCollective &c) {
     break;
   }
   s += "  args.dtype = dtype;\n  args.op = op;\n";
-  s += isRooted(c.kind) ? "  args.root = root;\n" : "  args.root = -1;\n";
+  if (isRooted(c.kind)) s += "  args.root = root;\n";
   return s;
 }
 

@@ -1,0 +1,53 @@
+/// @file CudaBackend.cpp
+/// @brief The `--emit=cuda` step of purlinc: build the emitter input, add IR
+/// notes, emit, write both files (or print them).
+#include "codegen/CudaBackend.h"
+
+#include "codegen/EmitCUDA.h"
+#include "codegen/FromModule.h"
+
+namespace purlin::codegen {
+
+namespace {
+
+/// "dir/allreduce.pl" -> "allreduce".
+std::string stemOf(const std::string &path) {
+  std::string name = fileNameOf(path);
+  std::size_t dot = name.find_last_of('.');
+  return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
+} // namespace
+
+std::optional<std::string> runCudaEmit(const Module &module, const PolicySet &policies,
+                                       const std::string &output, std::ostream &stdoutStream,
+                                       const NotesProvider &notes) {
+  const bool toStdout = output.empty() || output == "-";
+  const std::string cuPath = toStdout ? stemOf(module.file) + ".cu" : output;
+  BuildResult built = buildEmitInput(module, policies, {}, cuPath);
+  if (built.error) return built.error;
+  if (notes) {
+    std::size_t i = 0;
+    for (const auto &c : module.collectives) {
+      if (!c) continue;
+      EmitCollective &e = built.input.collectives.at(i++);
+      if (auto err = notes(*c, e.policy, e.programs)) return err;
+    }
+  }
+  EmitOutput out = emitCUDA(built.input);
+  if (toStdout) {
+    stdoutStream << "// ===== purlinc: " << built.input.headerName << " =====\n"
+                 << out.h << "// ===== purlinc: " << built.input.cuName << " =====\n"
+                 << out.cu;
+    stdoutStream.flush();
+    if (!stdoutStream) return std::string("cannot write to standard output");
+    return std::nullopt;
+  }
+  auto [cu, h] = outputPaths(output);
+  if (cu == h) return "output '" + output + "' would be overwritten by its own header";
+  if (auto err = writeFile(h, out.h)) return err;
+  if (auto err = writeFile(cu, out.cu)) return err;
+  return std::nullopt;
+}
+
+} // namespace purlin::codegen

@@ -1,0 +1,34 @@
+/// @file CudaBackend.h
+/// @brief purlinc's `--emit=cuda` step: from a checked Module and its
+/// PolicySet, emit and write `<out>.cu` and `<out>.h` (header beside the
+/// .cu), or print both to a stream when no output file is given.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "codegen/EmitModel.h"
+#include "purlin/AST.h"
+#include "purlin/Policy.h"
+
+namespace purlin::codegen {
+
+/// Supplies the SNAC IR notes (programs, roles, op ids) of one collective,
+/// or an error message. Empty function = no IR notes in the output.
+using NotesProvider = std::function<std::optional<std::string>(
+    const Collective &, const Policy &, std::vector<ProgramNote> &)>;
+
+/// Emits every collective of `module` (already filtered by --collective).
+/// `output`: the .cu path (header = same path with ".h"); "" or "-" prints
+/// the header and then the .cu to `stdoutStream`, each after a marker line
+/// `// ===== purlinc: <name> =====` (names from the input's stem).
+/// Returns nullopt on success, else a one-line error message (unsupported
+/// collective, missing policy, unwritable file, IR failure).
+std::optional<std::string> runCudaEmit(const Module &module, const PolicySet &policies,
+                                       const std::string &output, std::ostream &stdoutStream,
+                                       const NotesProvider &notes = {});
+
+} // namespace purlin::codegen

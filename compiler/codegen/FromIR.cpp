@@ -1,0 +1,76 @@
+/// @file FromIR.cpp
+/// @brief Program and role notes for the generated code, read off the IR.
+#include "codegen/FromIR.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace purlin::codegen {
+
+namespace {
+
+std::string opWord(const ir::Op &op) {
+  switch (op.kind) {
+  case ir::OpKind::Copy: return "copy " + std::string(ir::toString(op.src.buf)) + "->" + ir::toString(op.dst.buf);
+  case ir::OpKind::Reduce: return "reduce ->" + std::string(ir::toString(op.dst.buf));
+  case ir::OpKind::Arrive: return "arrive";
+  case ir::OpKind::Notify: return std::string("notify ") + ir::toString(op.sig);
+  case ir::OpKind::Wait: return std::string("wait ") + ir::toString(op.sig);
+  case ir::OpKind::PacketPut: return "packet put";
+  case ir::OpKind::PacketPoll: return "packet poll";
+  }
+  return "op";
+}
+
+} // namespace
+
+std::string summarizeRole(const ir::Role &role) {
+  std::vector<std::string> words;
+  ir::forEachOp(role.body, [&](const ir::Op &op) {
+    std::string w = opWord(op);
+    if (words.empty() || words.back() != w) words.push_back(w);
+  });
+  std::string s;
+  for (const auto &w : words) {
+    if (!s.empty()) s += "; ";
+    s += w;
+  }
+  return s;
+}
+
+std::vector<ProgramNote> programNotes(const ir::CollectiveIR &ir) {
+  std::vector<ProgramNote> notes;
+  const ir::Program *programs[2] = {&ir.latency, &ir.throughput};
+  for (const ir::Program *p : programs) {
+    if (p->roles.empty()) continue;
+    ProgramNote note;
+    const bool latency = p->regime == ir::Regime::Latency;
+    note.name = latency ? "latency" : "throughput";
+    std::string bytes = ir.dispatchBytes.empty() ? "bytes" : ir.dispatchBytes;
+    note.when = latency ? bytes + " <= world[n].latencyMaxBytes" : bytes + " > world[n].latencyMaxBytes";
+    for (const ir::Role &r : p->roles) {
+      RoleNote rn;
+      rn.role = r.name;
+      if (!r.ctasFrom.empty()) {
+        // "throughput.stageCtas" -> "world[n].stageCtas" (the policy struct's field)
+        std::string field = r.ctasFrom.substr(r.ctasFrom.find_last_of('.') + 1);
+        if (field == "ctas") field = "latencyCtas";
+        rn.ctas = "world[n]." + field;
+      }
+      int lo = INT_MAX, hi = INT_MIN;
+      ir::forEachOp(r.body, [&](const ir::Op &op) {
+        if (op.id < 0) return;
+        lo = std::min(lo, op.id);
+        hi = std::max(hi, op.id);
+      });
+      if (lo != INT_MAX) rn.opIds = lo == hi ? "%" + std::to_string(lo) : "%" + std::to_string(lo) + "..%" + std::to_string(hi);
+      if (r.runsOn != ir::RunsOn::All) rn.role += std::string(" (") + ir::toString(r.runsOn) + " ranks)";
+      rn.summary = summarizeRole(r);
+      note.roles.push_back(std::move(rn));
+    }
+    notes.push_back(std::move(note));
+  }
+  return notes;
+}
+
+} // namespace purlin::codegen

@@ -1,0 +1,85 @@
+/// @file CudaBackendTest.cpp
+/// @brief Tests of runCudaEmit: files beside each other, byte-identical
+/// reruns, stdout form, IR notes, errors.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "SampleInput.h"
+#include "codegen/CudaBackend.h"
+
+using namespace purlin;
+using namespace purlin::codegen;
+
+namespace {
+std::string slurp(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+std::string tempDir() {
+  char tmpl[] = "/tmp/purlin-codegen-XXXXXX";
+  const char *d = mkdtemp(tmpl);
+  REQUIRE(d != nullptr);
+  return d;
+}
+} // namespace
+
+TEST_CASE("runCudaEmit writes .cu and .h beside it, identically on reruns", "[codegen]") {
+  std::string dir = tempDir();
+  std::ostringstream sink;
+  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), dir + "/ar.cu", sink));
+  std::string cu1 = slurp(dir + "/ar.cu"), h1 = slurp(dir + "/ar.h");
+  REQUIRE(cu1.find("#include \"ar.h\"") != std::string::npos);
+  REQUIRE(h1.find("Status allReduce(") != std::string::npos);
+  REQUIRE(sink.str().empty());
+  // A different directory gives byte-identical files (no paths, no time).
+  std::string dir2 = tempDir();
+  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), dir2 + "/ar.cu", sink));
+  REQUIRE(slurp(dir2 + "/ar.cu") == cu1);
+  REQUIRE(slurp(dir2 + "/ar.h") == h1);
+  REQUIRE(cu1.find(dir) == std::string::npos);
+}
+
+TEST_CASE("runCudaEmit without -o prints header then .cu", "[codegen]") {
+  std::ostringstream os;
+  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), "", os));
+  const std::string s = os.str();
+  auto h = s.find("// ===== purlinc: allreduce.h =====");
+  auto cu = s.find("// ===== purlinc: allreduce.cu =====");
+  REQUIRE(h == 0);
+  REQUIRE(cu != std::string::npos);
+  REQUIRE(s.find("#include \"allreduce.h\"", cu) != std::string::npos);
+}
+
+TEST_CASE("runCudaEmit adds IR notes and reports their errors", "[codegen]") {
+  std::ostringstream os;
+  NotesProvider notes = [](const Collective &c, const Policy &, std::vector<ProgramNote> &out)
+      -> std::optional<std::string> {
+    out.push_back(ProgramNote{"latency", "bytes <= world[n].latencyMaxBytes",
+                              {RoleNote{"latency", "world[n].latencyCtas", "%0..%2", "note for " + c.name}}});
+    return std::nullopt;
+  };
+  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), "-", os, notes));
+  REQUIRE(os.str().find("//       note for allReduce") != std::string::npos);
+  REQUIRE(os.str().find("//       note for reduceScatter") != std::string::npos);
+
+  NotesProvider failing = [](const Collective &, const Policy &, std::vector<ProgramNote> &)
+      -> std::optional<std::string> { return std::string("IR derivation failed"); };
+  auto err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "-", os, failing);
+  REQUIRE(err == std::optional<std::string>("IR derivation failed"));
+}
+
+TEST_CASE("runCudaEmit errors: unwritable path, header clash", "[codegen]") {
+  std::ostringstream os;
+  auto err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "/nonexistent-purlin/x.cu", os);
+  REQUIRE(err.has_value());
+  REQUIRE(err->find("/nonexistent-purlin/x.h") != std::string::npos);
+  err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "/tmp/x.h", os);
+  REQUIRE(err.has_value());
+  REQUIRE(err->find("overwritten") != std::string::npos);
+}
