@@ -57,6 +57,15 @@ struct Collective {
   Layout out = Layout::Packed;
   Root root = Root::None;
   std::vector<std::shared_ptr<const Collective>> children; ///< {F, G} of a compose
+
+  /// What the front end could not map onto the fields above, for sema to
+  /// report (a Module that passed sema has none of these set):
+  std::string unknownAtom;     ///< spelling of a non-datapath type in the Atom position
+  std::string unknownPolicy;   ///< spelling of a non-policy type in the Policy position
+  std::string invalidArgument; ///< e.g. "consume op value 7" (an out-of-range enum cast)
+  /// A compose argument that names no SNAC/compose: a placeholder child
+  /// whose `name` is the argument as written and whose loc is where.
+  bool notACollective = false;
 };
 
 /// Everything purlinc found in one .pl file, in source order.

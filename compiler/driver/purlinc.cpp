@@ -1,0 +1,156 @@
+/// @file purlinc.cpp
+/// @brief purlinc: parse a .pl file, check it, load policies, then dump the
+/// AST or hand over to the back end (runBackend in Backend.cpp).
+#include "ASTDumper.h"
+#include "Backend.h"
+#include "Options.h"
+#include "Parser.h"
+#include "PolicyLoader.h"
+#include "Sema.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+using namespace purlin;
+
+/// Parses "RANKS[,BYTES...]" of --simulate; false on malformed text.
+bool parseSimulate(const std::string &text, Options &o, std::string &error) {
+  std::stringstream ss(text);
+  std::string item;
+  bool first = true;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    unsigned long long v = 0;
+    try {
+      v = std::stoull(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || item[0] == '-') {
+      error = "--simulate: '" + item + "' is not a non-negative integer";
+      return false;
+    }
+    if (first) {
+      if (v < kMinWorld || v > kMaxWorld) {
+        error = "--simulate: RANKS must be in [2, 8], got " + item;
+        return false;
+      }
+      o.simulateRanks = static_cast<int>(v);
+      first = false;
+    } else {
+      o.simulateBytes.push_back(v);
+    }
+  }
+  if (first) {
+    error = "--simulate: expected RANKS[,BYTES...]";
+    return false;
+  }
+  return true;
+}
+
+/// Keeps only the collectives named by --collective (all if none given).
+bool selectCollectives(const Options &o, Module &m, Diagnostics &diags) {
+  if (o.collectives.empty())
+    return true;
+  std::vector<std::shared_ptr<const Collective>> kept;
+  bool ok = true;
+  for (const std::string &name : o.collectives) {
+    bool found = false;
+    for (const auto &c : m.collectives)
+      if (c->name == name) {
+        kept.push_back(c);
+        found = true;
+      }
+    if (!found) {
+      diags.report(DiagKind::UnknownCollectiveName, Location{}, name, m.file);
+      ok = false;
+    }
+  }
+  m.collectives = std::move(kept);
+  return ok;
+}
+
+int run(const Options &opts) {
+  Diagnostics diags(std::cerr);
+  std::optional<Module> module = parseFile(opts.input, diags);
+  if (!module)
+    return 1;
+
+  PolicySet policies;
+  std::string source;
+  if (opts.policyFile.empty()) {
+    policies = defaultPolicies(opts.arch);
+    source = std::string("the built-in ") + toString(opts.arch) + " defaults";
+  } else {
+    std::string error;
+    policies = loadPolicies(opts.policyFile, opts.arch, error);
+    if (!error.empty()) {
+      diags.report(DiagKind::PolicyError, Location{}, error);
+      return 1;
+    }
+    source = "'" + opts.policyFile + "'";
+  }
+
+  if (!checkModule(*module, policies, source, diags))
+    return 1;
+  if (!selectCollectives(opts, *module, diags))
+    return 1;
+
+  if (opts.emit != EmitKind::AST || opts.printIRAfterAll || opts.simulateRanks)
+    return runBackend(opts, *module, policies, diags);
+
+  if (opts.output.empty() || opts.output == "-") {
+    dumpAST(*module, std::cout);
+    return 0;
+  }
+  std::ofstream out(opts.output);
+  if (!out) {
+    diags.report(DiagKind::CannotRead, Location{}, opts.output, "cannot open for writing");
+    return 1;
+  }
+  dumpAST(*module, out);
+  return out.good() ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  CLI::App app{"purlinc: compiles Purlin collective declarations (.pl) into SNAC IR and CUDA"};
+  app.set_version_flag("--version", std::string("purlinc ") + PURLIN_VERSION);
+  app.add_option("file", opts.input, "the .pl file")->required();
+  app.add_option("-o", opts.output, "output file (default: stdout)");
+  app.add_option("--policy", opts.policyFile, "policy JSON (default: the built-in policies of --arch)");
+  std::string arch = "sm_90";
+  app.add_option("--arch", arch, "target architecture")
+      ->check(CLI::IsMember({"sm_80", "sm_90", "sm_100"}))
+      ->capture_default_str();
+  std::map<std::string, EmitKind> emitKinds = {
+      {"ast", EmitKind::AST}, {"ir", EmitKind::IR}, {"ir-json", EmitKind::IRJson}, {"cuda", EmitKind::Cuda}};
+  app.add_option("--emit", opts.emit, "what to produce: ast, ir, ir-json, cuda")
+      ->transform(CLI::CheckedTransformer(emitKinds))
+      ->default_str("ast");
+  app.add_option("--collective", opts.collectives, "only this collective (repeatable; default: all)");
+  app.add_flag("--print-ir-after-all", opts.printIRAfterAll, "print the SNAC IR after each pass");
+  std::string simulate;
+  app.add_option("--simulate", simulate, "RANKS[,BYTES...]: run the CPU simulator on the IR");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  opts.arch = *parseArch(arch);
+  if (!simulate.empty()) {
+    std::string error;
+    if (!parseSimulate(simulate, opts, error)) {
+      std::cerr << "purlinc: error: " << error << '\n';
+      return 1;
+    }
+  }
+  return run(opts);
+}

@@ -1,0 +1,179 @@
+/// @file Sema.cpp
+/// @brief purlinc's own semantic checks (the table of supported collectives
+/// is in classify(); diagnostics in DiagnosticKinds.def).
+#include "Sema.h"
+
+#include <map>
+
+namespace purlin {
+
+const char *toString(CollectiveKind k) {
+  switch (k) {
+  case CollectiveKind::AllGather: return "AllGather";
+  case CollectiveKind::ReduceScatter: return "ReduceScatter";
+  case CollectiveKind::AllReduce: return "AllReduce";
+  case CollectiveKind::AllToAll: return "AllToAll";
+  case CollectiveKind::AllGatherV: return "AllGatherV";
+  case CollectiveKind::ReduceScatterV: return "ReduceScatterV";
+  case CollectiveKind::AllToAllV: return "AllToAllV";
+  case CollectiveKind::Broadcast: return "Broadcast";
+  case CollectiveKind::Reduce: return "Reduce";
+  case CollectiveKind::Scatter: return "Scatter";
+  case CollectiveKind::Gather: return "Gather";
+  }
+  return "?";
+}
+
+namespace {
+
+using CK = CollectiveKind;
+using L = Layout;
+
+struct LeafRule {
+  ConsumeOp op;
+  Layout in, out;
+  Root root;
+  CollectiveKind kind;
+};
+
+constexpr LeafRule kLeaves[] = {
+    {ConsumeOp::Copy, L::Packed, L::Scattered, Root::None, CK::AllGather},
+    {ConsumeOp::Copy, L::Packed, L::Scattered, Root::Consumer, CK::Gather},
+    {ConsumeOp::Reduce, L::Scattered, L::Packed, Root::None, CK::ReduceScatter},
+    {ConsumeOp::Copy, L::Scattered, L::Transposed, Root::None, CK::AllToAll},
+    {ConsumeOp::Copy, L::Scattered, L::Packed, Root::Producer, CK::Scatter},
+    {ConsumeOp::Copy, L::PackedV, L::ScatteredV, Root::None, CK::AllGatherV},
+    {ConsumeOp::Reduce, L::ScatteredV, L::PackedV, Root::None, CK::ReduceScatterV},
+    {ConsumeOp::Copy, L::ScatteredV, L::TransposedV, Root::None, CK::AllToAllV},
+};
+
+struct ComposeRule {
+  CollectiveKind first, second, kind;
+};
+
+constexpr ComposeRule kCompositions[] = {
+    {CK::ReduceScatter, CK::AllGather, CK::AllReduce},
+    {CK::Scatter, CK::AllGather, CK::Broadcast},
+    {CK::ReduceScatter, CK::Gather, CK::Reduce},
+};
+
+constexpr const char *kSupportedLeaves =
+    "copy packed -> scattered (AllGather; Root::consumer: Gather), reduce scattered -> packed "
+    "(ReduceScatter), copy scattered -> transposed (AllToAll), copy scattered -> packed with "
+    "Root::producer (Scatter), and the V forms of AllGather, ReduceScatter and AllToAll";
+constexpr const char *kSupportedCompositions =
+    "compose<ReduceScatter, AllGather> (AllReduce), compose<Scatter, AllGather> (Broadcast), "
+    "compose<ReduceScatter, Gather> (Reduce)";
+
+std::string describe(const Collective &c) {
+  std::optional<CollectiveKind> k = classify(c);
+  if (k)
+    return toString(*k);
+  return std::string(toString(c.op)) + " " + toString(c.in) + " -> " + toString(c.out);
+}
+
+class Checker {
+public:
+  Checker(const Module &m, const PolicySet &p, const std::string &src, Diagnostics &d)
+      : module_(m), policies_(p), source_(src), diags_(d) {}
+
+  bool run() {
+    if (module_.collectives.empty()) {
+      diags_.report(DiagKind::NoCollective, Location{module_.file, 0, 0});
+      return false;
+    }
+    bool ok = true;
+    for (const auto &c : module_.collectives)
+      ok &= check(*c, c->name);
+    return ok;
+  }
+
+private:
+  /// Checks `c` once; `alias` is the name reported (an anonymous child's
+  /// problems are reported with its spelling, at its own location).
+  bool check(const Collective &c, const std::string &alias) {
+    if (auto it = done_.find(&c); it != done_.end())
+      return it->second;
+    bool ok = c.isCompose ? checkCompose(c, alias) : checkLeaf(c, alias);
+    done_[&c] = ok;
+    return ok;
+  }
+
+  bool checkLeaf(const Collective &c, const std::string &alias) {
+    const Location &at = c.loc;
+    if (!c.invalidArgument.empty())
+      return fail(DiagKind::InvalidArgument, at, alias, c.invalidArgument);
+    if (!c.unknownAtom.empty())
+      return fail(DiagKind::UnknownAtom, at, alias, c.unknownAtom);
+    if (!c.unknownPolicy.empty())
+      return fail(DiagKind::UnknownPolicyType, at, alias, c.unknownPolicy);
+    if (!policies_.policies.count(c.policy))
+      return fail(DiagKind::MissingPolicy, at, alias, c.policy, source_);
+    if (isVariable(c.in) != isVariable(c.out))
+      return fail(DiagKind::MixedVariableLayouts, at, alias, toString(c.in), toString(c.out));
+    if (!classify(c))
+      return fail(DiagKind::UnsupportedCollective, at, alias, toString(c.op), toString(c.in),
+                  toString(c.out), toString(c.root), kSupportedLeaves);
+    return true;
+  }
+
+  bool checkCompose(const Collective &c, const std::string &alias) {
+    for (size_t i = 0; i < c.children.size(); ++i)
+      if (c.children[i]->notACollective)
+        return fail(DiagKind::ComposeNotCollective, c.loc, alias, i == 0 ? "F" : "G", c.children[i]->name);
+    const Collective &f = *c.children[0], &g = *c.children[1];
+    // A named child reports its own errors at its own alias; an anonymous
+    // (inline) child is checked here.
+    bool childrenOk = true;
+    for (const Collective *ch : {&f, &g})
+      childrenOk &= check(*ch, ch->name);
+    if (!childrenOk)
+      return false;
+    if (f.out != g.in)
+      return fail(DiagKind::ComposeLayoutMismatch, c.loc, alias, f.name, g.name, toString(f.out),
+                  toString(g.in));
+    if (!classify(c))
+      return fail(DiagKind::UnsupportedComposition, c.loc, alias, f.name, g.name, describe(f), describe(g),
+                  kSupportedCompositions);
+    return true;
+  }
+
+  template <class... Args> bool fail(DiagKind k, const Location &at, const Args &...args) {
+    diags_.report(k, at, args...);
+    return false;
+  }
+
+  const Module &module_;
+  const PolicySet &policies_;
+  const std::string &source_;
+  Diagnostics &diags_;
+  std::map<const Collective *, bool> done_;
+};
+
+} // namespace
+
+std::optional<CollectiveKind> classify(const Collective &c) {
+  if (!c.isCompose) {
+    for (const LeafRule &r : kLeaves)
+      if (r.op == c.op && r.in == c.in && r.out == c.out && r.root == c.root)
+        return r.kind;
+    return std::nullopt;
+  }
+  if (c.children.size() != 2 || !c.children[0] || !c.children[1] || c.children[0]->notACollective ||
+      c.children[1]->notACollective || c.children[0]->isCompose || c.children[1]->isCompose)
+    return std::nullopt;
+  std::optional<CollectiveKind> f = classify(*c.children[0]), g = classify(*c.children[1]);
+  if (!f || !g)
+    return std::nullopt;
+  for (const ComposeRule &r : kCompositions)
+    if (r.first == *f && r.second == *g)
+      return r.kind;
+  return std::nullopt;
+}
+
+bool checkModule(const Module &m, const PolicySet &policies, const std::string &policySource,
+                 Diagnostics &diags) {
+  return Checker(m, policies, policySource, diags).run();
+}
+
+} // namespace purlin

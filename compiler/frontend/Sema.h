@@ -1,0 +1,45 @@
+/// @file Sema.h
+/// @brief Semantic checks of a parsed .pl Module, and the classification of
+/// each collective as one of the eleven the runtime implements.
+///
+/// Supported leaves (op, in -> out, root), documented in docs/dsl.md:
+///   AllGather      copy   packed     -> scattered
+///   Gather         copy   packed     -> scattered   Root::consumer
+///   ReduceScatter  reduce scattered  -> packed
+///   AllToAll       copy   scattered  -> transposed
+///   Scatter        copy   scattered  -> packed      Root::producer
+///   AllGatherV / ReduceScatterV / AllToAllV: the V forms of the three above.
+/// Supported compositions: AllReduce = compose<ReduceScatter, AllGather>,
+/// Broadcast = compose<Scatter, AllGather>, Reduce = compose<ReduceScatter, Gather>.
+#pragma once
+
+#include "purlin/AST.h"
+#include "purlin/Diagnostics.h"
+#include "purlin/Policy.h"
+
+#include <optional>
+#include <string>
+
+namespace purlin {
+
+enum class CollectiveKind {
+  AllGather, ReduceScatter, AllReduce, AllToAll, AllGatherV, ReduceScatterV, AllToAllV,
+  Broadcast, Reduce, Scatter, Gather
+};
+const char *toString(CollectiveKind); ///< "AllGather", ...
+
+/// Which of the eleven collectives `c` is, or nullopt if unsupported.
+/// Looks only at op/in/out/root of a leaf and at the kinds of a compose's
+/// children (never at atom or policy).
+std::optional<CollectiveKind> classify(const Collective &c);
+
+/// Checks every collective of `m`; reports each problem once, at the alias
+/// (a compose whose argument already failed is not reported again).
+/// `policies` must define every policy named; `policySource` says where
+/// they came from in messages ("the built-in sm_90 defaults", "'h200.json'").
+/// Returns true when no error was reported. A module without collectives is
+/// an error.
+bool checkModule(const Module &m, const PolicySet &policies, const std::string &policySource,
+                 Diagnostics &diags);
+
+} // namespace purlin

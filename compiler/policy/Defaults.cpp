@@ -1,0 +1,82 @@
+/// @file Defaults.cpp
+/// @brief Built-in codesign policies for sm_80 (A100), sm_90 (H100/H200) and
+/// sm_100 (B200). The latency/throughput crossover shrinks as the world
+/// grows (a latency packet program moves n-1 copies of every byte).
+#include "PolicyLoader.h"
+
+namespace purlin {
+
+const char *toString(Arch a) {
+  switch (a) {
+  case Arch::Sm80: return "sm_80";
+  case Arch::Sm90: return "sm_90";
+  case Arch::Sm100: return "sm_100";
+  }
+  return "?";
+}
+
+std::optional<Arch> parseArch(std::string_view name) {
+  if (name == "sm_80")
+    return Arch::Sm80;
+  if (name == "sm_90")
+    return Arch::Sm90;
+  if (name == "sm_100")
+    return Arch::Sm100;
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
+
+/// Numbers of one architecture: crossover and chunk size for world 2, 3-4
+/// and 5-8; the rest is the same for every world size.
+struct ArchDefaults {
+  uint64_t maxBytes[3];
+  uint64_t chunkBytes[3];
+  int latencyCtas, latencyThreads;
+  int stageCtas, consumeCtas, gatherCtas, threads;
+  int stages, stageBytes;
+  uint64_t stagingBytes;
+};
+
+// sm_90 (H200, NV18): the paper's Table 3 region; world 2 crossover 512 KiB.
+constexpr ArchDefaults kSm90 = {{512 * KiB, 256 * KiB, 128 * KiB}, {1 * MiB, 1 * MiB, 512 * KiB},
+                                16, 512, 8, 16, 8, 512, 8, 16384, 256 * MiB};
+// sm_80 (A100, NV12): lower bandwidth, smaller chunks and a shallower pipeline.
+constexpr ArchDefaults kSm80 = {{256 * KiB, 128 * KiB, 64 * KiB}, {512 * KiB, 512 * KiB, 256 * KiB},
+                                8, 512, 8, 16, 8, 512, 4, 16384, 128 * MiB};
+// sm_100 (B200, NVLink 5): twice the link bandwidth, a deeper pipeline.
+constexpr ArchDefaults kSm100 = {{1 * MiB, 512 * KiB, 256 * KiB}, {2 * MiB, 1 * MiB, 1 * MiB},
+                                 24, 512, 8, 24, 8, 512, 8, 32768, 512 * MiB};
+
+const ArchDefaults &numbersFor(Arch a) {
+  switch (a) {
+  case Arch::Sm80: return kSm80;
+  case Arch::Sm100: return kSm100;
+  case Arch::Sm90: break;
+  }
+  return kSm90;
+}
+
+} // namespace
+
+PolicySet defaultPolicies(Arch arch) {
+  const ArchDefaults &d = numbersFor(arch);
+  Policy p;
+  p.name = "Policy";
+  p.stagingBytes = d.stagingBytes;
+  p.atom = {d.stages, d.stageBytes};
+  for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+    int band = n == 2 ? 0 : n <= 4 ? 1 : 2;
+    WorldPolicy &w = p.world[n];
+    w.latency = {d.maxBytes[band], d.latencyCtas, d.latencyThreads};
+    w.throughput = {d.stageCtas, d.consumeCtas, d.gatherCtas, d.threads, d.chunkBytes[band], Transfer::Pull};
+  }
+  PolicySet set;
+  set.arch = arch;
+  set.policies.emplace(p.name, p);
+  return set;
+}
+
+} // namespace purlin

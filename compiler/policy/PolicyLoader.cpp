@@ -1,0 +1,234 @@
+/// @file PolicyLoader.cpp
+/// @brief Policy JSON reader: strict (unknown keys, wrong types and values
+/// out of range are errors naming the JSON path), merging file values over
+/// the built-in defaults of the target architecture.
+#include "PolicyLoader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+
+namespace purlin {
+namespace {
+
+using json = nlohmann::json;
+constexpr uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+
+/// Thrown inside this file only; turned into the `error` string.
+struct Failure {
+  std::string message;
+};
+
+std::string shown(const json &v) {
+  std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+[[noreturn]] void fail(const std::string &path, const std::string &expected, const json &got) {
+  throw Failure{path + ": expected " + expected + ", got " + shown(got)};
+}
+
+void requireObject(const json &v, const std::string &path, std::initializer_list<const char *> keys) {
+  if (!v.is_object())
+    fail(path, "an object", v);
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    bool known = false;
+    std::string list;
+    for (const char *k : keys) {
+      known |= it.key() == k;
+      list += list.empty() ? k : std::string(", ") + k;
+    }
+    if (!known)
+      throw Failure{path + ": unknown key '" + it.key() + "' (expected one of: " + list + ")"};
+  }
+}
+
+std::string rangeText(uint64_t lo, uint64_t hi, uint64_t multiple) {
+  std::string s = "an integer";
+  if (multiple > 1)
+    s += " multiple of " + std::to_string(multiple);
+  return s + " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+
+/// Reads obj[key] if present: an unsigned integer in [lo, hi], a multiple of `multiple`.
+template <class T>
+void readUInt(const json &obj, const char *key, const std::string &path, uint64_t lo, uint64_t hi,
+              uint64_t multiple, T &out) {
+  auto it = obj.find(key);
+  if (it == obj.end())
+    return;
+  std::string p = path + "." + key;
+  if (!it->is_number_integer() || (it->is_number_integer() && !it->is_number_unsigned()))
+    fail(p, rangeText(lo, hi, multiple), *it);
+  uint64_t v = it->get<uint64_t>();
+  if (v < lo || v > hi || v % multiple != 0)
+    fail(p, rangeText(lo, hi, multiple), *it);
+  out = static_cast<T>(v);
+}
+
+void readLatency(const json &v, const std::string &path, LatencyPolicy &l) {
+  requireObject(v, path, {"maxBytes", "ctas", "threads"});
+  readUInt(v, "maxBytes", path, 0, 64 * MiB, 1, l.maxBytes);
+  readUInt(v, "ctas", path, 1, 1024, 1, l.ctas);
+  readUInt(v, "threads", path, 32, 1024, 32, l.threads);
+}
+
+void readThroughput(const json &v, const std::string &path, ThroughputPolicy &t) {
+  requireObject(v, path, {"stageCtas", "consumeCtas", "gatherCtas", "threads", "chunkBytes", "transfer"});
+  readUInt(v, "stageCtas", path, 1, 1024, 1, t.stageCtas);
+  readUInt(v, "consumeCtas", path, 1, 1024, 1, t.consumeCtas);
+  readUInt(v, "gatherCtas", path, 1, 1024, 1, t.gatherCtas);
+  readUInt(v, "threads", path, 32, 1024, 32, t.threads);
+  readUInt(v, "chunkBytes", path, 4 * KiB, 1 * GiB, 16, t.chunkBytes);
+  if (auto it = v.find("transfer"); it != v.end()) {
+    if (*it == "pull")
+      t.transfer = Transfer::Pull;
+    else if (*it == "push")
+      t.transfer = Transfer::Push;
+    else
+      fail(path + ".transfer", "\"pull\" or \"push\"", *it);
+  }
+}
+
+/// Base (all world sizes) or one world size's overrides.
+void readWorldFields(const json &v, const std::string &path, WorldPolicy &w) {
+  if (auto it = v.find("latency"); it != v.end())
+    readLatency(*it, path + ".latency", w.latency);
+  if (auto it = v.find("throughput"); it != v.end())
+    readThroughput(*it, path + ".throughput", w.throughput);
+}
+
+bool isPolicyName(const std::string &s) {
+  if (s.empty())
+    return false;
+  bool start = true;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == ':' && i + 2 < s.size() && s[i + 1] == ':' && !start) {
+      ++i;
+      start = true;
+      continue;
+    }
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!(alpha || (digit && !start)))
+      return false;
+    start = false;
+  }
+  return !start;
+}
+
+Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
+  std::string path = "policies." + name;
+  requireObject(v, path, {"description", "stagingBytes", "atom", "latency", "throughput", "world"});
+  Policy p = base;
+  p.name = name;
+  if (auto it = v.find("description"); it != v.end() && !it->is_string())
+    fail(path + ".description", "a string", *it);
+  readUInt(v, "stagingBytes", path, 1 * MiB, 64 * GiB, 4096, p.stagingBytes);
+  if (auto it = v.find("atom"); it != v.end()) {
+    requireObject(*it, path + ".atom", {"pipelineStages", "stageBytes"});
+    readUInt(*it, "pipelineStages", path + ".atom", 1, 64, 1, p.atom.pipelineStages);
+    readUInt(*it, "stageBytes", path + ".atom", 512, 1 * MiB, 16, p.atom.stageBytes);
+  }
+  for (int n = kMinWorld; n <= kMaxWorld; ++n)
+    readWorldFields(v, path, p.world[n]);
+  if (auto it = v.find("world"); it != v.end()) {
+    if (!it->is_object())
+      fail(path + ".world", "an object keyed by world size \"2\"..\"8\"", *it);
+    for (auto w = it->begin(); w != it->end(); ++w) {
+      const std::string &k = w.key();
+      int n = (k.size() == 1 && k[0] >= '2' && k[0] <= '8') ? k[0] - '0' : 0;
+      if (n == 0)
+        throw Failure{path + ".world: unknown key '" + k + "' (expected a world size \"2\"..\"8\")"};
+      std::string wp = path + ".world." + k;
+      requireObject(*w, wp, {"latency", "throughput"});
+      readWorldFields(*w, wp, p.world[n]);
+    }
+  }
+  if (std::string e = validatePolicy(p); !e.empty())
+    throw Failure{e};
+  return p;
+}
+
+} // namespace
+
+std::string validatePolicy(const Policy &p) {
+  std::string path = "policies." + p.name;
+  for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+    const WorldPolicy &w = p.world[n];
+    std::string wp = path + ".world." + std::to_string(n);
+    if (w.latency.ctas < 1 || w.latency.threads < 32 || w.latency.threads % 32)
+      return wp + ".latency: expected ctas >= 1 and threads a multiple of 32";
+    const ThroughputPolicy &t = w.throughput;
+    if (t.stageCtas < 1 || t.consumeCtas < 1 || t.gatherCtas < 1 || t.threads < 32 || t.threads % 32 ||
+        t.chunkBytes < 16 || t.chunkBytes % 16)
+      return wp + ".throughput: expected CTA counts >= 1, threads a multiple of 32, chunkBytes a multiple of 16";
+    // Cyclic staging needs room for one chunk of every rank's partition.
+    if (p.stagingBytes < static_cast<uint64_t>(n) * t.chunkBytes)
+      return path + ".stagingBytes: expected at least world size x chunkBytes = " +
+             std::to_string(n * t.chunkBytes) + " for world " + std::to_string(n) + ", got " +
+             std::to_string(p.stagingBytes);
+  }
+  if (p.atom.pipelineStages < 1 || p.atom.stageBytes < 16 || p.atom.stageBytes % 16)
+    return path + ".atom: expected pipelineStages >= 1 and stageBytes a multiple of 16";
+  return "";
+}
+
+PolicySet parsePolicies(const std::string &text, const std::string &source, Arch arch, std::string &error) {
+  error.clear();
+  PolicySet set = defaultPolicies(arch);
+  const Policy builtin = set.policies.at("Policy");
+  try {
+    json doc;
+    try {
+      doc = json::parse(text);
+    } catch (const json::parse_error &e) {
+      throw Failure{std::string("invalid JSON: ") + e.what()};
+    }
+    requireObject(doc, "(top level)", {"description", "arch", "policies"});
+    if (auto it = doc.find("arch"); it != doc.end()) {
+      if (!it->is_string() || !parseArch(it->get<std::string>()))
+        fail("arch", "\"sm_80\", \"sm_90\" or \"sm_100\"", *it);
+      if (*parseArch(it->get<std::string>()) != arch)
+        throw Failure{std::string("arch: the file is for ") + it->get<std::string>() + " but the target is " +
+                      toString(arch) + " (use --arch " + it->get<std::string>() + ")"};
+    }
+    auto pols = doc.find("policies");
+    if (pols == doc.end())
+      throw Failure{"policies: missing (expected an object of named policies)"};
+    if (!pols->is_object())
+      fail("policies", "an object of named policies", *pols);
+    for (auto it = pols->begin(); it != pols->end(); ++it) {
+      if (!isPolicyName(it.key()))
+        throw Failure{"policies: '" + it.key() + "' is not a C++ type name"};
+      set.policies[it.key()] = readPolicy(*it, it.key(), builtin);
+    }
+  } catch (const Failure &f) {
+    error = source + ": " + f.message;
+    return PolicySet{arch, {}};
+  } catch (const json::exception &e) {
+    error = source + ": " + e.what();
+    return PolicySet{arch, {}};
+  }
+  return set;
+}
+
+PolicySet loadPolicies(const std::string &path, Arch arch, std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot open the policy file";
+    return PolicySet{arch, {}};
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    error = path + ": cannot read the policy file";
+    return PolicySet{arch, {}};
+  }
+  return parsePolicies(ss.str(), path, arch, error);
+}
+
+} // namespace purlin

@@ -1,0 +1,113 @@
+/// @file PolicyTest.cpp
+/// @brief Unit tests of the built-in policies and the policy JSON loader.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include "PolicyLoader.h"
+
+using namespace purlin;
+
+namespace {
+PolicySet parse(const std::string &text, std::string &error, Arch arch = Arch::Sm90) {
+  return parsePolicies(text, "p.json", arch, error);
+}
+} // namespace
+
+TEST_CASE("built-in defaults are valid for every arch and world size") {
+  for (Arch a : {Arch::Sm80, Arch::Sm90, Arch::Sm100}) {
+    PolicySet s = defaultPolicies(a);
+    REQUIRE(s.policies.count("Policy") == 1);
+    CHECK(validatePolicy(s.policies.at("Policy")) == "");
+    const Policy &p = s.policies.at("Policy");
+    for (int n = 3; n <= kMaxWorld; ++n) // crossovers never grow with the world
+      CHECK(p.forWorld(n).latency.maxBytes <= p.forWorld(n - 1).latency.maxBytes);
+  }
+  const Policy &h = defaultPolicies(Arch::Sm90).policies.at("Policy");
+  CHECK(h.forWorld(2).latency.maxBytes == 512 * 1024);
+  CHECK(h.forWorld(2).latency.ctas == 16);
+  CHECK(h.forWorld(2).throughput.consumeCtas == 16);
+  CHECK(h.forWorld(2).throughput.chunkBytes == 1024 * 1024);
+  CHECK(h.atom.pipelineStages == 8);
+  CHECK(h.atom.stageBytes == 16384);
+  CHECK(h.stagingBytes == 256ull << 20);
+}
+
+TEST_CASE("arch names") {
+  CHECK(parseArch("sm_90") == Arch::Sm90);
+  CHECK_FALSE(parseArch("sm_75"));
+  CHECK(std::string(toString(Arch::Sm100)) == "sm_100");
+}
+
+TEST_CASE("base fields and per-world overrides merge over the defaults") {
+  std::string e;
+  PolicySet s = parse(R"({"arch": "sm_90", "policies": {"decode": {
+      "latency": {"maxBytes": 1048576},
+      "throughput": {"transfer": "push"},
+      "world": {"8": {"latency": {"maxBytes": 65536, "ctas": 32}}}}}})",
+                      e);
+  REQUIRE(e == "");
+  REQUIRE(s.policies.count("Policy") == 1);
+  const Policy &d = s.policies.at("decode");
+  CHECK(d.forWorld(2).latency.maxBytes == 1048576);
+  CHECK(d.forWorld(4).latency.maxBytes == 1048576);
+  CHECK(d.forWorld(8).latency.maxBytes == 65536);
+  CHECK(d.forWorld(8).latency.ctas == 32);
+  CHECK(d.forWorld(2).latency.ctas == 16);
+  CHECK(d.forWorld(5).throughput.transfer == Transfer::Push);
+  CHECK(d.atom.pipelineStages == 8);
+}
+
+TEST_CASE("errors name the JSON path and what was expected") {
+  std::string e;
+  parse(R"({"policies": {"decode": {"latency": {"threads": 100}}}})", e);
+  CHECK(e == "p.json: policies.decode.latency.threads: expected an integer multiple of 32 in [32, 1024], got 100");
+  parse(R"({"policies": {"decode": {"throughput": {"stageCtas": -1}}}})", e);
+  CHECK(e == "p.json: policies.decode.throughput.stageCtas: expected an integer in [1, 1024], got -1");
+  parse(R"({"policies": {"decode": {"throughput": {"chunkBytes": "big"}}}})", e);
+  CHECK(e.find("policies.decode.throughput.chunkBytes: expected an integer multiple of 16") != std::string::npos);
+  parse(R"({"policies": {"decode": {"atom": {"stages": 4}}}})", e);
+  CHECK(e == "p.json: policies.decode.atom: unknown key 'stages' (expected one of: pipelineStages, stageBytes)");
+  parse(R"({"policies": {"decode": {"world": {"9": {}}}}})", e);
+  CHECK(e.find("policies.decode.world: unknown key '9'") != std::string::npos);
+  parse(R"({"policies": {"decode": {"throughput": {"transfer": "sideways"}}}})", e);
+  CHECK(e == "p.json: policies.decode.throughput.transfer: expected \"pull\" or \"push\", got \"sideways\"");
+  parse(R"({"polices": {}})", e);
+  CHECK(e.find("(top level): unknown key 'polices'") != std::string::npos);
+  parse(R"({"arch": "sm_80", "policies": {}})", e);
+  CHECK(e.find("arch: the file is for sm_80 but the target is sm_90") != std::string::npos);
+  parse(R"({"policies": {"1bad": {}}})", e);
+  CHECK(e.find("'1bad' is not a C++ type name") != std::string::npos);
+  parse("{\"policies\": ", e);
+  CHECK(e.find("p.json: invalid JSON") != std::string::npos);
+  parse("[1, 2]", e);
+  CHECK(e.find("(top level): expected an object") != std::string::npos);
+}
+
+TEST_CASE("cross-field rule: staging holds a chunk per rank") {
+  std::string e;
+  PolicySet s = parse(R"({"policies": {"Policy": {"stagingBytes": 4194304,
+      "throughput": {"chunkBytes": 1048576}}}})",
+                      e);
+  CHECK(e.find("policies.Policy.stagingBytes: expected at least world size x chunkBytes") != std::string::npos);
+  CHECK(s.policies.empty());
+}
+
+TEST_CASE("policyToJson round-trips") {
+  std::string e;
+  PolicySet s = parse(R"({"policies": {"prefill": {"world": {"4": {"throughput": {"consumeCtas": 24}}}}}})", e);
+  REQUIRE(e == "");
+  PolicySet back = parsePolicies(policyToJson(s), "rt.json", Arch::Sm90, e);
+  REQUIRE(e == "");
+  REQUIRE(back.policies.size() == s.policies.size());
+  for (const auto &[name, p] : s.policies) {
+    const Policy &q = back.policies.at(name);
+    CHECK(q.stagingBytes == p.stagingBytes);
+    CHECK(q.atom.stageBytes == p.atom.stageBytes);
+    for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+      CHECK(q.forWorld(n).latency.maxBytes == p.forWorld(n).latency.maxBytes);
+      CHECK(q.forWorld(n).throughput.consumeCtas == p.forWorld(n).throughput.consumeCtas);
+      CHECK(q.forWorld(n).throughput.chunkBytes == p.forWorld(n).throughput.chunkBytes);
+    }
+  }
+  CHECK(back.policies.at("prefill").forWorld(4).throughput.consumeCtas == 24);
+}

@@ -1,0 +1,40 @@
+/// @file PolicyWriter.cpp
+/// @brief policyToJson: writes a PolicySet in the explicit per-world form
+/// that parsePolicies reads back to the same numbers.
+#include "PolicyLoader.h"
+
+#include <nlohmann/json.hpp>
+
+namespace purlin {
+
+std::string policyToJson(const PolicySet &set) {
+  using json = nlohmann::ordered_json;
+  json doc;
+  doc["arch"] = toString(set.arch);
+  json pols = json::object();
+  for (const auto &[name, p] : set.policies) {
+    json j;
+    j["stagingBytes"] = p.stagingBytes;
+    j["atom"] = {{"pipelineStages", p.atom.pipelineStages}, {"stageBytes", p.atom.stageBytes}};
+    json worlds = json::object();
+    for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+      const WorldPolicy &w = p.world[n];
+      const ThroughputPolicy &t = w.throughput;
+      worlds[std::to_string(n)] = {
+          {"latency", {{"maxBytes", w.latency.maxBytes}, {"ctas", w.latency.ctas}, {"threads", w.latency.threads}}},
+          {"throughput",
+           {{"stageCtas", t.stageCtas},
+            {"consumeCtas", t.consumeCtas},
+            {"gatherCtas", t.gatherCtas},
+            {"threads", t.threads},
+            {"chunkBytes", t.chunkBytes},
+            {"transfer", t.transfer == Transfer::Pull ? "pull" : "push"}}}};
+    }
+    j["world"] = worlds;
+    pols[name] = j;
+  }
+  doc["policies"] = pols;
+  return doc.dump(2) + "\n";
+}
+
+} // namespace purlin

@@ -1,0 +1,3 @@
+// AllToAllV: AllToAll with run-time sizes per (source, destination) pair
+// (sendCounts[n], recvCounts[n]).
+using allToAllV = SNAC<Atom, Policy, copy, scatteredV, transposedV>;
