@@ -1,0 +1,200 @@
+/// @file collective.cuh
+/// @brief The host launch API the generated code instantiates:
+/// snac::launch<Collective, P, AtomArch>(comm, args, stream). A Collective
+/// is a Transform (consume op + input/output layouts + root) or a
+/// Compose<F, G>; P is a policy type with static constexpr members (NCCL
+/// ProtoSimple style, emitted by purlinc); AtomArch an Atom datapath tag.
+///
+/// launch validates the arguments (never throws), decides the program by
+/// message bytes against P::world[n].latencyMaxBytes (the same decision on
+/// every rank), and enqueues one kernel on `stream` (none for a call with no
+/// data). Errors: a Status plus a message from snac::lastError().
+///
+/// Supported now: AllGather = Transform<Copy, Packed, Scattered>,
+/// ReduceScatter = Transform<Reduce, Scattered, Packed>, AllToAll =
+/// Transform<Copy, Scattered, Transposed>, AllReduce = Compose<ReduceScatter,
+/// AllGather>. Other collectives compile and return Status::Unsupported.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "purlin/atom/atom.cuh"
+#include "purlin/host/communicator.h"
+#include "purlin/snac/latency.cuh"
+#include "purlin/snac/plan.h"
+#include "purlin/snac/throughput.cuh"
+
+namespace purlin::snac {
+
+enum class Consume { Copy, Reduce };
+enum class Layout { Packed, Scattered, Transposed, PackedV, ScatteredV, TransposedV };
+enum class Root { None, Producer, Consumer };
+
+/// A SNAC transformation (paper §3.1): consume op, input and output layout, root.
+template <Consume Op, Layout In, Layout Out, Root R = Root::None> struct Transform {
+  static constexpr Consume op = Op;
+  static constexpr Layout in = In, out = Out;
+  static constexpr Root root = R;
+};
+
+/// compose<F, G>: G consumes F's intermediate in place, in one kernel.
+template <class F, class G> struct Compose {
+  static_assert(F::out == G::in, "compose<F, G> needs F's output layout = G's input layout");
+  using First = F;
+  using Second = G;
+  static constexpr Layout in = F::in, out = G::out;
+};
+
+/// The runtime collective a Collective type maps to (`supported` = false
+/// for those not implemented yet).
+template <class C> struct KindOf {
+  static constexpr bool supported = false;
+  static constexpr CollKind kind = CollKind::AllGather;
+};
+template <> struct KindOf<Transform<Consume::Copy, Layout::Packed, Layout::Scattered>> {
+  static constexpr bool supported = true;
+  static constexpr CollKind kind = CollKind::AllGather;
+};
+template <> struct KindOf<Transform<Consume::Reduce, Layout::Scattered, Layout::Packed>> {
+  static constexpr bool supported = true;
+  static constexpr CollKind kind = CollKind::ReduceScatter;
+};
+template <> struct KindOf<Transform<Consume::Copy, Layout::Scattered, Layout::Transposed>> {
+  static constexpr bool supported = true;
+  static constexpr CollKind kind = CollKind::AllToAll;
+};
+template <>
+struct KindOf<Compose<Transform<Consume::Reduce, Layout::Scattered, Layout::Packed>,
+                      Transform<Consume::Copy, Layout::Packed, Layout::Scattered>>> {
+  static constexpr bool supported = true;
+  static constexpr CollKind kind = CollKind::AllReduce;
+};
+
+namespace detail {
+inline std::string& lastErrorStorage() {
+  thread_local std::string message;
+  return message;
+}
+inline Status report(Status s, std::string message) {
+  lastErrorStorage() = std::move(message);
+  return s;
+}
+/// Makes comm's device current for the scope of one launch.
+struct DeviceGuard {
+  int previous = -1;
+  explicit DeviceGuard(int device) {
+    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+    if (previous != device) cudaSetDevice(device);
+  }
+  ~DeviceGuard() {
+    int now = -1;
+    if (previous >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous) cudaSetDevice(previous);
+  }
+};
+} // namespace detail
+
+/// The message of this thread's last failed launch ("" if none).
+inline const char* lastError() { return detail::lastErrorStorage().c_str(); }
+
+namespace detail {
+
+template <CollKind K, class E, RedOp Op, class AtomT>
+Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream) {
+  const auto* in = static_cast<const std::byte*>(a.in);
+  auto* out = static_cast<std::byte*>(a.out);
+  if (pl.latency) {
+    latencyKernel<K, E, Op><<<pl.latencyCtas, pl.latencyThreads, 0, stream>>>(dc, pl, in, out);
+  } else {
+    auto kernel = throughputKernel<K, AtomT, E, Op>;
+    const std::size_t smem = AtomT::kWorkspaceBytes;
+    if (smem > 48 * 1024) {
+      cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+      if (err != cudaSuccess)
+        return report(Status::CudaError, std::string("purlin::snac::launch: cudaFuncSetAttribute(") +
+                                             std::to_string(smem) + " B shared memory): " + cudaGetErrorString(err));
+    }
+    kernel<<<pl.ctas(), pl.threads, smem, stream>>>(dc, pl, in, out);
+  }
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess)
+    return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: kernel launch (" +
+                                         (pl.latency ? "latency" : "throughput") + ", " +
+                                         std::to_string(pl.ctas()) + " CTAs x " +
+                                         std::to_string(pl.threadsPerCta()) + "): " + cudaGetErrorString(err));
+  return Status::Ok;
+}
+
+template <CollKind K, class E, class AtomT>
+Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream) {
+  switch (a.op) {
+    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT>(pl, dc, a, stream);
+    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT>(pl, dc, a, stream);
+    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT>(pl, dc, a, stream);
+  }
+  return report(Status::Unsupported, "purlin::snac::launch: unsupported reduction op");
+}
+
+template <CollKind K, class AtomT>
+Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream) {
+  if constexpr (!isReduction(K)) {
+    return enqueue<K, float, RedOp::Sum, AtomT>(pl, dc, a, stream);  // copies move bytes
+  } else {
+    switch (a.dtype) {
+      case DType::F32: return enqueueOp<K, float, AtomT>(pl, dc, a, stream);
+      case DType::F16: return enqueueOp<K, __half, AtomT>(pl, dc, a, stream);
+      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT>(pl, dc, a, stream);
+    }
+    return report(Status::Unsupported, "purlin::snac::launch: unsupported dtype");
+  }
+}
+
+} // namespace detail
+
+/// Runs collective `Collective` with policy `P` and datapath `AtomArch` on
+/// `stream`. Never throws. See the file comment.
+template <class Collective, class P, class AtomArch>
+Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
+  using detail::report;
+  if constexpr (!KindOf<Collective>::supported) {
+    return report(Status::Unsupported,
+                  "purlin::snac::launch: this collective (V layouts / rooted) is not implemented by the runtime yet");
+  } else {
+    constexpr CollKind K = KindOf<Collective>::kind;
+    using AtomT = atom::Atom<AtomArch, P::pipelineStages, P::stageBytes>;
+    try {
+      const DeviceComm& dc = comm.deviceComm();
+      const int n = comm.size(), r = comm.rank();
+      if (n < 1 || n > kMaxRanks)
+        return report(Status::InvalidArgument, "purlin::snac::launch: communicator of size " + std::to_string(n));
+      if (dc.state == nullptr || dc.size != n)
+        return report(Status::InvalidArgument, "purlin::snac::launch: communicator has no device workspace");
+      const WorldConsts w = P::world[n];
+      std::size_t capacity = dc.stagingHalfBytes;
+      if (P::stagingBytes != 0 && P::stagingBytes < capacity) capacity = P::stagingBytes;
+      Plan pl;
+      std::string error;
+      Status s = makePlan(K, n, r, args, w, capacity, dc.packetHalfBytes, pl, error);
+      if (s != Status::Ok) return report(s, error);
+      if (pl.empty) return Status::Ok;
+      detail::DeviceGuard guard(comm.device());
+      if (n == 1) {  // every collective is a copy of the input on one rank
+        const std::size_t bytes = args.count * pl.elemSize;
+        if (args.in == args.out) return Status::Ok;
+        cudaError_t err = cudaMemcpyAsync(args.out, args.in, bytes, cudaMemcpyDeviceToDevice, stream);
+        if (err != cudaSuccess)
+          return report(Status::CudaError, std::string("purlin::snac::launch: cudaMemcpyAsync: ") + cudaGetErrorString(err));
+        return Status::Ok;
+      }
+      return detail::enqueueTyped<K, AtomT>(pl, dc, args, stream);
+    } catch (const std::exception& e) {
+      return report(Status::Internal, std::string("purlin::snac::launch: ") + e.what());
+    }
+  }
+}
+
+} // namespace purlin::snac

@@ -1,0 +1,109 @@
+/// @file elementwise.cuh
+/// @brief Element helpers of the latency program: 8-byte words loaded from
+/// and stored to element-aligned (not necessarily 8-byte-aligned) addresses,
+/// with short tails, and the reduction of one word's lanes in fp32 in
+/// ascending rank order (the same arithmetic as Atom::reduce and the host
+/// reference: acc = float(x0); acc = op(acc, float(xi)); round once).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "purlin/types.h"
+
+namespace purlin::snac {
+
+/// Loads `bytes` (1..8) bytes at `p` into the low bytes of a word (rest 0).
+__device__ __forceinline__ uint64_t loadWord(const std::byte* p, std::size_t bytes) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  if (bytes == 8 && (a & 7) == 0) return *reinterpret_cast<const uint64_t*>(p);
+  uint64_t v = 0;
+  if ((a & 3) == 0 && bytes == 8) {
+    const auto* q = reinterpret_cast<const uint32_t*>(p);
+    return uint64_t(q[0]) | (uint64_t(q[1]) << 32);
+  }
+  if ((a & 1) == 0 && (bytes & 1) == 0) {
+    const auto* q = reinterpret_cast<const uint16_t*>(p);
+    for (std::size_t i = 0; i < bytes / 2; ++i) v |= uint64_t(q[i]) << (16 * i);
+    return v;
+  }
+  for (std::size_t i = 0; i < bytes; ++i) v |= uint64_t(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+/// Stores the low `bytes` (1..8) bytes of `v` at `p`.
+__device__ __forceinline__ void storeWord(std::byte* p, uint64_t v, std::size_t bytes) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  if (bytes == 8 && (a & 7) == 0) {
+    *reinterpret_cast<uint64_t*>(p) = v;
+    return;
+  }
+  if ((a & 3) == 0 && bytes == 8) {
+    auto* q = reinterpret_cast<uint32_t*>(p);
+    q[0] = uint32_t(v);
+    q[1] = uint32_t(v >> 32);
+    return;
+  }
+  if ((a & 1) == 0 && (bytes & 1) == 0) {
+    auto* q = reinterpret_cast<uint16_t*>(p);
+    for (std::size_t i = 0; i < bytes / 2; ++i) q[i] = uint16_t(v >> (16 * i));
+    return;
+  }
+  for (std::size_t i = 0; i < bytes; ++i) p[i] = std::byte(uint8_t(v >> (8 * i)));
+}
+
+template <class E> struct ElemBits;
+template <> struct ElemBits<float> {
+  static constexpr int kLanes = 2;
+  __device__ static float get(uint64_t w, int i) { return __uint_as_float(uint32_t(w >> (32 * i))); }
+  __device__ static uint64_t put(float f, int i) { return uint64_t(__float_as_uint(f)) << (32 * i); }
+};
+template <> struct ElemBits<__half> {
+  static constexpr int kLanes = 4;
+  __device__ static float get(uint64_t w, int i) {
+    return __half2float(__ushort_as_half(uint16_t(w >> (16 * i))));
+  }
+  __device__ static uint64_t put(float f, int i) {
+    return uint64_t(__half_as_ushort(__float2half_rn(f))) << (16 * i);
+  }
+};
+template <> struct ElemBits<__nv_bfloat16> {
+  static constexpr int kLanes = 4;
+  __device__ static float get(uint64_t w, int i) {
+    return __bfloat162float(__ushort_as_bfloat16(uint16_t(w >> (16 * i))));
+  }
+  __device__ static uint64_t put(float f, int i) {
+    return uint64_t(__bfloat16_as_ushort(__float2bfloat16_rn(f))) << (16 * i);
+  }
+};
+
+/// op(a, b) in fp32.
+template <RedOp Op> __device__ __forceinline__ float applyOp(float a, float b) {
+  if constexpr (Op == RedOp::Sum) return a + b;
+  else if constexpr (Op == RedOp::Max) return fmaxf(a, b);
+  else return fminf(a, b);
+}
+
+/// Lane-wise accumulator of one 8-byte word over ranks in ascending order.
+template <class E, RedOp Op> struct WordAcc {
+  float acc[ElemBits<E>::kLanes];
+  __device__ __forceinline__ void first(uint64_t w) {
+#pragma unroll
+    for (int i = 0; i < ElemBits<E>::kLanes; ++i) acc[i] = ElemBits<E>::get(w, i);
+  }
+  __device__ __forceinline__ void next(uint64_t w) {
+#pragma unroll
+    for (int i = 0; i < ElemBits<E>::kLanes; ++i) acc[i] = applyOp<Op>(acc[i], ElemBits<E>::get(w, i));
+  }
+  __device__ __forceinline__ uint64_t result() const {
+    uint64_t w = 0;
+#pragma unroll
+    for (int i = 0; i < ElemBits<E>::kLanes; ++i) w |= ElemBits<E>::put(acc[i], i);
+    return w;
+  }
+};
+
+} // namespace purlin::snac

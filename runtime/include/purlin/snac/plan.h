@@ -1,0 +1,100 @@
+/// @file plan.h
+/// @brief Host-side planning of one collective call: argument validation,
+/// the latency/throughput dispatch decision, byte ranges per peer, chunking
+/// and cyclic staging slots. Plain C++ (no CUDA), so it is unit-tested on the
+/// CPU; the result (Plan) is passed by value to the kernels.
+///
+/// Every rank computes the same decision from the same arguments: nothing
+/// here depends on the rank except the rank's own byte ranges.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "purlin/device_comm.h"
+#include "purlin/snac/protocol.h"
+#include "purlin/types.h"
+
+namespace purlin::snac {
+
+/// Per world size policy constants, emitted by purlinc from the IR.
+struct WorldConsts {
+  std::size_t latencyMaxBytes;  ///< messages up to this many bytes take the latency (packet) program
+  int latencyCtas, latencyThreads;
+  int stageCtas, consumeCtas, gatherCtas, threads;
+  std::size_t chunkBytes;       ///< largest chunk of a partition (throughput program)
+  bool push;                    ///< throughput transfer: false = pull (consumer reads peer staging)
+};
+
+/// Arguments of one call, as NCCL takes them (see docs/snac-protocol.md for
+/// what `count` means per collective).
+struct CallArgs {
+  const void* in = nullptr;
+  void* out = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::F32;
+  RedOp op = RedOp::Sum;
+  int root = 0;
+  const std::size_t* counts = nullptr;
+  const std::size_t* sendCounts = nullptr;
+  const std::size_t* recvCounts = nullptr;
+};
+
+/// The collectives the runtime runs (the ones a Transform/Compose maps to).
+enum class CollKind : int { AllGather, ReduceScatter, AllReduce, AllToAll };
+const char* toString(CollKind);
+inline constexpr bool isReduction(CollKind k) {
+  return k == CollKind::ReduceScatter || k == CollKind::AllReduce;
+}
+
+/// Everything a kernel needs besides the DeviceComm. Byte ranges:
+///  tx[k]: the bytes of this rank's input that go to rank k
+///         (AllGather: the whole input for every k);
+///  rx[p]: where rank p's bytes land in this rank's output (copy collectives),
+///         or, for reductions, the output range of partition p
+///         (ReduceScatter: only p == rank, at offset 0).
+struct Plan {
+  CollKind kind = CollKind::AllGather;
+  int n = 0, rank = 0;
+  uint32_t elemSize = 1;
+  DType dtype = DType::F32;
+  RedOp op = RedOp::Sum;
+  bool empty = false;     ///< no data on any rank: nothing is launched, the epoch stays
+  bool latency = false;   ///< packet program (else throughput program)
+  std::size_t msgBytes = 0;
+  std::size_t txOff[kMaxRanks] = {}, txLen[kMaxRanks] = {};
+  std::size_t rxOff[kMaxRanks] = {}, rxLen[kMaxRanks] = {};
+  std::size_t maxLen = 0;  ///< largest segment any rank sends to any rank
+  // Throughput program.
+  std::size_t chunk = 0;   ///< bytes per chunk (multiple of 16)
+  int cpp = 0;             ///< chunks per partition (every partition, >= 1)
+  int slots = 0;           ///< cyclic staging slots of `chunk` bytes
+  int ySlots = 0;          ///< cyclic slots of the compose intermediate Y (AllReduce)
+  std::size_t yOffset = 0; ///< byte offset of the Y region in a staging half
+  int stageCtas = 0, consumeCtas = 0, gatherCtas = 0, threads = 0;
+  // Latency program.
+  int latencyCtas = 0, latencyThreads = 0;
+  std::size_t packetRegion = 0;  ///< packets per source rank in a packet half
+
+  /// Partitions a rank stages per chunk index: 1 for AllGather (its whole
+  /// input, read by every peer), n-1 otherwise (one per peer, own excluded).
+  PURLIN_HD int stageParts() const { return kind == CollKind::AllGather ? 1 : n - 1; }
+  /// Length of a rank's staging sequence. Chunk-major order: chunk c of the
+  /// m-th staged partition is j = c*stageParts() + m, partition k = (rank+1+m) % n.
+  PURLIN_HD int stageSequence() const { return cpp * stageParts(); }
+  int ctas() const { return latency ? latencyCtas : stageCtas + consumeCtas + gatherCtas; }
+  int threadsPerCta() const { return latency ? latencyThreads : threads; }
+};
+
+/// Validates a call and plans it. `stagingCapacity` = usable bytes of one
+/// staging half (min of the policy's and the communicator's),
+/// `packetHalfBytes` = bytes of one packet half. Returns Ok, or an error
+/// status with `error` set to a message naming the argument.
+Status makePlan(CollKind kind, int n, int rank, const CallArgs& args,
+                const WorldConsts& world, std::size_t stagingCapacity,
+                std::size_t packetHalfBytes, Plan& plan, std::string& error);
+
+} // namespace purlin::snac
+
+#include "purlin/snac/plan_impl.h"

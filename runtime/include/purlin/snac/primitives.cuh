@@ -1,0 +1,149 @@
+/// @file primitives.cuh
+/// @brief SNAC device primitives: notify (release) / wait (acquire) on
+/// signals, 16-byte packet put / poll, last-arriver counters, and checked
+/// mode (bounded spin-waits that record a WaitError and make every CTA of
+/// the kernel bail out instead of hanging).
+///
+/// Preconditions common to all: `dc` is the DeviceComm of the calling rank;
+/// signal indices come from protocol.h. Functions named `cta*` are
+/// CTA-collective (every thread calls them, with the same arguments) and
+/// return the same value in every thread.
+#pragma once
+
+#include <cstdint>
+
+#include "purlin/arch/common.cuh"
+#include "purlin/device_comm.h"
+#include "purlin/snac/protocol.h"
+
+namespace purlin::snac {
+
+/// What a checked wait waited on (WaitError::kind).
+enum class WaitKind : uint32_t { Signal = 0, Packet = 1, Counter = 2 };
+
+/// True once any wait of this rank's current kernel has expired (checked
+/// mode only; WaitError::failed is never set otherwise).
+__device__ __forceinline__ bool aborted(const DeviceComm& dc) {
+  return *reinterpret_cast<volatile uint32_t*>(&dc.state->error.failed) != 0;
+}
+
+/// Records the first expired wait of this rank (later ones are dropped).
+__device__ __forceinline__ void recordWaitError(const DeviceComm& dc, WaitKind kind, uint32_t index,
+                                                uint64_t expected, uint64_t observed) {
+  WaitError& e = dc.state->error;
+  if (atomicCAS(&e.failed, 0u, 2u) == 0u) {  // 2 = being written
+    e.rank = dc.rank;
+    e.signal = index;
+    e.kind = uint32_t(kind);
+    e.expected = expected;
+    e.observed = observed;
+    __threadfence_system();
+    atomicExch(&e.failed, 1u);
+  }
+}
+
+/// Spin-wait bookkeeping of one waiting thread. step() returns false when the
+/// wait must give up: the spin limit expired (error recorded) or another
+/// wait of this kernel already expired. Unbounded when spinLimit == 0.
+struct SpinBound {
+  uint64_t spins = 0;
+  __device__ __forceinline__ bool step(const DeviceComm& dc, WaitKind kind, uint32_t index,
+                                       uint64_t expected, uint64_t observed) {
+    if (dc.spinLimit == 0) return true;
+    ++spins;
+    if ((spins & 255u) == 0 && aborted(dc)) return false;
+    if (spins > dc.spinLimit) {
+      recordWaitError(dc, kind, index, expected, observed);
+      return false;
+    }
+    return true;
+  }
+};
+
+/// Wait (acquire, system scope) until this rank's signal `index` >= `expected`.
+/// One thread. Returns false if the wait gave up (checked mode).
+__device__ __forceinline__ bool waitSignal(const DeviceComm& dc, uint32_t index, uint64_t expected) {
+  const uint64_t* sig = dc.signals[dc.rank] + index;
+  SpinBound bound;
+  uint64_t v;
+  while ((v = arch::ldAcquireSys(sig)) < expected)
+    if (!bound.step(dc, WaitKind::Signal, index, expected, v)) return false;
+  return true;
+}
+
+/// CTA-collective wait: thread 0 waits (acquire), then a barrier orders the
+/// whole CTA's later accesses after it. Returns false in every thread if the
+/// wait gave up.
+__device__ __forceinline__ bool ctaWaitSignal(const DeviceComm& dc, uint32_t index, uint64_t expected) {
+  int ok = 1;
+  if (threadIdx.x == 0) ok = waitSignal(dc, index, expected);
+  return __syncthreads_and(ok) != 0;
+}
+
+/// Notify (release, system scope): writes `value` into rank `dst`'s signal
+/// `index`. The fence first publishes everything this thread has observed
+/// (other threads' writes ordered before it by a barrier or an acq_rel RMW).
+/// One thread.
+__device__ __forceinline__ void notify(const DeviceComm& dc, int dst, uint32_t index, uint64_t value) {
+  arch::fenceAcqRelSys();
+  arch::stReleaseSys(dc.signals[dst] + index, value);
+}
+
+/// Notify every rank (itself included when `includeSelf`).
+__device__ __forceinline__ void notifyAll(const DeviceComm& dc, uint32_t index, uint64_t value, bool includeSelf) {
+  arch::fenceAcqRelSys();
+  for (int q = 0; q < dc.size; ++q)
+    if (includeSelf || q != dc.rank) arch::stReleaseSys(dc.signals[q] + index, value);
+}
+
+/// Last-arriver counter: CTA-collective. Each of `ctas` CTAs arrives once per
+/// use after its slice; returns true in every thread of exactly one CTA, the
+/// last to arrive, after it reset the counter to 0 (ready for the next use).
+/// The acq_rel RMW at gpu scope orders the other CTAs' writes before the
+/// last arriver's subsequent (release) notify.
+__device__ __forceinline__ bool ctaArriveLast(const DeviceComm& dc, uint32_t counter, int ctas) {
+  __shared__ int last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    arch::fenceAcqRelSys();
+    uint32_t old = arch::atomAddAcqRelGpu(&dc.state->counters[counter], 1u);
+    last = old == uint32_t(ctas - 1);
+    if (last) atomicExch(&dc.state->counters[counter], 0u);
+  }
+  __syncthreads();
+  return last != 0;
+}
+
+// ---------------------------------------------------------------------------
+// Packets (latency program).
+// ---------------------------------------------------------------------------
+
+/// Packet region of source `src` in rank `dst`'s packet half `half`.
+__device__ __forceinline__ Packet* packetRegion(const DeviceComm& dc, int dst, int half, int src,
+                                                std::size_t perSource) {
+  Packet* base = dc.packets[dst] + std::size_t(half) * (dc.packetHalfBytes / sizeof(Packet));
+  return base + std::size_t(src) * perSource;
+}
+
+/// Put: one 16-byte store {d0, f, d1, f} of 8 payload bytes with flag f.
+__device__ __forceinline__ void packetPut(Packet* p, uint64_t payload, uint32_t flag) {
+  uint4 v{uint32_t(payload), flag, uint32_t(payload >> 32), flag};
+  arch::stVolatile16(p, v);
+}
+
+/// Poll: spins until both flags of *p equal `flag`; writes the payload.
+/// Returns false if the wait gave up (checked mode). One thread.
+__device__ __forceinline__ bool packetPoll(const DeviceComm& dc, const Packet* p, uint32_t flag,
+                                          uint32_t index, uint64_t& payload) {
+  SpinBound bound;
+  for (;;) {
+    uint4 v = arch::ldVolatile16(p);
+    if (v.y == flag && v.w == flag) {
+      payload = uint64_t(v.x) | (uint64_t(v.z) << 32);
+      return true;
+    }
+    if (!bound.step(dc, WaitKind::Packet, index, flag, uint64_t(v.y) | (uint64_t(v.w) << 32))) return false;
+  }
+}
+
+} // namespace purlin::snac

@@ -1,0 +1,99 @@
+/// @file protocol.h
+/// @brief The SNAC protocol's arithmetic (docs/snac-protocol.md), shared by
+/// host planning, device roles and CPU unit tests: signal indices, signal
+/// values from epochs and rounds, packet flags, staging/packet halves by
+/// epoch parity, partitions of uneven counts. Plain C++ (host and device).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "purlin/types.h"
+
+#if defined(__CUDACC__)
+#define PURLIN_HD __host__ __device__ __forceinline__
+#else
+#define PURLIN_HD inline
+#endif
+
+namespace purlin::snac {
+
+/// Slots per signal region and source rank (index < kSlotsPerSource).
+inline constexpr uint32_t kSlotsPerSource = 1024;
+/// First index of each signal region (a signal lives in the receiver's array;
+/// `src` is the notifying rank).
+inline constexpr uint32_t kStagedBase = 0;
+inline constexpr uint32_t kReducedBase = 8192;
+inline constexpr uint32_t kConsumedBase = 16384;
+inline constexpr uint32_t kGatheredBase = 24576;
+inline constexpr uint32_t kDoneBase = 32768;
+inline constexpr uint32_t kNumSignals = kDoneBase + kMaxRanks;
+
+/// Largest number of cyclic staging slots one throughput call uses (keeps
+/// the last-arriver counters of every role inside DeviceState::counters).
+inline constexpr int kMaxSlots = 256;
+/// Largest number of cyclic slots of a compose's intermediate Y region.
+inline constexpr int kMaxYSlots = 128;
+/// Last-arriver counter regions in DeviceState::counters[4096]:
+/// stage role by slot, consume role by (source rank, slot), gather role by
+/// (partition owner, Y slot).
+inline constexpr uint32_t kStageCounterBase = 0;
+inline constexpr uint32_t kConsumeCounterBase = kMaxSlots;                          // 256
+inline constexpr uint32_t kGatherCounterBase = kConsumeCounterBase + kMaxRanks * kMaxSlots; // 2304
+inline constexpr uint32_t kNumCounters = kGatherCounterBase + kMaxRanks * kMaxYSlots;     // 3328
+static_assert(kNumCounters <= 4096, "counters must fit DeviceState::counters");
+
+PURLIN_HD uint32_t stagedIndex(int src, int slot) { return kStagedBase + uint32_t(src) * kSlotsPerSource + uint32_t(slot); }
+PURLIN_HD uint32_t reducedIndex(int src, int slot) { return kReducedBase + uint32_t(src) * kSlotsPerSource + uint32_t(slot); }
+PURLIN_HD uint32_t consumedIndex(int src, int slot) { return kConsumedBase + uint32_t(src) * kSlotsPerSource + uint32_t(slot); }
+PURLIN_HD uint32_t gatheredIndex(int src, int slot) { return kGatheredBase + uint32_t(src) * kSlotsPerSource + uint32_t(slot); }
+PURLIN_HD uint32_t doneIndex(int src) { return kDoneBase + uint32_t(src); }
+
+/// Signal value of use `round` (0-based) of a slot in the call of epoch `e`:
+/// (e << 20) + round + 1. Strictly increasing over calls and rounds (rounds
+/// < 2^20), never 0, so signals are never reset and waits use `>=`.
+PURLIN_HD uint64_t signalValue(uint64_t epoch, uint32_t round) {
+  return (epoch << 20) + uint64_t(round) + 1;
+}
+/// Flag of the latency program's packets in the call of epoch `e` (e >= 1, so
+/// never 0 until 2^32 calls; a packet half is reused every second call, whose
+/// flag differs).
+PURLIN_HD uint32_t packetFlag(uint64_t epoch) { return uint32_t(epoch); }
+/// Half (0 or 1) of the staging and packet regions a call of epoch `e` uses.
+PURLIN_HD int parityHalf(uint64_t epoch) { return int(epoch & 1u); }
+
+/// Partition k of `count` elements over `n` ranks (AllReduce, Broadcast,
+/// Reduce): elements [floor(k*count/n), floor((k+1)*count/n)).
+PURLIN_HD std::size_t partitionBegin(std::size_t count, int n, int k) {
+  // 128-bit free: count < 2^56 in practice; split to avoid overflow of k*count.
+  return (count / std::size_t(n)) * std::size_t(k) + ((count % std::size_t(n)) * std::size_t(k)) / std::size_t(n);
+}
+PURLIN_HD std::size_t partitionSize(std::size_t count, int n, int k) {
+  return partitionBegin(count, n, k + 1) - partitionBegin(count, n, k);
+}
+
+/// Chunk c of a partition of `len` bytes cut in chunks of `chunk` bytes:
+/// [c*chunk, min((c+1)*chunk, len)), empty when c*chunk >= len.
+PURLIN_HD std::size_t chunkBegin(std::size_t len, std::size_t chunk, int c) {
+  std::size_t b = std::size_t(c) * chunk;
+  return b < len ? b : len;
+}
+PURLIN_HD std::size_t chunkSize(std::size_t len, std::size_t chunk, int c) {
+  std::size_t b = chunkBegin(len, chunk, c);
+  std::size_t e = b + chunk;
+  return (e < len ? e : len) - b;
+}
+
+/// Slice i of `len` bytes shared by `parts` CTAs: slices are multiples of 16
+/// bytes (so element-aligned for every dtype) except the last non-empty one.
+PURLIN_HD std::size_t sliceBegin(std::size_t len, int parts, int i) {
+  std::size_t per = (len + std::size_t(parts) - 1) / std::size_t(parts);
+  per = (per + 15) & ~std::size_t(15);
+  std::size_t b = per * std::size_t(i);
+  return b < len ? b : len;
+}
+PURLIN_HD std::size_t sliceSize(std::size_t len, int parts, int i) {
+  return sliceBegin(len, parts, i + 1) - sliceBegin(len, parts, i);
+}
+
+} // namespace purlin::snac
