@@ -1,0 +1,76 @@
+/// @file tune_launch.cu
+/// @brief The tuner's calls into the runtime (tune_launch.h): the four
+/// collectives as the SNAC types purlinc emits for dsl_examples, the Hopper
+/// datapath, and a few compiled-in pipeline variants, launched through
+/// snac::launch with run-time WorldConsts.
+#include "tune_launch.h"
+
+#include <string>
+
+#include "purlin/host/communicator.h"
+#include "purlin/host/error.h"
+#include "purlin/snac/collective.cuh"
+
+namespace purlin::bench {
+namespace {
+
+using AG = snac::Transform<snac::Consume::Copy, snac::Layout::Packed, snac::Layout::Scattered>;
+using RS = snac::Transform<snac::Consume::Reduce, snac::Layout::Scattered, snac::Layout::Packed>;
+using AR = snac::Compose<RS, AG>;
+using A2A = snac::Transform<snac::Consume::Copy, snac::Layout::Scattered, snac::Layout::Transposed>;
+using Datapath = atom::Hopper;
+
+constexpr std::size_t kStagingBytes = std::size_t(256) << 20;
+
+/// A policy type whose compile-time part is one pipeline variant; its
+/// per-world knobs are unused (the tuner passes them at run time).
+template <int S, int B> struct TunePolicy {
+  static constexpr int pipelineStages = S;
+  static constexpr int stageBytes = B;
+  static constexpr std::size_t stagingBytes = kStagingBytes;
+  static constexpr snac::WorldConsts world[kMaxRanks + 1] = {};
+};
+
+/// The variants: pipeline capacity per CTA S*B of 64 KiB and 128 KiB
+/// (paper §5.2: S = 8 x 16 KiB reaches the H200 bandwidth-delay product
+/// with 8 CTAs); shared memory per CTA stays below the 227 KiB limit.
+constexpr PipelineVariant kVariants[] = {{4, 16384}, {8, 16384}, {4, 32768}};
+
+template <class P>
+Status callWith(Communicator &comm, Coll c, const snac::CallArgs &a, cudaStream_t st,
+                const snac::WorldConsts &w) {
+  switch (c) {
+  case Coll::AllGather: return snac::launch<AG, P, Datapath>(comm, a, st, w);
+  case Coll::ReduceScatter: return snac::launch<RS, P, Datapath>(comm, a, st, w);
+  case Coll::AllReduce: return snac::launch<AR, P, Datapath>(comm, a, st, w);
+  case Coll::AllToAll: return snac::launch<A2A, P, Datapath>(comm, a, st, w);
+  }
+  return Status::InvalidArgument;
+}
+
+} // namespace
+
+int numVariants() { return int(sizeof(kVariants) / sizeof(kVariants[0])); }
+PipelineVariant variant(int i) { return kVariants[i]; }
+std::size_t tuneStagingBytes() { return kStagingBytes; }
+
+void tunedCall(Communicator &comm, Coll c, const Shape &s, const void *in, void *out,
+               cudaStream_t stream, const snac::WorldConsts &world, int v) {
+  snac::CallArgs a{};
+  a.in = in;
+  a.out = out;
+  a.count = s.count;
+  a.dtype = DType::BF16;
+  a.op = RedOp::Sum;
+  Status st = Status::InvalidArgument;
+  switch (v) {
+  case 0: st = callWith<TunePolicy<4, 16384>>(comm, c, a, stream, world); break;
+  case 1: st = callWith<TunePolicy<8, 16384>>(comm, c, a, stream, world); break;
+  case 2: st = callWith<TunePolicy<4, 32768>>(comm, c, a, stream, world); break;
+  default: PURLIN_THROW(Status::InvalidArgument, "tunedCall: no pipeline variant " + std::to_string(v));
+  }
+  if (st != Status::Ok)
+    PURLIN_THROW(st, std::string("Purlin ") + collName(c) + ": " + snac::lastError());
+}
+
+} // namespace purlin::bench
