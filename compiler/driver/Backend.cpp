@@ -3,13 +3,23 @@
 /// into purlinc. Until they land, every back-end request is an error.
 #include "Backend.h"
 
+#include <iostream>
+
+#include "codegen/CudaBackend.h"
+
 namespace purlin {
 
 // ===== BACK END ENTRY POINT: replace this body with calls into compiler/ir
 // ===== (derive, passes, print, verify, simulate) and compiler/codegen.
 int runBackend(const Options &opts, const Module &m, const PolicySet &policies, Diagnostics &diags) {
-  (void)m;
-  (void)policies;
+  // --emit=cuda (the default): compiler/codegen writes <out>.cu and <out>.h.
+  if (opts.emit == EmitKind::Cuda && !opts.printIRAfterAll && !opts.simulateRanks) {
+    if (auto error = codegen::runCudaEmit(m, policies, opts.output, std::cout)) {
+      diags.report(DiagKind::CodegenError, Location{}, *error);
+      return 1;
+    }
+    return 0;
+  }
   const char *what = "the back end";
   if (opts.simulateRanks)
     what = "--simulate";

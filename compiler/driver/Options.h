@@ -17,10 +17,10 @@ enum class EmitKind { AST, IR, IRJson, Cuda };
 
 struct Options {
   std::string input;                     ///< the .pl file
-  std::string output;                    ///< -o; empty = stdout (cuda: required)
+  std::string output;                    ///< -o; empty = stdout (cuda: header, then .cu)
   std::string policyFile;                ///< --policy; empty = built-in defaults
   Arch arch = Arch::Sm90;                ///< --arch
-  EmitKind emit = EmitKind::AST;         ///< --emit
+  EmitKind emit = EmitKind::Cuda;        ///< --emit (default: cuda)
   std::vector<std::string> collectives;  ///< --collective (repeatable); empty = all
   bool printIRAfterAll = false;          ///< --print-ir-after-all
   /// --simulate=RANKS[,BYTES...]: run the CPU simulator for RANKS ranks on

@@ -134,7 +134,7 @@ int main(int argc, char **argv) {
       {"ast", EmitKind::AST}, {"ir", EmitKind::IR}, {"ir-json", EmitKind::IRJson}, {"cuda", EmitKind::Cuda}};
   app.add_option("--emit", opts.emit, "what to produce: ast, ir, ir-json, cuda")
       ->transform(CLI::CheckedTransformer(emitKinds))
-      ->default_str("ast");
+      ->default_str("cuda");
   app.add_option("--collective", opts.collectives, "only this collective (repeatable; default: all)");
   app.add_flag("--print-ir-after-all", opts.printIRAfterAll, "print the SNAC IR after each pass");
   std::string simulate;
