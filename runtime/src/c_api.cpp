@@ -30,6 +30,13 @@ static_assert(PURLIN_OK == int(purlin::Status::Ok) &&
                   PURLIN_TIMEOUT == int(purlin::Status::Timeout) &&
                   PURLIN_INTERNAL == int(purlin::Status::Internal),
               "purlin_status_t must equal purlin::Status");
+static_assert(PURLIN_FLOAT32 == int(purlin::DType::F32) &&
+                  PURLIN_FLOAT16 == int(purlin::DType::F16) &&
+                  PURLIN_BFLOAT16 == int(purlin::DType::BF16) &&
+                  PURLIN_SUM == int(purlin::RedOp::Sum) &&
+                  PURLIN_MAX == int(purlin::RedOp::Max) &&
+                  PURLIN_MIN == int(purlin::RedOp::Min),
+              "purlin_dtype_t / purlin_redop_t must equal purlin::DType / RedOp");
 
 purlin::CommOptions toOptions(const purlin_comm_options_t *o) {
   purlin::CommOptions opt;

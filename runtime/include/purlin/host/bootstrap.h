@@ -33,7 +33,10 @@ public:
 
 /// A group of `n` ranks that are threads of one process. bootstrap(r) is
 /// called once per rank (from any thread); each rank then uses its Bootstrap
-/// from its own thread. The group must outlive its bootstraps.
+/// from its own thread. Bootstraps share the group's state, so they may
+/// outlive the InProcessGroup object. A rank that waits longer than
+/// `timeoutMs` for the others, or a byte-count mismatch, fails the group:
+/// every rank's current and later allGather throws Error(BootstrapError).
 class InProcessGroup {
 public:
   explicit InProcessGroup(int n, int timeoutMs = 60000);

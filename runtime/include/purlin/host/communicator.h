@@ -52,11 +52,14 @@ public:
   /// Base address of rank `peer`'s workspace as mapped in this process.
   void *peerWorkspace(int peer) const;
 
-  /// Reads DeviceState::error (synchronizes the device's default stream with
-  /// a blocking copy). If a checked wait timed out, throws Error(Timeout,
-  /// "rank R timed out waiting on signal S (expected X, observed Y)").
-  /// Unchecked mode: a cheap no-op unless a CUDA error is pending, which it
-  /// throws as Error(CudaError).
+  /// Reads this rank's DeviceState::error record on a private non-blocking
+  /// stream (it does not wait for the caller's streams: synchronize the
+  /// stream of the collective first to see its outcome). If a checked-mode
+  /// wait timed out, clears the record (each timeout is reported once) and
+  /// throws Error(Timeout, "rank R timed out waiting on signal S (REGION src
+  /// P slot K) (expected X, observed Y)"); packet polls and counters say
+  /// "packet S" / "counter S". In unchecked mode waits never give up, so
+  /// nothing is ever recorded. Throws Error(CudaError) if the read fails.
   void checkDeviceErrors();
 
   struct Impl;

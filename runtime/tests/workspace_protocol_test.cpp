@@ -1,0 +1,110 @@
+/// @file workspace_protocol_test.cpp
+/// @brief The workspace layout agrees with the SNAC protocol's arithmetic
+/// (snac/protocol.h): signal index regions fit numSignals, epoch values and
+/// parity halves behave as docs/snac-protocol.md says, partitions, chunks and
+/// slices of uneven sizes cover their range exactly.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "purlin/host/communicator.h"
+#include "purlin/host/workspace.h"
+#include "purlin/snac/protocol.h"
+
+using namespace purlin;
+namespace sn = purlin::snac;
+
+TEST_CASE("signal regions of the protocol fit the workspace's signal array") {
+  CHECK(sn::kNumSignals == kNumSignals);
+  CHECK(sn::kStagedBase == kSignalStaged);
+  CHECK(sn::kReducedBase == kSignalReduced);
+  CHECK(sn::kConsumedBase == kSignalConsumed);
+  CHECK(sn::kGatheredBase == kSignalGathered);
+  CHECK(sn::kDoneBase == kSignalDone);
+  CHECK(sn::kSlotsPerSource == kSignalSlots);
+  std::set<uint32_t> seen;
+  for (int src = 0; src < kMaxRanks; ++src) {
+    for (int slot : {0, 1, 511, 1023}) {
+      for (uint32_t i : {sn::stagedIndex(src, slot), sn::reducedIndex(src, slot),
+                         sn::consumedIndex(src, slot), sn::gatheredIndex(src, slot)}) {
+        CHECK(i < kNumSignals);
+        CHECK(seen.insert(i).second); // no two (region, src, slot) share a signal
+      }
+    }
+    CHECK(sn::doneIndex(src) < kNumSignals);
+    CHECK(seen.insert(sn::doneIndex(src)).second);
+  }
+  WorkspaceLayout l = computeLayout(CommOptions{}, 8);
+  CHECK(l.numSignals == kNumSignals);
+  CHECK(l.signalsBytes >= kNumSignals * sizeof(uint64_t));
+}
+
+TEST_CASE("signal values increase strictly over epochs and rounds, never 0") {
+  uint64_t prev = 0;
+  for (uint64_t e = 1; e < 200; ++e)
+    for (uint32_t round : {0u, 1u, 2u, 1000u, (1u << 20) - 1}) {
+      uint64_t v = sn::signalValue(e, round);
+      CHECK(v > prev);
+      prev = v;
+    }
+  // A new call's first value exceeds every round of the previous call.
+  CHECK(sn::signalValue(5, 0) > sn::signalValue(4, (1u << 20) - 1));
+  CHECK(sn::signalValue(1, 0) != 0);
+}
+
+TEST_CASE("halves alternate by epoch parity and packet flags differ on reuse") {
+  WorkspaceLayout l = computeLayout(CommOptions{}, 2);
+  for (uint64_t e = 1; e < 100; ++e) {
+    int h = sn::parityHalf(e);
+    CHECK(h == int(e % 2));
+    CHECK(h != sn::parityHalf(e + 1));
+    CHECK(h == sn::parityHalf(e + 2)); // call e+2 reuses call e's half
+    CHECK(sn::packetFlag(e) != 0);
+    CHECK(sn::packetFlag(e) != sn::packetFlag(e + 2)); // stale packets never match
+    std::size_t stagingEnd = l.stagingOffset + (h + 1) * l.stagingHalfBytes;
+    std::size_t packetsEnd = l.packetsOffset + (h + 1) * l.packetHalfBytes;
+    CHECK(stagingEnd <= l.stateOffset);
+    CHECK(packetsEnd <= l.stagingOffset);
+  }
+  CHECK(sn::packetFlag(uint64_t(1) << 32) == 0); // documented limit: 2^32 calls
+}
+
+TEST_CASE("partitions of uneven counts cover [0, count) in order") {
+  for (int n = 1; n <= kMaxRanks; ++n)
+    for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(8),
+                              std::size_t(1000003), (std::size_t(1) << 40) + 5}) {
+      std::size_t next = 0, lo = ~std::size_t(0), hi = 0;
+      for (int k = 0; k < n; ++k) {
+        CHECK(sn::partitionBegin(count, n, k) == next);
+        std::size_t s = sn::partitionSize(count, n, k);
+        lo = std::min(lo, s);
+        hi = std::max(hi, s);
+        next += s;
+      }
+      CHECK(next == count);
+      CHECK(hi - lo <= 1); // balanced
+    }
+}
+
+TEST_CASE("chunks and 16-byte slices cover a range exactly") {
+  for (std::size_t len : {0, 1, 15, 16, 17, 4095, 65536, 1000001}) {
+    for (std::size_t chunk : {16, 4096, 1 << 20}) {
+      std::size_t covered = 0;
+      for (int c = 0; sn::chunkBegin(len, chunk, c) < len; ++c) {
+        CHECK(sn::chunkBegin(len, chunk, c) == covered);
+        covered += sn::chunkSize(len, chunk, c);
+      }
+      CHECK(covered == len);
+    }
+    for (int parts : {1, 3, 8, 64}) {
+      std::size_t covered = 0;
+      for (int i = 0; i < parts; ++i) {
+        CHECK(sn::sliceBegin(len, parts, i) == covered);
+        if (sn::sliceBegin(len, parts, i) < len && sn::sliceBegin(len, parts, i + 1) < len)
+          CHECK(sn::sliceSize(len, parts, i) % 16 == 0);
+        covered += sn::sliceSize(len, parts, i);
+      }
+      CHECK(covered == len);
+    }
+  }
+}
