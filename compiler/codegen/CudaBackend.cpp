@@ -19,19 +19,19 @@ std::string stemOf(const std::string &path) {
 
 } // namespace
 
-std::optional<std::string> runCudaEmit(const Module &module, const PolicySet &policies,
+std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet &policies,
                                        const std::string &output, std::ostream &stdoutStream,
                                        const NotesProvider &notes) {
   const bool toStdout = output.empty() || output == "-";
   const std::string cuPath = toStdout ? stemOf(module.file) + ".cu" : output;
   BuildResult built = buildEmitInput(module, policies, {}, cuPath);
-  if (built.error) return built.error;
+  if (built.error) return CodegenFailure{*built.error, built.errorLoc};
   if (notes) {
     std::size_t i = 0;
     for (const auto &c : module.collectives) {
       if (!c) continue;
       EmitCollective &e = built.input.collectives.at(i++);
-      if (auto err = notes(*c, e.policy, e.programs)) return err;
+      if (auto err = notes(*c, e.policy, e.programs)) return CodegenFailure{*err, c->loc};
     }
   }
   EmitOutput out = emitCUDA(built.input);
@@ -40,13 +40,13 @@ std::optional<std::string> runCudaEmit(const Module &module, const PolicySet &po
                  << out.h << "// ===== purlinc: " << built.input.cuName << " =====\n"
                  << out.cu;
     stdoutStream.flush();
-    if (!stdoutStream) return std::string("cannot write to standard output");
+    if (!stdoutStream) return CodegenFailure{"cannot write to standard output", {}};
     return std::nullopt;
   }
   auto [cu, h] = outputPaths(output);
-  if (cu == h) return "output '" + output + "' would be overwritten by its own header";
-  if (auto err = writeFile(h, out.h)) return err;
-  if (auto err = writeFile(cu, out.cu)) return err;
+  if (cu == h) return CodegenFailure{"output '" + output + "' would be overwritten by its own header", {}};
+  if (auto err = writeFile(h, out.h)) return CodegenFailure{*err, {}};
+  if (auto err = writeFile(cu, out.cu)) return CodegenFailure{*err, {}};
   return std::nullopt;
 }
 

@@ -25,9 +25,14 @@ using NotesProvider = std::function<std::optional<std::string>(
 /// `output`: the .cu path (header = same path with ".h"); "" or "-" prints
 /// the header and then the .cu to `stdoutStream`, each after a marker line
 /// `// ===== purlinc: <name> =====` (names from the input's stem).
-/// Returns nullopt on success, else a one-line error message (unsupported
-/// collective, missing policy, unwritable file, IR failure).
-std::optional<std::string> runCudaEmit(const Module &module, const PolicySet &policies,
+/// Returns nullopt on success, else the error: a one-line message
+/// (unsupported collective, missing policy, unwritable file, IR failure)
+/// and, when it concerns one declaration, that alias's location.
+struct CodegenFailure {
+  std::string message;
+  Location loc; ///< line 0: not tied to a declaration
+};
+std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet &policies,
                                        const std::string &output, std::ostream &stdoutStream,
                                        const NotesProvider &notes = {});
 

@@ -43,15 +43,21 @@ std::string emitHeader(const EmitInput &in) {
     << "#include <cstddef>\n\n"
     << "#include \"purlin/types.h\"\n\n"
     << "namespace purlin {\nclass Communicator;\n} // namespace purlin\n";
+  // Consecutive collectives of one namespace share one namespace block.
+  std::string open;
+  bool isOpen = false;
   for (const EmitCollective &c : in.collectives) {
-    std::string ns = namespacePrefix(c.name);
-    o << "\nnamespace purlin::gen" << (ns.empty() ? "" : "::" + ns) << " {\n\n"
-      << "/// " << baseName(c.name) << ": " << toString(c.kind) << ", declared at "
+    std::string ns = "purlin::gen" + (namespacePrefix(c.name).empty() ? "" : "::" + namespacePrefix(c.name));
+    if (isOpen && ns != open) o << "\n} // namespace " << open << "\n";
+    if (!isOpen || ns != open) o << "\nnamespace " << ns << " {\n";
+    open = ns;
+    isOpen = true;
+    o << "\n/// " << baseName(c.name) << ": " << toString(c.kind) << ", declared at "
       << in.sourceName << ":" << c.line << ".\n";
     for (const std::string &line : hostDoc(c.kind)) o << "/// " << line << "\n";
-    o << cxxDecl(c) << ";\n\n"
-      << "} // namespace purlin::gen" << (ns.empty() ? "" : "::" + ns) << "\n";
+    o << cxxDecl(c) << ";\n";
   }
+  if (isOpen) o << "\n} // namespace " << open << "\n";
   o << "\nextern \"C\" {\n#endif\n\n";
   for (const EmitCollective &c : in.collectives) {
     o << "/** C ABI of purlin::gen::" << c.name << " (" << toString(c.kind)

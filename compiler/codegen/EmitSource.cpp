@@ -96,19 +96,16 @@ std::string callArgsBody(const EmitCollective &c) {
   return s;
 }
 
-/// The C++ host function (inside namespace purlin::gen[::ns]).
+/// The C++ host function (inside its namespace block).
 void emitCxxApi(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
-  std::string ns = namespacePrefix(c.name);
-  o << "namespace purlin::gen" << (ns.empty() ? "" : "::" + ns) << " {\n\n"
-    << "Status " << baseName(c.name) << "(Communicator &comm";
+  o << "\nStatus " << baseName(c.name) << "(Communicator &comm";
   for (const Param &p : hostParams(c.kind)) o << ", " << p.cxxType << p.name;
   o << ") {\n"
     << callArgsBody(c)
     << "  // Validates the arguments, picks the program by bytes, launches one kernel.\n"
     << "  return snac::launch<" << id << "_Collective, " << id << "_Policy, " << id
     << "_Datapath>(comm, args, stream);\n"
-    << "}\n\n"
-    << "} // namespace purlin::gen" << (ns.empty() ? "" : "::" + ns) << "\n\n";
+    << "}\n";
 }
 
 /// The C ABI wrapper: NULL communicator check, enum conversion, message.
@@ -159,7 +156,18 @@ std::string emitSource(const EmitInput &in) {
       << "using " << id << "_Datapath = " << spellDatapath(c.atom, in.arch) << ";\n\n";
   }
   o << "} // namespace\n\n";
-  for (const EmitCollective &c : in.collectives) emitCxxApi(o, c, flatName(c.name));
+  // Consecutive collectives of one namespace share one namespace block.
+  std::string open;
+  bool isOpen = false;
+  for (const EmitCollective &c : in.collectives) {
+    std::string ns = "purlin::gen" + (namespacePrefix(c.name).empty() ? "" : "::" + namespacePrefix(c.name));
+    if (isOpen && ns != open) o << "\n} // namespace " << open << "\n\n";
+    if (!isOpen || ns != open) o << "namespace " << ns << " {\n";
+    open = ns;
+    isOpen = true;
+    emitCxxApi(o, c, flatName(c.name));
+  }
+  if (isOpen) o << "\n} // namespace " << open << "\n\n";
   for (std::size_t i = 0; i < in.collectives.size(); ++i) {
     if (i) o << "\n";
     emitCApi(o, in.collectives[i]);

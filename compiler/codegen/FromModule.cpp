@@ -67,6 +67,12 @@ BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
     if (pol == policies.policies.end()) {
       r.error = "collective " + c.name + " uses policy '" + c.policy +
                 "', which the policy set for " + archName(policies.arch) + " does not define";
+      r.errorLoc = c.loc;
+      return r;
+    }
+    if (!runtimeSupports(e.kind)) {
+      r.error = "code generation for " + c.name + " (" + toString(e.kind) + ") is not supported yet";
+      r.errorLoc = c.loc;
       return r;
     }
     e.policy = pol->second;
@@ -76,7 +82,6 @@ BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
     r.error = in.sourceName + " declares no collective to generate code for";
     return r;
   }
-  if (auto msg = unsupportedMessage(in)) r.error = *msg;
   return r;
 }
 

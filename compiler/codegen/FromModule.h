@@ -19,6 +19,7 @@ namespace purlin::codegen {
 struct BuildResult {
   EmitInput input;
   std::optional<std::string> error;
+  Location errorLoc; ///< the alias the error is about (line 0 if none)
 };
 
 /// `selected`: alias names (as declared, or unqualified) to emit; empty =

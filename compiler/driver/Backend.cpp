@@ -15,7 +15,7 @@ int runBackend(const Options &opts, const Module &m, const PolicySet &policies, 
   // --emit=cuda (the default): compiler/codegen writes <out>.cu and <out>.h.
   if (opts.emit == EmitKind::Cuda && !opts.printIRAfterAll && !opts.simulateRanks) {
     if (auto error = codegen::runCudaEmit(m, policies, opts.output, std::cout)) {
-      diags.report(DiagKind::CodegenError, Location{}, *error);
+      diags.report(DiagKind::CodegenError, error->loc, error->message);
       return 1;
     }
     return 0;

@@ -71,15 +71,17 @@ TEST_CASE("runCudaEmit adds IR notes and reports their errors", "[codegen]") {
   NotesProvider failing = [](const Collective &, const Policy &, std::vector<ProgramNote> &)
       -> std::optional<std::string> { return std::string("IR derivation failed"); };
   auto err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "-", os, failing);
-  REQUIRE(err == std::optional<std::string>("IR derivation failed"));
+  REQUIRE(err.has_value());
+  REQUIRE(err->message == "IR derivation failed");
+  REQUIRE(err->loc.line == 4);
 }
 
 TEST_CASE("runCudaEmit errors: unwritable path, header clash", "[codegen]") {
   std::ostringstream os;
   auto err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "/nonexistent-purlin/x.cu", os);
   REQUIRE(err.has_value());
-  REQUIRE(err->find("/nonexistent-purlin/x.h") != std::string::npos);
+  REQUIRE(err->message.find("/nonexistent-purlin/x.h") != std::string::npos);
   err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "/tmp/x.h", os);
   REQUIRE(err.has_value());
-  REQUIRE(err->find("overwritten") != std::string::npos);
+  REQUIRE(err->message.find("overwritten") != std::string::npos);
 }

@@ -74,6 +74,7 @@ TEST_CASE("missing policy and unsupported kinds are errors", "[codegen]") {
   g.file = "gather.pl";
   auto c = std::make_shared<Collective>();
   c->name = "gather";
+  c->loc = Location{"gather.pl", 3, 7};
   c->op = ConsumeOp::Copy;
   c->in = Layout::Packed;
   c->out = Layout::Scattered;
@@ -81,6 +82,7 @@ TEST_CASE("missing policy and unsupported kinds are errors", "[codegen]") {
   g.collectives.push_back(c);
   r = buildEmitInput(g, test::samplePolicySet(), {}, "g.cu");
   REQUIRE(r.error == std::optional<std::string>("code generation for gather (Gather) is not supported yet"));
+  REQUIRE(r.errorLoc.line == c->loc.line);
 
   Module empty;
   empty.file = "empty.pl";

@@ -1,0 +1,11 @@
+/// @file collectives.h
+/// @brief Index of the generated headers in this folder (hand-written, not
+/// purlinc output): includes the host API of every collective the library
+/// purlin_generated provides: purlin::gen::allGather, reduceScatter,
+/// allReduce, allToAll and their C ABI purlin_allGather, ... .
+#pragma once
+
+#include "allgather.h"
+#include "allreduce.h"
+#include "alltoall.h"
+#include "reducescatter.h"
