@@ -1,0 +1,238 @@
+/// @file atom_reduce_test.cu
+/// @brief Atom::reduce<E, op> against a host reference (fp32 accumulation in
+/// ascending source order, compared bitwise) for every datapath: E in
+/// {float, __half, __nv_bfloat16}, op in {Sum, Max, Min}, 1..8 sources, odd
+/// element counts, element-aligned offsets (co-aligned and not), in place,
+/// 1 to 3 CTAs; sources local, mixed local/peer, and a peer destination.
+/// Bytes around the destination must stay unchanged. Prints a PASS/FAIL/SKIP
+/// line per (datapath, locality, type, op); exits non-zero on any failure.
+#include <cstring>
+
+#include "atom_test_common.cuh"
+
+namespace pa = purlin::atom;
+using purlin::RedOp;
+using namespace atomtest;
+
+namespace {
+
+constexpr int kRegions = pa::kMaxSources + 1;  // sources 0..7, destination 8
+constexpr std::size_t kCap = (1u << 20) + 4096;  // bytes per region
+constexpr int kGuard = 64;
+
+struct SrcPtrs {
+  const std::byte* p[pa::kMaxSources];
+};
+
+/// Each CTA reduces its share of the elements (split at element boundaries).
+template <class A, class E, RedOp Op>
+__global__ void reduceKernel(std::byte* dst, SrcPtrs srcs, std::size_t bytes, int n) {
+  extern __shared__ __align__(16) std::byte ws[];
+  if constexpr (pa::kAtomCompiled<A>) {
+    const std::size_t count = bytes / sizeof(E);
+    const std::size_t lo = count * blockIdx.x / gridDim.x, hi = count * (blockIdx.x + 1) / gridDim.x;
+    const std::byte* mine[pa::kMaxSources];
+    for (int p = 0; p < n; ++p) mine[p] = srcs.p[p] + lo * sizeof(E);
+    // the last CTA also owns the trailing partial element, which must stay untouched
+    const std::size_t myBytes = (hi - lo) * sizeof(E) + (blockIdx.x + 1 == gridDim.x ? bytes % sizeof(E) : 0);
+    A::template reduce<E, Op>(dst + lo * sizeof(E), mine, myBytes, n, ws);
+  } else {
+    __trap();
+  }
+}
+
+struct Pools {
+  std::byte* dev[2][kRegions] = {};             // region r on GPU g
+  std::vector<unsigned char> host[kRegions];    // same content on both GPUs
+};
+
+struct Locality {
+  const char* name;
+  bool mixedSources;  // source p lives on GPU p % 2
+  int dstDev;
+};
+
+template <class E>
+const char* typeName() {
+  return std::is_same_v<E, float> ? "f32" : std::is_same_v<E, __half> ? "f16" : "bf16";
+}
+const char* opName(RedOp op) { return op == RedOp::Sum ? "sum" : op == RedOp::Max ? "max" : "min"; }
+
+template <class E, RedOp Op>
+E hostReduce(const Pools& pools, int n, const int* srcOff, std::size_t i) {
+  float acc = 0;
+  for (int p = 0; p < n; ++p) {
+    E e;
+    std::memcpy(&e, pools.host[p].data() + srcOff[p] + i * sizeof(E), sizeof(E));
+    acc = p == 0 ? pa::toFloat(e) : pa::applyOp<Op>(acc, pa::toFloat(e));
+  }
+  return pa::fromFloat<E>(acc);
+}
+
+/// One case. inPlace >= 0: the destination is source `inPlace` itself.
+template <class A, class E, RedOp Op>
+bool runOne(Pools& pools, const Locality& loc, int n, std::size_t count, int extraBytes, const int* srcOff,
+            int dstOff, int inPlace, int threads, int grid) {
+  const std::size_t bytes = count * sizeof(E) + extraBytes;
+  SrcPtrs sp{};
+  int srcDev[pa::kMaxSources];
+  for (int p = 0; p < n; ++p) {
+    srcDev[p] = loc.mixedSources ? p % 2 : 0;
+    sp.p[p] = pools.dev[srcDev[p]][p] + srcOff[p];
+  }
+  const int dRegion = inPlace >= 0 ? inPlace : kRegions - 1;
+  const int dDev = inPlace >= 0 ? srcDev[inPlace] : loc.dstDev;
+  const int dOff = inPlace >= 0 ? srcOff[inPlace] : dstOff;
+  std::byte* dstBase = pools.dev[dDev][dRegion];
+  const std::size_t lo = dOff >= kGuard ? dOff - kGuard : 0, hi = dOff + bytes + kGuard;
+  std::vector<unsigned char> before(hi - lo), after(hi - lo);
+  ATOMTEST_CK(cudaMemcpy(before.data(), dstBase + lo, hi - lo, cudaMemcpyDefault));
+  auto k = reduceKernel<A, E, Op>;
+  if (!allowSmem(k, A::kWorkspaceBytes)) { std::printf("  cannot set shared memory\n"); return false; }
+  ATOMTEST_CK(cudaSetDevice(0));
+  k<<<grid, threads, A::kWorkspaceBytes>>>(dstBase + dOff, sp, bytes, n);
+  ATOMTEST_CK(cudaGetLastError());
+  ATOMTEST_CK(cudaDeviceSynchronize());
+  ATOMTEST_CK(cudaMemcpy(after.data(), dstBase + lo, hi - lo, cudaMemcpyDefault));
+  bool ok = true;
+  for (std::size_t b = lo; b < hi && ok; ++b) {
+    const bool inside = b >= static_cast<std::size_t>(dOff) && b < dOff + count * sizeof(E);
+    unsigned char want = before[b - lo];
+    if (inside) {
+      const std::size_t i = (b - dOff) / sizeof(E);
+      E e = hostReduce<E, Op>(pools, n, srcOff, i);
+      want = reinterpret_cast<const unsigned char*>(&e)[(b - dOff) % sizeof(E)];
+    }
+    if (after[b - lo] != want) {
+      std::printf("  mismatch: n=%d count=%zu extra=%d dstOff=%d src0Off=%d inPlace=%d threads=%d grid=%d at "
+                  "byte %+ld: got 0x%02x want 0x%02x\n",
+                  n, count, extraBytes, dOff, srcOff[0], inPlace, threads, grid,
+                  static_cast<long>(b) - dOff, after[b - lo], want);
+      ok = false;
+    }
+  }
+  if (inPlace >= 0) {  // restore the source for later cases
+    ATOMTEST_CK(cudaMemcpy(dstBase + lo, pools.host[dRegion].data() + lo, hi - lo, cudaMemcpyDefault));
+  }
+  return ok;
+}
+
+template <class A, class E, RedOp Op>
+bool runOp(const char* name, Pools& pools, const Locality& loc) {
+  static const std::size_t smallCounts[] = {0, 1, 3, 8, 9, 1003, 4097};
+  static const std::size_t largeCounts[] = {65536 + 7, (1u << 20) / sizeof(E) - 512 + 5};
+  static const int threadsCycle[] = {256, 96, 1024, 512};
+  static const int nsCycle[] = {1, 2, 3, 8};
+  constexpr int es = sizeof(E);
+  int cases = 0, idx = 0;
+  bool ok = true;
+  for (int n : nsCycle) {
+    auto run = [&](std::size_t count, int extra, int so, int dofs, int inPlace, bool skewOne) {
+      int srcOff[pa::kMaxSources];
+      for (int p = 0; p < n; ++p) srcOff[p] = kGuard + so;
+      if (skewOne) srcOff[n - 1] = kGuard + (so + es) % 16;
+      const int threads = threadsCycle[idx % 4], grid = 1 + idx % 3;
+      ++idx;
+      ++cases;
+      return runOne<A, E, Op>(pools, loc, n, count, extra, srcOff, kGuard + dofs, inPlace, threads, grid);
+    };
+    for (std::size_t c : smallCounts) {
+      ok = ok && run(c, 0, 0, 0, -1, false);                      // all aligned
+      ok = ok && run(c, es == 4 ? 3 : 1, 4, 4, -1, false);          // co-aligned at 4 bytes, partial trailing element
+      ok = ok && run(c, 0, 2 * es % 16, 6 * es % 16, -1, false);    // not co-aligned with dst
+      ok = ok && run(c, 0, 8, 8, -1, n > 1);                        // one source skewed
+      ok = ok && run(c, 0, 12, 0, 0, false);                        // in place into source 0
+      ok = ok && run(c, 0, es, 0, n - 1, false);                    // in place into the last source
+    }
+    if (Op == RedOp::Sum || n == 8) {
+      for (std::size_t c : largeCounts) {
+        ok = ok && run(c, 0, 4, 4, -1, false);
+        ok = ok && run(c, 0, 0, 2, -1, false);
+        ok = ok && run(c, 0, 0, 0, n - 1, false);
+      }
+    }
+  }
+  std::printf("%s reduce %-14s %-5s %-4s %s cases=%d\n", ok ? "PASS" : "FAIL", name, loc.name, typeName<E>(),
+              opName(Op), cases);
+  return ok;
+}
+
+template <class A>
+bool runDatapath(const char* name, Pools& pools, const Locality& loc, int gpuArch) {
+  if (gpuArch < A::kMinArch) {
+    std::printf("SKIP reduce %-14s %-5s: needs sm_%d, device is sm_%d\n", name, loc.name, A::kMinArch / 10,
+                gpuArch / 10);
+    return true;
+  }
+  bool ok = true;
+  ok &= runOp<A, float, RedOp::Sum>(name, pools, loc);
+  ok &= runOp<A, float, RedOp::Max>(name, pools, loc);
+  ok &= runOp<A, float, RedOp::Min>(name, pools, loc);
+  ok &= runOp<A, __half, RedOp::Sum>(name, pools, loc);
+  ok &= runOp<A, __half, RedOp::Max>(name, pools, loc);
+  ok &= runOp<A, __half, RedOp::Min>(name, pools, loc);
+  ok &= runOp<A, __nv_bfloat16, RedOp::Sum>(name, pools, loc);
+  ok &= runOp<A, __nv_bfloat16, RedOp::Max>(name, pools, loc);
+  ok &= runOp<A, __nv_bfloat16, RedOp::Min>(name, pools, loc);
+  return ok;
+}
+
+bool runAll(Pools& pools, const Locality& loc, int gpuArch) {
+  bool ok = true;
+  ok &= runDatapath<pa::Atom<pa::Generic>>("Generic", pools, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Ampere>>("Ampere", pools, loc, gpuArch);
+  ok &= runDatapath<AmpereSmall>("Ampere<2,1K>", pools, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Hopper>>("Hopper", pools, loc, gpuArch);
+  ok &= runDatapath<HopperSmall>("Hopper<3,2K>", pools, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Blackwell>>("Blackwell", pools, loc, gpuArch);
+  ok &= runDatapath<CandL2>("cand-L2hint", pools, loc, gpuArch);
+  ok &= runDatapath<CandPf>("cand-bulkpf", pools, loc, gpuArch);
+  return ok;
+}
+
+/// Fills every region with random values that are valid in all three types
+/// (the same bytes are reinterpreted per type; f16/bf16 see pairs of halves).
+bool fillPools(Pools& pools, int ngpu) {
+  Rng rng(7);
+  for (int r = 0; r < kRegions; ++r) {
+    auto& h = pools.host[r];
+    h.resize(kCap);
+    for (std::size_t i = 0; i + 4 <= kCap; i += 4) {
+      // a float in [-4, 4] whose upper half is also a reasonable bf16 and
+      // whose halves are finite fp16 values: build from two fp16 values
+      __half a = __float2half_rn(rng.uniform(-4.f, 4.f)), b = __float2half_rn(rng.uniform(-4.f, 4.f));
+      std::memcpy(h.data() + i, &a, 2);
+      std::memcpy(h.data() + i + 2, &b, 2);
+    }
+    for (int g = 0; g < ngpu; ++g) {
+      ATOMTEST_CK(cudaSetDevice(g));
+      ATOMTEST_CK(cudaMalloc(&pools.dev[g][r], kCap));
+      ATOMTEST_CK(cudaMemcpy(pools.dev[g][r], h.data(), kCap, cudaMemcpyHostToDevice));
+    }
+  }
+  ATOMTEST_CK(cudaSetDevice(0));
+  return true;
+}
+
+} // namespace
+
+int main() {
+  const int ngpu = setupDevices();
+  if (ngpu == 0) return 1;
+  const int gpuArch = deviceArch(0);
+  Pools pools;
+  if (!fillPools(pools, ngpu)) { std::printf("FAIL allocation\n"); return 1; }
+  bool ok = runAll(pools, {"local", false, 0}, gpuArch);
+  if (ngpu >= 2) {
+    ok &= runAll(pools, {"mixed", true, 0}, gpuArch);
+    ok &= runAll(pools, {"push", true, 1}, gpuArch);
+  } else {
+    std::printf("SKIP reduce peer cases: fewer than 2 GPUs with peer access\n");
+  }
+  for (int g = 0; g < ngpu; ++g) {
+    cudaSetDevice(g);
+    for (auto* p : pools.dev[g]) cudaFree(p);
+  }
+  std::printf("%s atom_reduce_test\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
