@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -130,12 +132,28 @@ CommOptions optionsFor(int it) {
 /// Creates and destroys kIterations communicators, exchanging through each;
 /// then checks that device memory came back.
 void repeatedCreate(Bootstrap &b, int device, const char *mode) {
+  using Clock = std::chrono::steady_clock;
+  double createMs[2] = {0, 0}, destroyMs[2] = {0, 0};
+  int counted[2] = {0, 0};
+  auto ms = [](Clock::time_point a, Clock::time_point z) {
+    return std::chrono::duration<double, std::milli>(z - a).count();
+  };
   auto once = [&](int it) {
-    Communicator c(b, device, optionsFor(it));
-    verifyFresh(c);
-    exchange(c, b, 1000u * it + 17, it + 1);
+    auto t0 = Clock::now();
+    auto c = std::make_unique<Communicator>(b, device, optionsFor(it));
+    auto t1 = Clock::now();
+    verifyFresh(*c);
+    exchange(*c, b, 1000u * it + 17, it + 1);
     CUDA_OK(cudaDeviceSynchronize());
     b.barrier(); // nobody frees while a peer may still touch its memory
+    auto t2 = Clock::now();
+    c.reset();
+    auto t3 = Clock::now();
+    if (it > 0) {
+      createMs[it % 2] += ms(t0, t1);
+      destroyMs[it % 2] += ms(t2, t3);
+      ++counted[it % 2];
+    }
   };
   once(0); // warm-up: context, peer access
   std::size_t before = freeBytes(device);
@@ -145,8 +163,10 @@ void repeatedCreate(Bootstrap &b, int device, const char *mode) {
   long long leaked = (long long)before - (long long)after;
   EXPECT(leaked < (16ll << 20), "%s rank %d: %lld bytes of device memory not returned after %d communicators",
          mode, b.rank(), leaked, kIterations);
-  std::printf("%s rank %d (device %d): %d communicators created and destroyed, leak %lld bytes\n",
-              mode, b.rank(), device, kIterations, leaked);
+  std::printf("%s rank %d (device %d): %d communicators created and destroyed, leak %lld bytes; "
+              "create %.2f ms (256 MiB halves) / %.2f ms (1 MiB halves), destroy %.2f / %.2f ms\n",
+              mode, b.rank(), device, kIterations, leaked, createMs[0] / counted[0],
+              createMs[1] / counted[1], destroyMs[0] / counted[0], destroyMs[1] / counted[1]);
 }
 
 /// Creation that must fail on every rank: returns this rank's message.
