@@ -8,6 +8,7 @@
 
 #include "purlin/host/communicator.h"
 #include "purlin/host/error.h"
+#include "purlin/snac/collective.cuh" // snac::lastError()
 
 #if PURLIN_BENCH_GENERATED
 #include "collectives.h" // generated/collectives.h from dsl_examples/collectives.pl

@@ -1,8 +1,13 @@
 /// @file tune_launch.cu
 /// @brief The tuner's calls into the runtime (tune_launch.h): the four
 /// collectives as the SNAC types purlinc emits for dsl_examples, the Hopper
-/// datapath, and a few compiled-in pipeline variants, launched through
-/// snac::launch with run-time WorldConsts.
+/// datapath, and a few compiled-in pipeline variants, launched through the
+/// same snac::launch the generated code calls.
+///
+/// Run-time knobs: snac::launch reads `P::world[n]` when it plans a call, so
+/// a policy type whose `world` is a mutable static array (set just before
+/// each call) passes WorldConsts at run time without touching the runtime.
+/// Not thread-safe; the tuner calls from one thread per process.
 #include "tune_launch.h"
 
 #include <string>
@@ -22,13 +27,13 @@ using Datapath = atom::Hopper;
 
 constexpr std::size_t kStagingBytes = std::size_t(256) << 20;
 
-/// A policy type whose compile-time part is one pipeline variant; its
-/// per-world knobs are unused (the tuner passes them at run time).
+/// A policy type whose compile-time part is one pipeline variant and whose
+/// per-world knobs are set at run time (see the file comment).
 template <int S, int B> struct TunePolicy {
   static constexpr int pipelineStages = S;
   static constexpr int stageBytes = B;
   static constexpr std::size_t stagingBytes = kStagingBytes;
-  static constexpr snac::WorldConsts world[kMaxRanks + 1] = {};
+  static inline snac::WorldConsts world[kMaxRanks + 1] = {};
 };
 
 /// The variants: pipeline capacity per CTA S*B of 64 KiB and 128 KiB
@@ -39,11 +44,12 @@ constexpr PipelineVariant kVariants[] = {{4, 16384}, {8, 16384}, {4, 32768}};
 template <class P>
 Status callWith(Communicator &comm, Coll c, const snac::CallArgs &a, cudaStream_t st,
                 const snac::WorldConsts &w) {
+  P::world[comm.size()] = w;
   switch (c) {
-  case Coll::AllGather: return snac::launch<AG, P, Datapath>(comm, a, st, w);
-  case Coll::ReduceScatter: return snac::launch<RS, P, Datapath>(comm, a, st, w);
-  case Coll::AllReduce: return snac::launch<AR, P, Datapath>(comm, a, st, w);
-  case Coll::AllToAll: return snac::launch<A2A, P, Datapath>(comm, a, st, w);
+  case Coll::AllGather: return snac::launch<AG, P, Datapath>(comm, a, st);
+  case Coll::ReduceScatter: return snac::launch<RS, P, Datapath>(comm, a, st);
+  case Coll::AllReduce: return snac::launch<AR, P, Datapath>(comm, a, st);
+  case Coll::AllToAll: return snac::launch<A2A, P, Datapath>(comm, a, st);
   }
   return Status::InvalidArgument;
 }
