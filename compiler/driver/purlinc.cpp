@@ -3,6 +3,7 @@
 /// AST or hand over to the back end (runBackend in Backend.cpp).
 #include "ASTDumper.h"
 #include "Backend.h"
+#include "LargeStack.h"
 #include "Options.h"
 #include "Parser.h"
 #include "PolicyLoader.h"
@@ -152,5 +153,6 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  return run(opts);
+  // Clang's parser recurses per nesting level; give it room (see LargeStack.h).
+  return runWithLargeStack([&] { return run(opts); });
 }

@@ -10,6 +10,7 @@
 #include <clang/AST/DeclTemplate.h>
 #include <clang/AST/TypeLoc.h>
 #include <clang/Frontend/ASTUnit.h>
+#include <clang/Lex/Lexer.h>
 #include <clang/Tooling/Tooling.h>
 
 #include <cerrno>
@@ -387,11 +388,66 @@ std::vector<std::string> clangArgs(const std::string &path, const ParseOptions &
   return args;
 }
 
+/// Clang bounds (), [] and {} nesting (-fbracket-depth) but not template
+/// argument lists or chains of prefix operators and casts; its parser
+/// recurses once per level. Before running Clang, scan the main file's raw
+/// tokens: `<` nesting deeper than kMaxAngleDepth (`<` opens, `>`/`>>`
+/// close) or more than kMaxStatementTokens tokens between two `;`, `{` or
+/// `}` is rejected with a diagnostic (both reset at those tokens, so
+/// comparisons cannot accumulate across statements).
+constexpr unsigned kMaxAngleDepth = 256;
+constexpr unsigned kMaxStatementTokens = 65536;
+
+Location offsetToLoc(const std::string &path, const std::string &code, size_t offset) {
+  Location loc{path, 1, 1};
+  for (size_t i = 0; i < offset && i < code.size(); ++i)
+    if (code[i] == '\n') {
+      ++loc.line;
+      loc.col = 1;
+    } else {
+      ++loc.col;
+    }
+  return loc;
+}
+
+bool checkNesting(const std::string &path, const std::string &code, Diagnostics &diags) {
+  clang::LangOptions lang;
+  lang.CPlusPlus = lang.CPlusPlus11 = lang.CPlusPlus14 = lang.CPlusPlus17 = lang.CPlusPlus20 = true;
+  clang::Lexer lex(clang::SourceLocation(), lang, code.data(), code.data(), code.data() + code.size());
+  clang::Token tok;
+  unsigned depth = 0, tokens = 0;
+  while (!lex.LexFromRawLexer(tok)) {
+    // Raw lexer with a null file location: a location's encoding is its offset.
+    size_t offset = tok.getLocation().getRawEncoding();
+    if (++tokens > kMaxStatementTokens) {
+      diags.report(DiagKind::StatementTooLong, offsetToLoc(path, code, offset), kMaxStatementTokens);
+      return false;
+    }
+    switch (tok.getKind()) {
+    case clang::tok::less:
+      if (++depth > kMaxAngleDepth) {
+        diags.report(DiagKind::NestingTooDeep, offsetToLoc(path, code, offset), kMaxAngleDepth);
+        return false;
+      }
+      break;
+    case clang::tok::greater: depth = depth > 0 ? depth - 1 : 0; break;
+    case clang::tok::greatergreater: depth = depth > 1 ? depth - 2 : 0; break;
+    case clang::tok::semi:
+    case clang::tok::l_brace:
+    case clang::tok::r_brace: depth = tokens = 0; break;
+    default: break;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 std::optional<Module> parseBuffer(const std::string &path, const std::string &code, Diagnostics &diags,
                                   const ParseOptions &opts) {
   diags.setSource(path, code);
+  if (!checkNesting(path, code, diags))
+    return std::nullopt;
   ClangDiagnosticPrinter printer(diags);
   clang::tooling::FileContentMappings vocab = {{kVocabPath, vocabularyHeader()}};
   std::unique_ptr<clang::ASTUnit> unit = clang::tooling::buildASTFromCodeWithArgs(
