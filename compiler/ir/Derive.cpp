@@ -1,0 +1,292 @@
+/// @file Derive.cpp
+/// @brief derive(): the SNAC rules of the paper, one function per program
+/// shape. Input layout decides who is notified (packed: every consumer;
+/// scattered: the partition's owner); output layout and consume op decide
+/// how consumers pull (packed+reduce: reduce over all sources; scattered /
+/// transposed + copy: copy each source into its partition); Root restricts
+/// producers or consumers; compose adds G's gather role reading F's Y.
+#include "ir/Derive.h"
+
+namespace purlin::ir {
+namespace {
+
+Access acc(Buf b, RankRef owner, RankRef part = RankRef::None, bool chunked = false) {
+  Access a;
+  a.buf = b;
+  a.owner = owner;
+  a.part = part;
+  a.chunked = chunked;
+  return a;
+}
+/// Slot of the stage sequence seq(part, c) in owner's staging.
+Access stagingSlot(RankRef owner, RankRef part) { return acc(Buf::S, owner, part, true); }
+Access ySlot(RankRef owner) { return acc(Buf::Y, owner, RankRef::None, true); }
+Access packets(RankRef owner, RankRef src, RankRef shapePart) {
+  Access a = acc(Buf::PK, owner, src);
+  a.shapePart = shapePart;
+  return a;
+}
+
+bool packedInput(Kind k) { return k == Kind::AllGather || k == Kind::AllGatherV || k == Kind::Gather; }
+bool composed(Kind k) { return k == Kind::AllReduce || k == Kind::Broadcast || k == Kind::Reduce; }
+bool scatterLike(Kind k) { return k == Kind::Scatter || k == Kind::Broadcast; }
+bool rsLike(Kind k) {
+  return k == Kind::ReduceScatter || k == Kind::ReduceScatterV || k == Kind::AllReduce || k == Kind::Reduce;
+}
+
+/// Stage role: copy each contributed chunk into staging, last arriver notifies.
+Role stageRole(Kind k) {
+  Role role;
+  role.name = "stage";
+  role.ctasFrom = "throughput.stageCtas";
+  std::vector<Stmt> body;
+  if (packedInput(k)) {
+    role.runsOn = k == Kind::Gather ? RunsOn::NonRoot : RunsOn::All;
+    body.push_back(Stmt::of(Op::copy(stagingSlot(RankRef::R, RankRef::None), acc(Buf::X, RankRef::R, RankRef::None, true))));
+    body.push_back(Stmt::of(Op::arrive(kStageCounterBase, 0, SlotSpace::S, RankRef::None)));
+    Op n = Op::notify(Sig::STAGED, SlotSpace::S, RankRef::None, RankRef::K).byLast();
+    if (k == Kind::Gather) n.target = RankRef::Root, n.why("input packed, consumer root: notify the root");
+    else n.each(RankRef::K, Domain::Others).why("input packed: notify every consumer");
+    body.push_back(Stmt::of(n));
+    role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(body)));
+    return role;
+  }
+  Domain d = rsLike(k) ? Domain::All : scatterLike(k) ? Domain::NonRoot : Domain::Others;
+  role.runsOn = scatterLike(k) ? RunsOn::Root : RunsOn::All;
+  body.push_back(Stmt::of(Op::copy(stagingSlot(RankRef::R, RankRef::K), acc(Buf::X, RankRef::R, RankRef::K, true))));
+  body.push_back(Stmt::of(Op::arrive(kStageCounterBase, 0, SlotSpace::S, RankRef::K)));
+  body.push_back(Stmt::of(Op::notify(Sig::STAGED, SlotSpace::S, RankRef::K, RankRef::K)
+                              .byLast()
+                              .why("input scattered: notify partition k's owner only")));
+  role.body.push_back(Stmt::loop(RankRef::K, d, true, false, std::move(body)));
+  return role;
+}
+
+Op stagedWait(RankRef src, RankRef part) { return Op::wait(Sig::STAGED, SlotSpace::S, part, src, RoundOf::Cur); }
+
+/// Consumer role of a leaf or of a compose's F.
+Role consumeRole(Kind k) {
+  Role role;
+  role.ctasFrom = "throughput.consumeCtas";
+  std::vector<Stmt> loc, body;
+  if (rsLike(k)) {
+    role.name = "reduce";
+    body.push_back(Stmt::of(stagedWait(RankRef::P, RankRef::R).each(RankRef::P, Domain::All)));
+    Access dst = composed(k) ? ySlot(RankRef::R) : acc(Buf::O, RankRef::R, RankRef::None, true);
+    body.push_back(Stmt::of(Op::reduce(dst, stagingSlot(RankRef::P, RankRef::R), RankRef::P, Domain::All)
+                                .why("ascending rank order, fp32 accumulation")));
+    if (composed(k)) {
+      body.push_back(Stmt::of(Op::arrive(kConsumeCounterBase, kMaxSlots, SlotSpace::S, RankRef::R)));
+      body.back().op.counterRank = RankRef::R;
+      Op n = Op::notify(Sig::REDUCED, SlotSpace::Y, RankRef::None, RankRef::K).byLast();
+      if (k == Kind::Reduce) n.target = RankRef::Root, n.why("last reducer: G's consumer is the root");
+      else n.each(RankRef::K, Domain::All).why("last reducer publishes Y_r[c] to every rank");
+      body.push_back(Stmt::of(n));
+    }
+    role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(body)));
+    return role;
+  }
+  role.name = "consume";
+  if (scatterLike(k)) {
+    // Only the root produced; it copies its own partition from its input.
+    Access dst = k == Kind::Broadcast ? ySlot(RankRef::R) : acc(Buf::O, RankRef::R, RankRef::None, true);
+    body.push_back(Stmt::of(Op::copy(dst, acc(Buf::X, RankRef::R, RankRef::R, true)).on(RunsOn::Root).why("own partition, local")));
+    body.push_back(Stmt::of(stagedWait(RankRef::Root, RankRef::R).on(RunsOn::NonRoot)));
+    body.push_back(Stmt::of(Op::copy(dst, stagingSlot(RankRef::Root, RankRef::R)).on(RunsOn::NonRoot)));
+    if (k == Kind::Broadcast) {
+      body.push_back(Stmt::of(Op::arrive(kConsumeCounterBase, kMaxSlots, SlotSpace::S, RankRef::R)));
+      body.back().op.slotOwner = RankRef::Root;
+      body.back().op.counterRank = RankRef::Root;
+      body.push_back(Stmt::of(Op::notify(Sig::REDUCED, SlotSpace::Y, RankRef::None, RankRef::K)
+                                  .each(RankRef::K, Domain::All)
+                                  .byLast()
+                                  .why("F's result Y_r[c] ready for every rank's gather")));
+    }
+    role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(body)));
+    return role;
+  }
+  // AllGather / Gather (packed input) and AllToAll (scattered input): copy
+  // each source's chunk into its output partition; own data from input.
+  bool packed = packedInput(k);
+  RankRef part = packed ? RankRef::None : RankRef::R;
+  if (k == Kind::Gather) role.runsOn = RunsOn::Root;
+  loc.push_back(Stmt::of(Op::copy(acc(Buf::O, RankRef::R, RankRef::R, true), acc(Buf::X, RankRef::R, part, true))
+                             .why("own contribution, local")));
+  role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(loc)));
+  body.push_back(Stmt::of(stagedWait(RankRef::P, part)));
+  body.push_back(Stmt::of(Op::copy(acc(Buf::O, RankRef::R, RankRef::P, true), stagingSlot(RankRef::P, part))));
+  role.body.push_back(Stmt::loop(RankRef::P, Domain::Others, true, true, std::move(body)));
+  return role;
+}
+
+/// G's role of a compose: copy every rank's Y chunk into output partition k.
+Role gatherRole(Kind k) {
+  Role role;
+  role.name = "gather";
+  role.ctasFrom = "throughput.gatherCtas";
+  role.runsOn = k == Kind::Reduce ? RunsOn::Root : RunsOn::All;
+  std::vector<Stmt> body;
+  body.push_back(Stmt::of(Op::wait(Sig::REDUCED, SlotSpace::Y, RankRef::None, RankRef::K, RoundOf::Cur)));
+  body.push_back(Stmt::of(Op::copy(acc(Buf::O, RankRef::R, RankRef::K, true), ySlot(RankRef::K)).why("F's result read in place")));
+  role.body.push_back(Stmt::loop(RankRef::K, Domain::All, true, true, std::move(body)));
+  return role;
+}
+
+Program throughput(Kind k) {
+  Program p;
+  p.regime = Regime::Throughput;
+  p.roles.push_back(stageRole(k));
+  p.roles.push_back(consumeRole(k));
+  if (composed(k)) p.roles.push_back(gatherRole(k));
+  return p;
+}
+
+/// Latency program: push packets to consumers, poll, copy or reduce.
+Program latency(Kind k) {
+  Program prog;
+  prog.regime = Regime::Latency;
+  Role role;
+  role.name = "latency";
+  role.ctasFrom = "latency.ctas";
+  auto &b = role.body;
+  auto R = RankRef::R, P = RankRef::P, K = RankRef::K, Root = RankRef::Root, None = RankRef::None;
+  bool copyOp = !reducesKind(k);
+  switch (k) {
+  case Kind::AllGather:
+  case Kind::AllGatherV:
+  case Kind::AllToAll:
+  case Kind::AllToAllV: {
+    bool packed = k == Kind::AllGather || k == Kind::AllGatherV;
+    RankRef part = packed ? None : K;
+    b.push_back(Stmt::of(Op::put(packets(K, R, part), acc(Buf::X, R, part)).each(K, Domain::Others)));
+    b.push_back(Stmt::of(Op::copy(acc(Buf::O, R, R), acc(Buf::X, R, packed ? None : R)).why("own contribution, local")));
+    std::vector<Stmt> body;
+    body.push_back(Stmt::of(Op::poll(packets(R, P, packed ? None : R))));
+    body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, P), packets(R, P, packed ? None : R))));
+    b.push_back(Stmt::loop(P, Domain::Others, false, false, std::move(body)));
+    break;
+  }
+  case Kind::Gather: {
+    b.push_back(Stmt::of(Op::put(packets(Root, R, None), acc(Buf::X, R)).on(RunsOn::NonRoot)));
+    b.push_back(Stmt::of(Op::copy(acc(Buf::O, R, R), acc(Buf::X, R)).on(RunsOn::Root).why("own contribution, local")));
+    std::vector<Stmt> body;
+    body.push_back(Stmt::of(Op::poll(packets(R, P, None)).on(RunsOn::Root)));
+    body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, P), packets(R, P, None)).on(RunsOn::Root)));
+    b.push_back(Stmt::loop(P, Domain::Others, false, false, std::move(body)));
+    break;
+  }
+  case Kind::Scatter:
+  case Kind::Broadcast: {
+    RankRef part = k == Kind::Scatter ? K : None;
+    RankRef own = k == Kind::Scatter ? R : None;
+    b.push_back(Stmt::of(Op::put(packets(K, R, part), acc(Buf::X, R, part)).each(K, Domain::Others).on(RunsOn::Root)));
+    b.push_back(Stmt::of(Op::copy(acc(Buf::O, R), acc(Buf::X, R, own)).on(RunsOn::Root).why("root's own data, local")));
+    b.push_back(Stmt::of(Op::poll(packets(R, Root, own)).on(RunsOn::NonRoot)));
+    b.push_back(Stmt::of(Op::copy(acc(Buf::O, R), packets(R, Root, own)).on(RunsOn::NonRoot)));
+    break;
+  }
+  case Kind::ReduceScatter:
+  case Kind::ReduceScatterV:
+  case Kind::AllReduce:
+  case Kind::Reduce: {
+    bool rs = k == Kind::ReduceScatter || k == Kind::ReduceScatterV;
+    RankRef part = rs ? K : None;
+    RankRef own = rs ? R : None;
+    RunsOn consumer = k == Kind::Reduce ? RunsOn::Root : RunsOn::All;
+    if (k == Kind::Reduce)
+      b.push_back(Stmt::of(Op::put(packets(Root, R, None), acc(Buf::X, R)).on(RunsOn::NonRoot)));
+    else
+      b.push_back(Stmt::of(Op::put(packets(K, R, part), acc(Buf::X, R, part)).each(K, Domain::Others)));
+    b.push_back(Stmt::of(Op::poll(packets(R, P, own)).each(P, Domain::Others).on(consumer)));
+    Op red = Op::reduce(acc(Buf::O, R), packets(R, P, own), P, Domain::All).on(consumer);
+    red.srcSelf = acc(Buf::X, R, own);
+    red.hasSrcSelf = true;
+    red.why("p == r reads X_r directly; ascending rank order, fp32 accumulation");
+    b.push_back(Stmt::of(red));
+    break;
+  }
+  default:
+    break;
+  }
+  (void)copyOp;
+  prog.roles.push_back(std::move(role));
+  return prog;
+}
+
+std::string dispatchOf(Kind k) {
+  switch (k) {
+  case Kind::AllReduce: case Kind::Broadcast: case Kind::Reduce: return "count*E";
+  case Kind::AllGatherV: case Kind::ReduceScatterV: return "sum(counts)*E";
+  case Kind::AllToAllV: return "n*maxCount*E";
+  default: return "n*count*E";
+  }
+}
+
+void declare(CollectiveIR &ir, Program &p) {
+  Kind k = ir.kind;
+  auto lay = [](Layout l) -> std::string {
+    switch (l) {
+    case Layout::Packed: return "packed";
+    case Layout::Scattered: return "scattered";
+    case Layout::Transposed: return "transposed";
+    case Layout::PackedV: return "packedV";
+    case Layout::ScatteredV: return "scatteredV";
+    case Layout::TransposedV: return "transposedV";
+    }
+    return "?";
+  };
+  p.buffers.push_back({Buf::X, "input, " + lay(ir.in) + ", user memory of each rank (local reads only)"});
+  p.buffers.push_back({Buf::O, "output, " + lay(ir.out) + ", user memory of each rank (local writes only)"});
+  bool rooted = isRootedKind(k);
+  if (p.regime == Regime::Latency) {
+    p.buffers.push_back({Buf::PK, "packets[e&1] of each rank: region per source rank, 16-byte packets {d0, f, d1, f}, f = uint32(e)"});
+    p.signals.push_back({Sig::DONE, rooted ? "readers" : "-", rooted ? "producers" : "-", "sig(e,0)"});
+    if (!rooted) p.signals.pop_back();
+    return;
+  }
+  p.buffers.push_back({Buf::S, "staging[e&1] of each rank: `slots` slots of `chunk` bytes; seq(k,c) = k*cpp + c, slot = seq mod slots, round = seq div slots"});
+  if (composed(k)) p.buffers.push_back({Buf::Y, "intermediate Y[e&1] of each rank (staging half + region): `ySlots` slots; yslot = c mod ySlots, round = c div ySlots"});
+  std::string prod = scatterLike(k) ? "root" : (k == Kind::Gather ? "ranks != root" : "all ranks");
+  std::string cons = packedInput(k) ? (k == Kind::Gather ? "root" : "all ranks") : "owner k of partition k";
+  p.signals.push_back({Sig::STAGED, prod + " (stage role, last arriver)", cons, "sig(e, round(seq))"});
+  if (composed(k)) p.signals.push_back({Sig::REDUCED, "partition owner (F's last consumer CTA)", k == Kind::Reduce ? "root (gather role)" : "all ranks (gather role)", "sig(e, yround(c))"});
+  p.signals.push_back({Sig::CONSUMED, "consumers of a slot (last arriver), when the slot is used again", "the slot's owner (stage role)", "sig(e, round)"});
+  if (composed(k)) p.signals.push_back({Sig::GATHERED, "gather readers of a Y slot, when used again", "Y's owner (F's consumer role)", "sig(e, yround)"});
+  if (rooted) p.signals.push_back({Sig::DONE, "readers (last reading CTA)", "producers whose memory they read", "sig(e,0)"});
+}
+
+} // namespace
+
+CollectiveIR derive(const Collective &c, int n) {
+  if (n < kMinWorld || n > kMaxWorld)
+    throw IRError{"world size " + std::to_string(n) + " out of range (2..8)"};
+  CollectiveIR ir;
+  ir.name = c.name;
+  ir.kind = classify(c);
+  if (ir.kind == Kind::Unknown)
+    throw IRError{"'" + c.name + "': no SNAC derivation for this (op, input layout, output layout, root)" +
+                  std::string(c.isCompose ? " composition" : "") +
+                  "; supported: the eleven collectives of docs/snac-ir.md"};
+  ir.op = c.op;
+  ir.in = c.in;
+  ir.out = c.out;
+  ir.root = c.root;
+  ir.compose = c.isCompose;
+  if (c.isCompose) {
+    ir.op = c.children[0]->op;
+    ir.in = c.children[0]->in;
+    ir.out = c.children[1]->out;
+    ir.root = c.children[0]->root != Root::None ? c.children[0]->root : c.children[1]->root;
+  }
+  ir.policyName = c.policy;
+  ir.n = n;
+  ir.dispatchBytes = dispatchOf(ir.kind);
+  ir.latency = latency(ir.kind);
+  ir.throughput = throughput(ir.kind);
+  declare(ir, ir.latency);
+  declare(ir, ir.throughput);
+  numberOps(ir);
+  return ir;
+}
+
+} // namespace purlin::ir

@@ -1,0 +1,246 @@
+/// @file IR.cpp
+/// @brief Names, classification and op constructors of the SNAC IR.
+#include "ir/IR.h"
+
+namespace purlin::ir {
+
+const char *toString(Kind k) {
+  switch (k) {
+  case Kind::AllGather: return "AllGather";
+  case Kind::ReduceScatter: return "ReduceScatter";
+  case Kind::AllReduce: return "AllReduce";
+  case Kind::AllToAll: return "AllToAll";
+  case Kind::AllGatherV: return "AllGatherV";
+  case Kind::ReduceScatterV: return "ReduceScatterV";
+  case Kind::AllToAllV: return "AllToAllV";
+  case Kind::Broadcast: return "Broadcast";
+  case Kind::Reduce: return "Reduce";
+  case Kind::Scatter: return "Scatter";
+  case Kind::Gather: return "Gather";
+  case Kind::Unknown: return "Unknown";
+  }
+  return "?";
+}
+
+bool isVKind(Kind k) {
+  return k == Kind::AllGatherV || k == Kind::ReduceScatterV || k == Kind::AllToAllV;
+}
+bool isRootedKind(Kind k) {
+  return k == Kind::Broadcast || k == Kind::Reduce || k == Kind::Scatter || k == Kind::Gather;
+}
+bool reducesKind(Kind k) {
+  return k == Kind::ReduceScatter || k == Kind::AllReduce || k == Kind::ReduceScatterV ||
+         k == Kind::Reduce;
+}
+
+const std::vector<Kind> &allKinds() {
+  static const std::vector<Kind> kinds = {
+      Kind::AllGather, Kind::ReduceScatter, Kind::AllReduce, Kind::AllToAll,
+      Kind::AllGatherV, Kind::ReduceScatterV, Kind::AllToAllV, Kind::Broadcast,
+      Kind::Reduce, Kind::Scatter, Kind::Gather};
+  return kinds;
+}
+
+static Kind classifyLeaf(ConsumeOp op, Layout in, Layout out, Root root) {
+  using L = Layout;
+  if (op == ConsumeOp::Copy && in == L::Packed && out == L::Scattered)
+    return root == Root::None ? Kind::AllGather : root == Root::Consumer ? Kind::Gather : Kind::Unknown;
+  if (op == ConsumeOp::Reduce && in == L::Scattered && out == L::Packed && root == Root::None)
+    return Kind::ReduceScatter;
+  if (op == ConsumeOp::Copy && in == L::Scattered && out == L::Transposed && root == Root::None)
+    return Kind::AllToAll;
+  if (op == ConsumeOp::Copy && in == L::Scattered && out == L::Packed && root == Root::Producer)
+    return Kind::Scatter;
+  if (root != Root::None) return Kind::Unknown;
+  if (op == ConsumeOp::Copy && in == L::PackedV && out == L::ScatteredV) return Kind::AllGatherV;
+  if (op == ConsumeOp::Reduce && in == L::ScatteredV && out == L::PackedV) return Kind::ReduceScatterV;
+  if (op == ConsumeOp::Copy && in == L::ScatteredV && out == L::TransposedV) return Kind::AllToAllV;
+  return Kind::Unknown;
+}
+
+Kind classify(const Collective &c) {
+  if (!c.isCompose) return classifyLeaf(c.op, c.in, c.out, c.root);
+  if (c.children.size() != 2 || !c.children[0] || !c.children[1]) return Kind::Unknown;
+  Kind f = classify(*c.children[0]), g = classify(*c.children[1]);
+  if (f == Kind::ReduceScatter && g == Kind::AllGather) return Kind::AllReduce;
+  if (f == Kind::Scatter && g == Kind::AllGather) return Kind::Broadcast;
+  if (f == Kind::ReduceScatter && g == Kind::Gather) return Kind::Reduce;
+  return Kind::Unknown;
+}
+
+const char *toString(RankRef r) {
+  switch (r) {
+  case RankRef::None: return "-";
+  case RankRef::R: return "r";
+  case RankRef::P: return "p";
+  case RankRef::K: return "k";
+  case RankRef::Root: return "root";
+  case RankRef::Prev: return "part(prev)";
+  }
+  return "?";
+}
+
+const char *toString(Domain d) {
+  switch (d) {
+  case Domain::All: return "0..n-1";
+  case Domain::Others: return "others(r)";
+  case Domain::Root: return "{root}";
+  case Domain::NonRoot: return "others(root)";
+  }
+  return "?";
+}
+
+const char *toString(Buf b) {
+  switch (b) {
+  case Buf::X: return "X";
+  case Buf::O: return "O";
+  case Buf::S: return "S";
+  case Buf::Y: return "Y";
+  case Buf::PK: return "PK";
+  }
+  return "?";
+}
+
+const char *toString(Sig s) {
+  switch (s) {
+  case Sig::STAGED: return "STAGED";
+  case Sig::REDUCED: return "REDUCED";
+  case Sig::CONSUMED: return "CONSUMED";
+  case Sig::GATHERED: return "GATHERED";
+  case Sig::DONE: return "DONE";
+  }
+  return "?";
+}
+
+uint32_t sigBase(Sig s) {
+  switch (s) {
+  case Sig::STAGED: return 0;
+  case Sig::REDUCED: return 8192;
+  case Sig::CONSUMED: return 16384;
+  case Sig::GATHERED: return 24576;
+  case Sig::DONE: return 32768;
+  }
+  return 0;
+}
+
+const char *toString(Cond c) {
+  switch (c) {
+  case Cond::Always: return "";
+  case Cond::HasPrev: return "if prev(slot) exists";
+  case Cond::HasNext: return "if next(slot) exists";
+  }
+  return "?";
+}
+
+const char *toString(OpKind k) {
+  switch (k) {
+  case OpKind::Copy: return "copy";
+  case OpKind::Reduce: return "reduce";
+  case OpKind::Arrive: return "arrive.acq_rel";
+  case OpKind::Notify: return "notify.release";
+  case OpKind::Wait: return "wait.acquire";
+  case OpKind::PacketPut: return "packet.put";
+  case OpKind::PacketPoll: return "packet.poll";
+  }
+  return "?";
+}
+
+const char *toString(RunsOn r) {
+  switch (r) {
+  case RunsOn::All: return "all ranks";
+  case RunsOn::Root: return "root";
+  case RunsOn::NonRoot: return "ranks != root";
+  }
+  return "?";
+}
+
+const char *toString(Regime r) { return r == Regime::Latency ? "latency" : "throughput"; }
+
+Op Op::copy(Access d, Access s) {
+  Op o;
+  o.kind = OpKind::Copy;
+  o.dst = d;
+  o.src = s;
+  return o;
+}
+
+Op Op::reduce(Access d, Access s, RankRef v, Domain dom) {
+  Op o;
+  o.kind = OpKind::Reduce;
+  o.dst = d;
+  o.src = s;
+  o.var = v;
+  o.domain = dom;
+  return o;
+}
+
+Op Op::notify(Sig s, SlotSpace sp, RankRef slotPart, RankRef target) {
+  Op o;
+  o.kind = OpKind::Notify;
+  o.sig = s;
+  o.slotSpace = sp;
+  o.slotPart = slotPart;
+  o.target = target;
+  o.sigSrc = RankRef::R;
+  o.round = s == Sig::DONE ? RoundOf::Zero : RoundOf::Cur;
+  // Data announced (STAGED/REDUCED) sit in the notifier's memory; freed
+  // slots (CONSUMED/GATHERED) are the receiver's.
+  o.slotOwner = (s == Sig::STAGED || s == Sig::REDUCED) ? RankRef::R : target;
+  return o;
+}
+
+Op Op::wait(Sig s, SlotSpace sp, RankRef slotPart, RankRef src, RoundOf round) {
+  Op o;
+  o.kind = OpKind::Wait;
+  o.sig = s;
+  o.slotSpace = sp;
+  o.slotPart = slotPart;
+  o.sigSrc = src;
+  o.round = round;
+  o.slotOwner = (s == Sig::STAGED || s == Sig::REDUCED) ? src : RankRef::R;
+  return o;
+}
+
+Op Op::arrive(int base, int stride, SlotSpace sp, RankRef slotPart) {
+  Op o;
+  o.kind = OpKind::Arrive;
+  o.counterBase = base;
+  o.counterStride = stride;
+  o.slotSpace = sp;
+  o.slotPart = slotPart;
+  return o;
+}
+
+Op Op::put(Access d, Access s) {
+  Op o;
+  o.kind = OpKind::PacketPut;
+  o.dst = d;
+  o.src = s;
+  return o;
+}
+
+Op Op::poll(Access s) {
+  Op o;
+  o.kind = OpKind::PacketPoll;
+  o.src = s;
+  return o;
+}
+
+Stmt Stmt::loop(RankRef v, Domain d, bool chunks, bool chunkMajor, std::vector<Stmt> body) {
+  Stmt s;
+  s.isLoop = true;
+  s.var = v;
+  s.domain = d;
+  s.chunks = chunks;
+  s.chunkMajor = chunkMajor;
+  s.body = std::move(body);
+  return s;
+}
+
+void numberOps(CollectiveIR &ir) {
+  int next = 0;
+  for (Program *p : {&ir.latency, &ir.throughput})
+    for (auto &role : p->roles) forEachOp(role.body, [&](Op &o) { o.id = next++; });
+}
+
+} // namespace purlin::ir

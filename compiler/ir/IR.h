@@ -1,0 +1,280 @@
+/// @file IR.h
+/// @brief The SNAC IR: buffers, signals, roles and ops of one collective's
+/// latency and throughput programs, symbolic over ranks (docs/snac-ir.md).
+///
+/// A Program is written for a generic rank `r` of `n` ranks: loops run over
+/// rank domains ("for p in others(r)") and over the call's chunks
+/// ("for c in 0..cpp-1"), and buffers are indexed by rank variables. The
+/// same text is valid for every n; instantiate() (Instantiate.h) expands it
+/// for a concrete n and concrete sizes into per-rank, per-CTA op sequences.
+///
+/// Memory model (docs/snac-protocol.md): a signal lives in the receiver's
+/// array; Notify is a system-scope release store, Wait an acquire poll that
+/// proceeds when `value >= expected`. A rank may read memory written by
+/// another CTA or another rank only after a Wait (or PacketPoll) that
+/// acquires the writer's release covering those bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "purlin/AST.h"
+#include "purlin/Policy.h"
+
+namespace purlin::ir {
+
+/// The eleven collectives (plus Unknown for declarations that are none).
+enum class Kind {
+  AllGather, ReduceScatter, AllReduce, AllToAll,
+  AllGatherV, ReduceScatterV, AllToAllV,
+  Broadcast, Reduce, Scatter, Gather, Unknown
+};
+const char *toString(Kind);
+bool isVKind(Kind);
+bool isRootedKind(Kind);
+bool reducesKind(Kind);
+/// Every supported kind, in a fixed order (tests iterate it).
+const std::vector<Kind> &allKinds();
+
+/// Classifies (op, in, out, root) and compose shapes; Unknown if unsupported.
+Kind classify(const Collective &c);
+
+/// Names of a rank: the generic rank `r`, the loop variables `p` (a peer or
+/// producer) and `k` (a partition / consumer), and the call's `root`.
+/// `Prev` is the partition of the previous staged use of a slot (reuse guards).
+enum class RankRef { None, R, P, K, Root, Prev };
+const char *toString(RankRef);
+
+/// A set of ranks relative to r and root. Iterated in ascending rank order.
+enum class Domain {
+  All,      ///< 0..n-1
+  Others,   ///< 0..n-1 except r
+  Root,     ///< {root}
+  NonRoot,  ///< 0..n-1 except root
+};
+const char *toString(Domain);
+
+/// Memory an op reads or writes.
+enum class Buf {
+  X,   ///< user input of `owner` (layout: the collective's input layout)
+  O,   ///< user output of `owner` (layout: the collective's output layout)
+  S,   ///< staging half e&1 of `owner`: `slots` slots of `chunk` bytes; peers read it after STAGED
+  Y,   ///< compose intermediate half e&1 of `owner`: `ySlots` slots; peers read it after REDUCED
+  PK,  ///< packet half e&1 of `owner`, region of source rank `part`: 8-byte payload + flag per 16 bytes
+};
+const char *toString(Buf);
+
+/// One operand. Which bytes it names:
+///  X/O: partition `part` of owner's buffer (None = the whole packed buffer),
+///       chunk c of it when `chunked` (chunk c = [c*chunk, (c+1)*chunk) clipped);
+///  S:   slot(j) with j = seq(part, c) of owner's stage sequence; its length is
+///       that of chunk c of X_owner[part];
+///  Y:   slot yslot(c) of owner's Y region; length of chunk c of Y_owner;
+///  PK:  the region of source rank `part` in owner's packet half, carrying
+///       X_part[shapePart] (None = the source's whole input).
+struct Access {
+  Buf buf = Buf::X;
+  RankRef owner = RankRef::R;
+  RankRef part = RankRef::None;
+  bool chunked = false;
+  RankRef shapePart = RankRef::None; ///< PK only
+};
+
+/// Signal regions (index = base + src*1024 + slot; DONE = base + src).
+enum class Sig { STAGED, REDUCED, CONSUMED, GATHERED, DONE };
+const char *toString(Sig);
+uint32_t sigBase(Sig);
+
+/// Which use of a slot a signal value names: sig(e, round).
+enum class RoundOf {
+  Zero,      ///< round 0 (DONE acks)
+  Cur,       ///< the round of this op's slot use
+  Prev,      ///< the round of the previous staged use of this slot (reuse guard)
+};
+
+/// When an op runs for one iteration (evaluated at instantiation).
+enum class Cond {
+  Always,
+  HasPrev,   ///< the slot had an earlier staged use in this call (stage: reuse guard)
+  HasNext,   ///< the slot has a later staged use in this call (consumer: free it)
+};
+const char *toString(Cond);
+
+/// Ranks a role (or an op) runs on.
+enum class RunsOn { All, Root, NonRoot };
+const char *toString(RunsOn);
+
+/// Which slot space an op's signal index uses.
+enum class SlotSpace { None, S, Y };
+
+enum class OpKind {
+  Copy,       ///< Atom::copy dst <- src; each CTA of the role copies its slice
+  Reduce,     ///< Atom::reduce dst <- op(src_p for p in srcDomain, ascending p); fp32 accumulation
+  Arrive,     ///< last-arriver counter: atom.add.acq_rel; the CTA seeing total-1 resets it and runs the following `last` ops
+  Notify,     ///< st.release.sys of sig(e, round) into signal `sig`[r][slot] of each target rank
+  Wait,       ///< ld.acquire.sys poll of own signal `sig`[src][slot] until >= sig(e, round)
+  PacketPut,  ///< each 8 payload bytes of src go with flag f(e) in one 16-byte store into dst (a peer's PK)
+  PacketPoll, ///< spin until every packet of this CTA's slice of src (own PK) carries flag f(e)
+};
+const char *toString(OpKind);
+
+/// One op. Fields used depend on `kind` (see OpKind); `forEach` repeats the
+/// op for every rank of `domain` bound to `var` (ascending).
+struct Op {
+  int id = -1;                 ///< stable id, printed as %id (assigned by numberOps)
+  OpKind kind = OpKind::Copy;
+  Cond cond = Cond::Always;
+  RunsOn onlyOn = RunsOn::All; ///< rank condition: all ranks, only the root, or only non-roots
+  bool last = false;           ///< run only by the last arriver of the preceding Arrive
+  // forEach
+  RankRef var = RankRef::None;
+  Domain domain = Domain::All;
+  // data ops
+  Access dst, src;
+  Access srcSelf;              ///< Reduce: operand used for p == r (own contribution)
+  bool hasSrcSelf = false;
+  // sync ops
+  Sig sig = Sig::STAGED;
+  RankRef sigSrc = RankRef::R; ///< Wait: the notifying rank; Notify: always R
+  RankRef target = RankRef::None; ///< Notify: the receiving rank (forEach binds it)
+  SlotSpace slotSpace = SlotSpace::None;
+  RankRef slotPart = RankRef::None; ///< S: the partition whose seq(part, c) names the slot
+  RankRef slotOwner = RankRef::R;   ///< whose staging/Y the slot is in
+  RoundOf round = RoundOf::Cur;
+  // Arrive
+  int counterBase = 0;         ///< counter index = counterBase + counterStride*rank(counterRank) + slot
+  int counterStride = 0;
+  RankRef counterRank = RankRef::None;
+  int arrivals = 0;            ///< CTAs that arrive (bound by bindPolicy)
+  std::string note;            ///< free text printed after the op (why it exists)
+
+  static Op copy(Access dst, Access src);
+  static Op reduce(Access dst, Access src, RankRef var, Domain d);
+  static Op notify(Sig s, SlotSpace sp, RankRef slotPart, RankRef target);
+  static Op wait(Sig s, SlotSpace sp, RankRef slotPart, RankRef src, RoundOf round);
+  static Op arrive(int base, int stride, SlotSpace sp, RankRef slotPart);
+  static Op put(Access dst, Access src);
+  static Op poll(Access src);
+  Op &each(RankRef v, Domain d) { var = v; domain = d; return *this; }
+  Op &when(Cond c) { cond = c; return *this; }
+  Op &on(RunsOn r) { onlyOn = r; return *this; }
+  Op &byLast() { last = true; return *this; }
+  Op &why(std::string s) { note = std::move(s); return *this; }
+};
+
+/// A loop or an op. A loop binds `var` to each rank of `domain` (None: no
+/// rank loop) and, when `chunks`, c to 0..cpp-1; `chunkMajor` puts c outside
+/// the rank loop. Iterations run in program order within one CTA.
+struct Stmt {
+  bool isLoop = false;
+  Op op;
+  RankRef var = RankRef::None;
+  Domain domain = Domain::All;
+  bool chunks = false;
+  bool chunkMajor = false;
+  std::vector<Stmt> body;
+
+  static Stmt of(Op o) { Stmt s; s.op = std::move(o); return s; }
+  static Stmt loop(RankRef v, Domain d, bool chunks, bool chunkMajor, std::vector<Stmt> body);
+};
+
+
+/// A group of CTAs of one kernel running the same op sequence; each CTA
+/// moves its own slice of every data op. Roles run concurrently.
+struct Role {
+  std::string name;            ///< stage, reduce, consume, gather, latency
+  std::string ctasFrom;        ///< policy field giving `ctas`, e.g. "throughput.stageCtas"
+  int ctas = 0;
+  int threads = 0;
+  RunsOn runsOn = RunsOn::All;
+  std::vector<Stmt> body;
+};
+
+/// A buffer declaration (printed in the header of a program).
+struct BufferDecl {
+  Buf buf;
+  std::string desc;
+};
+
+/// A signal declaration: who notifies, who waits, what value.
+struct SignalDecl {
+  Sig sig;
+  std::string producers, consumers, value;
+};
+
+enum class Regime { Latency, Throughput };
+const char *toString(Regime);
+
+/// One regime of one collective for world size n, parametric in sizes.
+struct Program {
+  Regime regime = Regime::Throughput;
+  std::vector<BufferDecl> buffers;
+  std::vector<SignalDecl> signals;
+  std::vector<Role> roles;
+};
+
+/// Policy numbers bound into the IR for world size n (bindPolicy).
+struct Bound {
+  uint64_t crossoverBytes = 0;  ///< dispatch bytes <= this take the latency program
+  int latencyCtas = 0, latencyThreads = 0;
+  int stageCtas = 0, consumeCtas = 0, gatherCtas = 0, threads = 0;
+  uint64_t chunkBytes = 0;      ///< policy chunk (the run-time chunk may be smaller)
+  int pipelineStages = 0, stageBytes = 0;
+  uint64_t stagingBytes = 0;    ///< one staging half
+  uint64_t regionBytes = 0;     ///< S region (and Y region for a compose) of a half
+  int slots = 0, ySlots = 0;    ///< cyclic slots at the policy chunk
+  Transfer transfer = Transfer::Pull;
+  bool bound = false;
+};
+
+/// Both programs of one collective, for world size n.
+struct CollectiveIR {
+  std::string name;
+  Kind kind = Kind::Unknown;
+  ConsumeOp op = ConsumeOp::Copy;
+  Layout in = Layout::Packed, out = Layout::Packed;
+  Root root = Root::None;
+  bool compose = false;
+  std::string policyName;
+  int n = 0;
+  Bound bound;
+  Program latency, throughput;
+  std::string dispatchBytes;    ///< how the dispatch size is computed, e.g. "n*count*E"
+};
+
+/// Protocol constants mirrored from runtime/include/purlin/snac/protocol.h.
+constexpr int kSlotsPerSource = 1024;
+constexpr int kMaxSlots = 256;
+constexpr int kMaxYSlots = 128;
+constexpr int kStageCounterBase = 0;
+constexpr int kConsumeCounterBase = kMaxSlots;
+constexpr int kGatherCounterBase = kConsumeCounterBase + 8 * kMaxSlots;
+constexpr int kDoneCounter = kGatherCounterBase + 8 * kMaxYSlots;
+/// sig(e, round) = (e << 20) + round + 1.
+inline uint64_t sigValue(uint64_t e, uint64_t round) { return (e << 20) + round + 1; }
+
+/// A user-facing error of the IR library (unsupported declaration, bad
+/// policy numbers, bad simulation arguments). Never a crash.
+struct IRError {
+  std::string message;
+};
+
+/// Visits every op of a role body (and nested loops) in program order.
+template <class F> void forEachOp(std::vector<Stmt> &body, F &&f) {
+  for (auto &s : body) {
+    if (s.isLoop) forEachOp(s.body, f);
+    else f(s.op);
+  }
+}
+template <class F> void forEachOp(const std::vector<Stmt> &body, F &&f) {
+  for (auto &s : body) {
+    if (s.isLoop) forEachOp(s.body, f);
+    else f(s.op);
+  }
+}
+
+/// Assigns ids %0, %1, ... in print order over both programs (latency first).
+void numberOps(CollectiveIR &ir);
+
+} // namespace purlin::ir

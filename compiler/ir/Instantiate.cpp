@@ -1,0 +1,393 @@
+/// @file Instantiate.cpp
+/// @brief instantiate(): binds r, loop variables, chunks and CTA slices.
+#include <algorithm>
+#include <set>
+
+#include "ir/Instantiate.h"
+#include "ir/Printer.h"
+
+namespace purlin::ir {
+namespace {
+
+/// Slice i of `len` bytes over `parts` CTAs: multiples of 16 bytes except the
+/// last non-empty one (runtime protocol.h sliceBegin).
+uint64_t sliceBegin(uint64_t len, int parts, int i) {
+  uint64_t per = (len + parts - 1) / parts;
+  per = (per + 15) & ~uint64_t(15);
+  return std::min(per * i, len);
+}
+uint64_t chunkBegin(uint64_t len, uint64_t chunk, int c) { return std::min(chunk * c, len); }
+uint64_t chunkSize(uint64_t len, uint64_t chunk, int c) {
+  uint64_t b = chunkBegin(len, chunk, c);
+  return std::min(b + chunk, len) - b;
+}
+
+struct Env {
+  int r = 0, p = -1, k = -1, c = -1;
+};
+
+class Expander {
+public:
+  Expander(Instance &inst, bool collect) : I(inst), S(inst.sizes), G(inst.geo), collect_(collect) {}
+
+  std::vector<std::set<int>> staged; ///< staged seq numbers per rank (filled by the collect pass)
+
+  void role(int r, const Role &role, int cta, int ctas, std::vector<COp> &out) {
+    cta_ = cta;
+    ctas_ = ctas;
+    Env e;
+    e.r = r;
+    body(role.body, e, out);
+  }
+
+private:
+  Instance &I;
+  const Sizes &S;
+  const Geometry &G;
+  bool collect_;
+  int cta_ = 0, ctas_ = 1;
+  int lastCounter_ = -1;
+
+  int rank(RankRef ref, const Env &e, int prevPart = -1) const {
+    switch (ref) {
+    case RankRef::R: return e.r;
+    case RankRef::P: return e.p;
+    case RankRef::K: return e.k;
+    case RankRef::Root: return S.root;
+    case RankRef::Prev: return prevPart;
+    case RankRef::None: return -1;
+    }
+    return -1;
+  }
+  std::vector<int> ranks(Domain d, const Env &e) const {
+    std::vector<int> v;
+    for (int q = 0; q < S.n; ++q)
+      if (d == Domain::All || (d == Domain::Others && q != e.r) || (d == Domain::Root && q == S.root) ||
+          (d == Domain::NonRoot && q != S.root))
+        v.push_back(q);
+    return v;
+  }
+  bool runsOn(RunsOn on, int r) const {
+    return on == RunsOn::All || (on == RunsOn::Root) == (r == S.root);
+  }
+  void bind(Env &e, RankRef v, int q) const {
+    if (v == RankRef::P) e.p = q;
+    else if (v == RankRef::K) e.k = q;
+  }
+  int seqOf(RankRef part, const Env &e) const {
+    int q = rank(part, e);
+    return (q < 0 ? 0 : q) * G.cpp + e.c;
+  }
+  int prevUse(int owner, int j) const {
+    auto &st = staged[owner];
+    for (int q = j - G.slots; q >= 0; q -= G.slots)
+      if (st.count(q)) return q;
+    return -1;
+  }
+  int nextUse(int owner, int j) const {
+    auto &st = staged[owner];
+    for (int q = j + G.slots; q < S.n * G.cpp; q += G.slots)
+      if (st.count(q)) return q;
+    return -1;
+  }
+
+  Mem mem(const Access &a, const Env &e) const {
+    Mem m;
+    m.buf = a.buf;
+    m.owner = rank(a.owner, e);
+    auto lenOf = [&](const std::vector<std::vector<uint64_t>> &v, int o, RankRef part, uint64_t &off) {
+      if (part == RankRef::None) {
+        off = 0;
+        uint64_t t = 0;
+        for (auto b : v[o]) t += b;
+        return t;
+      }
+      int q = rank(part, e);
+      off = 0;
+      for (int i = 0; i < q; ++i) off += v[o][i];
+      return v[o][q];
+    };
+    uint64_t off = 0, len = 0;
+    switch (a.buf) {
+    case Buf::X: len = lenOf(S.in, m.owner, a.part, off); break;
+    case Buf::O: len = lenOf(S.out, m.owner, a.part, off); break;
+    case Buf::S: {
+      uint64_t dummy;
+      len = chunkSize(lenOf(S.in, m.owner, a.part, dummy), G.chunk, e.c);
+      off = uint64_t(seqOf(a.part, e) % G.slots) * G.chunk;
+      m.off = off, m.len = len;
+      return m;
+    }
+    case Buf::Y:
+      m.off = G.region + uint64_t(e.c % G.ySlots) * G.chunk;
+      m.len = chunkSize(S.y[m.owner], G.chunk, e.c);
+      return m;
+    case Buf::PK: {
+      int src = rank(a.part, e);
+      uint64_t dummy;
+      m.off = uint64_t(src) * G.packetRegion;
+      m.len = lenOf(S.in, src, a.shapePart, dummy);
+      return m;
+    }
+    }
+    if (a.chunked) {
+      off += chunkBegin(len, G.chunk, e.c);
+      len = chunkSize(len, G.chunk, e.c);
+    }
+    m.off = off;
+    m.len = len;
+    return m;
+  }
+  Mem slice(Mem m) const {
+    uint64_t b = sliceBegin(m.len, ctas_, cta_), en = sliceBegin(m.len, ctas_, cta_ + 1);
+    m.off += b;
+    m.len = en - b;
+    return m;
+  }
+
+  /// Slot facts (space, slot, round) of a sync op for slot owner `owner`.
+  void slotOf(const Op &o, const Env &e, int owner, COp &c, int &seq) const {
+    c.space = o.slotSpace;
+    c.slotOwner = owner;
+    seq = -1;
+    if (o.slotSpace == SlotSpace::S) {
+      seq = seqOf(o.slotPart, e);
+      c.slot = seq % G.slots;
+      c.round = uint32_t(seq / G.slots);
+    } else if (o.slotSpace == SlotSpace::Y) {
+      c.slot = e.c % G.ySlots;
+      c.round = uint32_t(e.c / G.ySlots);
+    } else {
+      c.slot = 0;
+      c.round = 0;
+    }
+  }
+
+  /// Evaluates the op's slot condition; sets prevPart for RankRef::Prev.
+  bool cond(const Op &o, const Env &e, int owner, int &prevPart, uint32_t &prevRound) const {
+    prevPart = -1;
+    prevRound = 0;
+    if (o.cond == Cond::Always) return true;
+    if (collect_) return false;
+    if (o.slotSpace == SlotSpace::Y) {
+      if (o.cond == Cond::HasPrev) {
+        prevRound = uint32_t(e.c / G.ySlots) - 1;
+        return e.c >= G.ySlots;
+      }
+      return e.c + G.ySlots < G.cpp;
+    }
+    int j = seqOf(o.slotPart, e);
+    if (o.cond == Cond::HasNext) return nextUse(owner, j) >= 0;
+    int pj = prevUse(owner, j);
+    if (pj < 0) return false;
+    prevPart = pj / G.cpp;
+    prevRound = uint32_t(pj / G.slots);
+    return true;
+  }
+
+  /// The concrete instances of a sync op (one per forEach rank).
+  void sync(const Op &o, Env e, std::vector<COp> &out) {
+    std::vector<int> each;
+    if (o.var != RankRef::None) each = ranks(o.domain, e);
+    else each.push_back(-1);
+    for (int q : each) {
+      if (q >= 0) bind(e, o.var, q);
+      int slotOwner = o.slotOwner == RankRef::None ? -1 : rank(o.slotOwner, e);
+      int prevPart;
+      uint32_t prevRound;
+      if (!cond(o, e, slotOwner, prevPart, prevRound)) continue;
+      COp c;
+      c.sym = &o;
+      c.kind = o.kind;
+      c.last = o.last;
+      int seq;
+      slotOf(o, e, slotOwner, c, seq);
+      if (o.kind == OpKind::Notify) {
+        c.arrayOwner = c.peer = rank(o.target, e);
+        if (o.var != RankRef::None && o.target == o.var) c.arrayOwner = c.peer = q;
+      } else {
+        c.arrayOwner = e.r;
+        c.peer = rank(o.sigSrc, e, prevPart);
+        if (o.round == RoundOf::Prev) c.round = prevRound;
+      }
+      if (o.round == RoundOf::Zero) c.round = 0;
+      int src = o.kind == OpKind::Notify ? e.r : c.peer;
+      c.index = o.sig == Sig::DONE ? sigBase(Sig::DONE) + uint32_t(src)
+                                   : sigBase(o.sig) + uint32_t(src) * kSlotsPerSource + uint32_t(c.slot);
+      out.push_back(c);
+    }
+  }
+
+  bool active(const Op &o, const Env &e) {
+    if (!runsOn(o.onlyOn, e.r)) return false;
+    std::vector<COp> tmp;
+    sync(o, e, tmp);
+    return !tmp.empty();
+  }
+
+  void body(const std::vector<Stmt> &b, const Env &e, std::vector<COp> &out) {
+    for (size_t i = 0; i < b.size(); ++i) {
+      const Stmt &s = b[i];
+      if (s.isLoop) {
+        loop(s, e, out);
+        continue;
+      }
+      const Op &o = s.op;
+      if (!runsOn(o.onlyOn, e.r)) continue;
+      if (o.kind == OpKind::Arrive) {
+        bool any = false;
+        for (size_t j = i + 1; j < b.size() && !b[j].isLoop && b[j].op.last; ++j) any |= active(b[j].op, e);
+        if (!any) {
+          while (i + 1 < b.size() && !b[i + 1].isLoop && b[i + 1].op.last) ++i;
+          continue;
+        }
+        COp c;
+        c.sym = &o;
+        c.kind = o.kind;
+        int seq;
+        slotOf(o, e, rank(o.slotOwner, e), c, seq);
+        int cr = o.counterRank == RankRef::None ? 0 : rank(o.counterRank, e);
+        c.counter = o.counterBase + o.counterStride * cr + (o.slotSpace == SlotSpace::None ? 0 : c.slot);
+        c.arrivals = ctas_;
+        lastCounter_ = c.counter;
+        out.push_back(c);
+        continue;
+      }
+      if (o.kind == OpKind::Notify || o.kind == OpKind::Wait) {
+        size_t from = out.size();
+        sync(o, e, out);
+        if (o.last)
+          for (size_t j = from; j < out.size(); ++j) out[j].lastCounter = lastCounter_;
+        continue;
+      }
+      data(o, e, out);
+    }
+  }
+
+  void data(const Op &o, Env e, std::vector<COp> &out) {
+    std::vector<int> each;
+    if (o.var != RankRef::None && o.kind != OpKind::Reduce) each = ranks(o.domain, e);
+    else each.push_back(-1);
+    for (int q : each) {
+      if (q >= 0) bind(e, o.var, q);
+      COp c;
+      c.sym = &o;
+      c.kind = o.kind;
+      if (o.kind == OpKind::PacketPoll) {
+        c.srcs.push_back(slice(mem(o.src, e)));
+        c.peer = c.srcs[0].owner == e.r ? rank(o.src.part, e) : c.srcs[0].owner;
+        out.push_back(c);
+        continue;
+      }
+      c.dst = slice(mem(o.dst, e));
+      if (o.kind == OpKind::Reduce) {
+        for (int p : ranks(o.domain, e)) {
+          Env pe = e;
+          bind(pe, o.var, p);
+          c.srcs.push_back(slice(mem(o.hasSrcSelf && p == e.r ? o.srcSelf : o.src, pe)));
+        }
+      } else {
+        c.srcs.push_back(slice(mem(o.src, e)));
+      }
+      for (auto &m : c.srcs)
+        if (m.len != c.dst.len)
+          throw IRError{"internal: operand sizes differ in " + opText(o) + " (" + std::to_string(m.len) +
+                        " vs " + std::to_string(c.dst.len) + ")"};
+      if (o.kind == OpKind::PacketPut) c.peer = c.dst.owner;
+      for (Mem *m : {&c.dst}) {
+        if (m->buf == Buf::S) staged[m->owner].insert(seqOf(o.dst.part, e));
+      }
+      if (c.dst.buf == Buf::S || c.dst.buf == Buf::Y) {
+        c.slotOwner = c.dst.owner;
+        c.space = c.dst.buf == Buf::S ? SlotSpace::S : SlotSpace::Y;
+        c.slot = c.dst.buf == Buf::S ? seqOf(o.dst.part, e) % G.slots : e.c % G.ySlots;
+        c.writeRound = uint32_t(c.dst.buf == Buf::S ? seqOf(o.dst.part, e) / G.slots : e.c / G.ySlots);
+      }
+      for (size_t i = 0; i < c.srcs.size(); ++i) {
+        const Mem &m = c.srcs[i];
+        if (m.buf == Buf::S) {
+          c.readSlot.push_back(seqOf(o.src.part, e) % G.slots);
+          c.readRound.push_back(uint32_t(seqOf(o.src.part, e) / G.slots));
+        } else if (m.buf == Buf::Y) {
+          c.readSlot.push_back(e.c % G.ySlots);
+          c.readRound.push_back(uint32_t(e.c / G.ySlots));
+        } else {
+          c.readSlot.push_back(-1);
+          c.readRound.push_back(0);
+        }
+      }
+      out.push_back(c);
+    }
+  }
+
+  void loop(const Stmt &s, const Env &e, std::vector<COp> &out) {
+    std::vector<int> rs = s.var == RankRef::None ? std::vector<int>{-1} : ranks(s.domain, e);
+    int nc = s.chunks ? G.cpp : 1;
+    auto iter = [&](int q, int c) {
+      Env ie = e;
+      if (q >= 0) bind(ie, s.var, q);
+      if (s.chunks) ie.c = c;
+      body(s.body, ie, out);
+    };
+    if (s.chunkMajor) {
+      for (int c = 0; c < nc; ++c)
+        for (int q : rs) iter(q, c);
+    } else {
+      for (int q : rs)
+        for (int c = 0; c < nc; ++c) iter(q, c);
+    }
+  }
+};
+
+} // namespace
+
+Instance instantiate(const CollectiveIR &ir, const Program &prog, const Sizes &s, const Geometry &g, int maxCtas) {
+  Instance inst;
+  inst.ir = &ir;
+  inst.prog = &prog;
+  inst.n = s.n;
+  inst.sizes = s;
+  inst.geo = g;
+  inst.ranks.assign(s.n, {});
+  if (s.empty) return inst; // nothing is launched
+  maxCtas = std::max(1, maxCtas);
+  std::vector<std::set<int>> staged(s.n);
+  for (int pass = 0; pass < 2; ++pass) {
+    Expander ex(inst, pass == 0);
+    ex.staged = staged;
+    if (pass == 0) ex.staged.assign(s.n, {});
+    for (int r = 0; r < s.n; ++r) {
+      inst.ranks[r].roles.clear();
+      for (auto &role : prog.roles) {
+        bool on = role.runsOn == RunsOn::All || (role.runsOn == RunsOn::Root) == (r == s.root);
+        if (!on) continue;
+        RoleInstance ri;
+        ri.sym = &role;
+        int ctas = std::max(1, std::min(role.ctas > 0 ? role.ctas : 1, maxCtas));
+        ri.ctas.resize(ctas);
+        for (int i = 0; i < ctas; ++i) ex.role(r, role, i, ctas, ri.ctas[i].ops);
+        inst.ranks[r].roles.push_back(std::move(ri));
+      }
+    }
+    staged = ex.staged;
+  }
+  // DONE counters: every CTA of this rank that arrives on it.
+  for (auto &rk : inst.ranks) {
+    int done = 0;
+    for (auto &ro : rk.roles)
+      for (auto &c : ro.ctas)
+        for (auto &op : c.ops) done += op.kind == OpKind::Arrive && op.counter == kDoneCounter;
+    for (auto &ro : rk.roles)
+      for (auto &c : ro.ctas)
+        for (auto &op : c.ops)
+          if (op.kind == OpKind::Arrive && op.counter == kDoneCounter) op.arrivals = done;
+  }
+  return inst;
+}
+
+std::string describe(const COp &op, const std::string &role, int rank) {
+  return "%" + std::to_string(op.sym ? op.sym->id : -1) + " '" + (op.sym ? opText(*op.sym) : "?") +
+         "' (role " + role + " of rank " + std::to_string(rank) + ")";
+}
+
+} // namespace purlin::ir

@@ -1,0 +1,100 @@
+/// @file Mutation.cpp
+/// @brief mutate(): verifier first (on the sample calls), then the simulator.
+#include "ir/Mutation.h"
+
+#include "ir/Printer.h"
+#include "ir/Simulator.h"
+#include "ir/Verifier.h"
+
+namespace purlin::ir {
+namespace {
+
+bool erase(std::vector<Stmt> &body, int id) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i].isLoop) {
+      if (erase(body[i].body, id)) return true;
+    } else if (body[i].op.id == id) {
+      body.erase(body.begin() + long(i));
+      return true;
+    }
+  }
+  return false;
+}
+
+const Op *findOp(const CollectiveIR &ir, int id) {
+  const Op *found = nullptr;
+  for (const Program *p : {&ir.latency, &ir.throughput})
+    for (auto &r : p->roles)
+      forEachOp(r.body, [&](const Op &o) {
+        if (o.id == id) found = &o;
+      });
+  return found;
+}
+
+/// True when one of `ids` is an op on the same signal as `deleted`, or a
+/// data op (the read the deleted wait guarded).
+bool names(const CollectiveIR &ir, const Op &deleted, const std::vector<int> &ids) {
+  for (int id : ids) {
+    const Op *o = findOp(ir, id);
+    if (!o) continue;
+    if ((o->kind == OpKind::Notify || o->kind == OpKind::Wait) && o->sig == deleted.sig) return true;
+    if (deleted.kind == OpKind::Wait && o->kind != OpKind::Notify && o->kind != OpKind::Wait) return true;
+  }
+  return false;
+}
+
+} // namespace
+
+CollectiveIR withoutOp(const CollectiveIR &ir, int id) {
+  CollectiveIR m = ir;
+  for (Program *p : {&m.latency, &m.throughput})
+    for (auto &r : p->roles)
+      if (erase(r.body, id)) return m;
+  return m;
+}
+
+std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds) {
+  std::vector<Mutant> out;
+  for (const Program *prog : {&ir.latency, &ir.throughput}) {
+    std::vector<const Op *> targets;
+    for (auto &r : prog->roles)
+      forEachOp(r.body, [&](const Op &o) {
+        if (o.kind == OpKind::Notify || o.kind == OpKind::Wait) targets.push_back(&o);
+      });
+    for (const Op *t : targets) {
+      Mutant mu;
+      mu.program = toString(prog->regime);
+      mu.opId = t->id;
+      mu.opText = opText(*t);
+      CollectiveIR m = withoutOp(ir, t->id);
+      const Program &mp = prog->regime == Regime::Latency ? m.latency : m.throughput;
+      for (auto &sc : sampleCalls(m, m.n)) {
+        Report r = verifyInstance(instantiate(m, mp, sc.sizes, sc.geo, 2));
+        if (r.ok()) continue;
+        mu.caught = true;
+        mu.by = "verifier";
+        mu.message = sc.label + ": " + r.errors[0].message;
+        for (auto &f : r.errors) mu.namesOp |= names(m, *t, f.ops);
+        break;
+      }
+      for (int s = 0; !mu.caught && s < seeds; ++s)
+        for (uint64_t bytes : {uint64_t(24 * m.n), uint64_t(200 * m.n)}) {
+          CallArgs a = argsForBytes(m.kind, m.n, bytes * (reducesKind(m.kind) ? 4 : 1), uint64_t(s + 1));
+          Sizes sz = computeSizes(m.kind, m.n, a);
+          SimOptions o;
+          o.seed = uint64_t(s + 1);
+          SimResult r = simulate(m, mp, a, simGeometry(m, sz), o);
+          if (r.report.ok()) continue;
+          mu.caught = true;
+          mu.by = "simulator";
+          mu.message = r.report.errors[0].message;
+          mu.namesOp = names(m, *t, r.report.errors[0].ops) || r.report.errors[0].rule == "wrong-result";
+          break;
+        }
+      out.push_back(mu);
+    }
+  }
+  return out;
+}
+
+} // namespace purlin::ir

@@ -1,0 +1,31 @@
+/// @file Mutation.h
+/// @brief Mutation testing: delete each single notify or wait of a program
+/// (one at a time) and check that the verifier or the simulator reports the
+/// mutant, naming an op on the broken dependency.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace purlin::ir {
+
+struct Mutant {
+  std::string program;   ///< "latency" or "throughput"
+  int opId = -1;         ///< the deleted op
+  std::string opText;
+  bool caught = false;
+  std::string by;        ///< "verifier" or "simulator"
+  std::string message;   ///< the first finding
+  bool namesOp = false;  ///< the finding names an op of the same signal (or the read it unguards)
+};
+
+/// Every single-op deletion of a Notify or Wait in both programs of `ir`.
+/// `seeds` simulator seeds are tried when the verifier finds nothing.
+std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds = 3);
+
+/// Copy of `ir` without op `id` (ids are kept, not renumbered).
+CollectiveIR withoutOp(const CollectiveIR &ir, int id);
+
+} // namespace purlin::ir

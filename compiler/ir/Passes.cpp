@@ -1,0 +1,198 @@
+/// @file Passes.cpp
+/// @brief bindPolicy, insertSlotReuseGuards and insertDoneAcks.
+#include "ir/Passes.h"
+
+#include <algorithm>
+
+namespace purlin::ir {
+namespace {
+
+void need(bool ok, const CollectiveIR &ir, const std::string &field, const std::string &what) {
+  if (!ok)
+    throw IRError{"policy '" + ir.policyName + "', world size " + std::to_string(ir.n) + ": " + field +
+                  " " + what};
+}
+
+bool isComposed(Kind k) { return k == Kind::AllReduce || k == Kind::Broadcast || k == Kind::Reduce; }
+
+/// Inserts `ins` before (or after) the first statement of `body` matching `pred`,
+/// recursing into loops; returns true when inserted.
+template <class Pred>
+bool insertAt(std::vector<Stmt> &body, Pred pred, const std::vector<Stmt> &ins, bool after) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i].isLoop) {
+      if (insertAt(body[i].body, pred, ins, after)) return true;
+      continue;
+    }
+    if (!pred(body[i].op)) continue;
+    size_t at = after ? i + 1 : i;
+    body.insert(body.begin() + long(at), ins.begin(), ins.end());
+    return true;
+  }
+  return false;
+}
+
+/// After each read of a staging/Y slot in `body`, frees the slot when reused.
+void freeAfterReads(std::vector<Stmt> &body, Buf space) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i].isLoop) {
+      freeAfterReads(body[i].body, space);
+      continue;
+    }
+    const Op rd = body[i].op;
+    if ((rd.kind != OpKind::Copy && rd.kind != OpKind::Reduce) || rd.src.buf != space) continue;
+    bool y = space == Buf::Y;
+    Sig sig = y ? Sig::GATHERED : Sig::CONSUMED;
+    RankRef owner = rd.src.owner;
+    Op n = Op::notify(sig, y ? SlotSpace::Y : SlotSpace::S, rd.src.part, owner)
+               .when(Cond::HasNext)
+               .byLast()
+               .on(rd.onlyOn)
+               .why(y ? "Y slot used again: free it" : "slot used again: free it");
+    if (rd.kind == OpKind::Reduce) n.each(rd.var, rd.domain);
+    size_t at = i + 1;
+    if (at < body.size() && !body[at].isLoop && body[at].op.kind == OpKind::Arrive) {
+      body.insert(body.begin() + long(at + 1), Stmt::of(n));
+    } else {
+      Op a = y ? Op::arrive(kGatherCounterBase, kMaxYSlots, SlotSpace::Y, RankRef::None)
+               : Op::arrive(kConsumeCounterBase, kMaxSlots, SlotSpace::S, rd.src.part);
+      a.slotOwner = rd.kind == OpKind::Reduce ? RankRef::R : owner;
+      a.counterRank = a.slotOwner;
+      a.onlyOn = rd.onlyOn;
+      body.insert(body.begin() + long(at), {Stmt::of(a), Stmt::of(n)});
+    }
+    i = at + 1;
+  }
+}
+
+bool readsRemote(const Op &o) {
+  if (o.kind == OpKind::PacketPoll) return true;
+  if (o.kind == OpKind::Wait && (o.sig == Sig::STAGED || o.sig == Sig::REDUCED)) return true;
+  return false;
+}
+
+bool roleReads(const Role &r) {
+  bool any = false;
+  forEachOp(r.body, [&](const Op &o) { any |= readsRemote(o); });
+  return any;
+}
+
+} // namespace
+
+void bindPolicy(CollectiveIR &ir, const Policy &policy) {
+  const WorldPolicy &w = policy.forWorld(ir.n);
+  Bound &b = ir.bound;
+  b.crossoverBytes = w.latency.maxBytes;
+  b.latencyCtas = w.latency.ctas;
+  b.latencyThreads = w.latency.threads;
+  b.stageCtas = w.throughput.stageCtas;
+  b.consumeCtas = w.throughput.consumeCtas;
+  b.gatherCtas = isComposed(ir.kind) ? w.throughput.gatherCtas : 0;
+  b.threads = w.throughput.threads;
+  b.chunkBytes = w.throughput.chunkBytes;
+  b.transfer = w.throughput.transfer;
+  b.pipelineStages = policy.atom.pipelineStages;
+  b.stageBytes = policy.atom.stageBytes;
+  b.stagingBytes = policy.stagingBytes;
+  std::string wp = "world[" + std::to_string(ir.n) + "]";
+  need(b.latencyCtas > 0 && b.latencyThreads > 0, ir, wp + ".latency.ctas/threads", "must be positive");
+  need(b.stageCtas > 0, ir, wp + ".throughput.stageCtas", "must be positive");
+  need(b.consumeCtas > 0, ir, wp + ".throughput.consumeCtas", "must be positive");
+  need(!isComposed(ir.kind) || b.gatherCtas > 0, ir, wp + ".throughput.gatherCtas",
+       "must be positive for a composition");
+  need(b.threads > 0, ir, wp + ".throughput.threads", "must be positive");
+  need(b.chunkBytes >= 16 && b.chunkBytes % 16 == 0, ir, wp + ".throughput.chunkBytes",
+       "must be a positive multiple of 16");
+  need(b.transfer == Transfer::Pull, ir, wp + ".throughput.transfer",
+       "push is not derived: the throughput program pulls (paper §3.2)");
+  b.regionBytes = isComposed(ir.kind) ? (b.stagingBytes / 2) & ~uint64_t(15) : b.stagingBytes & ~uint64_t(15);
+  need(b.regionBytes >= b.chunkBytes, ir, "stagingBytes",
+       "(" + std::to_string(b.stagingBytes) + ") must hold at least one chunk per region");
+  b.slots = int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxSlots));
+  b.ySlots = isComposed(ir.kind) ? int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxYSlots)) : 0;
+  b.bound = true;
+
+  for (auto &role : ir.latency.roles) role.ctas = b.latencyCtas, role.threads = b.latencyThreads;
+  for (auto &role : ir.throughput.roles) {
+    role.threads = b.threads;
+    role.ctas = role.name == "stage" ? b.stageCtas : role.name == "gather" ? b.gatherCtas : b.consumeCtas;
+  }
+  for (Program *p : {&ir.latency, &ir.throughput})
+    for (auto &role : p->roles)
+      forEachOp(role.body, [&](Op &o) {
+        if (o.kind == OpKind::Arrive && o.counterBase != kDoneCounter) o.arrivals = role.ctas;
+      });
+}
+
+void insertSlotReuseGuards(CollectiveIR &ir) {
+  Kind k = ir.kind;
+  bool packedIn = k == Kind::AllGather || k == Kind::AllGatherV || k == Kind::Gather;
+  for (auto &role : ir.throughput.roles) {
+    if (role.name == "stage") {
+      Op w = Op::wait(Sig::CONSUMED, SlotSpace::S, packedIn ? RankRef::None : RankRef::K, RankRef::Prev,
+                      RoundOf::Prev)
+                 .when(Cond::HasPrev)
+                 .why("slot reuse: its previous use was read");
+      if (packedIn) {
+        if (k == Kind::Gather) w.sigSrc = RankRef::Root;
+        else w.sigSrc = RankRef::P, w.each(RankRef::P, Domain::Others);
+      }
+      insertAt(role.body, [](const Op &o) { return o.kind == OpKind::Copy && o.dst.buf == Buf::S; },
+               {Stmt::of(w)}, false);
+      continue;
+    }
+    freeAfterReads(role.body, Buf::S);
+    freeAfterReads(role.body, Buf::Y);
+    // Writers of Y wait until every gather reader freed the slot's previous use.
+    Op w = Op::wait(Sig::GATHERED, SlotSpace::Y, RankRef::None, RankRef::P, RoundOf::Prev)
+               .when(Cond::HasPrev)
+               .why("Y slot reuse: its previous use was gathered");
+    if (k == Kind::Reduce) w.sigSrc = RankRef::Root;
+    else w.each(RankRef::P, Domain::All);
+    insertAt(role.body,
+             [](const Op &o) { return (o.kind == OpKind::Copy || o.kind == OpKind::Reduce) && o.dst.buf == Buf::Y; },
+             {Stmt::of(w)}, false);
+  }
+  for (auto &role : ir.throughput.roles)
+    forEachOp(role.body, [&](Op &o) {
+      if (o.kind == OpKind::Arrive && o.counterBase != kDoneCounter) o.arrivals = role.ctas;
+    });
+  numberOps(ir);
+}
+
+void insertDoneAcks(CollectiveIR &ir) {
+  if (ir.root == Root::None) return;
+  bool producerRoot = ir.root == Root::Producer;
+  RunsOn readers = producerRoot ? RunsOn::NonRoot : RunsOn::Root;
+  RunsOn producers = producerRoot ? RunsOn::Root : RunsOn::NonRoot;
+  for (Program *p : {&ir.latency, &ir.throughput}) {
+    int arrivals = 0;
+    for (auto &role : p->roles)
+      if (roleReads(role)) arrivals += role.ctas;
+    for (auto &role : p->roles) {
+      if (!roleReads(role)) continue;
+      Op a = Op::arrive(kDoneCounter, 0, SlotSpace::None, RankRef::None).on(readers);
+      a.arrivals = arrivals;
+      a.why("every reading CTA of this rank");
+      Op n = Op::notify(Sig::DONE, SlotSpace::None, RankRef::None, producerRoot ? RankRef::Root : RankRef::K)
+                 .byLast()
+                 .on(readers)
+                 .why("after the last read: producers may reuse their half");
+      if (!producerRoot) n.each(RankRef::K, Domain::NonRoot);
+      n.slotOwner = RankRef::None;
+      role.body.push_back(Stmt::of(a));
+      role.body.push_back(Stmt::of(n));
+    }
+    Role &prodRole = p->roles.front(); // stage (throughput) or latency
+    Op w = Op::wait(Sig::DONE, SlotSpace::None, RankRef::None, producerRoot ? RankRef::P : RankRef::Root,
+                    RoundOf::Zero)
+               .on(producers)
+               .why("readers are done before the kernel ends");
+    if (producerRoot) w.each(RankRef::P, Domain::NonRoot);
+    w.slotOwner = RankRef::None;
+    prodRole.body.push_back(Stmt::of(w));
+  }
+  numberOps(ir);
+}
+
+} // namespace purlin::ir

@@ -1,0 +1,37 @@
+/// @file Pipeline.cpp
+/// @brief lower(): runs the passes of Passes.h in order.
+#include "ir/Pipeline.h"
+
+#include "ir/Derive.h"
+#include "ir/Passes.h"
+#include "ir/Printer.h"
+
+namespace purlin::ir {
+
+const std::vector<std::string> &passNames() {
+  static const std::vector<std::string> names = {"derive", "bindPolicy", "insertSlotReuseGuards",
+                                                 "insertDoneAcks", "verify"};
+  return names;
+}
+
+CollectiveIR lower(const Collective &c, const Policy &policy, int n, const PipelineOptions &opts) {
+  auto dump = [&](const char *pass, const CollectiveIR &ir) {
+    if (opts.printAfterAll) *opts.printAfterAll << "// IR after " << pass << "\n" << toText(ir);
+  };
+  CollectiveIR ir = derive(c, n);
+  dump("derive", ir);
+  bindPolicy(ir, policy);
+  dump("bindPolicy", ir);
+  insertSlotReuseGuards(ir);
+  dump("insertSlotReuseGuards", ir);
+  insertDoneAcks(ir);
+  dump("insertDoneAcks", ir);
+  if (opts.verify) {
+    Report rep = verify(ir);
+    if (!rep.ok()) throw IRError{"'" + c.name + "': the SNAC verifier rejects the derived program:\n" + rep.text()};
+    dump("verify", ir);
+  }
+  return ir;
+}
+
+} // namespace purlin::ir

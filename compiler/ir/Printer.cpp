@@ -1,0 +1,256 @@
+/// @file Printer.cpp
+/// @brief Text and JSON printers of the SNAC IR.
+#include "ir/Printer.h"
+
+#include <sstream>
+
+namespace purlin::ir {
+namespace {
+
+std::string layoutName(Layout l) {
+  switch (l) {
+  case Layout::Packed: return "packed";
+  case Layout::Scattered: return "scattered";
+  case Layout::Transposed: return "transposed";
+  case Layout::PackedV: return "packedV";
+  case Layout::ScatteredV: return "scatteredV";
+  case Layout::TransposedV: return "transposedV";
+  }
+  return "?";
+}
+std::string rootName(Root r) {
+  return r == Root::None ? "none" : r == Root::Producer ? "producer" : "consumer";
+}
+std::string opName(ConsumeOp o) { return o == ConsumeOp::Copy ? "copy" : "reduce"; }
+
+std::string seqText(RankRef part) {
+  return part == RankRef::None ? "seq(c)" : std::string("seq(") + toString(part) + ",c)";
+}
+
+std::string slotText(const Op &o) {
+  if (o.slotSpace == SlotSpace::S) return "[slot(" + seqText(o.slotPart) + ")]";
+  if (o.slotSpace == SlotSpace::Y) return "[yslot(c)]";
+  return "";
+}
+
+std::string roundText(const Op &o) {
+  std::string sp = o.slotSpace == SlotSpace::Y ? "yround" : "round";
+  switch (o.round) {
+  case RoundOf::Zero: return "sig(e,0)";
+  case RoundOf::Cur: return "sig(e," + sp + ")";
+  case RoundOf::Prev: return "sig(e," + sp + "(prev))";
+  }
+  return "?";
+}
+
+std::string eachText(const Op &o) {
+  if (o.var == RankRef::None || o.kind == OpKind::Reduce) return "";
+  return std::string(" for ") + toString(o.var) + " in " + toString(o.domain);
+}
+
+std::string suffix(const Op &o) {
+  std::string s;
+  if (o.cond != Cond::Always) s += std::string(" ") + toString(o.cond);
+  if (o.onlyOn == RunsOn::Root) s += " on root";
+  if (o.onlyOn == RunsOn::NonRoot) s += " on ranks != root";
+  if (o.last) s += " [last arriver]";
+  if (!o.note.empty()) s += "  // " + o.note;
+  return s;
+}
+
+std::string loopHead(const Stmt &s) {
+  std::string c = "c in 0..cpp-1";
+  std::string v = s.var == RankRef::None ? "" : std::string(toString(s.var)) + " in " + toString(s.domain);
+  if (!s.chunks) return "for " + v;
+  if (v.empty()) return "for " + c;
+  return s.chunkMajor ? "for " + c + ", " + v : "for " + v + ", " + c;
+}
+
+void printBody(std::ostream &os, const std::vector<Stmt> &body, int indent) {
+  std::string pad(indent, ' ');
+  for (auto &s : body) {
+    if (s.isLoop) {
+      os << pad << loopHead(s) << " {\n";
+      printBody(os, s.body, indent + 2);
+      os << pad << "}\n";
+    } else {
+      os << pad << "%" << s.op.id << " " << opText(s.op) << suffix(s.op) << "\n";
+    }
+  }
+}
+
+void printProgram(std::ostream &os, const Program &p) {
+  os << "  program " << toString(p.regime) << " {\n";
+  for (auto &b : p.buffers) os << "    buffer " << toString(b.buf) << ": " << b.desc << "\n";
+  for (auto &s : p.signals)
+    os << "    signal " << toString(s.sig) << " (index " << sigBase(s.sig)
+       << (s.sig == Sig::DONE ? " + src" : " + src*1024 + slot") << "): from " << s.producers << "; to "
+       << s.consumers << "; value " << s.value << "\n";
+  for (auto &r : p.roles) {
+    os << "    role " << r.name << " (" << r.ctas << " ctas x " << r.threads << " threads, " << r.ctasFrom;
+    if (r.runsOn != RunsOn::All) os << ", on " << toString(r.runsOn);
+    os << ") {\n";
+    printBody(os, r.body, 6);
+    os << "    }\n";
+  }
+  os << "  }\n";
+}
+
+nlohmann::json accessJson(const Access &a) {
+  nlohmann::json j = {{"buf", toString(a.buf)}, {"owner", toString(a.owner)}, {"part", toString(a.part)},
+                      {"chunked", a.chunked}, {"text", accessText(a)}};
+  if (a.buf == Buf::PK) j["shapePart"] = toString(a.shapePart);
+  return j;
+}
+
+nlohmann::json opJson(const Op &o) {
+  nlohmann::json j = {{"id", o.id}, {"op", toString(o.kind)}, {"text", opText(o) + suffix(o)}};
+  if (o.cond != Cond::Always) j["cond"] = toString(o.cond);
+  if (o.onlyOn != RunsOn::All) j["on"] = toString(o.onlyOn);
+  if (o.last) j["lastArriver"] = true;
+  if (o.var != RankRef::None) j["forEach"] = {{"var", toString(o.var)}, {"domain", toString(o.domain)}};
+  switch (o.kind) {
+  case OpKind::Copy: case OpKind::PacketPut:
+    j["dst"] = accessJson(o.dst);
+    j["src"] = accessJson(o.src);
+    break;
+  case OpKind::Reduce:
+    j["dst"] = accessJson(o.dst);
+    j["src"] = accessJson(o.src);
+    if (o.hasSrcSelf) j["srcSelf"] = accessJson(o.srcSelf);
+    break;
+  case OpKind::PacketPoll: j["src"] = accessJson(o.src); break;
+  case OpKind::Arrive:
+    j["counterBase"] = o.counterBase;
+    j["counterStride"] = o.counterStride;
+    j["counterRank"] = toString(o.counterRank);
+    j["arrivals"] = o.arrivals;
+    break;
+  case OpKind::Notify: case OpKind::Wait:
+    j["signal"] = toString(o.sig);
+    j["base"] = sigBase(o.sig);
+    j["src"] = toString(o.kind == OpKind::Notify ? RankRef::R : o.sigSrc);
+    if (o.kind == OpKind::Notify) j["target"] = toString(o.target);
+    j["slot"] = o.slotSpace == SlotSpace::S ? "slot(" + seqText(o.slotPart) + ")"
+                : o.slotSpace == SlotSpace::Y ? "yslot(c)" : "-";
+    j["value"] = roundText(o);
+    break;
+  }
+  if (!o.note.empty()) j["note"] = o.note;
+  return j;
+}
+
+nlohmann::json bodyJson(const std::vector<Stmt> &body) {
+  nlohmann::json a = nlohmann::json::array();
+  for (auto &s : body) {
+    if (s.isLoop)
+      a.push_back({{"loop", {{"var", toString(s.var)}, {"domain", toString(s.domain)}, {"chunks", s.chunks},
+                             {"chunkMajor", s.chunkMajor}, {"text", loopHead(s)}}},
+                   {"body", bodyJson(s.body)}});
+    else
+      a.push_back(opJson(s.op));
+  }
+  return a;
+}
+
+} // namespace
+
+std::string accessText(const Access &a) {
+  std::string s = std::string(toString(a.buf)) + "_" + toString(a.owner);
+  switch (a.buf) {
+  case Buf::X: case Buf::O:
+    if (a.part != RankRef::None) s += std::string("[") + toString(a.part) + "]";
+    if (a.chunked) s += "[c]";
+    return s;
+  case Buf::S: return s + "[slot(" + seqText(a.part) + ")]";
+  case Buf::Y: return s + "[yslot(c)]";
+  case Buf::PK: return s + "[" + toString(a.part) + "]";
+  }
+  return s;
+}
+
+std::string opText(const Op &o) {
+  std::string s = toString(o.kind);
+  switch (o.kind) {
+  case OpKind::Copy: return s + " " + accessText(o.dst) + " <- " + accessText(o.src) + eachText(o);
+  case OpKind::Reduce: {
+    std::string src = accessText(o.src);
+    if (o.hasSrcSelf) src = "(p == r ? " + accessText(o.srcSelf) + " : " + src + ")";
+    return s + " " + accessText(o.dst) + " <- op(" + src + " for " + toString(o.var) + " in " +
+           toString(o.domain) + ")";
+  }
+  case OpKind::Arrive: {
+    std::string idx = std::to_string(o.counterBase);
+    if (o.counterStride) idx += " + " + std::to_string(o.counterStride) + "*" + toString(o.counterRank);
+    if (o.slotSpace == SlotSpace::S) idx += " + slot(" + seqText(o.slotPart) + ")";
+    if (o.slotSpace == SlotSpace::Y) idx += " + yslot(c)";
+    return s + " counter[" + idx + "] of " + std::to_string(o.arrivals) + " ctas";
+  }
+  case OpKind::Notify: {
+    std::string t = toString(o.target);
+    return s + " " + toString(o.sig) + "[r]" + slotText(o) + " -> rank " + t + " = " + roundText(o) + eachText(o);
+  }
+  case OpKind::Wait:
+    return s + " " + toString(o.sig) + "[" + toString(o.sigSrc) + "]" + slotText(o) + " >= " + roundText(o) +
+           eachText(o);
+  case OpKind::PacketPut: return s + " " + accessText(o.dst) + " <- " + accessText(o.src) + " flag f(e)" + eachText(o);
+  case OpKind::PacketPoll: return s + " " + accessText(o.src) + " until flags == f(e)" + eachText(o);
+  }
+  return s;
+}
+
+void print(std::ostream &os, const CollectiveIR &ir) {
+  os << "collective " << ir.name << " : " << toString(ir.kind) << " (" << opName(ir.op) << ", "
+     << layoutName(ir.in) << " -> " << layoutName(ir.out) << ", root " << rootName(ir.root)
+     << (ir.compose ? ", compose" : "") << ") {\n";
+  const Bound &b = ir.bound;
+  os << "  world n = " << ir.n << ", policy " << ir.policyName << "\n";
+  os << "  dispatch: latency if " << ir.dispatchBytes << " <= crossover, else throughput; crossover = "
+     << b.crossoverBytes << " bytes\n";
+  if (b.bound) {
+    os << "  bound: latency " << b.latencyCtas << " ctas x " << b.latencyThreads << " threads; throughput stage "
+       << b.stageCtas << ", consume " << b.consumeCtas << ", gather " << b.gatherCtas << " ctas x " << b.threads
+       << " threads; chunk " << b.chunkBytes << " B; atom " << b.pipelineStages << " stages x " << b.stageBytes
+       << " B; staging " << b.stagingBytes << " B/half, region " << b.regionBytes << " B, slots " << b.slots
+       << ", ySlots " << b.ySlots << "; transfer " << (b.transfer == Transfer::Pull ? "pull" : "push") << "\n";
+  }
+  printProgram(os, ir.latency);
+  printProgram(os, ir.throughput);
+  os << "}\n";
+}
+
+std::string toText(const CollectiveIR &ir) {
+  std::ostringstream os;
+  print(os, ir);
+  return os.str();
+}
+
+nlohmann::json toJson(const CollectiveIR &ir) {
+  const Bound &b = ir.bound;
+  nlohmann::json j = {
+      {"name", ir.name}, {"kind", toString(ir.kind)}, {"op", opName(ir.op)}, {"in", layoutName(ir.in)},
+      {"out", layoutName(ir.out)}, {"root", rootName(ir.root)}, {"compose", ir.compose},
+      {"policy", ir.policyName}, {"n", ir.n}, {"dispatchBytes", ir.dispatchBytes},
+      {"bound", {{"crossoverBytes", b.crossoverBytes}, {"latencyCtas", b.latencyCtas},
+                 {"latencyThreads", b.latencyThreads}, {"stageCtas", b.stageCtas},
+                 {"consumeCtas", b.consumeCtas}, {"gatherCtas", b.gatherCtas}, {"threads", b.threads},
+                 {"chunkBytes", b.chunkBytes}, {"pipelineStages", b.pipelineStages},
+                 {"stageBytes", b.stageBytes}, {"stagingBytes", b.stagingBytes},
+                 {"regionBytes", b.regionBytes}, {"slots", b.slots}, {"ySlots", b.ySlots},
+                 {"transfer", b.transfer == Transfer::Pull ? "pull" : "push"}}}};
+  j["programs"] = nlohmann::json::array();
+  for (const Program *p : {&ir.latency, &ir.throughput}) {
+    nlohmann::json pj = {{"regime", toString(p->regime)}};
+    for (auto &bd : p->buffers) pj["buffers"].push_back({{"name", toString(bd.buf)}, {"desc", bd.desc}});
+    for (auto &s : p->signals)
+      pj["signals"].push_back({{"name", toString(s.sig)}, {"base", sigBase(s.sig)}, {"from", s.producers},
+                               {"to", s.consumers}, {"value", s.value}});
+    for (auto &r : p->roles)
+      pj["roles"].push_back({{"name", r.name}, {"ctas", r.ctas}, {"threads", r.threads},
+                             {"ctasFrom", r.ctasFrom}, {"runsOn", toString(r.runsOn)}, {"body", bodyJson(r.body)}});
+    j["programs"].push_back(pj);
+  }
+  return j;
+}
+
+} // namespace purlin::ir

@@ -1,0 +1,28 @@
+/// @file Printer.h
+/// @brief The IR's stable text form (`--emit=ir`, one op per line, FileCheck
+/// friendly) and its JSON form (`--emit=ir-json`). Format: docs/snac-ir.md.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/IR.h"
+
+namespace purlin::ir {
+
+/// Prints a whole collective: header (kind, layouts, dispatch, crossover,
+/// bound policy), then `program latency { ... }` and `program throughput { ... }`.
+void print(std::ostream &os, const CollectiveIR &ir);
+std::string toText(const CollectiveIR &ir);
+
+/// One op without its id, e.g. "wait.acquire STAGED[p][slot(seq(r,c))] >= sig(e,round) for p in 0..n-1".
+std::string opText(const Op &o);
+/// An operand, e.g. "S_p[seq(r,c)]".
+std::string accessText(const Access &a);
+
+/// The JSON form: the same content, structured (ops keep id and text).
+nlohmann::json toJson(const CollectiveIR &ir);
+
+} // namespace purlin::ir

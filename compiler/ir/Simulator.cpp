@@ -1,0 +1,485 @@
+/// @file Simulator.cpp
+/// @brief simulate(): one thread per (rank, role, CTA); each step runs one
+/// concrete op atomically. Happens-before is tracked with vector clocks:
+/// a Notify stores the notifier's clock with the value, a satisfied Wait
+/// joins it, an Arrive is an acq_rel RMW on the counter's clock, and a
+/// kernel boundary joins all CTAs of a rank. Every staging/Y byte records
+/// its last writer (thread, clock, epoch) and the reads since that write.
+#include "ir/Simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <unordered_map>
+
+#include "ir/Printer.h"
+#include "ir/Reference.h"
+
+namespace purlin::ir {
+namespace {
+
+using VC = std::vector<uint32_t>;
+void join(VC &a, const VC &b) {
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
+}
+
+struct Shadow {
+  int wt = -1;   ///< writer thread (-1: never written)
+  uint32_t wc = 0;
+  uint64_t we = 0; ///< writer's epoch
+  std::vector<std::pair<int, uint32_t>> reads;
+};
+
+struct SigState {
+  uint64_t value = 0;
+  VC vc;
+};
+struct Counter {
+  uint32_t value = 0;
+  VC vc;
+};
+
+struct RankMem {
+  Bytes staging[2];
+  std::vector<Shadow> shadow[2];
+  Bytes payload[2];
+  std::vector<uint32_t> flags[2];
+  std::unordered_map<uint32_t, SigState> signals;
+  std::map<int, Counter> counters;
+  std::vector<Bytes> in, out; ///< per call
+};
+
+struct Thread {
+  int rank = 0;
+  const RoleInstance *role = nullptr;
+  const CTAProgram *prog = nullptr;
+  size_t pc = 0;
+  int call = 0;
+  bool atEnd = false, finished = false;
+  bool isLast = false;
+  int pendingReset = -1;
+  double weight = 1;
+  VC vc;
+};
+
+class Sim {
+public:
+  Sim(const CollectiveIR &ir, const Program &prog, const CallArgs &args, const Geometry &geo, const SimOptions &o)
+      : ir_(ir), args_(args), opts_(o), rng_(o.seed) {
+    (void)prog;
+    (void)geo;
+  }
+
+  SimResult run(const Instance &inst) {
+    SimResult res;
+    const int n = inst.n;
+    res.launched = !inst.sizes.empty;
+    // Inputs and reference outputs for every call.
+    std::vector<uint64_t> inBytes = referenceInputBytes(ir_.kind, n, args_);
+    for (int r = 0; r < n; ++r)
+      if (inBytes[r] != inst.sizes.inTotal(r)) {
+        res.report.add("internal", "input size of rank " + std::to_string(r) + " differs between the IR (" +
+                                       std::to_string(inst.sizes.inTotal(r)) + ") and the reference (" +
+                                       std::to_string(inBytes[r]) + ")",
+                       {});
+        return res;
+      }
+    mem_.assign(n, {});
+    std::vector<std::vector<Bytes>> expect(opts_.calls);
+    std::vector<std::vector<bool>> has(opts_.calls);
+    for (int call = 0; call < opts_.calls; ++call) {
+      std::vector<Bytes> ins(n);
+      for (int r = 0; r < n; ++r) ins[r] = randomInput(inBytes[r]);
+      expect[call] = referenceOutputs(ir_.kind, n, args_, ins, has[call]);
+      for (int r = 0; r < n; ++r) {
+        mem_[r].in.push_back(ins[r]);
+        mem_[r].out.push_back(Bytes(inst.sizes.outTotal(r), 0xEE));
+      }
+    }
+    if (!inst.sizes.empty) {
+      uint64_t half = inst.geo.region * (inst.geo.ySlots ? 2 : 1);
+      for (auto &m : mem_)
+        for (int h = 0; h < 2; ++h) {
+          m.staging[h].assign(half, 0);
+          m.shadow[h].assign(half, {});
+          m.payload[h].assign(uint64_t(n) * inst.geo.packetRegion, 0);
+          m.flags[h].assign(m.payload[h].size() / 8 + 1, 0);
+        }
+      if (!execute(inst, res)) return res;
+    } else {
+      // Nothing is launched; outputs stay as they were, which must be empty.
+      for (int r = 0; r < n; ++r) mem_[r].out.assign(opts_.calls, Bytes());
+    }
+    for (int call = 0; call < opts_.calls; ++call)
+      for (int r = 0; r < n; ++r) {
+        if (!has[call][r]) continue;
+        const Bytes &got = mem_[r].out[call], &want = expect[call][r];
+        if (got.size() != want.size()) {
+          res.report.add("wrong-result", "call " + std::to_string(call + 1) + ", rank " + std::to_string(r) +
+                                             ": output has " + std::to_string(got.size()) + " bytes, expected " +
+                                             std::to_string(want.size()),
+                         {});
+          return res;
+        }
+        for (size_t i = 0; i < got.size(); ++i)
+          if (got[i] != want[i]) {
+            res.report.add("wrong-result", "call " + std::to_string(call + 1) + " (epoch " + std::to_string(call + 1) +
+                                               "), rank " + std::to_string(r) + ": output byte " + std::to_string(i) +
+                                               " is " + std::to_string(got[i]) + ", expected " +
+                                               std::to_string(want[i]) + " (independent reference)",
+                           {});
+            return res;
+          }
+      }
+    return res;
+  }
+
+private:
+  const CollectiveIR &ir_;
+  CallArgs args_;
+  SimOptions opts_;
+  std::mt19937_64 rng_;
+  std::vector<RankMem> mem_;
+  std::vector<Thread> th_;
+  const Instance *inst_ = nullptr;
+
+  Bytes randomInput(uint64_t len) {
+    Bytes b(len);
+    if (args_.elemSize == 4) {
+      std::uniform_real_distribution<float> d(-8.f, 8.f);
+      for (uint64_t i = 0; i + 4 <= len; i += 4) {
+        float f = d(rng_);
+        std::memcpy(b.data() + i, &f, 4);
+      }
+    } else {
+      for (auto &x : b) x = uint8_t(rng_());
+    }
+    return b;
+  }
+
+  std::string where(const Thread &t, const COp &op) {
+    return describe(op, t.role->sym->name, t.rank) + " cta " + std::to_string(t.prog - t.role->ctas.data()) +
+           ", call " + std::to_string(t.call + 1);
+  }
+
+  bool ready(const Thread &t) {
+    if (t.pendingReset >= 0) return true;
+    const COp &op = t.prog->ops[t.pc];
+    if (op.last && !t.isLast) return true;
+    uint64_t e = uint64_t(t.call) + 1;
+    if (op.kind == OpKind::Wait) {
+      auto it = mem_[t.rank].signals.find(op.index);
+      return it != mem_[t.rank].signals.end() && it->second.value >= sigValue(e, op.round);
+    }
+    if (op.kind == OpKind::PacketPoll) {
+      const Mem &m = op.srcs[0];
+      auto &fl = mem_[m.owner].flags[e & 1];
+      for (uint64_t b = m.off; b < m.off + m.len; b += 8)
+        if (fl[b / 8] != uint32_t(e)) return false;
+      // the last partial word
+      if (m.len && fl[(m.off + m.len - 1) / 8] != uint32_t(e)) return false;
+    }
+    return true;
+  }
+
+  bool read(Thread &t, int ti, const COp &op, const Mem &m, Bytes &out, SimResult &res) {
+    uint64_t e = uint64_t(t.call) + 1;
+    int h = int(e & 1);
+    RankMem &rm = mem_[m.owner];
+    out.resize(m.len);
+    switch (m.buf) {
+    case Buf::X: std::memcpy(out.data(), rm.in[t.call].data() + m.off, m.len); return true;
+    case Buf::O: std::memcpy(out.data(), rm.out[t.call].data() + m.off, m.len); return true;
+    case Buf::PK:
+      for (uint64_t i = 0; i < m.len; ++i) {
+        uint64_t b = m.off + i;
+        if (rm.flags[h][b / 8] != uint32_t(e)) {
+          res.report.add("race", where(t, op) + ": reads packet payload at byte " + std::to_string(b) +
+                                     " whose flag is " + std::to_string(rm.flags[h][b / 8]) + ", not f(e) = " +
+                                     std::to_string(uint32_t(e)) + " (not polled, or overwritten)",
+                         {op.sym->id});
+          return false;
+        }
+        out[i] = rm.payload[h][b];
+      }
+      return true;
+    case Buf::S: case Buf::Y:
+      for (uint64_t i = 0; i < m.len; ++i) {
+        Shadow &sh = rm.shadow[h][m.off + i];
+        std::string what;
+        if (sh.wt < 0) what = "was never written";
+        else if (sh.we != e) what = "holds data of call " + std::to_string(sh.we) + ", not of this call";
+        else if (sh.wc > t.vc[size_t(sh.wt)])
+          what = "was written by rank " + std::to_string(th_[size_t(sh.wt)].rank) + " (role " +
+                 th_[size_t(sh.wt)].role->sym->name + ") without a release this read acquired";
+        if (!what.empty()) {
+          res.report.add("race", where(t, op) + ": read-before-release: byte " + std::to_string(m.off + i) + " of " +
+                                     toString(m.buf) + " of rank " + std::to_string(m.owner) + " " + what,
+                         {op.sym->id});
+          return false;
+        }
+        sh.reads.push_back({ti, t.vc[size_t(ti)]});
+        out[i] = rm.staging[h][m.off + i];
+      }
+      return true;
+    }
+    return true;
+  }
+
+  bool write(Thread &t, int ti, const COp &op, const Mem &m, const Bytes &data, SimResult &res) {
+    uint64_t e = uint64_t(t.call) + 1;
+    int h = int(e & 1);
+    RankMem &rm = mem_[m.owner];
+    switch (m.buf) {
+    case Buf::X: case Buf::O: std::memcpy(rm.out[t.call].data() + m.off, data.data(), m.len); return true;
+    case Buf::PK:
+      for (uint64_t i = 0; i < m.len; ++i) rm.payload[h][m.off + i] = data[i];
+      for (uint64_t b = m.off; b < m.off + m.len; b += 8) rm.flags[h][b / 8] = uint32_t(e);
+      if (m.len) rm.flags[h][(m.off + m.len - 1) / 8] = uint32_t(e);
+      return true;
+    case Buf::S: case Buf::Y:
+      for (uint64_t i = 0; i < m.len; ++i) {
+        Shadow &sh = rm.shadow[h][m.off + i];
+        for (auto &[rt, rc] : sh.reads)
+          if (rt != ti && rc > t.vc[size_t(rt)]) {
+            res.report.add("race", where(t, op) + ": write-after-read: overwrites byte " + std::to_string(m.off + i) +
+                                       " of " + toString(m.buf) + " that rank " + std::to_string(th_[size_t(rt)].rank) +
+                                       " (role " + th_[size_t(rt)].role->sym->name +
+                                       ") read without that read being released to this writer",
+                           {op.sym->id});
+            return false;
+          }
+        if (sh.wt >= 0 && sh.wt != ti && sh.wc > t.vc[size_t(sh.wt)]) {
+          res.report.add("race", where(t, op) + ": write-write race on byte " + std::to_string(m.off + i) + " of " +
+                                     toString(m.buf),
+                         {op.sym->id});
+          return false;
+        }
+        sh.wt = ti;
+        sh.wc = t.vc[size_t(ti)];
+        sh.we = e;
+        sh.reads.clear();
+        rm.staging[h][m.off + i] = data[i];
+      }
+      return true;
+    }
+    return true;
+  }
+
+  bool step(int ti, SimResult &res) {
+    Thread &t = th_[size_t(ti)];
+    t.vc[size_t(ti)]++;
+    RankMem &rm = mem_[t.rank];
+    if (t.pendingReset >= 0) {
+      Counter &c = rm.counters[t.pendingReset];
+      c.value = 0;
+      c.vc = t.vc;
+      t.pendingReset = -1;
+      return true;
+    }
+    const COp &op = t.prog->ops[t.pc++];
+    uint64_t e = uint64_t(t.call) + 1;
+    if (op.last && !t.isLast) return true;
+    switch (op.kind) {
+    case OpKind::Copy: case OpKind::PacketPut: {
+      Bytes b;
+      if (!read(t, ti, op, op.srcs[0], b, res)) return false;
+      return write(t, ti, op, op.dst, b, res);
+    }
+    case OpKind::Reduce: {
+      std::vector<Bytes> srcs(op.srcs.size());
+      for (size_t i = 0; i < op.srcs.size(); ++i)
+        if (!read(t, ti, op, op.srcs[i], srcs[i], res)) return false;
+      Bytes out(op.dst.len);
+      for (uint64_t i = 0; i + 4 <= op.dst.len; i += 4) {
+        float acc;
+        std::memcpy(&acc, srcs[0].data() + i, 4);
+        for (size_t p = 1; p < srcs.size(); ++p) {
+          float v;
+          std::memcpy(&v, srcs[p].data() + i, 4);
+          acc += v;
+        }
+        std::memcpy(out.data() + i, &acc, 4);
+      }
+      return write(t, ti, op, op.dst, out, res);
+    }
+    case OpKind::Notify: {
+      SigState &s = mem_[op.arrayOwner].signals[op.index];
+      s.value = sigValue(e, op.round);
+      s.vc = t.vc;
+      return true;
+    }
+    case OpKind::Wait: join(t.vc, rm.signals[op.index].vc); return true;
+    case OpKind::PacketPoll: return true;
+    case OpKind::Arrive: {
+      Counter &c = rm.counters[op.counter];
+      if (c.vc.empty()) c.vc.assign(t.vc.size(), 0);
+      join(t.vc, c.vc);
+      join(c.vc, t.vc);
+      uint32_t old = c.value++;
+      if (old >= uint32_t(op.arrivals)) {
+        res.report.add("counter", where(t, op) + ": counter " + std::to_string(op.counter) + " reached " +
+                                      std::to_string(old + 1) + " arrivals of " + std::to_string(op.arrivals) +
+                                      " (two uses of one counter overlap)",
+                       {op.sym->id});
+        return false;
+      }
+      t.isLast = old + 1 == uint32_t(op.arrivals);
+      if (t.isLast) t.pendingReset = op.counter;
+      return true;
+    }
+    }
+    return true;
+  }
+
+  std::string blockedText(const Thread &t) {
+    const COp &op = t.prog->ops[t.pc];
+    uint64_t e = uint64_t(t.call) + 1;
+    std::string s = where(t, op) + " waits";
+    if (op.kind == OpKind::Wait) {
+      auto it = mem_[t.rank].signals.find(op.index);
+      uint64_t obs = it == mem_[t.rank].signals.end() ? 0 : it->second.value;
+      s += " on " + std::string(toString(op.sym->sig)) + " index " + std::to_string(op.index) + " from rank " +
+           std::to_string(op.peer) + ": expected >= " + std::to_string(sigValue(e, op.round)) + " (sig(" +
+           std::to_string(e) + "," + std::to_string(op.round) + ")), observed " + std::to_string(obs);
+    } else {
+      s += " for packets from rank " + std::to_string(op.peer) + " with flag " + std::to_string(uint32_t(e));
+    }
+    return s;
+  }
+
+  bool execute(const Instance &inst, SimResult &res) {
+    inst_ = &inst;
+    th_.clear();
+    for (int r = 0; r < inst.n; ++r)
+      for (auto &ro : inst.ranks[r].roles)
+        for (auto &c : ro.ctas) {
+          Thread t;
+          t.rank = r;
+          t.role = &ro;
+          t.prog = &c;
+          th_.push_back(t);
+        }
+    const size_t T = th_.size();
+    int late = opts_.lateRank ? int(rng_() % uint64_t(inst.n)) : -1;
+    uint64_t lateUntil = opts_.lateRank ? rng_() % 4000 : 0;
+    for (auto &t : th_) {
+      t.vc.assign(T, 0);
+      t.weight = std::pow(2.0, double(rng_() % 7));
+      if (t.rank == late) t.weight = 0.05;
+    }
+    std::vector<int> cand;
+    for (uint64_t stepNo = 0;; ++stepNo) {
+      if (stepNo > opts_.maxSteps) {
+        res.report.add("deadlock", "no progress after " + std::to_string(opts_.maxSteps) + " steps", {});
+        return false;
+      }
+      if (stepNo % 997 == 0)
+        for (auto &t : th_)
+          if (t.rank != late) t.weight = std::pow(2.0, double(rng_() % 7));
+      // Kernel ends: every CTA of a rank done with call k -> call k+1 starts.
+      for (int r = 0; r < inst.n; ++r) {
+        bool all = true, any = false;
+        for (auto &t : th_)
+          if (t.rank == r) any = true, all &= t.atEnd && !t.finished;
+        if (!any || !all) continue;
+        VC j(T, 0);
+        for (auto &t : th_)
+          if (t.rank == r) join(j, t.vc);
+        for (auto &t : th_) {
+          if (t.rank != r) continue;
+          t.vc = j;
+          t.atEnd = false;
+          t.isLast = false;
+          if (++t.call == opts_.calls) t.finished = true, t.atEnd = true;
+          t.pc = 0;
+        }
+      }
+      cand.clear();
+      bool allDone = true;
+      bool onlyLate = true;
+      for (size_t i = 0; i < T; ++i) {
+        Thread &t = th_[i];
+        if (t.finished) continue;
+        allDone = false;
+        if (t.atEnd) continue;
+        if (t.pc == t.prog->ops.size() && t.pendingReset < 0) {
+          t.atEnd = true;
+          continue;
+        }
+        if (ready(t)) {
+          cand.push_back(int(i));
+          if (t.rank != late) onlyLate = false;
+        }
+      }
+      if (allDone) {
+        res.steps = stepNo;
+        return true;
+      }
+      if (cand.empty()) {
+        bool progress = false;
+        for (auto &t : th_) progress |= t.atEnd && !t.finished;
+        if (progress) continue; // a kernel boundary is pending
+        std::string msg = "no CTA can proceed:";
+        std::vector<int> ids;
+        for (auto &t : th_)
+          if (!t.finished && !t.atEnd) {
+            msg += "\n    " + blockedText(t);
+            ids.push_back(t.prog->ops[t.pc].sym->id);
+          }
+        res.report.add("deadlock", msg, ids);
+        return false;
+      }
+      double total = 0;
+      for (int i : cand)
+        if (!(stepNo < lateUntil && th_[size_t(i)].rank == late && !onlyLate)) total += th_[size_t(i)].weight;
+      double x = std::uniform_real_distribution<double>(0, total)(rng_);
+      int pick = cand.back();
+      for (int i : cand) {
+        if (stepNo < lateUntil && th_[size_t(i)].rank == late && !onlyLate) continue;
+        x -= th_[size_t(i)].weight;
+        if (x <= 0) {
+          pick = i;
+          break;
+        }
+      }
+      if (!step(pick, res)) return false;
+    }
+  }
+};
+
+} // namespace
+
+SimResult simulate(const CollectiveIR &ir, const Program &prog, const CallArgs &args, const Geometry &geo,
+                   const SimOptions &opts) {
+  Sizes s = computeSizes(ir.kind, ir.n, args);
+  Instance inst = instantiate(ir, prog, s, geo, opts.maxCtas);
+  Sim sim(ir, prog, args, geo, opts);
+  return sim.run(inst);
+}
+
+CallArgs argsForBytes(Kind k, int n, uint64_t bytes, uint64_t seed) {
+  CallArgs a;
+  a.elemSize = reducesKind(k) ? 4 : 1;
+  uint64_t elems = bytes / a.elemSize;
+  bool perTotal = k == Kind::AllReduce || k == Kind::Broadcast || k == Kind::Reduce;
+  a.count = perTotal ? elems : (elems == 0 ? 0 : std::max<uint64_t>(1, elems / uint64_t(n)));
+  a.root = int(seed % uint64_t(n));
+  uint64_t base = elems / uint64_t(n);
+  for (int q = 0; q < n; ++q)
+    a.counts.push_back(elems == 0 ? 0 : (q % 3 == 1 ? 0 : base + (uint64_t(q) * 5 + seed) % 3 + (q == 0)));
+  a.matrix.assign(n, std::vector<uint64_t>(n, 0));
+  for (int p = 0; p < n; ++p)
+    for (int q = 0; q < n; ++q)
+      a.matrix[p][q] = elems == 0 ? 0 : ((p + q) % 4 == 1 ? 0 : base + (uint64_t(p) * 7 + q + seed) % 4);
+  return a;
+}
+
+Geometry simGeometry(const CollectiveIR &ir, const Sizes &s) {
+  bool comp = ir.kind == Kind::AllReduce || ir.kind == Kind::Broadcast || ir.kind == Kind::Reduce;
+  return computeGeometry(ir, s, 16, comp ? 2 * 3 * 16 : 3 * 16);
+}
+
+} // namespace purlin::ir

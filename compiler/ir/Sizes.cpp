@@ -1,0 +1,125 @@
+/// @file Sizes.cpp
+/// @brief computeSizes(): byte sizes of every partition of every rank's
+/// input and output, per collective (docs/snac-protocol.md, "Ranks,
+/// partitions, counts"), and computeGeometry().
+#include <algorithm>
+#include <numeric>
+
+#include "ir/Instantiate.h"
+
+namespace purlin::ir {
+
+uint64_t Sizes::inTotal(int r) const { return std::accumulate(in[r].begin(), in[r].end(), uint64_t(0)); }
+uint64_t Sizes::outTotal(int r) const { return std::accumulate(out[r].begin(), out[r].end(), uint64_t(0)); }
+uint64_t Sizes::inOff(int r, int part) const {
+  return std::accumulate(in[r].begin(), in[r].begin() + part, uint64_t(0));
+}
+uint64_t Sizes::outOff(int r, int part) const {
+  return std::accumulate(out[r].begin(), out[r].begin() + part, uint64_t(0));
+}
+
+namespace {
+/// Partition k of `count` elements over n ranks: [floor(k*count/n), floor((k+1)*count/n)).
+uint64_t partBegin(uint64_t count, int n, int k) { return count / n * k + (count % n) * k / n; }
+std::vector<uint64_t> split(uint64_t count, int n, uint64_t E) {
+  std::vector<uint64_t> v(n);
+  for (int k = 0; k < n; ++k) v[k] = (partBegin(count, n, k + 1) - partBegin(count, n, k)) * E;
+  return v;
+}
+} // namespace
+
+Sizes computeSizes(Kind kind, int n, const CallArgs &a) {
+  Sizes s;
+  s.n = n;
+  s.root = a.root;
+  s.elem = a.elemSize;
+  const uint64_t E = a.elemSize;
+  if (a.elemSize == 0 || a.elemSize > 8 || (8 % a.elemSize) != 0)
+    throw IRError{"element size " + std::to_string(a.elemSize) + " (1, 2, 4 or 8)"};
+  if (isRootedKind(kind) && (a.root < 0 || a.root >= n))
+    throw IRError{"root " + std::to_string(a.root) + " out of range 0.." + std::to_string(n - 1)};
+  if ((kind == Kind::AllGatherV || kind == Kind::ReduceScatterV) && int(a.counts.size()) != n)
+    throw IRError{"counts must have n = " + std::to_string(n) + " entries"};
+  if (kind == Kind::AllToAllV) {
+    if (int(a.matrix.size()) != n) throw IRError{"AllToAllV needs an n x n count matrix"};
+    for (auto &row : a.matrix)
+      if (int(row.size()) != n) throw IRError{"AllToAllV needs an n x n count matrix"};
+  }
+  const uint64_t cE = a.count * E;
+  s.in.assign(n, {});
+  s.out.assign(n, {});
+  for (int r = 0; r < n; ++r) {
+    auto &in = s.in[r];
+    auto &out = s.out[r];
+    bool isRoot = r == a.root;
+    switch (kind) {
+    case Kind::AllGather: in = {cE}; out.assign(n, cE); break;
+    case Kind::Gather: in = {cE}; out.assign(n, isRoot ? cE : 0); break;
+    case Kind::AllGatherV:
+      in = {a.counts[r] * E};
+      for (int k = 0; k < n; ++k) out.push_back(a.counts[k] * E);
+      break;
+    case Kind::ReduceScatter: in.assign(n, cE); out = {cE}; break;
+    case Kind::ReduceScatterV:
+      for (int k = 0; k < n; ++k) in.push_back(a.counts[k] * E);
+      out = {a.counts[r] * E};
+      break;
+    case Kind::AllToAll: in.assign(n, cE); out.assign(n, cE); break;
+    case Kind::AllToAllV:
+      for (int k = 0; k < n; ++k) in.push_back(a.matrix[r][k] * E), out.push_back(a.matrix[k][r] * E);
+      break;
+    case Kind::Scatter: in.assign(n, isRoot ? cE : 0); out = {cE}; break;
+    case Kind::AllReduce: in = split(a.count, n, E); out = in; break;
+    case Kind::Broadcast:
+      in = isRoot ? split(a.count, n, E) : std::vector<uint64_t>(n, 0);
+      out = split(a.count, n, E);
+      break;
+    case Kind::Reduce:
+      in = split(a.count, n, E);
+      out = isRoot ? split(a.count, n, E) : std::vector<uint64_t>(n, 0);
+      break;
+    case Kind::Unknown: throw IRError{"unknown collective"};
+    }
+  }
+  if (kind == Kind::AllReduce || kind == Kind::Broadcast || kind == Kind::Reduce) s.y = split(a.count, n, E);
+  s.maxLen = 0;
+  uint64_t total = 0;
+  for (int r = 0; r < n; ++r)
+    for (auto b : s.in[r]) s.maxLen = std::max(s.maxLen, b), total += b;
+  s.empty = total == 0;
+  switch (kind) {
+  case Kind::AllReduce: case Kind::Broadcast: case Kind::Reduce: s.dispatch = cE; break;
+  case Kind::AllGatherV: case Kind::ReduceScatterV:
+    s.dispatch = std::accumulate(a.counts.begin(), a.counts.end(), uint64_t(0)) * E;
+    break;
+  case Kind::AllToAllV: {
+    uint64_t mx = 0;
+    for (auto &row : a.matrix)
+      for (auto v : row) mx = std::max(mx, v);
+    s.dispatch = uint64_t(n) * mx * E;
+    break;
+  }
+  default: s.dispatch = uint64_t(n) * cE; break;
+  }
+  return s;
+}
+
+Geometry computeGeometry(const CollectiveIR &ir, const Sizes &s, uint64_t chunk, uint64_t stagingBytes) {
+  Geometry g;
+  g.chunk = chunk ? chunk : ir.bound.chunkBytes;
+  if (g.chunk == 0 || g.chunk % 16) throw IRError{"chunk bytes must be a positive multiple of 16"};
+  uint64_t staging = stagingBytes ? stagingBytes : ir.bound.stagingBytes;
+  bool comp = ir.kind == Kind::AllReduce || ir.kind == Kind::Broadcast || ir.kind == Kind::Reduce;
+  g.region = comp ? (staging / 2) & ~uint64_t(15) : staging & ~uint64_t(15);
+  if (g.region < g.chunk) throw IRError{"staging capacity " + std::to_string(staging) + " holds no chunk"};
+  g.slots = int(std::min<uint64_t>(g.region / g.chunk, kMaxSlots));
+  g.ySlots = comp ? int(std::min<uint64_t>(g.region / g.chunk, kMaxYSlots)) : 0;
+  g.cpp = int(std::max<uint64_t>(1, (s.maxLen + g.chunk - 1) / g.chunk));
+  if (uint64_t(g.cpp) * uint64_t(s.n) / uint64_t(g.slots) >= (uint64_t(1) << 20))
+    throw IRError{"too many cyclic staging rounds (staging too small for this size)"};
+  g.packetRegion = (s.maxLen + 15) & ~uint64_t(15);
+  for (int r = 0; r < s.n; ++r) g.packetRegion = std::max(g.packetRegion, (s.inTotal(r) + 15) & ~uint64_t(15));
+  return g;
+}
+
+} // namespace purlin::ir

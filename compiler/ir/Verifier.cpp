@@ -1,0 +1,305 @@
+/// @file Verifier.cpp
+/// @brief verifyInstance(): pairing, acquire-before-read, slot reuse,
+/// cross-call causal chain and locality rules (docs/snac-ir.md).
+#include "ir/Verifier.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace purlin::ir {
+
+std::string Report::text() const {
+  std::ostringstream os;
+  for (auto &f : errors) os << "error: [" << f.rule << "] " << f.message << "\n";
+  return os.str();
+}
+
+void Report::add(std::string rule, std::string msg, std::vector<int> ops) {
+  errors.push_back({std::move(rule), std::move(msg), std::move(ops)});
+}
+
+namespace {
+
+struct Site {
+  const COp *op;
+  const std::string *role;
+  int rank;
+  int cta;
+  size_t pos;
+};
+
+std::string who(const Site &s) { return describe(*s.op, *s.role, s.rank); }
+int idOf(const Site &s) { return s.op->sym ? s.op->sym->id : -1; }
+
+/// Every op of every CTA of every rank.
+std::vector<Site> sites(const Instance &inst, bool firstCtaOnly) {
+  std::vector<Site> v;
+  for (int r = 0; r < inst.n; ++r)
+    for (auto &ro : inst.ranks[r].roles)
+      for (size_t c = 0; c < ro.ctas.size(); ++c) {
+        if (firstCtaOnly && c > 0) break;
+        for (size_t i = 0; i < ro.ctas[c].ops.size(); ++i)
+          v.push_back({&ro.ctas[c].ops[i], &ro.sym->name, r, int(c), i});
+      }
+  return v;
+}
+
+void pairing(const Instance &inst, Report &rep) {
+  // (sig, src, dst) -> multiset of (index, round) -> sites
+  using Key = std::tuple<int, int, int>;
+  std::map<Key, std::map<std::pair<uint32_t, uint32_t>, std::vector<Site>>> notes, waits;
+  // A last-arriver notify on a counter shared by several roles (DONE) runs once.
+  std::set<std::tuple<int, int, uint32_t, uint32_t, int>> shared;
+  for (auto &s : sites(inst, true)) {
+    if (s.op->kind == OpKind::Notify && s.op->lastCounter == kDoneCounter &&
+        !shared.insert({s.rank, s.op->arrayOwner, s.op->index, s.op->round, s.op->lastCounter}).second)
+      continue;
+    if (s.op->kind == OpKind::Notify)
+      notes[{int(s.op->sym->sig), s.rank, s.op->arrayOwner}][{s.op->index, s.op->round}].push_back(s);
+    else if (s.op->kind == OpKind::Wait)
+      waits[{int(s.op->sym->sig), s.op->peer, s.rank}][{s.op->index, s.op->round}].push_back(s);
+  }
+  std::set<Key> keys;
+  for (auto &kv : notes) keys.insert(kv.first);
+  for (auto &kv : waits) keys.insert(kv.first);
+  for (auto &key : keys) {
+    auto &N = notes[key];
+    auto &W = waits[key];
+    size_t nn = 0, nw = 0;
+    for (auto &kv : N) nn += kv.second.size();
+    for (auto &kv : W) nw += kv.second.size();
+    std::set<std::pair<uint32_t, uint32_t>> vals;
+    for (auto &kv : N) vals.insert(kv.first);
+    for (auto &kv : W) vals.insert(kv.first);
+    for (auto &v : vals) {
+      size_t a = N.count(v) ? N[v].size() : 0, b = W.count(v) ? W[v].size() : 0;
+      if (a == b) continue;
+      auto [sig, src, dst] = key;
+      std::ostringstream m;
+      m << "signal " << toString(Sig(sig)) << " from rank " << src << " to rank " << dst << " (index " << v.first
+        << ", value sig(e," << v.second << ")): " << nn << " notifies vs " << nw << " waits; ";
+      std::vector<int> ids;
+      m << "notify side: ";
+      if (a) m << who(N[v][0]), ids.push_back(idOf(N[v][0]));
+      else if (!N.empty()) m << "none with this value (other notifies: " << who(N.begin()->second[0]) << ")", ids.push_back(idOf(N.begin()->second[0]));
+      else m << "none";
+      m << "; wait side: ";
+      if (b) m << who(W[v][0]), ids.push_back(idOf(W[v][0]));
+      else if (!W.empty()) m << "none with this value (other waits: " << who(W.begin()->second[0]) << ")", ids.push_back(idOf(W.begin()->second[0]));
+      else m << "none";
+      m << (a > b ? " -> notify without wait" : " -> wait without notify (deadlock)");
+      rep.add("pairing", m.str(), ids);
+      break; // one finding per (signal, src, dst)
+    }
+  }
+}
+
+/// For each S/Y read: an earlier acquire in the same CTA on the owner's
+/// release of that slot use, and in the owner's program a release after the
+/// write. For PK reads: an earlier poll of the same packets.
+void acquireBeforeRead(const Instance &inst, Report &rep) {
+  // Owner-side facts: (owner, space, slot, round, reader) -> notify exists after a write of that use.
+  std::set<std::tuple<int, int, int, uint32_t, int>> released;
+  for (int r = 0; r < inst.n; ++r)
+    for (auto &ro : inst.ranks[r].roles) {
+      if (ro.ctas.empty()) continue;
+      std::set<std::tuple<int, int, uint32_t>> written;
+      for (auto &op : ro.ctas[0].ops) {
+        if ((op.kind == OpKind::Copy || op.kind == OpKind::Reduce) && op.space != SlotSpace::None)
+          written.insert({int(op.space), op.slot, op.writeRound});
+        if (op.kind == OpKind::Notify && (op.sym->sig == Sig::STAGED || op.sym->sig == Sig::REDUCED) &&
+            written.count({int(op.space), op.slot, op.round}) && (op.last || ro.ctas.size() == 1))
+          released.insert({r, int(op.space), op.slot, op.round, op.arrayOwner});
+      }
+    }
+  for (int r = 0; r < inst.n; ++r)
+    for (auto &ro : inst.ranks[r].roles)
+      for (auto &cta : ro.ctas) {
+        std::set<std::tuple<int, int, int, uint32_t>> acquired; // (peer, sig, index-slot, round)
+        std::set<std::tuple<int, uint64_t, uint64_t>> polled;
+        for (auto &op : cta.ops) {
+          if (op.kind == OpKind::Wait) {
+            for (uint32_t q = 0; q <= op.round; ++q) acquired.insert({op.peer, int(op.sym->sig), op.slot, q});
+          }
+          if (op.kind == OpKind::PacketPoll) polled.insert({op.srcs[0].owner, op.srcs[0].off, op.srcs[0].len});
+          if (op.kind != OpKind::Copy && op.kind != OpKind::Reduce) continue;
+          for (size_t i = 0; i < op.srcs.size(); ++i) {
+            const Mem &m = op.srcs[i];
+            if (m.len == 0) continue;
+            if (m.buf == Buf::S || m.buf == Buf::Y) {
+              Sig need = m.buf == Buf::S ? Sig::STAGED : Sig::REDUCED;
+              int sp = int(m.buf == Buf::S ? SlotSpace::S : SlotSpace::Y);
+              uint32_t rd = op.readRound[i];
+              if (!acquired.count({m.owner, int(need), op.readSlot[i], rd})) {
+                rep.add("acquire",
+                        who({&op, &ro.sym->name, r, 0, 0}) + " reads " + toString(m.buf) + " of rank " +
+                            std::to_string(m.owner) + " (slot " + std::to_string(op.readSlot[i]) + ", round " +
+                            std::to_string(rd) + ") without an earlier wait.acquire on " + toString(need) +
+                            " from rank " + std::to_string(m.owner),
+                        {op.sym->id});
+                return;
+              }
+              if (!released.count({m.owner, sp, op.readSlot[i], rd, r})) {
+                rep.add("acquire",
+                        who({&op, &ro.sym->name, r, 0, 0}) + " reads " + toString(m.buf) + " of rank " +
+                            std::to_string(m.owner) + " whose writer never releases that slot use to rank " +
+                            std::to_string(r) + " after writing it",
+                        {op.sym->id});
+                return;
+              }
+            } else if (m.buf == Buf::PK) {
+              bool ok = false;
+              for (auto &[o, off, len] : polled) ok |= o == m.owner && off <= m.off && m.off + m.len <= off + len;
+              if (!ok) {
+                rep.add("acquire",
+                        who({&op, &ro.sym->name, r, 0, 0}) + " reads packets without polling their flags first",
+                        {op.sym->id});
+                return;
+              }
+            }
+          }
+        }
+      }
+}
+
+/// Within a call: a write of slot use round > 0 waits for every reader of
+/// the slot's previous use (CONSUMED / GATHERED).
+void slotReuse(const Instance &inst, Report &rep) {
+  // readers[(owner, space, slot, round)] = set of reader ranks
+  std::map<std::tuple<int, int, int, uint32_t>, std::set<int>> readers;
+  for (auto &s : sites(inst, false)) {
+    if (s.op->kind != OpKind::Copy && s.op->kind != OpKind::Reduce) continue;
+    for (size_t i = 0; i < s.op->srcs.size(); ++i) {
+      const Mem &m = s.op->srcs[i];
+      if (m.buf == Buf::S || m.buf == Buf::Y)
+        readers[{m.owner, int(m.buf == Buf::S ? SlotSpace::S : SlotSpace::Y), s.op->readSlot[i], s.op->readRound[i]}]
+            .insert(s.rank);
+    }
+  }
+  for (int r = 0; r < inst.n; ++r)
+    for (auto &ro : inst.ranks[r].roles)
+      for (auto &cta : ro.ctas) {
+        std::set<std::tuple<int, int, int, uint32_t>> freed; // (reader, sig, slot, round)
+        std::map<std::pair<int, int>, uint32_t> lastWrite;    // (space, slot) -> round of latest write here
+        for (auto &op : cta.ops) {
+          if (op.kind == OpKind::Wait && (op.sym->sig == Sig::CONSUMED || op.sym->sig == Sig::GATHERED))
+            for (uint32_t q = 0; q <= op.round; ++q) freed.insert({op.peer, int(op.sym->sig), op.slot, q});
+          if ((op.kind != OpKind::Copy && op.kind != OpKind::Reduce) || op.space == SlotSpace::None) continue;
+          Sig need = op.space == SlotSpace::S ? Sig::CONSUMED : Sig::GATHERED;
+          // The previous use of this slot: the highest earlier round that someone read.
+          for (int64_t pr = int64_t(op.writeRound) - 1; pr >= 0; --pr) {
+            auto it = readers.find({r, int(op.space), op.slot, uint32_t(pr)});
+            if (it == readers.end()) continue;
+            for (int q : it->second) {
+              if (freed.count({q, int(need), op.slot, uint32_t(pr)})) continue;
+              rep.add("slot-reuse",
+                      who({&op, &ro.sym->name, r, 0, 0}) + " overwrites " + (op.space == SlotSpace::S ? "staging" : "Y") +
+                          " slot " + std::to_string(op.slot) + " (round " + std::to_string(op.writeRound) +
+                          ") before waiting for " + toString(need) + " from rank " + std::to_string(q) +
+                          ", which read round " + std::to_string(pr),
+                      {op.sym->id});
+              return;
+            }
+            break;
+          }
+        }
+      }
+}
+
+/// Across calls: whoever's memory B reads (or writes into) must, in the same
+/// call, wait on something B sends, so call e+2's rewrite of half e&1
+/// follows B's call e (docs/snac-protocol.md, "Reuse of halves").
+void crossCall(const Instance &inst, Report &rep) {
+  std::set<std::pair<int, int>> hazards; // (A = rewriter, B = reader of that half)
+  std::map<std::pair<int, int>, const Site *> example;
+  auto all = sites(inst, true);
+  for (auto &s : all) {
+    if (s.op->kind == OpKind::Copy || s.op->kind == OpKind::Reduce)
+      for (auto &m : s.op->srcs)
+        if ((m.buf == Buf::S || m.buf == Buf::Y) && m.owner != s.rank && !hazards.count({m.owner, s.rank}))
+          hazards.insert({m.owner, s.rank}), example[{m.owner, s.rank}] = &s;
+    if (s.op->kind == OpKind::PacketPut && s.op->dst.owner != s.rank && !hazards.count({s.rank, s.op->dst.owner}))
+      hazards.insert({s.rank, s.op->dst.owner}), example[{s.rank, s.op->dst.owner}] = &s;
+  }
+  std::set<std::pair<int, int>> hears; // (A, B): A waits on / polls something from B
+  for (auto &s : all)
+    if (s.op->kind == OpKind::Wait || s.op->kind == OpKind::PacketPoll) hears.insert({s.rank, s.op->peer});
+  for (auto &h : hazards) {
+    if (hears.count(h)) continue;
+    const Site &s = *example[h];
+    rep.add("cross-call",
+            "rank " + std::to_string(h.first) + " reuses its half in call e+2 while rank " + std::to_string(h.second) +
+                " may still access it from call e (" + who(s) + "): rank " + std::to_string(h.first) +
+                " waits on nothing rank " + std::to_string(h.second) + " sends in a call (a DONE ack is missing)",
+            {idOf(s)});
+    return;
+  }
+}
+
+void locality(const Instance &inst, Report &rep) {
+  for (auto &s : sites(inst, false)) {
+    auto bad = [&](const char *what) { rep.add("locality", who(s) + ": " + what, {idOf(s)}); };
+    if (s.op->kind == OpKind::Copy || s.op->kind == OpKind::Reduce) {
+      if (s.op->dst.owner != s.rank) return bad("writes another rank's memory (the throughput program pulls)");
+      for (auto &m : s.op->srcs)
+        if ((m.buf == Buf::X || m.buf == Buf::O || m.buf == Buf::PK) && m.owner != s.rank)
+          return bad("reads another rank's user buffer or packets");
+    }
+    if (s.op->kind == OpKind::PacketPut && s.op->srcs[0].owner != s.rank) return bad("puts another rank's data");
+  }
+}
+
+} // namespace
+
+Report verifyInstance(const Instance &inst) {
+  Report rep;
+  locality(inst, rep);
+  pairing(inst, rep);
+  acquireBeforeRead(inst, rep);
+  slotReuse(inst, rep);
+  crossCall(inst, rep);
+  return rep;
+}
+
+std::vector<SampleCall> sampleCalls(const CollectiveIR &ir, int n) {
+  std::vector<SampleCall> v;
+  uint32_t E = reducesKind(ir.kind) ? 4 : 1;
+  const uint64_t chunk = 16;
+  const uint64_t staging = (ir.kind == Kind::AllReduce || ir.kind == Kind::Broadcast || ir.kind == Kind::Reduce)
+                               ? 2 * 3 * chunk
+                               : 3 * chunk;
+  auto add = [&](const std::string &label, uint64_t count) {
+    CallArgs a;
+    a.count = count;
+    a.elemSize = E;
+    a.root = n > 2 ? 1 : 0;
+    for (int k = 0; k < n; ++k) a.counts.push_back(k % 3 == 1 ? 0 : count + k);
+    a.matrix.assign(n, std::vector<uint64_t>(n));
+    for (int p = 0; p < n; ++p)
+      for (int q = 0; q < n; ++q) a.matrix[p][q] = (p + q) % 4 == 1 ? 0 : count + (p * 7 + q) % 5;
+    Sizes s = computeSizes(ir.kind, n, a);
+    v.push_back({label, s, computeGeometry(ir, s, chunk, staging)});
+  };
+  add("1 element", 1);
+  add("count not divisible by n", uint64_t(3 * n + 1));
+  add("larger than staging", uint64_t(40 * n + 3));
+  return v;
+}
+
+Report verify(const CollectiveIR &ir) {
+  Report all;
+  for (const Program *p : {&ir.latency, &ir.throughput})
+    for (auto &sc : sampleCalls(ir, ir.n)) {
+      Instance inst = instantiate(ir, *p, sc.sizes, sc.geo, 2);
+      Report r = verifyInstance(inst);
+      for (auto &f : r.errors)
+        all.add(f.rule, std::string(toString(p->regime)) + " program, n=" + std::to_string(ir.n) + ", " + sc.label +
+                            ": " + f.message,
+                f.ops);
+    }
+  return all;
+}
+
+} // namespace purlin::ir
