@@ -1,0 +1,434 @@
+/// @file coll_correctness_test.cu
+/// @brief Correctness of AllGather, ReduceScatter, AllReduce and AllToAll
+/// (snac::launch) on 2 GPUs against NCCL on the same inputs and against a
+/// host fp32 ascending-order reference: copies bitwise equal to NCCL,
+/// reductions bitwise equal to the reference and close to NCCL, results
+/// bitwise equal across ranks and run to run, guard bytes untouched; fp32 /
+/// fp16 / bf16, sum / max / min; counts 0, 1, 7, 1023, primes around the
+/// latency/throughput crossover, powers of two up to 256 MiB, beyond a 1 MiB
+/// staging capacity; in place and misaligned (element-aligned) pointers;
+/// 1000 replays of a captured CUDA graph of alternating collectives; bad
+/// arguments; checked mode reporting a wait that can never be satisfied.
+///
+/// Run in-process (2 threads):  gpu-bin/coll_correctness_test
+/// or one process per GPU:      gpu-bin/purlin-launch -n 2 gpu-bin/coll_correctness_test
+#include "coll_test_common.cuh"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace colltest;
+
+namespace {
+
+struct Case {
+  Coll c;
+  DType t = DType::BF16;
+  RedOp op = RedOp::Sum;
+  std::size_t count = 0;
+  bool inPlace = false;
+  bool misalign = false;
+  bool tput = false;  ///< policy with the latency program off
+};
+
+std::string describe(const Case& k, const char* comm) {
+  char b[256];
+  std::snprintf(b, sizeof b, "%s %s/%s count=%zu%s%s%s [%s]", name(k.c), toString(k.t),
+                isReduce(k.c) ? toString(k.op) : "copy", k.count, k.inPlace ? " in-place" : "",
+                k.misalign ? " misaligned" : "", k.tput ? " throughput-policy" : "", comm);
+  return b;
+}
+
+/// Frees device buffers at scope exit.
+struct DevBufs {
+  std::vector<void*> ptrs;
+  std::byte* alloc(std::size_t bytes) {
+    void* p = nullptr;
+    CT_CUDA(cudaMalloc(&p, bytes ? bytes : 16));
+    ptrs.push_back(p);
+    return static_cast<std::byte*>(p);
+  }
+  ~DevBufs() {
+    for (void* p : ptrs) cudaFree(p);
+  }
+};
+
+Status runPurlin(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
+  return k.tput ? launchColl<PTput>(k.c, comm, a, s) : launchColl<PAuto>(k.c, comm, a, s);
+}
+
+void runNccl(Rank& R, const Case& k, const std::byte* in, std::byte* out) {
+  const ncclDataType_t t = ncclType(k.t);
+  const std::size_t E = dtypeSize(k.t);
+  ncclResult_t res = ncclSuccess;
+  switch (k.c) {
+    case Coll::AllGather: res = ncclAllGather(in, out, k.count, t, R.nccl, R.stream); break;
+    case Coll::ReduceScatter: res = ncclReduceScatter(in, out, k.count, t, ncclOp(k.op), R.nccl, R.stream); break;
+    case Coll::AllReduce: res = ncclAllReduce(in, out, k.count, t, ncclOp(k.op), R.nccl, R.stream); break;
+    case Coll::AllToAll:
+      ncclGroupStart();
+      for (int p = 0; p < R.n; ++p) {
+        ncclSend(in + p * k.count * E, k.count, t, p, R.nccl, R.stream);
+        ncclRecv(out + p * k.count * E, k.count, t, p, R.nccl, R.stream);
+      }
+      res = ncclGroupEnd();
+      break;
+  }
+  if (res != ncclSuccess) throw std::runtime_error(std::string("NCCL: ") + ncclGetErrorString(res));
+}
+
+/// One case on one rank; returns false on a failure (already printed).
+bool runCase(Rank& R, Communicator& comm, const Case& k, const char* commName, uint32_t seed) {
+  const std::size_t E = dtypeSize(k.t);
+  const int n = R.n, r = R.rank;
+  const std::size_t inElems = k.c == Coll::AllGather || k.c == Coll::AllReduce ? k.count : n * k.count;
+  const std::size_t outElems = k.c == Coll::ReduceScatter || k.c == Coll::AllReduce ? k.count : n * k.count;
+  const std::size_t inBytes = inElems * E, outBytes = outElems * E;
+  const std::size_t guard = 256, off = k.misalign ? E : 0;
+  DevBufs bufs;
+  std::byte* outBuf = bufs.alloc(outBytes + 2 * guard + 16);
+  CT_CUDA(cudaMemsetAsync(outBuf, 0xAB, outBytes + 2 * guard + 16, R.stream));
+  std::byte* out = outBuf + guard + off;
+  std::byte* in = nullptr;
+  bool guarded = true;
+  if (k.inPlace && k.c == Coll::AllReduce) {
+    in = out;
+  } else if (k.inPlace && k.c == Coll::AllGather) {
+    in = out + r * k.count * E;
+  } else {
+    std::byte* inBuf = bufs.alloc(inBytes + 2 * guard + 16);
+    in = inBuf + guard + off;
+    if (k.inPlace && k.c == Coll::ReduceScatter) {
+      out = in + r * k.count * E;
+      guarded = false;
+    }
+  }
+  fill(in, inElems, k.t, seed, r, 0, R.stream);
+  std::byte* refIn = bufs.alloc(inBytes);
+  std::byte* ncclOut = bufs.alloc(outBytes);
+  fill(refIn, inElems, k.t, seed, r, 0, R.stream);
+  runNccl(R, k, refIn, ncclOut);
+
+  sn::CallArgs a;
+  a.in = in;
+  a.out = out;
+  a.count = k.count;
+  a.dtype = k.t;
+  a.op = k.op;
+  const std::string what = describe(k, commName);
+  Status st = runPurlin(k, comm, a, R.stream);
+  if (st != Status::Ok) {
+    std::printf("FAIL rank %d: %s: launch returned %s: %s\n", r, what.c_str(), toString(st), sn::lastError());
+    return false;
+  }
+  CT_CUDA(cudaStreamSynchronize(R.stream));
+  comm.checkDeviceErrors();
+  std::vector<std::byte> got(outBytes), ref(outBytes), outAll(outBytes + 2 * guard + 16);
+  CT_CUDA(cudaMemcpy(got.data(), out, outBytes, cudaMemcpyDeviceToHost));
+  CT_CUDA(cudaMemcpy(ref.data(), ncclOut, outBytes, cudaMemcpyDeviceToHost));
+  bool ok = true;
+  if (guarded) {
+    CT_CUDA(cudaMemcpy(outAll.data(), outBuf, outAll.size(), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < outAll.size() && ok; ++i) {
+      const bool inside = i >= guard + off && i < guard + off + outBytes;
+      if (!inside && outAll[i] != std::byte(0xAB)) {
+        std::printf("FAIL rank %d: %s: guard byte %zd overwritten\n", r, what.c_str(), std::ptrdiff_t(i) - std::ptrdiff_t(guard + off));
+        ok = false;
+      }
+    }
+  }
+  if (!isReduce(k.c)) {
+    for (std::size_t i = 0; i < outBytes && ok; ++i)
+      if (got[i] != ref[i]) {
+        std::printf("FAIL rank %d: %s: byte %zu differs from NCCL (got 0x%02x, NCCL 0x%02x)\n", r, what.c_str(), i,
+                    unsigned(got[i]), unsigned(ref[i]));
+        ok = false;
+      }
+  } else {
+    const std::size_t first = k.c == Coll::ReduceScatter ? r * k.count : 0;
+    std::byte want[4];
+    for (std::size_t i = 0; i < k.count && ok; ++i) {
+      float acc = inputValue(seed, 0, first + i);
+      for (int p = 1; p < n; ++p) acc = hostOp(k.op, acc, inputValue(seed, p, first + i));
+      fromFloat(k.t, acc, want);
+      if (std::memcmp(want, got.data() + i * E, E) != 0) {
+        std::printf("FAIL rank %d: %s: element %zu = %g, host reference %g\n", r, what.c_str(), i,
+                    toFloat(k.t, got.data() + i * E), toFloat(k.t, want));
+        ok = false;
+      }
+      const float g = toFloat(k.t, got.data() + i * E), nc = toFloat(k.t, ref.data() + i * E);
+      if (ok && std::fabs(g - nc) > 1e-2f * std::max(1.0f, std::fabs(nc))) {
+        std::printf("FAIL rank %d: %s: element %zu = %g, NCCL %g\n", r, what.c_str(), i, g, nc);
+        ok = false;
+      }
+    }
+    // Run to run: the same call again gives the same bits (in place: from fresh input).
+    if (k.inPlace) fill(in, inElems, k.t, seed, r, 0, R.stream);
+    st = runPurlin(k, comm, a, R.stream);
+    CT_CUDA(cudaStreamSynchronize(R.stream));
+    std::vector<std::byte> again(outBytes);
+    CT_CUDA(cudaMemcpy(again.data(), out, outBytes, cudaMemcpyDeviceToHost));
+    if (ok && (st != Status::Ok || again != got)) {
+      std::printf("FAIL rank %d: %s: second run differs (status %s)\n", r, what.c_str(), toString(st));
+      ok = false;
+    }
+  }
+  // Across ranks: AllGather and AllReduce outputs are identical everywhere.
+  uint64_t h = fnv(got.data(), outBytes);
+  std::vector<uint64_t> hs(n);
+  R.boot->allGather(&h, hs.data(), sizeof h);
+  if (ok && (k.c == Coll::AllGather || k.c == Coll::AllReduce))
+    for (int p = 0; p < n; ++p)
+      if (hs[p] != h) {
+        std::printf("FAIL rank %d: %s: output differs from rank %d's\n", r, what.c_str(), p);
+        ok = false;
+      }
+  return ok;
+}
+
+bool isPrime(std::size_t x) {
+  if (x < 2) return false;
+  for (std::size_t d = 2; d * d <= x; ++d)
+    if (x % d == 0) return false;
+  return true;
+}
+std::size_t primeBelow(std::size_t x) { while (!isPrime(x)) --x; return x; }
+std::size_t primeAbove(std::size_t x) { while (!isPrime(x)) ++x; return x; }
+
+/// The case list (the same on every rank).
+std::vector<Case> sweepCases(int n) {
+  std::vector<Case> cs;
+  const Coll all[] = {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll};
+  for (Coll c : all) {
+    // Element count whose message is exactly PAuto's crossover (bf16).
+    const std::size_t per = c == Coll::AllReduce ? 1 : std::size_t(n);
+    const std::size_t cross = PAuto::world[n].latencyMaxBytes / 2 / per;
+    std::vector<std::size_t> counts = {0, 1, 7, 1023, primeBelow(cross), primeAbove(cross + 1)};
+    for (std::size_t p = 12; p <= 24; p += 3) counts.push_back(std::size_t(1) << p);
+    counts.push_back(c == Coll::AllGather ? std::size_t(1) << 26 : std::size_t(1) << 25);  // 256 / 128 MiB
+    for (std::size_t cnt : counts) cs.push_back({c, DType::BF16, RedOp::Sum, cnt});
+    for (std::size_t cnt : {std::size_t(1), std::size_t(7), std::size_t(1023), std::size_t(4099), std::size_t(300007)})
+      cs.push_back({c, DType::BF16, RedOp::Sum, cnt, false, false, true});
+    // In place (NCCL's forms; not AllToAll) and misaligned pointers, both programs.
+    for (std::size_t cnt : {std::size_t(7), std::size_t(1023), std::size_t(300007), std::size_t(1) << 22}) {
+      if (c != Coll::AllToAll) cs.push_back({c, DType::BF16, RedOp::Sum, cnt, true, false, false});
+      if (c != Coll::AllToAll) cs.push_back({c, DType::F32, RedOp::Sum, cnt, true, true, true});
+      cs.push_back({c, DType::F16, RedOp::Sum, cnt, false, true, false});
+      cs.push_back({c, DType::BF16, RedOp::Max, cnt, false, true, true});
+    }
+    if (isReduce(c))
+      for (DType t : {DType::F32, DType::F16, DType::BF16})
+        for (RedOp op : {RedOp::Sum, RedOp::Max, RedOp::Min})
+          for (bool tput : {false, true}) cs.push_back({c, t, op, 100003, false, false, tput});
+  }
+  return cs;
+}
+
+/// Cases on the communicator with a 1 MiB staging half: cyclic slots.
+std::vector<Case> smallStagingCases() {
+  std::vector<Case> cs;
+  for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
+    cs.push_back({c, DType::BF16, RedOp::Sum, (std::size_t(1) << 20) + 3});
+    cs.push_back({c, DType::BF16, RedOp::Sum, 3 * (std::size_t(1) << 20) + 1, false, true, false});
+    if (c != Coll::AllToAll) cs.push_back({c, DType::F32, RedOp::Max, (std::size_t(5) << 20) + 7, true, false, true});
+  }
+  return cs;
+}
+
+uint64_t readEpoch(Communicator& comm) {
+  uint64_t e = 0;
+  CT_CUDA(cudaMemcpy(&e, &comm.deviceComm().state->epoch, sizeof e, cudaMemcpyDeviceToHost));
+  return e;
+}
+
+void check(Rank& R, bool cond, const std::string& what) {
+  if (!cond) R.fail();
+  if (!cond || R.rank == 0) std::printf("%s rank %d: %s\n", cond ? "PASS" : "FAIL", R.rank, what.c_str());
+}
+
+/// Bad arguments: a status and a message, nothing launched.
+void errorCases(Rank& R, Communicator& comm) {
+  DevBufs bufs;
+  std::byte* buf = bufs.alloc(1 << 16);
+  const uint64_t e0 = readEpoch(comm);
+  sn::CallArgs a;
+  a.count = 5;
+  a.out = buf;
+  Status s = launchColl<PAuto>(Coll::AllReduce, comm, a, R.stream);
+  check(R, s == Status::InvalidArgument && std::strlen(sn::lastError()) > 0,
+        std::string("null input -> InvalidArgument: ") + sn::lastError());
+  a.in = buf;
+  a.dtype = DType(7);
+  s = launchColl<PAuto>(Coll::ReduceScatter, comm, a, R.stream);
+  check(R, s == Status::Unsupported, std::string("bad dtype -> Unsupported: ") + sn::lastError());
+  a.dtype = DType::F32;
+  a.op = RedOp(9);
+  s = launchColl<PAuto>(Coll::AllReduce, comm, a, R.stream);
+  check(R, s == Status::Unsupported, std::string("bad op -> Unsupported: ") + sn::lastError());
+  a.op = RedOp::Sum;
+  a.out = buf + 8;
+  s = launchColl<PAuto>(Coll::AllToAll, comm, a, R.stream);
+  check(R, s == Status::InvalidArgument, std::string("overlapping AllToAll -> InvalidArgument: ") + sn::lastError());
+  a.in = buf + 1;
+  a.out = buf + 4096;
+  s = launchColl<PAuto>(Coll::AllReduce, comm, a, R.stream);
+  check(R, s == Status::InvalidArgument, std::string("unaligned f32 pointer -> InvalidArgument: ") + sn::lastError());
+  sn::CallArgs z;  // count 0 with null pointers: nothing to do
+  s = launchColl<PAuto>(Coll::AllGather, comm, z, R.stream);
+  CT_CUDA(cudaStreamSynchronize(R.stream));
+  check(R, s == Status::Ok && readEpoch(comm) == e0, "count 0: Ok, nothing launched, epoch unchanged");
+}
+
+/// Alternating collectives on one stream, captured once, replayed 1000 times.
+void graphCase(Rank& R, Communicator& comm) {
+  const int n = R.n;
+  struct G { Coll c; std::size_t count; };
+  const G calls[] = {{Coll::AllReduce, 3001}, {Coll::AllGather, 1 << 18}, {Coll::ReduceScatter, (1 << 18) + 5},
+                     {Coll::AllToAll, 777}, {Coll::AllReduce, (1 << 20) + 1}};
+  const int kCalls = sizeof calls / sizeof calls[0];
+  DevBufs bufs;
+  std::vector<sn::CallArgs> args;
+  std::vector<std::size_t> outBytes;
+  for (const G& g : calls) {
+    const std::size_t inE = g.c == Coll::AllGather || g.c == Coll::AllReduce ? g.count : n * g.count;
+    const std::size_t outE = g.c == Coll::ReduceScatter || g.c == Coll::AllReduce ? g.count : n * g.count;
+    sn::CallArgs a;
+    std::byte* in = bufs.alloc(inE * 2);
+    fill(in, inE, DType::BF16, 99, R.rank, 0, R.stream);
+    a.in = in;
+    a.out = bufs.alloc(outE * 2);
+    a.count = g.count;
+    a.dtype = DType::BF16;
+    args.push_back(a);
+    outBytes.push_back(outE * 2);
+  }
+  // Eager run: the expected outputs.
+  std::vector<std::vector<std::byte>> want(kCalls);
+  for (int i = 0; i < kCalls; ++i) {
+    Status s = launchColl<PAuto>(calls[i].c, comm, args[i], R.stream);
+    if (s != Status::Ok) { check(R, false, std::string("graph eager launch: ") + sn::lastError()); return; }
+  }
+  CT_CUDA(cudaStreamSynchronize(R.stream));
+  for (int i = 0; i < kCalls; ++i) {
+    want[i].resize(outBytes[i]);
+    CT_CUDA(cudaMemcpy(want[i].data(), args[i].out, outBytes[i], cudaMemcpyDeviceToHost));
+    CT_CUDA(cudaMemset(args[i].out, 0, outBytes[i]));
+  }
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CT_CUDA(cudaStreamBeginCapture(R.stream, cudaStreamCaptureModeThreadLocal));
+  bool okLaunch = true;
+  for (int i = 0; i < kCalls; ++i) okLaunch &= launchColl<PAuto>(calls[i].c, comm, args[i], R.stream) == Status::Ok;
+  CT_CUDA(cudaStreamEndCapture(R.stream, &graph));
+  CT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  const uint64_t e0 = readEpoch(comm);
+  const int kReplays = 1000;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int rep = 0; rep < kReplays; ++rep) CT_CUDA(cudaGraphLaunch(exec, R.stream));
+  CT_CUDA(cudaStreamSynchronize(R.stream));
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  comm.checkDeviceErrors();
+  const uint64_t e1 = readEpoch(comm);
+  bool same = okLaunch;
+  for (int i = 0; i < kCalls; ++i) {
+    std::vector<std::byte> got(outBytes[i]);
+    CT_CUDA(cudaMemcpy(got.data(), args[i].out, outBytes[i], cudaMemcpyDeviceToHost));
+    same &= got == want[i];
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  char b[200];
+  std::snprintf(b, sizeof b, "graph of %d alternating collectives x %d replays (%.1f ms): outputs as eager, epoch +%llu",
+                kCalls, kReplays, ms, (unsigned long long)(e1 - e0));
+  check(R, same && e1 - e0 == uint64_t(kCalls) * kReplays, b);
+}
+
+/// Checked mode: only rank 0 calls, so its waits can never be satisfied;
+/// the kernel must end and report a timeout instead of hanging.
+void checkedCase(Rank& R) {
+  CommOptions o;
+  o.stagingHalfBytes = 4u << 20;
+  o.packetHalfBytes = 1u << 20;
+  o.checked = true;
+  o.spinLimit = 1u << 16;
+  Communicator comm(*R.boot, R.dev, o);
+  if (R.rank == 0) {
+    DevBufs bufs;
+    const std::size_t count = 1 << 20;
+    for (bool tput : {true, false}) {
+      std::byte* in = bufs.alloc(count * 2);
+      std::byte* out = bufs.alloc(count * 2);
+      sn::CallArgs a;
+      a.in = in;
+      a.out = out;
+      a.count = tput ? count : 1000;
+      a.dtype = DType::BF16;
+      auto t0 = std::chrono::steady_clock::now();
+      Status s = tput ? launchColl<PTput>(Coll::AllReduce, comm, a, R.stream)
+                      : launchColl<PAuto>(Coll::AllReduce, comm, a, R.stream);
+      cudaError_t ce = cudaStreamSynchronize(R.stream);
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::string msg;
+      bool timeout = false;
+      try {
+        comm.checkDeviceErrors();
+      } catch (const Error& e) {
+        timeout = e.status() == Status::Timeout;
+        msg = e.what();
+      }
+      WaitError we{};
+      CT_CUDA(cudaMemcpy(&we, &comm.deviceComm().state->error, sizeof we, cudaMemcpyDeviceToHost));
+      char b[400];
+      std::snprintf(b, sizeof b, "checked mode, %s program, peer never calls: kernel ended in %.2f s, timeout reported "
+                    "(kind %u, signal %u, expected %llu, observed %llu): %s",
+                    tput ? "throughput" : "latency", sec, we.kind, we.signal, (unsigned long long)we.expected,
+                    (unsigned long long)we.observed, msg.c_str());
+      check(R, s == Status::Ok && ce == cudaSuccess && timeout && we.failed == 1, b);
+      // Clear the record so the second program's timeout is its own.
+      CT_CUDA(cudaMemset(&comm.deviceComm().state->error, 0, sizeof(WaitError)));
+    }
+  }
+  R.boot->barrier();
+}
+
+} // namespace
+
+int main() {
+  return runRanks("coll_correctness_test", [](Rank& R) {
+    auto t0 = std::chrono::steady_clock::now();
+    int failed = 0, passed = 0;
+    {
+      CommOptions big;  // default sizes: 256 MiB staging halves
+      big.checked = true;  // bounded waits: a bug reports a timeout instead of hanging
+      Communicator comm(*R.boot, R.dev, big);
+      errorCases(R, comm);
+      uint32_t seed = 1;
+      for (const Case& k : sweepCases(R.n)) {
+        bool ok = runCase(R, comm, k, "staging 256 MiB", seed++);
+        ok ? ++passed : ++failed;
+        if (!ok) R.fail();
+        else if (R.rank == 0 && R.verbose) std::printf("PASS %s\n", describe(k, "staging 256 MiB").c_str());
+      }
+      graphCase(R, comm);
+      R.boot->barrier();
+    }
+    {
+      CommOptions small;
+      small.stagingHalfBytes = 1u << 20;
+      small.checked = true;
+      Communicator comm(*R.boot, R.dev, small);
+      uint32_t seed = 1000;
+      for (const Case& k : smallStagingCases()) {
+        bool ok = runCase(R, comm, k, "staging 1 MiB", seed++);
+        ok ? ++passed : ++failed;
+        if (!ok) R.fail();
+        else if (R.rank == 0) std::printf("PASS %s\n", describe(k, "staging 1 MiB").c_str());
+      }
+      graphCase(R, comm);
+      R.boot->barrier();
+    }
+    checkedCase(R);
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("rank %d: %d cases passed, %d failed, %.1f s\n", R.rank, passed, failed, sec);
+  });
+}
