@@ -188,6 +188,12 @@ def build_policy(rows, name, arch, base, max_ctas, tolerance):
             notes.append(f"world {n}: nothing usable measured; left as is")
             continue
         pol.setdefault("world", {})[str(n)] = {**pol.get("world", {}).get(str(n), {}), **entry}
+        lat_sizes = [r["bytes"] for r in wr if r["program"] == "latency"]
+        if cross is not None and lat_sizes and cross == max(lat_sizes):
+            notes.append(f"world {n}: warning: crossover {cross} B is the largest latency size measured; "
+                         "sweep further (purlin_tune --lat-max)")
+        if tp is not None and tp["chunkBytes"] == max(r["chunk_bytes"] for r in wr if r["program"] == "throughput"):
+            notes.append(f"world {n}: warning: chunk {tp['chunkBytes']} B is the largest chunk swept")
         if tp is not None:
             atom = {"pipelineStages": tp["stages"], "stageBytes": tp["stageBytes"]}
             notes.append(f"world {n}: throughput stage {tp['stageCtas']} consume {tp['consumeCtas']} "

@@ -42,8 +42,8 @@ struct Options {
   std::string dir;
   std::vector<Coll> colls{Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll};
   std::size_t large = 64u << 20;
-  std::size_t latMax = 1u << 20;
-  std::size_t crossMax = 4u << 20;
+  std::size_t latMax = 4u << 20;
+  std::size_t crossMax = 8u << 20;
   int maxCtas = 32;
   bool quick = false;
   double timeoutS = 30;
@@ -199,11 +199,11 @@ void tuneCollective(Ctx &x, Coll c) {
   x.log.root("purlin_tune: %s latency sweep done\n", collName(c));
   // 2. Throughput program at the large size.
   const std::vector<int> stages = x.o.quick ? std::vector<int>{8} : std::vector<int>{4, 8, 16};
-  const std::vector<int> consumes = x.o.quick ? std::vector<int>{16} : std::vector<int>{8, 16, 24};
+  const std::vector<int> consumes = x.o.quick ? std::vector<int>{16} : std::vector<int>{8, 12, 16};
   const std::vector<int> gathers = ar ? (x.o.quick ? std::vector<int>{8} : std::vector<int>{4, 8, 16})
                                       : std::vector<int>{0};
-  const std::vector<std::size_t> chunks = x.o.quick ? std::vector<std::size_t>{1u << 20}
-                                                    : std::vector<std::size_t>{256u << 10, 512u << 10, 1u << 20, 2u << 20};
+  const std::vector<std::size_t> chunks = x.o.quick ? std::vector<std::size_t>{2u << 20}
+                                                    : std::vector<std::size_t>{512u << 10, 1u << 20, 2u << 20, 4u << 20, 8u << 20};
   const Shape big = shapeOf(c, x.o.large, n);
   prepare(x, c, big, ++seed);
   Config best;
