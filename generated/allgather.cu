@@ -22,6 +22,15 @@ using namespace purlin;
 // allGather: AllGather, declared at allgather.pl:3
 //   SNAC<copy, packed -> scattered>
 //   datapath: Atom (native datapath of sm_90: Hopper); policy: Policy (sm_90)
+// SNAC IR (purlinc --emit=ir allgather.pl), executed by snac::launch:
+//   latency program, when n*count*E <= world[n].latencyMaxBytes:
+//     role latency [world[n].latencyCtas CTAs] ops %0..%3
+//       packet put; copy X->O; packet poll; copy PK->O
+//   throughput program, when n*count*E > world[n].latencyMaxBytes:
+//     role stage [world[n].stageCtas CTAs] ops %4..%7
+//       wait CONSUMED; copy X->S; arrive; notify STAGED
+//     role consume [world[n].consumeCtas CTAs] ops %8..%12
+//       copy X->O; wait STAGED; copy S->O; arrive; notify CONSUMED
 // ============================================================================
 /// Codesign constants of policy `Policy` (Atom pipeline capacity per CTA =
 /// pipelineStages * stageBytes = 128 KiB). world[n] holds the knobs for n ranks;

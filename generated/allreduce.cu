@@ -24,6 +24,17 @@ using namespace purlin;
 //     F = reduce scattered -> packed
 //     G = copy packed -> scattered
 //   datapath: Atom (native datapath of sm_90: Hopper); policy: Policy (sm_90)
+// SNAC IR (purlinc --emit=ir allreduce.pl), executed by snac::launch:
+//   latency program, when count*E <= world[n].latencyMaxBytes:
+//     role latency [world[n].latencyCtas CTAs] ops %0..%2
+//       packet put; packet poll; reduce ->O
+//   throughput program, when count*E > world[n].latencyMaxBytes:
+//     role stage [world[n].stageCtas CTAs] ops %3..%6
+//       wait CONSUMED; copy X->S; arrive; notify STAGED
+//     role reduce [world[n].consumeCtas CTAs] ops %7..%12
+//       wait STAGED; wait GATHERED; reduce ->Y; arrive; notify CONSUMED; notify REDUCED
+//     role gather [world[n].gatherCtas CTAs] ops %13..%16
+//       wait REDUCED; copy Y->O; arrive; notify GATHERED
 // ============================================================================
 /// Codesign constants of policy `Policy` (Atom pipeline capacity per CTA =
 /// pipelineStages * stageBytes = 128 KiB). world[n] holds the knobs for n ranks;

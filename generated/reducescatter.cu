@@ -22,6 +22,15 @@ using namespace purlin;
 // reduceScatter: ReduceScatter, declared at reducescatter.pl:4
 //   SNAC<reduce, scattered -> packed>
 //   datapath: Atom (native datapath of sm_90: Hopper); policy: Policy (sm_90)
+// SNAC IR (purlinc --emit=ir reducescatter.pl), executed by snac::launch:
+//   latency program, when n*count*E <= world[n].latencyMaxBytes:
+//     role latency [world[n].latencyCtas CTAs] ops %0..%2
+//       packet put; packet poll; reduce ->O
+//   throughput program, when n*count*E > world[n].latencyMaxBytes:
+//     role stage [world[n].stageCtas CTAs] ops %3..%6
+//       wait CONSUMED; copy X->S; arrive; notify STAGED
+//     role reduce [world[n].consumeCtas CTAs] ops %7..%10
+//       wait STAGED; reduce ->O; arrive; notify CONSUMED
 // ============================================================================
 /// Codesign constants of policy `Policy` (Atom pipeline capacity per CTA =
 /// pipelineStages * stageBytes = 128 KiB). world[n] holds the knobs for n ranks;

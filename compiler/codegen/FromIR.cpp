@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "ir/Pipeline.h"
+
 namespace purlin::codegen {
 
 namespace {
@@ -71,6 +73,19 @@ std::vector<ProgramNote> programNotes(const ir::CollectiveIR &ir) {
     notes.push_back(std::move(note));
   }
   return notes;
+}
+
+NotesProvider irNotesProvider(int n) {
+  return [n](const Collective &c, const Policy &policy,
+             std::vector<ProgramNote> &out) -> std::optional<std::string> {
+    try {
+      ir::CollectiveIR lowered = ir::lower(c, policy, n);
+      out = programNotes(lowered);
+      return std::nullopt;
+    } catch (const ir::IRError &e) {
+      return "SNAC IR of " + c.name + ": " + e.message;
+    }
+  };
 }
 
 } // namespace purlin::codegen

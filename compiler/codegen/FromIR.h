@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "codegen/CudaBackend.h"
 #include "codegen/EmitModel.h"
 #include "ir/IR.h"
 
@@ -20,5 +21,11 @@ std::vector<ProgramNote> programNotes(const ir::CollectiveIR &ir);
 /// The summary of one role: its ops in program order, consecutive repeats
 /// merged, e.g. "wait STAGED; reduce; arrive; notify REDUCED (last)".
 std::string summarizeRole(const ir::Role &role);
+
+/// A NotesProvider for runCudaEmit that lowers each collective through the
+/// IR pipeline (ir::lower, verifier included) for world size `n` and cites
+/// its programs. The programs are symbolic over ranks, so op ids and roles
+/// are those `purlinc --emit=ir` prints; an IRError becomes the error.
+NotesProvider irNotesProvider(int n = kMinWorld);
 
 } // namespace purlin::codegen

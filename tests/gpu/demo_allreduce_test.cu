@@ -23,6 +23,7 @@
 #include "allreduce.h"
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
+#include "purlin/snac/collective.cuh" // snac::lastError()
 
 namespace {
 
