@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "codegen/CudaBackend.h"
+#include "codegen/FromIR.h"
 
 namespace purlin {
 
@@ -14,7 +15,7 @@ namespace purlin {
 int runBackend(const Options &opts, const Module &m, const PolicySet &policies, Diagnostics &diags) {
   // --emit=cuda (the default): compiler/codegen writes <out>.cu and <out>.h.
   if (opts.emit == EmitKind::Cuda && !opts.printIRAfterAll && !opts.simulateRanks) {
-    if (auto error = codegen::runCudaEmit(m, policies, opts.output, std::cout)) {
+    if (auto error = codegen::runCudaEmit(m, policies, opts.output, std::cout, codegen::irNotesProvider())) {
       diags.report(DiagKind::CodegenError, error->loc, error->message);
       return 1;
     }
