@@ -131,7 +131,9 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   // Dispatch: message bytes against the policy crossover, and the packet
   // window must hold every source's payload (16-byte packet per 8 bytes).
   p.packetRegion = packetHalfBytes / sizeof(Packet) / std::size_t(n);
-  const std::size_t wordsNeeded = (p.maxLen + 7) / 8;
+  // (AllReduce's latency program is one-shot: every source sends its whole input.)
+  const std::size_t perSource = kind == CollKind::AllReduce ? p.msgBytes : p.maxLen;
+  const std::size_t wordsNeeded = (perSource + 7) / 8;
   p.latency = w.latencyCtas > 0 && w.latencyThreads > 0 && p.msgBytes <= w.latencyMaxBytes &&
               wordsNeeded <= p.packetRegion;
   p.latencyCtas = w.latencyCtas;

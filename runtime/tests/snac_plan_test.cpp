@@ -1,0 +1,235 @@
+/// @file snac_plan_test.cpp
+/// @brief Unit tests of the SNAC protocol arithmetic (signal indices and
+/// values, packet flags, parity, partitions, chunks, CTA slices) and of
+/// snac::makePlan (validation, latency/throughput dispatch identical on
+/// every rank, byte ranges, chunking and cyclic staging slots).
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <vector>
+
+#include "purlin/host/workspace.h"
+#include "purlin/snac/plan.h"
+
+using namespace purlin;
+using namespace purlin::snac;
+
+namespace {
+constexpr WorldConsts kWorld{512u << 10, 16, 512, 8, 16, 8, 512, 2u << 20, false};
+constexpr std::size_t kStaging = std::size_t(256) << 20, kPackets = std::size_t(16) << 20;
+
+CallArgs args(const void* in, void* out, std::size_t count, DType t = DType::BF16) {
+  CallArgs a;
+  a.in = in;
+  a.out = out;
+  a.count = count;
+  a.dtype = t;
+  return a;
+}
+/// Distinct fake device addresses (never dereferenced by makePlan).
+const std::byte* kIn = reinterpret_cast<const std::byte*>(std::uintptr_t(1) << 40);
+std::byte* kOut = reinterpret_cast<std::byte*>(std::uintptr_t(1) << 41);
+} // namespace
+
+TEST_CASE("signal regions match the workspace layout and do not overlap") {
+  CHECK(kStagedBase == kSignalStaged);
+  CHECK(kReducedBase == kSignalReduced);
+  CHECK(kConsumedBase == kSignalConsumed);
+  CHECK(kGatheredBase == kSignalGathered);
+  CHECK(kDoneBase == kSignalDone);
+  CHECK(std::size_t(snac::kNumSignals) == purlin::kNumSignals);
+  std::set<uint32_t> seen;
+  for (int src = 0; src < kMaxRanks; ++src)
+    for (int slot : {0, 1, kMaxSlots - 1, int(kSlotsPerSource) - 1}) {
+      for (uint32_t idx : {stagedIndex(src, slot), reducedIndex(src, slot), consumedIndex(src, slot),
+                           gatheredIndex(src, slot)}) {
+        CHECK(idx < kDoneBase);
+        CHECK(seen.insert(idx).second);
+      }
+    }
+  CHECK(doneIndex(kMaxRanks - 1) == snac::kNumSignals - 1);
+  CHECK(kNumCounters <= 4096);
+}
+
+TEST_CASE("signal values increase over rounds and epochs and are never 0") {
+  for (uint64_t e : {1ull, 2ull, 1000ull, (1ull << 40)}) {
+    CHECK(signalValue(e, 0) > 0);
+    CHECK(signalValue(e, 0) < signalValue(e, 1));
+    CHECK(signalValue(e, (1u << 20) - 1) < signalValue(e + 1, 0));
+    CHECK(signalValue(e - 1, 7) < signalValue(e, 0));
+  }
+  CHECK(packetFlag(1) != 0);
+  CHECK(packetFlag(5) != packetFlag(7));  // calls sharing a packet half differ
+  CHECK(parityHalf(1) != parityHalf(2));
+  CHECK(parityHalf(1) == parityHalf(3));
+}
+
+TEST_CASE("partitions of uneven counts cover the count, sizes differ by at most one") {
+  for (std::size_t count : {0ul, 1ul, 7ul, 1023ul, 262147ul, (1ul << 40) + 3}) {
+    for (int n = 1; n <= kMaxRanks; ++n) {
+      std::size_t sum = 0, lo = ~std::size_t(0), hi = 0;
+      for (int k = 0; k < n; ++k) {
+        CHECK(partitionBegin(count, n, k) == sum);
+        const std::size_t s = partitionSize(count, n, k);
+        sum += s;
+        lo = std::min(lo, s);
+        hi = std::max(hi, s);
+      }
+      CHECK(sum == count);
+      CHECK(hi - lo <= 1);
+    }
+  }
+  CHECK(partitionBegin(7, 2, 1) == 3);  // floor(k*count/n)
+}
+
+TEST_CASE("chunks and CTA slices tile a range, slices 16-byte aligned") {
+  for (std::size_t len : {0ul, 1ul, 15ul, 16ul, 1000ul, (1ul << 20) + 6}) {
+    for (std::size_t chunk : {16ul, 4096ul, 1ul << 20}) {
+      std::size_t covered = 0;
+      const int chunks = int((len + chunk - 1) / chunk);
+      for (int c = 0; c < chunks + 2; ++c) {
+        CHECK(chunkBegin(len, chunk, c) == std::min(len, c * chunk));
+        covered += chunkSize(len, chunk, c);
+      }
+      CHECK(covered == len);
+    }
+    for (int parts : {1, 3, 8, 16}) {
+      std::size_t covered = 0;
+      for (int i = 0; i < parts; ++i) {
+        const std::size_t b = sliceBegin(len, parts, i);
+        CHECK((b % 16 == 0 || b == len));
+        CHECK(b == covered);
+        covered += sliceSize(len, parts, i);
+      }
+      CHECK(covered == len);
+    }
+  }
+}
+
+TEST_CASE("makePlan: byte ranges per collective") {
+  Plan p;
+  std::string err;
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, 7), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  CHECK(p.txOff[0] == 0);
+  CHECK(p.txLen[0] == 3 * 2);
+  CHECK(p.txOff[1] == 3 * 2);
+  CHECK(p.txLen[1] == 4 * 2);
+  CHECK(p.msgBytes == 14);
+  REQUIRE(makePlan(CollKind::AllGather, 4, 2, args(kIn, kOut, 5, DType::F32), kWorld, kStaging, kPackets, p, err) ==
+          Status::Ok);
+  CHECK(p.rxOff[3] == 3 * 5 * 4);
+  CHECK(p.txLen[0] == 20);
+  CHECK(p.msgBytes == 4 * 20);
+  CHECK(p.stageParts() == 1);
+  REQUIRE(makePlan(CollKind::ReduceScatter, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  CHECK(p.txOff[3] == 30);
+  CHECK(p.rxOff[2] == 0);
+  REQUIRE(makePlan(CollKind::AllToAll, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  CHECK(p.rxOff[1] == 10);
+  CHECK(p.txOff[1] == 10);
+}
+
+TEST_CASE("makePlan: the dispatch decision is the same on every rank") {
+  const CollKind kinds[] = {CollKind::AllGather, CollKind::ReduceScatter, CollKind::AllReduce, CollKind::AllToAll};
+  for (CollKind k : kinds)
+    for (int n : {2, 3, 8})
+      for (std::size_t count : {1ul, 7ul, 65536ul, 131071ul, 131101ul, 262147ul, 1ul << 24}) {
+        Plan first;
+        for (int r = 0; r < n; ++r) {
+          Plan p;
+          std::string err;
+          REQUIRE(makePlan(k, n, r, args(kIn, kOut, count), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+          CHECK(p.latency == (p.msgBytes <= kWorld.latencyMaxBytes));
+          if (!p.latency) {
+            CHECK(p.chunk % 16 == 0);
+            CHECK(p.slots >= p.stageParts());
+            CHECK(p.slots <= kMaxSlots);
+            CHECK(std::size_t(p.cpp) * p.chunk >= p.maxLen);
+            CHECK(p.ctas() <= 32);
+          }
+          if (r == 0) {
+            first = p;
+          } else {
+            CHECK(p.latency == first.latency);
+            CHECK(p.chunk == first.chunk);
+            CHECK(p.cpp == first.cpp);
+            CHECK(p.slots == first.slots);
+            CHECK(p.ySlots == first.ySlots);
+          }
+        }
+      }
+}
+
+TEST_CASE("makePlan: the latency program only when the packet window holds the payload") {
+  Plan p;
+  std::string err;
+  // 256 KiB message, AllReduce one shot: 256 KiB payload per source = 512 KiB of packets.
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 20, p, err) ==
+          Status::Ok);
+  CHECK(p.latency);
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 19, p, err) ==
+          Status::Ok);
+  CHECK_FALSE(p.latency);
+}
+
+TEST_CASE("makePlan: staging beyond capacity uses cyclic slots; too small is an error") {
+  Plan p;
+  std::string err;
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 1u << 20, kPackets, p, err) ==
+          Status::Ok);
+  CHECK_FALSE(p.latency);
+  CHECK(p.yOffset == 512u << 10);
+  CHECK(std::size_t(p.slots) * p.chunk <= p.yOffset);
+  CHECK(p.stageSequence() > p.slots);  // cyclic
+  CHECK(p.ySlots >= 1);
+  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 4096, kPackets, p, err) ==
+        Status::InvalidArgument);
+  CHECK(err.find("staging too small") != std::string::npos);
+}
+
+TEST_CASE("makePlan: bad arguments give a status and a message") {
+  Plan p;
+  std::string err;
+  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(nullptr, kOut, 5), kWorld, kStaging, kPackets, p, err) ==
+        Status::InvalidArgument);
+  CHECK(err.find("input pointer is null") != std::string::npos);
+  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, nullptr, 5), kWorld, kStaging, kPackets, p, err) ==
+        Status::InvalidArgument);
+  CallArgs a = args(kIn, kOut, 5);
+  a.dtype = DType(9);
+  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err) == Status::Unsupported);
+  a = args(kIn, kOut, 5);
+  a.op = RedOp(9);
+  CHECK(makePlan(CollKind::ReduceScatter, 2, 0, a, kWorld, kStaging, kPackets, p, err) == Status::Unsupported);
+  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err) == Status::Ok);  // copies ignore op
+  CHECK(makePlan(CollKind::AllReduce, 9, 0, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err) ==
+        Status::InvalidArgument);
+  CHECK(makePlan(CollKind::AllReduce, 2, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err) ==
+        Status::InvalidArgument);
+  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn + 1, kOut, 5), kWorld, kStaging, kPackets, p, err) ==
+        Status::InvalidArgument);  // not element-aligned
+  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, std::size_t(1) << 62), kWorld, kStaging, kPackets, p,
+                 err) == Status::InvalidArgument);
+  WorldConsts none{};
+  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5), none, kStaging, kPackets, p, err) ==
+        Status::InvalidArgument);
+}
+
+TEST_CASE("makePlan: in place in NCCL's forms only; count 0 is empty") {
+  Plan p;
+  std::string err;
+  std::byte* buf = kOut;
+  const std::size_t count = 100, E = 2;
+  CHECK(makePlan(CollKind::AllReduce, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  CHECK(makePlan(CollKind::AllGather, 2, 1, args(buf + count * E, buf, count), kWorld, kStaging, kPackets, p, err) ==
+        Status::Ok);
+  CHECK(makePlan(CollKind::ReduceScatter, 2, 1, args(buf, buf + count * E, count), kWorld, kStaging, kPackets, p,
+                 err) == Status::Ok);
+  CHECK(makePlan(CollKind::AllToAll, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err) ==
+        Status::InvalidArgument);
+  CHECK(makePlan(CollKind::AllReduce, 2, 1, args(buf, buf + 2, count), kWorld, kStaging, kPackets, p, err) ==
+        Status::InvalidArgument);
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(nullptr, nullptr, 0), kWorld, kStaging, kPackets, p, err) ==
+          Status::Ok);
+  CHECK(p.empty);
+}
