@@ -58,7 +58,10 @@ Role stageRole(Kind k) {
   body.push_back(Stmt::of(Op::notify(Sig::STAGED, SlotSpace::S, RankRef::K, RankRef::K)
                               .byLast()
                               .why("input scattered: notify partition k's owner only")));
-  role.body.push_back(Stmt::loop(RankRef::K, d, true, false, std::move(body)));
+  // Chunk-major: chunk c of every partition before chunk c+1, so every
+  // partition's consumer progresses at once (a partition-major order
+  // deadlocks against chunk-major gathers once slots are reused).
+  role.body.push_back(Stmt::loop(RankRef::K, d, true, true, std::move(body)));
   return role;
 }
 
@@ -76,7 +79,9 @@ Role consumeRole(Kind k) {
     body.push_back(Stmt::of(Op::reduce(dst, stagingSlot(RankRef::P, RankRef::R), RankRef::P, Domain::All)
                                 .why("ascending rank order, fp32 accumulation")));
     if (composed(k)) {
-      body.push_back(Stmt::of(Op::arrive(kConsumeCounterBase, kMaxSlots, SlotSpace::S, RankRef::R)));
+      // Indexed by Y slot: the next use of the counter follows the GATHERED
+      // wait of that Y slot, hence this use's REDUCED (sent after the reset).
+      body.push_back(Stmt::of(Op::arrive(kConsumeCounterBase, kMaxSlots, SlotSpace::Y, RankRef::None)));
       body.back().op.counterRank = RankRef::R;
       Op n = Op::notify(Sig::REDUCED, SlotSpace::Y, RankRef::None, RankRef::K).byLast();
       if (k == Kind::Reduce) n.target = RankRef::Root, n.why("last reducer: G's consumer is the root");
@@ -94,9 +99,8 @@ Role consumeRole(Kind k) {
     body.push_back(Stmt::of(stagedWait(RankRef::Root, RankRef::R).on(RunsOn::NonRoot)));
     body.push_back(Stmt::of(Op::copy(dst, stagingSlot(RankRef::Root, RankRef::R)).on(RunsOn::NonRoot)));
     if (k == Kind::Broadcast) {
-      body.push_back(Stmt::of(Op::arrive(kConsumeCounterBase, kMaxSlots, SlotSpace::S, RankRef::R)));
-      body.back().op.slotOwner = RankRef::Root;
-      body.back().op.counterRank = RankRef::Root;
+      body.push_back(Stmt::of(Op::arrive(kConsumeCounterBase, kMaxSlots, SlotSpace::Y, RankRef::None)));
+      body.back().op.counterRank = RankRef::R;
       body.push_back(Stmt::of(Op::notify(Sig::REDUCED, SlotSpace::Y, RankRef::None, RankRef::K)
                                   .each(RankRef::K, Domain::All)
                                   .byLast()
@@ -244,7 +248,7 @@ void declare(CollectiveIR &ir, Program &p) {
     if (!rooted) p.signals.pop_back();
     return;
   }
-  p.buffers.push_back({Buf::S, "staging[e&1] of each rank: `slots` slots of `chunk` bytes; seq(k,c) = k*cpp + c, slot = seq mod slots, round = seq div slots"});
+  p.buffers.push_back({Buf::S, "staging[e&1] of each rank: `slots` slots of `chunk` bytes; seq(k,c) = c*n + k (packed input: seq(c) = c), slot = seq mod slots, round = seq div slots"});
   if (composed(k)) p.buffers.push_back({Buf::Y, "intermediate Y[e&1] of each rank (staging half + region): `ySlots` slots; yslot = c mod ySlots, round = c div ySlots"});
   std::string prod = scatterLike(k) ? "root" : (k == Kind::Gather ? "ranks != root" : "all ranks");
   std::string cons = packedInput(k) ? (k == Kind::Gather ? "root" : "all ranks") : "owner k of partition k";

@@ -74,9 +74,11 @@ private:
     if (v == RankRef::P) e.p = q;
     else if (v == RankRef::K) e.k = q;
   }
+  /// Stage sequence number of chunk c of partition `part`: chunk-major,
+  /// seq = c*n + part (packed input, one partition: seq = c).
   int seqOf(RankRef part, const Env &e) const {
     int q = rank(part, e);
-    return (q < 0 ? 0 : q) * G.cpp + e.c;
+    return q < 0 ? e.c : e.c * S.n + q;
   }
   int prevUse(int owner, int j) const {
     auto &st = staged[owner];
@@ -180,7 +182,7 @@ private:
     if (o.cond == Cond::HasNext) return nextUse(owner, j) >= 0;
     int pj = prevUse(owner, j);
     if (pj < 0) return false;
-    prevPart = pj / G.cpp;
+    prevPart = pj % S.n;
     prevRound = uint32_t(pj / G.slots);
     return true;
   }
@@ -235,9 +237,11 @@ private:
       const Op &o = s.op;
       if (!runsOn(o.onlyOn, e.r)) continue;
       if (o.kind == OpKind::Arrive) {
-        bool any = false;
-        for (size_t j = i + 1; j < b.size() && !b[j].isLoop && b[j].op.last; ++j) any |= active(b[j].op, e);
-        if (!any) {
+        // Skipped when it guards last-arriver ops none of which runs in this
+        // iteration (an Arrive guarding nothing still counts).
+        bool any = false, guards = false;
+        for (size_t j = i + 1; j < b.size() && !b[j].isLoop && b[j].op.last; ++j) guards = true, any |= active(b[j].op, e);
+        if (guards && !any) {
           while (i + 1 < b.size() && !b[i + 1].isLoop && b[i + 1].op.last) ++i;
           continue;
         }
@@ -274,12 +278,16 @@ private:
       c.sym = &o;
       c.kind = o.kind;
       if (o.kind == OpKind::PacketPoll) {
-        c.srcs.push_back(slice(mem(o.src, e)));
+        Mem whole = mem(o.src, e);
+        c.emptyFlow = whole.len == 0 && cta_ == 0;
+        c.srcs.push_back(slice(whole));
         c.peer = c.srcs[0].owner == e.r ? rank(o.src.part, e) : c.srcs[0].owner;
         out.push_back(c);
         continue;
       }
-      c.dst = slice(mem(o.dst, e));
+      Mem whole = mem(o.dst, e);
+      c.emptyFlow = o.kind == OpKind::PacketPut && whole.len == 0 && cta_ == 0;
+      c.dst = slice(whole);
       if (o.kind == OpKind::Reduce) {
         for (int p : ranks(o.domain, e)) {
           Env pe = e;

@@ -178,8 +178,9 @@ private:
       auto &fl = mem_[m.owner].flags[e & 1];
       for (uint64_t b = m.off; b < m.off + m.len; b += 8)
         if (fl[b / 8] != uint32_t(e)) return false;
-      // the last partial word
+      // the last partial word; a zero-byte flow still carries one flag-only packet
       if (m.len && fl[(m.off + m.len - 1) / 8] != uint32_t(e)) return false;
+      if (op.emptyFlow && fl[m.off / 8] != uint32_t(e)) return false;
     }
     return true;
   }
@@ -238,6 +239,7 @@ private:
       for (uint64_t i = 0; i < m.len; ++i) rm.payload[h][m.off + i] = data[i];
       for (uint64_t b = m.off; b < m.off + m.len; b += 8) rm.flags[h][b / 8] = uint32_t(e);
       if (m.len) rm.flags[h][(m.off + m.len - 1) / 8] = uint32_t(e);
+      if (op.emptyFlow) rm.flags[h][m.off / 8] = uint32_t(e);
       return true;
     case Buf::S: case Buf::Y:
       for (uint64_t i = 0; i < m.len; ++i) {
@@ -419,9 +421,14 @@ private:
         return true;
       }
       if (cand.empty()) {
-        bool progress = false;
-        for (auto &t : th_) progress |= t.atEnd && !t.finished;
-        if (progress) continue; // a kernel boundary is pending
+        bool boundary = false; // every CTA of some rank ended its kernel: the next call starts
+        for (int r = 0; r < inst.n; ++r) {
+          bool all = true;
+          for (auto &t : th_)
+            if (t.rank == r) all &= t.atEnd && !t.finished;
+          boundary |= all;
+        }
+        if (boundary) continue;
         std::string msg = "no CTA can proceed:";
         std::vector<int> ids;
         for (auto &t : th_)

@@ -96,6 +96,36 @@ void pairing(const Instance &inst, Report &rep) {
   }
 }
 
+/// A counter shared by several roles (DONE): its last arriver may be a CTA
+/// of any of them, so each must carry the same last-arriver notifies.
+void sharedCounters(const Instance &inst, Report &rep) {
+  for (int r = 0; r < inst.n; ++r) {
+    std::vector<std::pair<const RoleInstance *, std::set<std::pair<int, uint32_t>>>> roles;
+    const COp *example = nullptr;
+    for (auto &ro : inst.ranks[r].roles) {
+      if (ro.ctas.empty()) continue;
+      bool arrives = false;
+      std::set<std::pair<int, uint32_t>> notes;
+      for (auto &op : ro.ctas[0].ops) {
+        if (op.kind == OpKind::Arrive && op.counter == kDoneCounter) arrives = true;
+        if (op.kind == OpKind::Notify && op.lastCounter == kDoneCounter) notes.insert({op.arrayOwner, op.index}), example = &op;
+      }
+      if (arrives) roles.push_back({&ro, notes});
+    }
+    for (size_t i = 1; i < roles.size(); ++i) {
+      if (roles[i].second == roles[0].second) continue;
+      const RoleInstance *lacking = roles[i].second.size() < roles[0].second.size() ? roles[i].first : roles[0].first;
+      const RoleInstance *having = lacking == roles[0].first ? roles[i].first : roles[0].first;
+      rep.add("pairing",
+              "rank " + std::to_string(r) + ": the last arriver of DONE counter " + std::to_string(kDoneCounter) +
+                  " may be a CTA of role " + lacking->sym->name + ", which lacks the DONE notify that role " +
+                  having->sym->name + " has" + (example ? " (" + describe(*example, having->sym->name, r) + ")" : ""),
+              {example && example->sym ? example->sym->id : -1});
+      return;
+    }
+  }
+}
+
 /// For each S/Y read: an earlier acquire in the same CTA on the owner's
 /// release of that slot use, and in the owner's program a release after the
 /// write. For PK reads: an earlier poll of the same packets.
@@ -257,6 +287,7 @@ Report verifyInstance(const Instance &inst) {
   Report rep;
   locality(inst, rep);
   pairing(inst, rep);
+  sharedCounters(inst, rep);
   acquireBeforeRead(inst, rep);
   slotReuse(inst, rep);
   crossCall(inst, rep);
