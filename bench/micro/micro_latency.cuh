@@ -3,8 +3,11 @@
 /// ping-pong between one CTA on GPU 0 and one on GPU 1, each iteration one
 /// message each way; one-way latency = round trip / 2.
 ///   push:   Atom::copy into the peer's buffer, __syncthreads, then thread 0
-///           fence.acq_rel.sys + st.release.sys of the peer's flag; the
-///           receiver polls its own flag with ld.acquire.sys.
+///           st.release.sys of the peer's flag (the barrier makes the CTA's
+///           stores precede the release); the receiver polls its own flag
+///           with ld.acquire.sys.
+///   push+fence: as push with an extra fence.acq_rel.sys before the release
+///           (measures what a redundant system fence costs).
 ///   pull:   thread 0 releases "my data is ready" into the peer's flag; the
 ///           receiver acquires it and Atom::copy-s the data from the peer.
 ///   packet: the latency program's form: every 8 payload bytes travel with
@@ -17,8 +20,10 @@
 
 namespace micro {
 
-enum class Mode : int { Push = 0, Pull = 1, Packet = 2 };
-inline const char* modeName(Mode m) { return m == Mode::Push ? "push" : m == Mode::Pull ? "pull" : "packet"; }
+enum class Mode : int { Push = 0, Pull = 1, Packet = 2, PushFence = 3 };
+inline const char* modeName(Mode m) {
+  return m == Mode::Push ? "push" : m == Mode::Pull ? "pull" : m == Mode::Packet ? "packet" : "push+fence";
+}
 
 constexpr uint64_t kWaitLimitNs = 1000000000ull;
 
@@ -70,12 +75,12 @@ __global__ void pingPong(Mode mode, std::byte* mine, std::byte* peer, std::byte*
             }
             if (__syncthreads_or(timedOut)) return;
           }
-        } else if (mode == Mode::Push) {
+        } else if (mode == Mode::Push || mode == Mode::PushFence) {
           if (sending) {
             A::copy(peer, payload, bytes, ws);
             __syncthreads();
             if (threadIdx.x == 0) {
-              purlin::arch::fenceAcqRelSys();
+              if (mode == Mode::PushFence) purlin::arch::fenceAcqRelSys();
               purlin::arch::stReleaseSys(peerFlag, v);
             }
           } else if (!ctaWait(myFlag, v, err)) {

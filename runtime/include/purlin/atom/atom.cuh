@@ -22,8 +22,12 @@ struct Ampere {};
 struct Hopper {};
 struct Blackwell {};
 
-/// Pipeline tuning of each pipelined datapath. Hopper's choice is the
-/// measured best of the candidates in bench/micro (see docs/atom.md).
+/// Pipeline tuning of each pipelined datapath. Hopper keeps only what a
+/// measurement on 2xH200 supports: bench/micro measured the L2::256B hint,
+/// streaming (.cs) and L1::no_allocate stores within +-0.3% of the plain
+/// pipeline at every CTA/stage point, and the sm_90 bulk L2 prefetch at
+/// 6 GB/s (60x slower), so Hopper is the plain pipeline (docs/atom.md,
+/// bench/results/*-h200x2-micro). Blackwell is unmeasured: same as Hopper.
 using AmpereTuning = Tuning<false, StoreKind::Plain, false, 800>;
 using HopperTuning = Tuning<false, StoreKind::Plain, false, 900>;
 using BlackwellTuning = Tuning<false, StoreKind::Plain, false, 1000>;
