@@ -6,7 +6,14 @@
 # targets) and from another project after `find_package(purlin)` (uses the
 # imported targets `purlin::purlinc` and `purlin::runtime`).
 
-include_guard(GLOBAL)
+include_guard(DIRECTORY)
+
+# CMake 3.25 does not know nvcc's C++20 flag (the generated code and the
+# runtime headers are C++20); tell it, in the including directory's scope.
+if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+  set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+  set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+endif()
 
 #[=======================================================================[.rst:
 purlin_add_collective
@@ -146,8 +153,11 @@ function(purlin_add_collective)
   add_library(${ARG_TARGET} STATIC ${cu_files} ${h_files})
   target_include_directories(${ARG_TARGET} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
   target_link_libraries(${ARG_TARGET} PUBLIC ${runtime_lib})
-  target_compile_features(${ARG_TARGET} PUBLIC cxx_std_20 cuda_std_20)
   set_target_properties(${ARG_TARGET} PROPERTIES
+    CUDA_STANDARD 20
+    CUDA_STANDARD_REQUIRED ON
+    CXX_STANDARD 20
+    CXX_STANDARD_REQUIRED ON
     CUDA_ARCHITECTURES "${archs}"
     POSITION_INDEPENDENT_CODE ON
     LINKER_LANGUAGE CUDA)

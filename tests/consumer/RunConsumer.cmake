@@ -26,8 +26,7 @@ endif()
 step("configure" ${CMAKE_COMMAND} -S "${PROJECT_DIR}" -B "${WORK_DIR}" -G "${GENERATOR}"
      -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${PREFIX}" ${cuda_arg})
 step("build" ${CMAKE_COMMAND} --build "${WORK_DIR}" -j 2)
-foreach(f consumer_allreduce.purlin/allreduce.cu consumer_allreduce.purlin/allreduce.h
-          consumer_allreduce.purlin/allreduce.ir)
+foreach(f consumer_allreduce.purlin/allreduce.cu consumer_allreduce.purlin/allreduce.h)
   if(NOT EXISTS "${WORK_DIR}/${f}")
     message(FATAL_ERROR "consumer: purlin_add_collective did not produce ${f}")
   endif()
