@@ -34,34 +34,43 @@ bool rsLike(Kind k) {
   return k == Kind::ReduceScatter || k == Kind::ReduceScatterV || k == Kind::AllReduce || k == Kind::Reduce;
 }
 
-/// Stage role: copy each contributed chunk into staging, last arriver notifies.
+/// Stage role: copy each contributed chunk into staging, last arriver
+/// notifies; then the rank's own partition goes input -> output directly
+/// (copy collectives; it is never staged).
 Role stageRole(Kind k) {
   Role role;
   role.name = "stage";
   role.ctasFrom = "throughput.stageCtas";
   std::vector<Stmt> body;
+  auto R = RankRef::R;
   if (packedInput(k)) {
-    role.runsOn = k == Kind::Gather ? RunsOn::NonRoot : RunsOn::All;
-    body.push_back(Stmt::of(Op::copy(stagingSlot(RankRef::R, RankRef::None), acc(Buf::X, RankRef::R, RankRef::None, true))));
-    body.push_back(Stmt::of(Op::arrive(kStageCounterBase, 0, SlotSpace::S, RankRef::None)));
-    Op n = Op::notify(Sig::STAGED, SlotSpace::S, RankRef::None, RankRef::K).byLast();
-    if (k == Kind::Gather) n.target = RankRef::Root, n.why("input packed, consumer root: notify the root");
+    RunsOn on = k == Kind::Gather ? RunsOn::NonRoot : RunsOn::All;
+    body.push_back(Stmt::of(Op::copy(stagingSlot(R, RankRef::None), acc(Buf::X, R, RankRef::None, true)).on(on)));
+    body.push_back(Stmt::of(Op::arrive(kStageCounterBase, 0, SlotSpace::S, RankRef::None).on(on)));
+    Op n = Op::notify(Sig::STAGED, SlotSpace::S, RankRef::None, RankRef::K).byLast().on(on);
+    if (k == Kind::Gather) n.target = RankRef::Root, n.slotOwner = R, n.why("input packed, consumer root: notify the root");
     else n.each(RankRef::K, Domain::Others).why("input packed: notify every consumer");
     body.push_back(Stmt::of(n));
     role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(body)));
+    Op own = Op::copy(acc(Buf::O, R, R), acc(Buf::X, R)).why("own contribution, local");
+    if (k == Kind::Gather) own.on(RunsOn::Root);
+    role.body.push_back(Stmt::of(own));
     return role;
   }
-  Domain d = rsLike(k) ? Domain::All : scatterLike(k) ? Domain::NonRoot : Domain::Others;
   role.runsOn = scatterLike(k) ? RunsOn::Root : RunsOn::All;
-  body.push_back(Stmt::of(Op::copy(stagingSlot(RankRef::R, RankRef::K), acc(Buf::X, RankRef::R, RankRef::K, true))));
+  body.push_back(Stmt::of(Op::copy(stagingSlot(R, RankRef::K), acc(Buf::X, R, RankRef::K, true))));
   body.push_back(Stmt::of(Op::arrive(kStageCounterBase, 0, SlotSpace::S, RankRef::K)));
   body.push_back(Stmt::of(Op::notify(Sig::STAGED, SlotSpace::S, RankRef::K, RankRef::K)
                               .byLast()
                               .why("input scattered: notify partition k's owner only")));
-  // Chunk-major: chunk c of every partition before chunk c+1, so every
-  // partition's consumer progresses at once (a partition-major order
-  // deadlocks against chunk-major gathers once slots are reused).
-  role.body.push_back(Stmt::loop(RankRef::K, d, true, true, std::move(body)));
+  // Chunk-major over k = r+1, ..., r-1: chunk c of every partition before
+  // chunk c+1, so every consumer progresses at once (a partition-major
+  // order deadlocks against chunk-major gathers once slots are reused).
+  role.body.push_back(Stmt::loop(RankRef::K, Domain::Ring, true, true, std::move(body)));
+  if (k == Kind::AllToAll || k == Kind::AllToAllV)
+    role.body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, R), acc(Buf::X, R, R)).why("own partition, local")));
+  if (k == Kind::Scatter)
+    role.body.push_back(Stmt::of(Op::copy(acc(Buf::O, R), acc(Buf::X, R, R)).why("root's own partition, local")));
   return role;
 }
 
@@ -71,13 +80,16 @@ Op stagedWait(RankRef src, RankRef part) { return Op::wait(Sig::STAGED, SlotSpac
 Role consumeRole(Kind k) {
   Role role;
   role.ctasFrom = "throughput.consumeCtas";
-  std::vector<Stmt> loc, body;
+  std::vector<Stmt> body;
   if (rsLike(k)) {
     role.name = "reduce";
-    body.push_back(Stmt::of(stagedWait(RankRef::P, RankRef::R).each(RankRef::P, Domain::All)));
+    body.push_back(Stmt::of(stagedWait(RankRef::P, RankRef::R).each(RankRef::P, Domain::Others)));
     Access dst = composed(k) ? ySlot(RankRef::R) : acc(Buf::O, RankRef::R, RankRef::None, true);
-    body.push_back(Stmt::of(Op::reduce(dst, stagingSlot(RankRef::P, RankRef::R), RankRef::P, Domain::All)
-                                .why("ascending rank order, fp32 accumulation")));
+    Op red = Op::reduce(dst, stagingSlot(RankRef::P, RankRef::R), RankRef::P, Domain::All)
+                 .why("own contribution from X_r; ascending rank order, fp32 accumulation");
+    red.srcSelf = acc(Buf::X, RankRef::R, RankRef::R, true);
+    red.hasSrcSelf = true;
+    body.push_back(Stmt::of(red));
     if (composed(k)) {
       // Indexed by Y slot: the next use of the counter follows the GATHERED
       // wait of that Y slot, hence this use's REDUCED (sent after the reset).
@@ -95,7 +107,9 @@ Role consumeRole(Kind k) {
   if (scatterLike(k)) {
     // Only the root produced; it copies its own partition from its input.
     Access dst = k == Kind::Broadcast ? ySlot(RankRef::R) : acc(Buf::O, RankRef::R, RankRef::None, true);
-    body.push_back(Stmt::of(Op::copy(dst, acc(Buf::X, RankRef::R, RankRef::R, true)).on(RunsOn::Root).why("own partition, local")));
+    if (k == Kind::Scatter) role.runsOn = RunsOn::NonRoot;
+    else
+      body.push_back(Stmt::of(Op::copy(dst, acc(Buf::X, RankRef::R, RankRef::R, true)).on(RunsOn::Root).why("own partition, local")));
     body.push_back(Stmt::of(stagedWait(RankRef::Root, RankRef::R).on(RunsOn::NonRoot)));
     body.push_back(Stmt::of(Op::copy(dst, stagingSlot(RankRef::Root, RankRef::R)).on(RunsOn::NonRoot)));
     if (k == Kind::Broadcast) {
@@ -114,9 +128,6 @@ Role consumeRole(Kind k) {
   bool packed = packedInput(k);
   RankRef part = packed ? RankRef::None : RankRef::R;
   if (k == Kind::Gather) role.runsOn = RunsOn::Root;
-  loc.push_back(Stmt::of(Op::copy(acc(Buf::O, RankRef::R, RankRef::R, true), acc(Buf::X, RankRef::R, part, true))
-                             .why("own contribution, local")));
-  role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(loc)));
   body.push_back(Stmt::of(stagedWait(RankRef::P, part)));
   body.push_back(Stmt::of(Op::copy(acc(Buf::O, RankRef::R, RankRef::P, true), stagingSlot(RankRef::P, part))));
   role.body.push_back(Stmt::loop(RankRef::P, Domain::Others, true, true, std::move(body)));
@@ -248,7 +259,7 @@ void declare(CollectiveIR &ir, Program &p) {
     if (!rooted) p.signals.pop_back();
     return;
   }
-  p.buffers.push_back({Buf::S, "staging[e&1] of each rank: `slots` slots of `chunk` bytes; seq(k,c) = c*n + k (packed input: seq(c) = c), slot = seq mod slots, round = seq div slots"});
+  p.buffers.push_back({Buf::S, "staging[e&1] of each rank: `slots` slots of `chunk` bytes; seq(k,c) = c*(n-1) + (k-r-1 mod n), own partition not staged (packed input: seq(c) = c), slot = seq mod slots, round = seq div slots"});
   if (composed(k)) p.buffers.push_back({Buf::Y, "intermediate Y[e&1] of each rank (staging half + region): `ySlots` slots; yslot = c mod ySlots, round = c div ySlots"});
   std::string prod = scatterLike(k) ? "root" : (k == Kind::Gather ? "ranks != root" : "all ranks");
   std::string cons = packedInput(k) ? (k == Kind::Gather ? "root" : "all ranks") : "owner k of partition k";

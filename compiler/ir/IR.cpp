@@ -86,6 +86,7 @@ const char *toString(Domain d) {
   case Domain::Others: return "others(r)";
   case Domain::Root: return "{root}";
   case Domain::NonRoot: return "others(root)";
+  case Domain::Ring: return "r+1..r-1 (mod n)";
   }
   return "?";
 }

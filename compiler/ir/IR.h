@@ -52,6 +52,7 @@ enum class Domain {
   Others,   ///< 0..n-1 except r
   Root,     ///< {root}
   NonRoot,  ///< 0..n-1 except root
+  Ring,     ///< r+1, r+2, ..., r-1 (mod n): the stage order of partitions
 };
 const char *toString(Domain);
 

@@ -61,6 +61,10 @@ private:
   }
   std::vector<int> ranks(Domain d, const Env &e) const {
     std::vector<int> v;
+    if (d == Domain::Ring) {
+      for (int m = 0; m + 1 < S.n; ++m) v.push_back((e.r + 1 + m) % S.n);
+      return v;
+    }
     for (int q = 0; q < S.n; ++q)
       if (d == Domain::All || (d == Domain::Others && q != e.r) || (d == Domain::Root && q == S.root) ||
           (d == Domain::NonRoot && q != S.root))
@@ -74,11 +78,13 @@ private:
     if (v == RankRef::P) e.p = q;
     else if (v == RankRef::K) e.k = q;
   }
-  /// Stage sequence number of chunk c of partition `part`: chunk-major,
-  /// seq = c*n + part (packed input, one partition: seq = c).
-  int seqOf(RankRef part, const Env &e) const {
+  /// Stage sequence number, in producer `owner`'s sequence, of chunk c of
+  /// partition `part` (docs/snac-protocol.md): chunk-major, j = c*parts + m
+  /// with partition k = (owner+1+m) mod n; packed input: j = c.
+  int seqOf(int owner, RankRef part, const Env &e) const {
     int q = rank(part, e);
-    return q < 0 ? e.c : e.c * S.n + q;
+    if (q < 0) return e.c;
+    return e.c * G.parts + (q - owner - 1 + 2 * S.n) % S.n;
   }
   int prevUse(int owner, int j) const {
     auto &st = staged[owner];
@@ -88,7 +94,7 @@ private:
   }
   int nextUse(int owner, int j) const {
     auto &st = staged[owner];
-    for (int q = j + G.slots; q < S.n * G.cpp; q += G.slots)
+    for (int q = j + G.slots; q < G.parts * G.cpp; q += G.slots)
       if (st.count(q)) return q;
     return -1;
   }
@@ -116,7 +122,7 @@ private:
     case Buf::S: {
       uint64_t dummy;
       len = chunkSize(lenOf(S.in, m.owner, a.part, dummy), G.chunk, e.c);
-      off = uint64_t(seqOf(a.part, e) % G.slots) * G.chunk;
+      off = uint64_t(seqOf(m.owner, a.part, e) % G.slots) * G.chunk;
       m.off = off, m.len = len;
       return m;
     }
@@ -153,7 +159,7 @@ private:
     c.slotOwner = owner;
     seq = -1;
     if (o.slotSpace == SlotSpace::S) {
-      seq = seqOf(o.slotPart, e);
+      seq = seqOf(owner, o.slotPart, e);
       c.slot = seq % G.slots;
       c.round = uint32_t(seq / G.slots);
     } else if (o.slotSpace == SlotSpace::Y) {
@@ -178,11 +184,11 @@ private:
       }
       return e.c + G.ySlots < G.cpp;
     }
-    int j = seqOf(o.slotPart, e);
+    int j = seqOf(owner, o.slotPart, e);
     if (o.cond == Cond::HasNext) return nextUse(owner, j) >= 0;
     int pj = prevUse(owner, j);
     if (pj < 0) return false;
-    prevPart = pj % S.n;
+    prevPart = o.slotPart == RankRef::None ? owner : (owner + 1 + pj % G.parts) % S.n;
     prevRound = uint32_t(pj / G.slots);
     return true;
   }
@@ -303,19 +309,19 @@ private:
                         " vs " + std::to_string(c.dst.len) + ")"};
       if (o.kind == OpKind::PacketPut) c.peer = c.dst.owner;
       for (Mem *m : {&c.dst}) {
-        if (m->buf == Buf::S) staged[m->owner].insert(seqOf(o.dst.part, e));
+        if (m->buf == Buf::S) staged[m->owner].insert(seqOf(m->owner, o.dst.part, e));
       }
       if (c.dst.buf == Buf::S || c.dst.buf == Buf::Y) {
         c.slotOwner = c.dst.owner;
         c.space = c.dst.buf == Buf::S ? SlotSpace::S : SlotSpace::Y;
-        c.slot = c.dst.buf == Buf::S ? seqOf(o.dst.part, e) % G.slots : e.c % G.ySlots;
-        c.writeRound = uint32_t(c.dst.buf == Buf::S ? seqOf(o.dst.part, e) / G.slots : e.c / G.ySlots);
+        c.slot = c.dst.buf == Buf::S ? seqOf(c.dst.owner, o.dst.part, e) % G.slots : e.c % G.ySlots;
+        c.writeRound = uint32_t(c.dst.buf == Buf::S ? seqOf(c.dst.owner, o.dst.part, e) / G.slots : e.c / G.ySlots);
       }
       for (size_t i = 0; i < c.srcs.size(); ++i) {
         const Mem &m = c.srcs[i];
         if (m.buf == Buf::S) {
-          c.readSlot.push_back(seqOf(o.src.part, e) % G.slots);
-          c.readRound.push_back(uint32_t(seqOf(o.src.part, e) / G.slots));
+          c.readSlot.push_back(seqOf(m.owner, o.src.part, e) % G.slots);
+          c.readRound.push_back(uint32_t(seqOf(m.owner, o.src.part, e) / G.slots));
         } else if (m.buf == Buf::Y) {
           c.readSlot.push_back(e.c % G.ySlots);
           c.readRound.push_back(uint32_t(e.c / G.ySlots));

@@ -45,6 +45,7 @@ struct Geometry {
   uint64_t chunk = 0;      ///< bytes per chunk
   int cpp = 1;             ///< chunks per partition, max(1, ceil(maxLen/chunk))
   int slots = 1, ySlots = 0;
+  int parts = 1;           ///< partitions a producer stages per chunk index: 1 (packed input) or n-1
   uint64_t region = 0;     ///< S region bytes; Y starts at `region`
   uint64_t packetRegion = 0; ///< payload bytes per source region of a packet half
 };

@@ -49,7 +49,7 @@ void freeAfterReads(std::vector<Stmt> &body, Buf space) {
                .byLast()
                .on(rd.onlyOn)
                .why(y ? "Y slot used again: free it" : "slot used again: free it");
-    if (rd.kind == OpKind::Reduce) n.each(rd.var, rd.domain);
+    if (rd.kind == OpKind::Reduce) n.each(rd.var, rd.hasSrcSelf ? Domain::Others : rd.domain);
     size_t at = i + 1;
     if (at < body.size() && !body[at].isLoop && body[at].op.kind == OpKind::Arrive) {
       body.insert(body.begin() + long(at + 1), Stmt::of(n));
@@ -137,6 +137,9 @@ void insertSlotReuseGuards(CollectiveIR &ir) {
         if (k == Kind::Gather) w.sigSrc = RankRef::Root;
         else w.sigSrc = RankRef::P, w.each(RankRef::P, Domain::Others);
       }
+      forEachOp(role.body, [&](const Op &o) {
+        if (o.kind == OpKind::Copy && o.dst.buf == Buf::S) w.onlyOn = o.onlyOn;
+      });
       insertAt(role.body, [](const Op &o) { return o.kind == OpKind::Copy && o.dst.buf == Buf::S; },
                {Stmt::of(w)}, false);
       continue;

@@ -486,7 +486,9 @@ CallArgs argsForBytes(Kind k, int n, uint64_t bytes, uint64_t seed) {
 
 Geometry simGeometry(const CollectiveIR &ir, const Sizes &s) {
   bool comp = ir.kind == Kind::AllReduce || ir.kind == Kind::Broadcast || ir.kind == Kind::Reduce;
-  return computeGeometry(ir, s, 16, comp ? 2 * 3 * 16 : 3 * 16);
+  bool packedIn = ir.kind == Kind::AllGather || ir.kind == Kind::AllGatherV || ir.kind == Kind::Gather;
+  uint64_t slots = std::max(3, packedIn ? 3 : s.n); // slots >= partitions staged per chunk, + 1
+  return computeGeometry(ir, s, 16, (comp ? 2 : 1) * slots * 16);
 }
 
 } // namespace purlin::ir

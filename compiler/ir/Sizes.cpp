@@ -115,6 +115,11 @@ Geometry computeGeometry(const CollectiveIR &ir, const Sizes &s, uint64_t chunk,
   g.slots = int(std::min<uint64_t>(g.region / g.chunk, kMaxSlots));
   g.ySlots = comp ? int(std::min<uint64_t>(g.region / g.chunk, kMaxYSlots)) : 0;
   g.cpp = int(std::max<uint64_t>(1, (s.maxLen + g.chunk - 1) / g.chunk));
+  bool packedIn = ir.kind == Kind::AllGather || ir.kind == Kind::AllGatherV || ir.kind == Kind::Gather;
+  g.parts = packedIn ? 1 : s.n - 1;
+  if (g.slots < g.parts)
+    throw IRError{"staging capacity " + std::to_string(staging) + " holds " + std::to_string(g.slots) +
+                  " slots, fewer than the " + std::to_string(g.parts) + " partitions staged per chunk"};
   if (uint64_t(g.cpp) * uint64_t(s.n) / uint64_t(g.slots) >= (uint64_t(1) << 20))
     throw IRError{"too many cyclic staging rounds (staging too small for this size)"};
   g.packetRegion = (s.maxLen + 15) & ~uint64_t(15);

@@ -2,6 +2,7 @@
 /// @brief verifyInstance(): pairing, acquire-before-read, slot reuse,
 /// cross-call causal chain and locality rules (docs/snac-ir.md).
 #include "ir/Verifier.h"
+#include "ir/Simulator.h"
 
 #include <map>
 #include <set>
@@ -297,10 +298,6 @@ Report verifyInstance(const Instance &inst) {
 std::vector<SampleCall> sampleCalls(const CollectiveIR &ir, int n) {
   std::vector<SampleCall> v;
   uint32_t E = reducesKind(ir.kind) ? 4 : 1;
-  const uint64_t chunk = 16;
-  const uint64_t staging = (ir.kind == Kind::AllReduce || ir.kind == Kind::Broadcast || ir.kind == Kind::Reduce)
-                               ? 2 * 3 * chunk
-                               : 3 * chunk;
   auto add = [&](const std::string &label, uint64_t count) {
     CallArgs a;
     a.count = count;
@@ -311,7 +308,7 @@ std::vector<SampleCall> sampleCalls(const CollectiveIR &ir, int n) {
     for (int p = 0; p < n; ++p)
       for (int q = 0; q < n; ++q) a.matrix[p][q] = (p + q) % 4 == 1 ? 0 : count + (p * 7 + q) % 5;
     Sizes s = computeSizes(ir.kind, n, a);
-    v.push_back({label, s, computeGeometry(ir, s, chunk, staging)});
+    v.push_back({label, s, simGeometry(ir, s)});
   };
   add("1 element", 1);
   add("count not divisible by n", uint64_t(3 * n + 1));
