@@ -7,6 +7,7 @@
 
 #include "codegen/CudaBackend.h"
 #include "codegen/FromIR.h"
+#include "ir/Backend.h"
 
 namespace purlin {
 
@@ -21,19 +22,25 @@ int runBackend(const Options &opts, const Module &m, const PolicySet &policies, 
     }
     return 0;
   }
-  const char *what = "the back end";
-  if (opts.simulateRanks)
-    what = "--simulate";
-  else if (opts.printIRAfterAll)
-    what = "--print-ir-after-all";
-  else if (opts.emit == EmitKind::IR)
-    what = "--emit=ir";
-  else if (opts.emit == EmitKind::IRJson)
-    what = "--emit=ir-json";
-  else if (opts.emit == EmitKind::Cuda)
-    what = "--emit=cuda";
-  diags.report(DiagKind::BackendNotAvailable, Location{}, what);
-  return 1;
+  // compiler/ir: --emit=ir, --emit=ir-json, --print-ir-after-all, --simulate.
+  ir::IRRequest req;
+  if (opts.simulateRanks) {
+    req.mode = ir::IRRequest::Mode::Simulate;
+    req.ranks = *opts.simulateRanks;
+    req.bytes = opts.simulateBytes;
+  } else if (opts.printIRAfterAll) {
+    req.mode = ir::IRRequest::Mode::PrintAfterAll;
+  } else if (opts.emit == EmitKind::IRJson) {
+    req.mode = ir::IRRequest::Mode::Json;
+  } else if (opts.emit == EmitKind::IR) {
+    req.mode = ir::IRRequest::Mode::Text;
+  } else {
+    diags.report(DiagKind::BackendNotAvailable, Location{}, "this --emit mode");
+    return 1;
+  }
+  auto problems = ir::runIR(req, m, policies, std::cout);
+  for (auto &p : problems) diags.report(DiagKind::CodegenError, p.loc, p.message);
+  return problems.empty() ? 0 : 1;
 }
 
 } // namespace purlin

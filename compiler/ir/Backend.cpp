@@ -1,0 +1,107 @@
+/// @file Backend.cpp
+/// @brief runIR(): lowers each collective, prints it, or simulates it and
+/// runs the mutation tests (docs/snac-ir.md, "purlinc").
+#include "ir/Backend.h"
+
+#include "ir/Mutation.h"
+#include "ir/Pipeline.h"
+#include "ir/Printer.h"
+#include "ir/Simulator.h"
+
+namespace purlin::ir {
+namespace {
+
+std::string firstLine(const std::string &s) { return s.substr(0, s.find('\n')); }
+
+/// Simulates both programs on every size; returns false on any failure.
+bool simulateOne(const CollectiveIR &ir, const IRRequest &req, std::ostream &os, std::string &why) {
+  const int n = ir.n;
+  const uint64_t E = reducesKind(ir.kind) ? 4 : 1;
+  std::vector<uint64_t> sizes = req.bytes;
+  if (sizes.empty()) sizes = {0, E, uint64_t(3 * n + 1) * E, uint64_t(40 * n + 7) * E};
+  bool ok = true;
+  for (uint64_t bytes : sizes) {
+    os << "  bytes " << bytes << ":";
+    for (const Program *p : {&ir.latency, &ir.throughput}) {
+      bool pass = true;
+      uint64_t steps = 0;
+      bool launched = true;
+      for (int s = 1; s <= req.seeds && pass; ++s) {
+        CallArgs a = argsForBytes(ir.kind, n, bytes, uint64_t(s));
+        Sizes sz = computeSizes(ir.kind, n, a);
+        SimOptions o;
+        o.seed = uint64_t(s) * 7919 + bytes;
+        SimResult r = simulate(ir, *p, a, simGeometry(ir, sz), o);
+        steps += r.steps;
+        launched = r.launched;
+        if (!r.report.ok()) {
+          pass = false;
+          ok = false;
+          why = std::string(toString(p->regime)) + " program, " + std::to_string(bytes) + " bytes, seed " +
+                std::to_string(s) + ":\n" + r.report.text();
+          os << " " << toString(p->regime) << " FAILED\n" << r.report.text();
+        }
+      }
+      if (pass) os << " " << toString(p->regime) << (launched ? " ok" : " ok (nothing launched)");
+    }
+    os << " (" << req.seeds << " seeds x 3 calls)\n";
+  }
+  auto ms = mutate(ir, 2);
+  int caught = 0, byVerifier = 0, named = 0;
+  for (auto &m : ms) caught += m.caught, byVerifier += m.by == "verifier", named += m.namesOp;
+  os << "  mutations: " << caught << " of " << ms.size() << " single notify/wait deletions reported (verifier "
+     << byVerifier << ", simulator " << caught - byVerifier << "), " << named << " naming a related op\n";
+  for (auto &m : ms) {
+    os << "    " << m.program << ": deleted %" << m.opId << " '" << m.opText << "' -> ";
+    if (m.caught) os << m.by << ": " << firstLine(m.message) << "\n";
+    else os << "NOT REPORTED\n";
+  }
+  if (caught != int(ms.size()) || named != int(ms.size())) {
+    ok = false;
+    why = "a mutated program was not reported with the offending op named";
+  }
+  return ok;
+}
+
+} // namespace
+
+std::vector<IRProblem> runIR(const IRRequest &req, const Module &m, const PolicySet &policies, std::ostream &os) {
+  std::vector<IRProblem> problems;
+  if (req.ranks < kMinWorld || req.ranks > kMaxWorld) {
+    problems.push_back({Location{m.file, 0, 0}, "--simulate: world size " + std::to_string(req.ranks) +
+                                                    " out of range (2..8)"});
+    return problems;
+  }
+  nlohmann::json all = nlohmann::json::array();
+  for (auto &cp : m.collectives) {
+    const Collective &c = *cp;
+    auto pit = policies.policies.find(c.policy);
+    if (pit == policies.policies.end()) {
+      problems.push_back({c.loc, "'" + c.name + "': policy '" + c.policy + "' is not defined"});
+      continue;
+    }
+    try {
+      PipelineOptions po;
+      if (req.mode == IRRequest::Mode::PrintAfterAll) po.printAfterAll = &os;
+      CollectiveIR ir = lower(c, pit->second, req.ranks, po);
+      switch (req.mode) {
+      case IRRequest::Mode::Text: print(os, ir); break;
+      case IRRequest::Mode::Json: all.push_back(toJson(ir)); break;
+      case IRRequest::Mode::PrintAfterAll: break;
+      case IRRequest::Mode::Simulate: {
+        os << "simulate " << c.name << " (" << toString(ir.kind) << ") n=" << ir.n << ":\n";
+        std::string why;
+        if (!simulateOne(ir, req, os, why)) problems.push_back({c.loc, "'" + c.name + "': simulation failed: " + why});
+        break;
+      }
+      }
+    } catch (const IRError &e) {
+      problems.push_back({c.loc, e.message});
+    }
+  }
+  if (req.mode == IRRequest::Mode::Json) os << all.dump(2) << "\n";
+  if (req.mode == IRRequest::Mode::Simulate && problems.empty()) os << "simulation: all collectives pass\n";
+  return problems;
+}
+
+} // namespace purlin::ir
