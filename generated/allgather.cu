@@ -27,10 +27,10 @@ using namespace purlin;
 //     role latency [world[n].latencyCtas CTAs] ops %0..%3
 //       packet put; copy X->O; packet poll; copy PK->O
 //   throughput program, when n*count*E > world[n].latencyMaxBytes:
-//     role stage [world[n].stageCtas CTAs] ops %4..%7
-//       wait CONSUMED; copy X->S; arrive; notify STAGED
-//     role consume [world[n].consumeCtas CTAs] ops %8..%12
-//       copy X->O; wait STAGED; copy S->O; arrive; notify CONSUMED
+//     role stage [world[n].stageCtas CTAs] ops %4..%8
+//       wait CONSUMED; copy X->S; arrive; notify STAGED; copy X->O
+//     role consume [world[n].consumeCtas CTAs] ops %9..%12
+//       wait STAGED; copy S->O; arrive; notify CONSUMED
 // ============================================================================
 /// Codesign constants of policy `Policy` (Atom pipeline capacity per CTA =
 /// pipelineStages * stageBytes = 128 KiB). world[n] holds the knobs for n ranks;
