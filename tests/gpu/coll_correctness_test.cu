@@ -368,6 +368,9 @@ void checkedCase(Rank& R) {
                       : launchColl<PAuto>(Coll::AllReduce, comm, a, R.stream);
       cudaError_t ce = cudaStreamSynchronize(R.stream);
       const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // The device's record first (checkDeviceErrors may clear it once reported).
+      WaitError we{};
+      CT_CUDA(cudaMemcpy(&we, &comm.deviceComm().state->error, sizeof we, cudaMemcpyDeviceToHost));
       std::string msg;
       bool timeout = false;
       try {
@@ -376,8 +379,6 @@ void checkedCase(Rank& R) {
         timeout = e.status() == Status::Timeout;
         msg = e.what();
       }
-      WaitError we{};
-      CT_CUDA(cudaMemcpy(&we, &comm.deviceComm().state->error, sizeof we, cudaMemcpyDeviceToHost));
       char b[400];
       std::snprintf(b, sizeof b, "checked mode, %s program, peer never calls: kernel ended in %.2f s, timeout reported "
                     "(kind %u, signal %u, expected %llu, observed %llu): %s",
@@ -400,6 +401,7 @@ int main() {
     {
       CommOptions big;  // default sizes: 256 MiB staging halves
       big.checked = true;  // bounded waits: a bug reports a timeout instead of hanging
+      big.spinLimit = 1u << 24;
       Communicator comm(*R.boot, R.dev, big);
       errorCases(R, comm);
       uint32_t seed = 1;
@@ -416,6 +418,7 @@ int main() {
       CommOptions small;
       small.stagingHalfBytes = 1u << 20;
       small.checked = true;
+      small.spinLimit = 1u << 24;
       Communicator comm(*R.boot, R.dev, small);
       uint32_t seed = 1000;
       for (const Case& k : smallStagingCases()) {

@@ -154,6 +154,8 @@ void runPolicy(Rank& R, Communicator& comm, Coll c, std::size_t msg, bool full, 
 
 double runNccl(Rank& R, Coll c, std::size_t msg, bool full) {
   Bufs b = makeBufs(R, c, msg);
+  ncclCall(R, c, b, b.out);  // eager first: NCCL allocates lazily, which a capture forbids
+  CT_CUDA(cudaStreamSynchronize(R.stream));
   const int calls = full || msg < (std::size_t(64) << 20) ? 128 : 16;
   const double us = timeGraph(R, calls, [&] { ncclCall(R, c, b, b.out); });
   if (R.rank == 0)
