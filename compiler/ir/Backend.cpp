@@ -97,6 +97,8 @@ std::vector<IRProblem> runIR(const IRRequest &req, const Module &m, const Policy
       }
     } catch (const IRError &e) {
       problems.push_back({c.loc, e.message});
+    } catch (const std::exception &e) {
+      problems.push_back({c.loc, "'" + c.name + "': internal error in the SNAC IR: " + e.what()});
     }
   }
   if (req.mode == IRRequest::Mode::Json) os << all.dump(2) << "\n";

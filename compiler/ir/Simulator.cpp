@@ -462,6 +462,12 @@ private:
 SimResult simulate(const CollectiveIR &ir, const Program &prog, const CallArgs &args, const Geometry &geo,
                    const SimOptions &opts) {
   Sizes s = computeSizes(ir.kind, ir.n, args);
+  const uint64_t limit = uint64_t(1) << 20;
+  for (int r = 0; r < s.n; ++r)
+    if (s.inTotal(r) > limit || s.outTotal(r) > limit)
+      throw IRError{"the simulator models small calls: rank " + std::to_string(r) + " would move " +
+                    std::to_string(std::max(s.inTotal(r), s.outTotal(r))) + " bytes (limit " +
+                    std::to_string(limit) + ")"};
   Instance inst = instantiate(ir, prog, s, geo, opts.maxCtas);
   Sim sim(ir, prog, args, geo, opts);
   return sim.run(inst);
