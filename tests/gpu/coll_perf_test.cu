@@ -21,17 +21,18 @@ using namespace colltest;
 namespace {
 
 /// Variant policies for the throughput program (same latency settings).
-#define PERF_POLICY(NAME, STAGE, CONSUME, GATHER, THREADS, CHUNK)                                   \
+#define PERF_POLICY(NAME, LATENCY, STAGE, CONSUME, GATHER, THREADS, CHUNK)                          \
   struct NAME {                                                                                     \
     static constexpr const char* label = #NAME;                                                     \
     static constexpr int pipelineStages = 8, stageBytes = 16384;                                    \
     static constexpr std::size_t stagingBytes = std::size_t(256) << 20;                             \
     static constexpr sn::WorldConsts world[kMaxRanks + 1] = {                                       \
-        {}, {}, {512u << 10, 16, 512, STAGE, CONSUME, GATHER, THREADS, CHUNK, false}};              \
+        {}, {}, {LATENCY, 16, 512, STAGE, CONSUME, GATHER, THREADS, CHUNK, false}};                 \
   };
-PERF_POLICY(P_8_16_8, 8, 16, 8, 512, 2u << 20)
-PERF_POLICY(P_4_16_12, 4, 16, 12, 512, 4u << 20)
-PERF_POLICY(P_8_24_8, 8, 24, 8, 512, 4u << 20)
+PERF_POLICY(P_8_16_8, 512u << 10, 8, 16, 8, 512, 2u << 20)
+PERF_POLICY(P_11_21_8, 1u << 20, 11, 21, 8, 512, 2u << 20)  // copy collectives: 32 CTAs
+PERF_POLICY(P_13_19_8, 1u << 20, 13, 19, 8, 512, 2u << 20)  // ReduceScatter: 32 CTAs
+PERF_POLICY(P_7_11_14, 1u << 20, 7, 11, 14, 512, 2u << 20)  // AllReduce: 32 CTAs
 
 __global__ void countDiff(const uint32_t* a, const uint32_t* b, std::size_t words, unsigned long long* bad) {
   unsigned long long local = 0;
@@ -186,8 +187,9 @@ int main(int argc, char** argv) {
         const double nc = runNccl(R, c, msg, full);
         runPolicy<P_8_16_8>(R, comm, c, msg, full, nc);
         if (msg >= (1u << 20)) {
-          runPolicy<P_4_16_12>(R, comm, c, msg, full, nc);
-          runPolicy<P_8_24_8>(R, comm, c, msg, full, nc);
+          runPolicy<P_11_21_8>(R, comm, c, msg, full, nc);
+          runPolicy<P_13_19_8>(R, comm, c, msg, full, nc);
+          runPolicy<P_7_11_14>(R, comm, c, msg, full, nc);
         }
       }
     }

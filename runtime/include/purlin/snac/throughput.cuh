@@ -33,7 +33,7 @@ __global__ void throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, st
     stageRole<AtomT>(cx, in, out, b, pl.stageCtas);
   } else if (b < gatherBegin) {
     if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll)
-      consumeCopyRole<AtomT>(cx, out, b - consumeBegin, pl.consumeCtas);
+      consumeCopyRole<AtomT>(cx, in, out, b - consumeBegin, pl.consumeCtas);
     else
       consumeReduceRole<AtomT, E, Op, K == CollKind::AllReduce>(cx, in, out, b - consumeBegin, pl.consumeCtas);
   } else if constexpr (K == CollKind::AllReduce) {

@@ -1,5 +1,6 @@
 /// @file tp_consume.cuh
-/// @brief Throughput program, role `consume` (pull): wait for STAGED, then
+/// @brief Throughput program, role `consume` (pull): copy collectives first
+/// copy this rank's own contribution input -> output; then wait for STAGED, then
 /// read peers' staging with Atom::copy (copy collectives: AllGather into the
 /// scattered output, AllToAll into the transposed output) or Atom::reduce
 /// (reductions: all n sources in ascending rank order, this rank's own from
@@ -16,9 +17,19 @@ namespace purlin::snac {
 
 /// Role `consume` of a copy collective, CTA `i` of `ctas`.
 template <class AtomT>
-__device__ void consumeCopyRole(const TpContext& cx, std::byte* out, int i, int ctas) {
+__device__ void consumeCopyRole(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
   const Plan& pl = cx.pl;
   const int r = pl.rank;
+  // First this rank's own contribution, input -> output (skipped in place):
+  // local work done while the stage role fills the first slots.
+  {
+    const std::byte* src = in + (pl.kind == CollKind::AllGather ? 0 : pl.txOff[r]);
+    std::byte* dst = out + pl.rxOff[r];
+    const std::size_t len = pl.rxLen[r];
+    const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
+    if (src != dst && sz) AtomT::copy(dst + b, src + b, sz, cx.ws);
+    __syncthreads();  // the Atom workspace is reused by the next copy
+  }
   for (int c = 0; c < pl.cpp; ++c) {
     for (int s = 1; s < pl.n; ++s) {
       const int p = (r + pl.n - s) % pl.n;

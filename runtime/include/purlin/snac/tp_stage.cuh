@@ -4,8 +4,8 @@
 /// (slices across the stage CTAs), the last arriver notifying STAGED — to
 /// every peer for a packed input (AllGather), to the partition's owner for a
 /// scattered/transposed input. A slot is reused only after every consumer
-/// of its previous round sent CONSUMED. Then (copy collectives) the rank's
-/// own contribution is copied from input to output directly.
+/// of its previous round sent CONSUMED. (A rank's own contribution is never
+/// staged: see tp_consume.cuh.)
 #pragma once
 
 #include "purlin/snac/primitives.cuh"
@@ -55,14 +55,6 @@ __device__ void stageRole(const TpContext& cx, const std::byte* in, std::byte* o
       if (pl.kind == CollKind::AllGather) notifyAll(cx.dc, idx, cx.sig(cx.roundOf(j)), false);
       else notify(cx.dc, k, idx, cx.sig(cx.roundOf(j)));
     }
-  }
-  // Own contribution of copy collectives: input -> output, no staging.
-  if (pl.kind == CollKind::AllGather || pl.kind == CollKind::AllToAll) {
-    const std::byte* src = in + (pl.kind == CollKind::AllGather ? 0 : pl.txOff[r]);
-    std::byte* dst = out + pl.rxOff[r];
-    const std::size_t len = pl.rxLen[r];
-    const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
-    if (src != dst && sz) AtomT::copy(dst + b, src + b, sz, cx.ws);
   }
 }
 
