@@ -20,7 +20,7 @@ constexpr unsigned char kFill = 0xCD;
 /// arbitrary bytes); with kWarps, each warp of it a sub-share with its own
 /// workspace and warpSlice().
 template <class A, bool kWarps>
-__global__ void copyKernel(std::byte* dst, const std::byte* src, std::size_t bytes) {
+__global__ void __launch_bounds__(1024) copyKernel(std::byte* dst, const std::byte* src, std::size_t bytes) {
   extern __shared__ __align__(16) std::byte ws[];
   if constexpr (pa::kAtomCompiled<A>) {
     const std::size_t lo = bytes * blockIdx.x / gridDim.x, hi = bytes * (blockIdx.x + 1) / gridDim.x;
