@@ -30,9 +30,10 @@ namespace {
         {}, {}, {LATENCY, 16, 512, STAGE, CONSUME, GATHER, THREADS, CHUNK, false}};                 \
   };
 PERF_POLICY(P_8_16_8, 512u << 10, 8, 16, 8, 512, 2u << 20)
-PERF_POLICY(P_11_21_8, 1u << 20, 11, 21, 8, 512, 2u << 20)  // copy collectives: 32 CTAs
-PERF_POLICY(P_13_19_8, 1u << 20, 13, 19, 8, 512, 2u << 20)  // ReduceScatter: 32 CTAs
-PERF_POLICY(P_7_11_14, 1u << 20, 7, 11, 14, 512, 2u << 20)  // AllReduce: 32 CTAs
+PERF_POLICY(P_11_21_c8M, 1u << 20, 11, 21, 8, 512, 8u << 20)    // copy collectives: 32 CTAs
+PERF_POLICY(P_11_21_c16M, 1u << 20, 11, 21, 8, 512, 16u << 20)
+PERF_POLICY(P_13_19_c32M, 1u << 20, 13, 19, 8, 512, 32u << 20)  // ReduceScatter: 32 CTAs
+PERF_POLICY(P_7_11_14_c16M, 1u << 20, 7, 11, 14, 512, 16u << 20)  // AllReduce: 32 CTAs
 
 __global__ void countDiff(const uint32_t* a, const uint32_t* b, std::size_t words, unsigned long long* bad) {
   unsigned long long local = 0;
@@ -187,9 +188,10 @@ int main(int argc, char** argv) {
         const double nc = runNccl(R, c, msg, full);
         runPolicy<P_8_16_8>(R, comm, c, msg, full, nc);
         if (msg >= (1u << 20)) {
-          runPolicy<P_11_21_8>(R, comm, c, msg, full, nc);
-          runPolicy<P_13_19_8>(R, comm, c, msg, full, nc);
-          runPolicy<P_7_11_14>(R, comm, c, msg, full, nc);
+          runPolicy<P_11_21_c8M>(R, comm, c, msg, full, nc);
+          runPolicy<P_11_21_c16M>(R, comm, c, msg, full, nc);
+          runPolicy<P_13_19_c32M>(R, comm, c, msg, full, nc);
+          runPolicy<P_7_11_14_c16M>(R, comm, c, msg, full, nc);
         }
       }
     }
