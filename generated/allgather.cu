@@ -21,7 +21,7 @@ using namespace purlin;
 // ============================================================================
 // allGather: AllGather, declared at allgather.pl:3
 //   SNAC<copy, packed -> scattered>
-//   datapath: Atom (native datapath of sm_90: Hopper); policy: Policy (sm_90)
+//   datapath: Atom (native datapath of each compiled architecture; Hopper on sm_90); policy: Policy (sm_90)
 // SNAC IR (purlinc --emit=ir allgather.pl), executed by snac::launch:
 //   latency program, when n*count*E <= world[n].latencyMaxBytes:
 //     role latency [world[n].latencyCtas CTAs] ops %0..%3
@@ -70,7 +70,7 @@ struct allGather_Policy {
 /// The SNAC transformation.
 using allGather_Collective = snac::Transform<snac::Consume::Copy, snac::Layout::Packed, snac::Layout::Scattered>;
 /// The datapath (Atom) moving the bytes.
-using allGather_Datapath = atom::Hopper;
+using allGather_Datapath = atom::Native;
 
 } // namespace
 

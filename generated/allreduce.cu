@@ -23,7 +23,7 @@ using namespace purlin;
 //   compose<reduceScatter, allGather>, one kernel; G consumes F's intermediate in place:
 //     F = reduce scattered -> packed
 //     G = copy packed -> scattered
-//   datapath: Atom (native datapath of sm_90: Hopper); policy: Policy (sm_90)
+//   datapath: Atom (native datapath of each compiled architecture; Hopper on sm_90); policy: Policy (sm_90)
 // SNAC IR (purlinc --emit=ir allreduce.pl), executed by snac::launch:
 //   latency program, when count*E <= world[n].latencyMaxBytes:
 //     role latency [world[n].latencyCtas CTAs] ops %0..%2
@@ -75,7 +75,7 @@ struct allReduce_Policy {
 using allReduce_Collective = snac::Compose<snac::Transform<snac::Consume::Reduce, snac::Layout::Scattered, snac::Layout::Packed>,
                                snac::Transform<snac::Consume::Copy, snac::Layout::Packed, snac::Layout::Scattered>>;
 /// The datapath (Atom) moving the bytes.
-using allReduce_Datapath = atom::Hopper;
+using allReduce_Datapath = atom::Native;
 
 } // namespace
 

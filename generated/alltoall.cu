@@ -21,7 +21,7 @@ using namespace purlin;
 // ============================================================================
 // allToAll: AllToAll, declared at alltoall.pl:3
 //   SNAC<copy, scattered -> transposed>
-//   datapath: Atom (native datapath of sm_90: Hopper); policy: Policy (sm_90)
+//   datapath: Atom (native datapath of each compiled architecture; Hopper on sm_90); policy: Policy (sm_90)
 // SNAC IR (purlinc --emit=ir alltoall.pl), executed by snac::launch:
 //   latency program, when n*count*E <= world[n].latencyMaxBytes:
 //     role latency [world[n].latencyCtas CTAs] ops %0..%3
@@ -70,7 +70,7 @@ struct allToAll_Policy {
 /// The SNAC transformation.
 using allToAll_Collective = snac::Transform<snac::Consume::Copy, snac::Layout::Scattered, snac::Layout::Transposed>;
 /// The datapath (Atom) moving the bytes.
-using allToAll_Datapath = atom::Hopper;
+using allToAll_Datapath = atom::Native;
 
 } // namespace
 

@@ -21,7 +21,7 @@ using namespace purlin;
 // ============================================================================
 // reduceScatter: ReduceScatter, declared at reducescatter.pl:4
 //   SNAC<reduce, scattered -> packed>
-//   datapath: Atom (native datapath of sm_90: Hopper); policy: Policy (sm_90)
+//   datapath: Atom (native datapath of each compiled architecture; Hopper on sm_90); policy: Policy (sm_90)
 // SNAC IR (purlinc --emit=ir reducescatter.pl), executed by snac::launch:
 //   latency program, when n*count*E <= world[n].latencyMaxBytes:
 //     role latency [world[n].latencyCtas CTAs] ops %0..%2
@@ -70,7 +70,7 @@ struct reduceScatter_Policy {
 /// The SNAC transformation.
 using reduceScatter_Collective = snac::Transform<snac::Consume::Reduce, snac::Layout::Scattered, snac::Layout::Packed>;
 /// The datapath (Atom) moving the bytes.
-using reduceScatter_Datapath = atom::Hopper;
+using reduceScatter_Datapath = atom::Native;
 
 } // namespace
 

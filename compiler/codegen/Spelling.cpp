@@ -145,14 +145,17 @@ const char *datapathName(AtomKind k) {
 }
 } // namespace
 
-std::string spellDatapath(AtomKind kind, Arch arch) {
-  return std::string("atom::") + datapathName(resolveNative(kind, arch));
+// `Atom` (Native) is spelled atom::Native, which the runtime resolves in
+// each compilation pass, so a file built for sm_80 and sm_90 runs Ampere's
+// datapath on an A100 and Hopper's on an H200; --arch only picks the policy.
+std::string spellDatapath(AtomKind kind, Arch) {
+  return std::string("atom::") + datapathName(kind);
 }
 
 std::string describeDatapath(AtomKind kind, Arch arch) {
   if (kind == AtomKind::Native)
-    return "Atom (native datapath of " + archName(arch) + ": " +
-           datapathName(resolveNative(kind, arch)) + ")";
+    return std::string("Atom (native datapath of each compiled architecture; ") + datapathName(resolveNative(kind, arch)) +
+           " on " + archName(arch) + ")";
   return datapathName(kind);
 }
 

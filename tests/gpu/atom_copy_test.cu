@@ -120,6 +120,7 @@ bool runAll(const Buffers& b, const Locality& loc, int gpuArch) {
   ok &= runDatapath<pa::Atom<pa::Ampere>, false>("Ampere", b, loc, gpuArch);
   ok &= runDatapath<AmpereSmall, false>("Ampere<2,1K>", b, loc, gpuArch);
   ok &= runDatapath<pa::Atom<pa::Hopper>, false>("Hopper", b, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Native>, false>("Native", b, loc, gpuArch);
   ok &= runDatapath<HopperSmall, false>("Hopper<3,2K>", b, loc, gpuArch);
   ok &= runDatapath<pa::Atom<pa::Blackwell>, false>("Blackwell", b, loc, gpuArch);
   ok &= runDatapath<CandL2, false>("cand-L2hint", b, loc, gpuArch);

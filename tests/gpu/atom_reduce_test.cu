@@ -182,6 +182,7 @@ bool runAll(Pools& pools, const Locality& loc, int gpuArch) {
   ok &= runDatapath<pa::Atom<pa::Ampere>>("Ampere", pools, loc, gpuArch);
   ok &= runDatapath<AmpereSmall>("Ampere<2,1K>", pools, loc, gpuArch);
   ok &= runDatapath<pa::Atom<pa::Hopper>>("Hopper", pools, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Native>>("Native", pools, loc, gpuArch);
   ok &= runDatapath<HopperSmall>("Hopper<3,2K>", pools, loc, gpuArch);
   ok &= runDatapath<pa::Atom<pa::Blackwell>>("Blackwell", pools, loc, gpuArch);
   ok &= runDatapath<CandL2>("cand-L2hint", pools, loc, gpuArch);

@@ -21,6 +21,13 @@ struct Generic {};
 struct Ampere {};
 struct Hopper {};
 struct Blackwell {};
+/// The native datapath (`Atom` in a .pl), resolved per compilation pass:
+/// Ampere's pipeline on sm_80..sm_89, Hopper's on sm_90..sm_99, Blackwell's
+/// on sm_100+, Generic below sm_80. One binary built for several
+/// architectures thus runs its own generation's datapath on each GPU. Its
+/// workspace is the pipeline's in every pass, so the host launch (which
+/// sizes dynamic shared memory) and every device pass agree.
+struct Native {};
 
 /// Pipeline tuning of each pipelined datapath. Hopper keeps only what a
 /// measurement on 2xH200 supports: bench/micro measured the L2::256B hint,
@@ -38,6 +45,8 @@ template <int S, int SB> struct PathOf<Generic, S, SB> { using type = RegisterPa
 template <int S, int SB> struct PathOf<Ampere, S, SB> { using type = PipelinePath<AmpereTuning, S, SB>; };
 template <int S, int SB> struct PathOf<Hopper, S, SB> { using type = PipelinePath<HopperTuning, S, SB>; };
 template <int S, int SB> struct PathOf<Blackwell, S, SB> { using type = PipelinePath<BlackwellTuning, S, SB>; };
+template <int S, int SB> struct NativePath;
+template <int S, int SB> struct PathOf<Native, S, SB> { using type = NativePath<S, SB>; };
 /// A Tuning in the Arch position selects the pipeline with that tuning
 /// (benchmarks and tests of tuning candidates).
 template <bool H, StoreKind K, bool B, int M, int S, int SB>
@@ -69,6 +78,36 @@ using NativeArch = Ampere;
 #else
 using NativeArch = Generic;
 #endif
+#endif
+
+#if defined(__CUDACC__)
+namespace detail {
+/// Datapath of this pass for Native (see Native).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1000
+template <int S, int SB> using NativePassPath = PipelinePath<BlackwellTuning, S, SB>;
+#elif __CUDA_ARCH__ >= 900
+template <int S, int SB> using NativePassPath = PipelinePath<HopperTuning, S, SB>;
+#elif __CUDA_ARCH__ >= 800
+template <int S, int SB> using NativePassPath = PipelinePath<AmpereTuning, S, SB>;
+#else
+template <int S, int SB> using NativePassPath = RegisterPath;
+#endif
+
+template <int S, int SB> struct NativePath {
+  static constexpr std::size_t kWorkspaceBytes = static_cast<std::size_t>(S) * SB;
+  static constexpr int kMinArch = 0;
+  static_assert(NativePassPath<S, SB>::kWorkspaceBytes <= kWorkspaceBytes,
+                "the native datapath of this pass needs more workspace than the launch provides");
+  __device__ static void copyVec16(uint4* dst, const uint4* src, std::size_t nvec, std::byte* ws, Slice s) {
+    NativePassPath<S, SB>::copyVec16(dst, src, nvec, ws, s);
+  }
+  template <class E, RedOp Op>
+  __device__ static void reduceVec16(std::byte* dstBase, const Sources& srcs, std::size_t off, std::size_t nvec,
+                                     std::byte* ws, Slice s) {
+    NativePassPath<S, SB>::template reduceVec16<E, Op>(dstBase, srcs, off, nvec, ws, s);
+  }
+};
+} // namespace detail
 #endif
 
 template <class Arch, int Stages = 8, int StageBytes = 16384>
