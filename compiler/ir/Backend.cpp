@@ -49,10 +49,11 @@ bool simulateOne(const CollectiveIR &ir, const IRRequest &req, std::ostream &os,
   auto ms = mutate(ir, 2);
   int caught = 0, byVerifier = 0, named = 0;
   for (auto &m : ms) caught += m.caught, byVerifier += m.by == "verifier", named += m.namesOp;
-  os << "  mutations: " << caught << " of " << ms.size() << " single notify/wait deletions reported (verifier "
+  os << "  mutations: " << caught << " of " << ms.size() << " single notify/wait/fence deletions reported (verifier "
      << byVerifier << ", simulator " << caught - byVerifier << "), " << named << " naming a related op\n";
   for (auto &m : ms) {
-    os << "    " << m.program << ": deleted %" << m.opId << " '" << m.opText << "' -> ";
+    if (m.fenceOnly) os << "    " << m.program << ": dropped the fence of %" << m.opId << " -> ";
+    else os << "    " << m.program << ": deleted %" << m.opId << " '" << m.opText << "' -> ";
     if (m.caught) os << m.by << ": " << firstLine(m.message) << "\n";
     else os << "NOT REPORTED\n";
   }

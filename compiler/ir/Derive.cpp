@@ -6,6 +6,7 @@
 /// transposed + copy: copy each source into its partition); Root restricts
 /// producers or consumers; compose adds G's gather role reading F's Y.
 #include "ir/Derive.h"
+#include "ir/DerivePush.h"
 
 namespace purlin::ir {
 namespace {
@@ -237,6 +238,19 @@ std::string dispatchOf(Kind k) {
   }
 }
 
+/// Buffers and signals of the push throughput program.
+void declarePush(CollectiveIR &ir, Program &p) {
+  p.buffers.push_back({Buf::S, "staging[e&1] of each rank: one region per source s != r (what s pushes to r), `slots` slots of `chunk` bytes each; pslot(c) = c mod slots, pround(c) = c div slots; written remotely by s, read locally"});
+  if (ir.kind == Kind::AllReduce)
+    p.buffers.push_back({Buf::Y, "Y[e&1] of each rank (after the S regions): one region per source k != r holding k's reduced partition, `ySlots` slots; yslot = c mod ySlots, yround = c div ySlots; written remotely by k, read locally"});
+  p.signals.push_back({Sig::STAGED, "every rank (stage role, last arriver, after fence.acq_rel.sys)", "the destination k (its region r)", "sig(e, pround(c))"});
+  if (ir.kind == Kind::AllReduce)
+    p.signals.push_back({Sig::REDUCED, "partition owner (reduce role's last arriver, after fence.acq_rel.sys)", "every other rank (gather role)", "sig(e, yround(c))"});
+  p.signals.push_back({Sig::CONSUMED, "the region's owner (last arriver), when the slot is used again", "the region's source (stage role)", "sig(e, pround)"});
+  if (ir.kind == Kind::AllReduce)
+    p.signals.push_back({Sig::GATHERED, "gather role (last arriver), when the Y slot is used again", "the Y region's source (reduce role)", "sig(e, yround)"});
+}
+
 void declare(CollectiveIR &ir, Program &p) {
   Kind k = ir.kind;
   auto lay = [](Layout l) -> std::string {
@@ -259,6 +273,10 @@ void declare(CollectiveIR &ir, Program &p) {
     if (!rooted) p.signals.pop_back();
     return;
   }
+  if (p.transfer == Transfer::Push) {
+    declarePush(ir, p);
+    return;
+  }
   p.buffers.push_back({Buf::S, "staging[e&1] of each rank: `slots` slots of `chunk` bytes; seq(k,c) = c*(n-1) + (k-r-1 mod n), own partition not staged (packed input: seq(c) = c), slot = seq mod slots, round = seq div slots"});
   if (composed(k)) p.buffers.push_back({Buf::Y, "intermediate Y[e&1] of each rank (staging half + region): `ySlots` slots; yslot = c mod ySlots, round = c div ySlots"});
   std::string prod = scatterLike(k) ? "root" : (k == Kind::Gather ? "ranks != root" : "all ranks");
@@ -272,7 +290,7 @@ void declare(CollectiveIR &ir, Program &p) {
 
 } // namespace
 
-CollectiveIR derive(const Collective &c, int n) {
+CollectiveIR derive(const Collective &c, int n, Transfer transfer) {
   if (n < kMinWorld || n > kMaxWorld)
     throw IRError{"world size " + std::to_string(n) + " out of range (2..8)"};
   CollectiveIR ir;
@@ -297,7 +315,12 @@ CollectiveIR derive(const Collective &c, int n) {
   ir.n = n;
   ir.dispatchBytes = dispatchOf(ir.kind);
   ir.latency = latency(ir.kind);
-  ir.throughput = throughput(ir.kind);
+  if (transfer == Transfer::Push && !pushDerivable(ir.kind))
+    throw IRError{"'" + c.name + "' (" + toString(ir.kind) + "): policy '" + c.policy + "' sets world[" +
+                  std::to_string(n) + "].throughput.transfer to push, but the push transfer is derived only for "
+                  "AllGather, ReduceScatter, AllReduce and AllToAll; use \"transfer\": \"pull\" for " +
+                  toString(ir.kind)};
+  ir.throughput = transfer == Transfer::Push ? throughputPush(ir.kind) : throughput(ir.kind);
   declare(ir, ir.latency);
   declare(ir, ir.throughput);
   numberOps(ir);

@@ -9,8 +9,11 @@
 
 namespace purlin::ir {
 
-/// Derives both programs for world size n. Throws IRError naming the
-/// declaration when (op, in, out, root) or the composition is unsupported.
-CollectiveIR derive(const Collective &c, int n);
+/// Derives both programs for world size n; the throughput program pulls or
+/// pushes as `transfer` says (the policy's world[n].throughput.transfer).
+/// Throws IRError naming the declaration when (op, in, out, root) or the
+/// composition is unsupported, or when push is asked for a collective
+/// without a push derivation (DerivePush.h).
+CollectiveIR derive(const Collective &c, int n, Transfer transfer = Transfer::Pull);
 
 } // namespace purlin::ir

@@ -80,6 +80,11 @@ struct Access {
   RankRef part = RankRef::None;
   bool chunked = false;
   RankRef shapePart = RankRef::None; ///< PK only
+  /// Push transfer only (S/Y): the per-source region of `owner`'s half that
+  /// holds what rank `region` pushes to owner; the slot is pslot(c) = c mod
+  /// slots (S) or yslot(c) (Y), and the length is that of chunk c of
+  /// X_region[part] (S) or of Y partition `region` (Y). None: pull layout.
+  RankRef region = RankRef::None;
 };
 
 /// Signal regions (index = base + src*1024 + slot; DONE = base + src).
@@ -142,6 +147,8 @@ struct Op {
   SlotSpace slotSpace = SlotSpace::None;
   RankRef slotPart = RankRef::None; ///< S: the partition whose seq(part, c) names the slot
   RankRef slotOwner = RankRef::R;   ///< whose staging/Y the slot is in
+  RankRef slotRegion = RankRef::None; ///< push: the source region of slotOwner's half the slot is in
+  bool fence = false;          ///< Notify: fence.acq_rel.sys first (publishes other CTAs' remote writes at system scope)
   RoundOf round = RoundOf::Cur;
   // Arrive
   int counterBase = 0;         ///< counter index = counterBase + counterStride*rank(counterRank) + slot
@@ -210,6 +217,10 @@ const char *toString(Regime);
 /// One regime of one collective for world size n, parametric in sizes.
 struct Program {
   Regime regime = Regime::Throughput;
+  /// Throughput programs: pull (consumers read the producers' staging) or
+  /// push (producers write into per-source regions of the consumers'
+  /// staging; every read is local). Latency programs: Pull (unused).
+  Transfer transfer = Transfer::Pull;
   std::vector<BufferDecl> buffers;
   std::vector<SignalDecl> signals;
   std::vector<Role> roles;
@@ -252,6 +263,10 @@ constexpr int kStageCounterBase = 0;
 constexpr int kConsumeCounterBase = kMaxSlots;
 constexpr int kGatherCounterBase = kConsumeCounterBase + 8 * kMaxSlots;
 constexpr int kDoneCounter = kGatherCounterBase + 8 * kMaxYSlots;
+/// Push: per-source slots are capped so that the stage counters
+/// `kStageCounterBase + kPushSlotStride*k + pslot` of all destinations k fit
+/// the stage counter region (8 * 32 = kMaxSlots).
+constexpr int kPushSlotStride = 32;
 /// sig(e, round) = (e << 20) + round + 1.
 inline uint64_t sigValue(uint64_t e, uint64_t round) { return (e << 20) + round + 1; }
 

@@ -28,7 +28,8 @@ struct Env {
 
 class Expander {
 public:
-  Expander(Instance &inst, bool collect) : I(inst), S(inst.sizes), G(inst.geo), collect_(collect) {}
+  Expander(Instance &inst, bool collect)
+      : I(inst), S(inst.sizes), G(inst.geo), collect_(collect), push_(inst.prog->transfer == Transfer::Push) {}
 
   std::vector<std::set<int>> staged; ///< staged seq numbers per rank (filled by the collect pass)
 
@@ -45,6 +46,7 @@ private:
   const Sizes &S;
   const Geometry &G;
   bool collect_;
+  bool push_; ///< push transfer: S slots are pslot(c) of per-source regions
   int cta_ = 0, ctas_ = 1;
   int lastCounter_ = -1;
 
@@ -82,6 +84,7 @@ private:
   /// partition `part` (docs/snac-protocol.md): chunk-major, j = c*parts + m
   /// with partition k = (owner+1+m) mod n; packed input: j = c.
   int seqOf(int owner, RankRef part, const Env &e) const {
+    if (push_) return e.c; // push: each (source, destination) region has its own sequence c
     int q = rank(part, e);
     if (q < 0) return e.c;
     return e.c * G.parts + (q - owner - 1 + 2 * S.n) % S.n;
@@ -121,12 +124,27 @@ private:
     case Buf::O: len = lenOf(S.out, m.owner, a.part, off); break;
     case Buf::S: {
       uint64_t dummy;
+      if (a.region != RankRef::None) {
+        int src = rank(a.region, e);
+        m.region = src;
+        m.off = uint64_t(regionIdx(m.owner, src)) * uint64_t(G.slots) * G.chunk + uint64_t(e.c % G.slots) * G.chunk;
+        m.len = chunkSize(lenOf(S.in, src, a.part, dummy), G.chunk, e.c);
+        return m;
+      }
       len = chunkSize(lenOf(S.in, m.owner, a.part, dummy), G.chunk, e.c);
       off = uint64_t(seqOf(m.owner, a.part, e) % G.slots) * G.chunk;
       m.off = off, m.len = len;
       return m;
     }
     case Buf::Y:
+      if (a.region != RankRef::None) {
+        int src = rank(a.region, e);
+        m.region = src;
+        m.off = G.region + uint64_t(regionIdx(m.owner, src)) * uint64_t(G.ySlots) * G.chunk +
+                uint64_t(e.c % G.ySlots) * G.chunk;
+        m.len = chunkSize(S.y[src], G.chunk, e.c);
+        return m;
+      }
       m.off = G.region + uint64_t(e.c % G.ySlots) * G.chunk;
       m.len = chunkSize(S.y[m.owner], G.chunk, e.c);
       return m;
@@ -146,6 +164,9 @@ private:
     m.len = len;
     return m;
   }
+  /// Index of source `src`'s region in `owner`'s half (push): ranks other than owner, in order.
+  static int regionIdx(int owner, int src) { return src < owner ? src : src - 1; }
+
   Mem slice(Mem m) const {
     uint64_t b = sliceBegin(m.len, ctas_, cta_), en = sliceBegin(m.len, ctas_, cta_ + 1);
     m.off += b;
@@ -184,6 +205,13 @@ private:
       }
       return e.c + G.ySlots < G.cpp;
     }
+    if (push_) { // per-source sequence c: the slot's uses are c, c+slots, ...
+      if (o.cond == Cond::HasPrev) {
+        prevRound = uint32_t(e.c / G.slots) - 1;
+        return e.c >= G.slots;
+      }
+      return e.c + G.slots < G.cpp;
+    }
     int j = seqOf(owner, o.slotPart, e);
     if (o.cond == Cond::HasNext) return nextUse(owner, j) >= 0;
     int pj = prevUse(owner, j);
@@ -210,6 +238,7 @@ private:
       c.last = o.last;
       int seq;
       slotOf(o, e, slotOwner, c, seq);
+      c.region = o.slotRegion == RankRef::None ? -1 : rank(o.slotRegion, e);
       if (o.kind == OpKind::Notify) {
         c.arrayOwner = c.peer = rank(o.target, e);
         if (o.var != RankRef::None && o.target == o.var) c.arrayOwner = c.peer = q;
@@ -313,6 +342,7 @@ private:
       }
       if (c.dst.buf == Buf::S || c.dst.buf == Buf::Y) {
         c.slotOwner = c.dst.owner;
+        c.region = c.dst.region;
         c.space = c.dst.buf == Buf::S ? SlotSpace::S : SlotSpace::Y;
         c.slot = c.dst.buf == Buf::S ? seqOf(c.dst.owner, o.dst.part, e) % G.slots : e.c % G.ySlots;
         c.writeRound = uint32_t(c.dst.buf == Buf::S ? seqOf(c.dst.owner, o.dst.part, e) / G.slots : e.c / G.ySlots);

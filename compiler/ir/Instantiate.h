@@ -46,6 +46,9 @@ struct Geometry {
   int cpp = 1;             ///< chunks per partition, max(1, ceil(maxLen/chunk))
   int slots = 1, ySlots = 0;
   int parts = 1;           ///< partitions a producer stages per chunk index: 1 (packed input) or n-1
+  bool push = false;       ///< push transfer: `slots`/`ySlots` are per source region, S region of
+                           ///< source s at idx(s)*slots*chunk, Y region at region + idx(s)*ySlots*chunk,
+                           ///< idx(s) = s - (s > owner)
   uint64_t region = 0;     ///< S region bytes; Y starts at `region`
   uint64_t packetRegion = 0; ///< payload bytes per source region of a packet half
 };
@@ -56,6 +59,7 @@ struct Mem {
   Buf buf = Buf::X;
   int owner = 0;
   uint64_t off = 0, len = 0;
+  int region = -1;          ///< push S/Y: the source rank whose region of owner's half this is
 };
 
 /// One concrete op of one CTA.
@@ -75,6 +79,7 @@ struct COp {
   int lastCounter = -1;     ///< last ops: the counter whose last arriver runs them
   // Static facts for the verifier: which slot use a Notify/Wait/read is about.
   int slotOwner = -1;       ///< rank whose S/Y slot
+  int region = -1;          ///< push: source region of slotOwner's half (-1: pull)
   SlotSpace space = SlotSpace::None;
   int slot = -1;
   uint32_t writeRound = 0;             ///< data op writing S/Y: the round of that slot use

@@ -53,20 +53,32 @@ CollectiveIR withoutOp(const CollectiveIR &ir, int id) {
   return m;
 }
 
+CollectiveIR withoutFence(const CollectiveIR &ir, int id) {
+  CollectiveIR m = ir;
+  for (Program *p : {&m.latency, &m.throughput})
+    for (auto &r : p->roles)
+      forEachOp(r.body, [&](Op &o) {
+        if (o.id == id) o.fence = false;
+      });
+  return m;
+}
+
 std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds) {
   std::vector<Mutant> out;
   for (const Program *prog : {&ir.latency, &ir.throughput}) {
-    std::vector<const Op *> targets;
+    std::vector<std::pair<const Op *, bool>> targets; // (op, fence only)
     for (auto &r : prog->roles)
       forEachOp(r.body, [&](const Op &o) {
-        if (o.kind == OpKind::Notify || o.kind == OpKind::Wait) targets.push_back(&o);
+        if (o.kind == OpKind::Notify || o.kind == OpKind::Wait) targets.push_back({&o, false});
+        if (o.kind == OpKind::Notify && o.fence) targets.push_back({&o, true});
       });
-    for (const Op *t : targets) {
+    for (auto [t, fenceOnly] : targets) {
       Mutant mu;
       mu.program = toString(prog->regime);
       mu.opId = t->id;
-      mu.opText = opText(*t);
-      CollectiveIR m = withoutOp(ir, t->id);
+      mu.fenceOnly = fenceOnly;
+      mu.opText = fenceOnly ? "fence.acq_rel.sys of %" + std::to_string(t->id) : opText(*t);
+      CollectiveIR m = fenceOnly ? withoutFence(ir, t->id) : withoutOp(ir, t->id);
       const Program &mp = prog->regime == Regime::Latency ? m.latency : m.throughput;
       for (auto &sc : sampleCalls(m, m.n)) {
         Report r = verifyInstance(instantiate(m, mp, sc.sizes, sc.geo, 2));

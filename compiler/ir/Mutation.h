@@ -13,7 +13,8 @@ namespace purlin::ir {
 
 struct Mutant {
   std::string program;   ///< "latency" or "throughput"
-  int opId = -1;         ///< the deleted op
+  int opId = -1;         ///< the deleted op (or the notify whose fence was dropped)
+  bool fenceOnly = false; ///< the mutation drops only the op's fence.acq_rel.sys (push releases)
   std::string opText;
   bool caught = false;
   std::string by;        ///< "verifier" or "simulator"
@@ -21,11 +22,14 @@ struct Mutant {
   bool namesOp = false;  ///< the finding names an op of the same signal (or the read it unguards)
 };
 
-/// Every single-op deletion of a Notify or Wait in both programs of `ir`.
-/// `seeds` simulator seeds are tried when the verifier finds nothing.
+/// Every single-op deletion of a Notify or Wait in both programs of `ir`,
+/// and, for every fenced Notify (push), the same program without that
+/// fence. `seeds` simulator seeds are tried when the verifier finds nothing.
 std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds = 3);
 
 /// Copy of `ir` without op `id` (ids are kept, not renumbered).
 CollectiveIR withoutOp(const CollectiveIR &ir, int id);
+/// Copy of `ir` whose op `id` keeps its release but loses its fence.
+CollectiveIR withoutFence(const CollectiveIR &ir, int id);
 
 } // namespace purlin::ir

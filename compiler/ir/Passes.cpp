@@ -1,6 +1,7 @@
 /// @file Passes.cpp
 /// @brief bindPolicy, insertSlotReuseGuards and insertDoneAcks.
 #include "ir/Passes.h"
+#include "ir/DerivePush.h"
 
 #include <algorithm>
 
@@ -103,13 +104,22 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
   need(b.threads > 0, ir, wp + ".throughput.threads", "must be positive");
   need(b.chunkBytes >= 16 && b.chunkBytes % 16 == 0, ir, wp + ".throughput.chunkBytes",
        "must be a positive multiple of 16");
-  need(b.transfer == Transfer::Pull, ir, wp + ".throughput.transfer",
-       "push is not derived: the throughput program pulls (paper §3.2)");
+  need(b.transfer == ir.throughput.transfer, ir, wp + ".throughput.transfer",
+       std::string("is ") + (b.transfer == Transfer::Push ? "push" : "pull") +
+           " but the throughput program was derived for the other transfer (derive with the policy's transfer)");
   b.regionBytes = isComposed(ir.kind) ? (b.stagingBytes / 2) & ~uint64_t(15) : b.stagingBytes & ~uint64_t(15);
   need(b.regionBytes >= b.chunkBytes, ir, "stagingBytes",
        "(" + std::to_string(b.stagingBytes) + ") must hold at least one chunk per region");
   b.slots = int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxSlots));
   b.ySlots = isComposed(ir.kind) ? int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxYSlots)) : 0;
+  if (b.transfer == Transfer::Push) {
+    // Slots per source region (n-1 regions of S, and of Y for AllReduce).
+    uint64_t perSrc = b.regionBytes / uint64_t(ir.n - 1) / b.chunkBytes;
+    need(perSrc >= 1, ir, "stagingBytes",
+         "(" + std::to_string(b.stagingBytes) + ") must hold at least one chunk per source region (push)");
+    b.slots = int(std::min<uint64_t>(perSrc, kPushSlotStride));
+    b.ySlots = isComposed(ir.kind) ? int(std::min<uint64_t>(perSrc, kMaxYSlots)) : 0;
+  }
   b.bound = true;
 
   for (auto &role : ir.latency.roles) role.ctas = b.latencyCtas, role.threads = b.latencyThreads;
@@ -125,6 +135,15 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
 }
 
 void insertSlotReuseGuards(CollectiveIR &ir) {
+  if (ir.throughput.transfer == Transfer::Push) {
+    insertPushSlotReuseGuards(ir.throughput);
+    for (auto &role : ir.throughput.roles)
+      forEachOp(role.body, [&](Op &o) {
+        if (o.kind == OpKind::Arrive && o.counterBase != kDoneCounter) o.arrivals = role.ctas;
+      });
+    numberOps(ir);
+    return;
+  }
   Kind k = ir.kind;
   bool packedIn = k == Kind::AllGather || k == Kind::AllGatherV || k == Kind::Gather;
   for (auto &role : ir.throughput.roles) {

@@ -18,7 +18,9 @@ CollectiveIR lower(const Collective &c, const Policy &policy, int n, const Pipel
   auto dump = [&](const char *pass, const CollectiveIR &ir) {
     if (opts.printAfterAll) *opts.printAfterAll << "// IR after " << pass << "\n" << toText(ir);
   };
-  CollectiveIR ir = derive(c, n);
+  // derive() rejects an out-of-range n before the policy is consulted.
+  Transfer transfer = n >= kMinWorld && n <= kMaxWorld ? policy.forWorld(n).throughput.transfer : Transfer::Pull;
+  CollectiveIR ir = derive(c, n, transfer);
   dump("derive", ir);
   bindPolicy(ir, policy);
   dump("bindPolicy", ir);

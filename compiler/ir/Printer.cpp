@@ -27,14 +27,18 @@ std::string seqText(RankRef part) {
   return part == RankRef::None ? "seq(c)" : std::string("seq(") + toString(part) + ",c)";
 }
 
+/// Push S slots are per (source, destination) region: pslot(c) = c mod slots.
+bool pushSlot(const Op &o) { return o.slotSpace == SlotSpace::S && o.slotRegion != RankRef::None; }
+
 std::string slotText(const Op &o) {
+  if (pushSlot(o)) return "[pslot(c)]";
   if (o.slotSpace == SlotSpace::S) return "[slot(" + seqText(o.slotPart) + ")]";
   if (o.slotSpace == SlotSpace::Y) return "[yslot(c)]";
   return "";
 }
 
 std::string roundText(const Op &o) {
-  std::string sp = o.slotSpace == SlotSpace::Y ? "yround" : "round";
+  std::string sp = o.slotSpace == SlotSpace::Y ? "yround" : pushSlot(o) ? "pround" : "round";
   switch (o.round) {
   case RoundOf::Zero: return "sig(e,0)";
   case RoundOf::Cur: return "sig(e," + sp + ")";
@@ -80,7 +84,9 @@ void printBody(std::ostream &os, const std::vector<Stmt> &body, int indent) {
 }
 
 void printProgram(std::ostream &os, const Program &p) {
-  os << "  program " << toString(p.regime) << " {\n";
+  os << "  program " << toString(p.regime);
+  if (p.regime == Regime::Throughput) os << " (" << (p.transfer == Transfer::Push ? "push" : "pull") << ")";
+  os << " {\n";
   for (auto &b : p.buffers) os << "    buffer " << toString(b.buf) << ": " << b.desc << "\n";
   for (auto &s : p.signals)
     os << "    signal " << toString(s.sig) << " (index " << sigBase(s.sig)
@@ -100,11 +106,14 @@ nlohmann::json accessJson(const Access &a) {
   nlohmann::json j = {{"buf", toString(a.buf)}, {"owner", toString(a.owner)}, {"part", toString(a.part)},
                       {"chunked", a.chunked}, {"text", accessText(a)}};
   if (a.buf == Buf::PK) j["shapePart"] = toString(a.shapePart);
+  if (a.region != RankRef::None) j["region"] = toString(a.region);
   return j;
 }
 
 nlohmann::json opJson(const Op &o) {
   nlohmann::json j = {{"id", o.id}, {"op", toString(o.kind)}, {"text", opText(o) + suffix(o)}};
+  if (const char *m = remoteMode(o)) j["remote"] = m;
+  if (o.fence) j["fence"] = "fence.acq_rel.sys";
   if (o.cond != Cond::Always) j["cond"] = toString(o.cond);
   if (o.onlyOn != RunsOn::All) j["on"] = toString(o.onlyOn);
   if (o.last) j["lastArriver"] = true;
@@ -162,15 +171,28 @@ std::string accessText(const Access &a) {
     if (a.part != RankRef::None) s += std::string("[") + toString(a.part) + "]";
     if (a.chunked) s += "[c]";
     return s;
-  case Buf::S: return s + "[slot(" + seqText(a.part) + ")]";
-  case Buf::Y: return s + "[yslot(c)]";
+  case Buf::S:
+    if (a.region != RankRef::None) return s + "[" + toString(a.region) + "][pslot(c)]";
+    return s + "[slot(" + seqText(a.part) + ")]";
+  case Buf::Y:
+    if (a.region != RankRef::None) return s + "[" + toString(a.region) + "][yslot(c)]";
+    return s + "[yslot(c)]";
   case Buf::PK: return s + "[" + toString(a.part) + "]";
   }
   return s;
 }
 
+const char *remoteMode(const Op &o) {
+  if (o.kind != OpKind::Copy && o.kind != OpKind::Reduce) return nullptr;
+  auto shared = [](const Access &a) { return a.buf == Buf::S || a.buf == Buf::Y; };
+  if (shared(o.dst) && o.dst.owner != RankRef::R) return "remote_write";
+  if (shared(o.src) && o.src.owner != RankRef::R) return "remote_read";
+  return nullptr;
+}
+
 std::string opText(const Op &o) {
   std::string s = toString(o.kind);
+  if (const char *m = remoteMode(o)) s += std::string(".") + m;
   switch (o.kind) {
   case OpKind::Copy: return s + " " + accessText(o.dst) + " <- " + accessText(o.src) + eachText(o);
   case OpKind::Reduce: {
@@ -182,13 +204,15 @@ std::string opText(const Op &o) {
   case OpKind::Arrive: {
     std::string idx = std::to_string(o.counterBase);
     if (o.counterStride) idx += " + " + std::to_string(o.counterStride) + "*" + toString(o.counterRank);
-    if (o.slotSpace == SlotSpace::S) idx += " + slot(" + seqText(o.slotPart) + ")";
+    if (pushSlot(o)) idx += " + pslot(c)";
+    else if (o.slotSpace == SlotSpace::S) idx += " + slot(" + seqText(o.slotPart) + ")";
     if (o.slotSpace == SlotSpace::Y) idx += " + yslot(c)";
     return s + " counter[" + idx + "] of " + std::to_string(o.arrivals) + " ctas";
   }
   case OpKind::Notify: {
     std::string t = toString(o.target);
-    return s + " " + toString(o.sig) + "[r]" + slotText(o) + " -> rank " + t + " = " + roundText(o) + eachText(o);
+    return std::string(o.fence ? "fence.acq_rel.sys; " : "") + s + " " + toString(o.sig) + "[r]" + slotText(o) +
+           " -> rank " + t + " = " + roundText(o) + eachText(o);
   }
   case OpKind::Wait:
     return s + " " + toString(o.sig) + "[" + toString(o.sigSrc) + "]" + slotText(o) + " >= " + roundText(o) +
@@ -241,6 +265,7 @@ nlohmann::json toJson(const CollectiveIR &ir) {
   j["programs"] = nlohmann::json::array();
   for (const Program *p : {&ir.latency, &ir.throughput}) {
     nlohmann::json pj = {{"regime", toString(p->regime)}};
+    if (p->regime == Regime::Throughput) pj["transfer"] = p->transfer == Transfer::Push ? "push" : "pull";
     for (auto &bd : p->buffers) pj["buffers"].push_back({{"name", toString(bd.buf)}, {"desc", bd.desc}});
     for (auto &s : p->signals)
       pj["signals"].push_back({{"name", toString(s.sig)}, {"base", sigBase(s.sig)}, {"from", s.producers},

@@ -19,6 +19,10 @@ std::string toText(const CollectiveIR &ir);
 
 /// One op without its id, e.g. "wait.acquire STAGED[p][slot(seq(r,c))] >= sig(e,round) for p in 0..n-1".
 std::string opText(const Op &o);
+/// "remote_write" when a copy/reduce writes another rank's S/Y (push),
+/// "remote_read" when it reads another rank's S/Y (pull), else nullptr.
+/// Printed as the op's suffix: `copy.remote_write`, `copy.remote_read`.
+const char *remoteMode(const Op &o);
 /// An operand, e.g. "S_p[seq(r,c)]".
 std::string accessText(const Access &a);
 

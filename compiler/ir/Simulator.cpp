@@ -4,7 +4,15 @@
 /// a Notify stores the notifier's clock with the value, a satisfied Wait
 /// joins it, an Arrive is an acq_rel RMW on the counter's clock, and a
 /// kernel boundary joins all CTAs of a rank. Every staging/Y byte records
-/// its last writer (thread, clock, epoch) and the reads since that write.
+/// its last writer (thread, clock, epoch, whether the writer was another
+/// rank) and the reads since that write.
+///
+/// Remote writes (push) are visible to their reader only through a release
+/// at system scope that covers them: a second clock `svc` per thread tracks
+/// what is published at system scope. A Notify with fence.acq_rel.sys
+/// publishes everything its CTA knows (svc = vc); without a fence only the
+/// CTA's own writes (a gpu-scope arrive orders other CTAs' writes at gpu
+/// scope only). Waits, arrives and kernel boundaries join both clocks.
 #include "ir/Simulator.h"
 
 #include <algorithm>
@@ -29,16 +37,17 @@ struct Shadow {
   int wt = -1;   ///< writer thread (-1: never written)
   uint32_t wc = 0;
   uint64_t we = 0; ///< writer's epoch
+  bool remote = false; ///< written by another rank (push): needs a fenced release
   std::vector<std::pair<int, uint32_t>> reads;
 };
 
 struct SigState {
   uint64_t value = 0;
-  VC vc;
+  VC vc, svc;
 };
 struct Counter {
   uint32_t value = 0;
-  VC vc;
+  VC vc, svc;
 };
 
 struct RankMem {
@@ -62,6 +71,7 @@ struct Thread {
   int pendingReset = -1;
   double weight = 1;
   VC vc;
+  VC svc; ///< what this CTA knows is published at system scope
 };
 
 class Sim {
@@ -215,6 +225,10 @@ private:
         else if (sh.wc > t.vc[size_t(sh.wt)])
           what = "was written by rank " + std::to_string(th_[size_t(sh.wt)].rank) + " (role " +
                  th_[size_t(sh.wt)].role->sym->name + ") without a release this read acquired";
+        else if (sh.remote && sh.wc > t.svc[size_t(sh.wt)])
+          what = "was written remotely by rank " + std::to_string(th_[size_t(sh.wt)].rank) + " (role " +
+                 th_[size_t(sh.wt)].role->sym->name + ", another CTA than the releaser) and released without "
+                 "fence.acq_rel.sys";
         if (!what.empty()) {
           res.report.add("race", where(t, op) + ": read-before-release: byte " + std::to_string(m.off + i) + " of " +
                                      toString(m.buf) + " of rank " + std::to_string(m.owner) + " " + what,
@@ -262,6 +276,7 @@ private:
         sh.wt = ti;
         sh.wc = t.vc[size_t(ti)];
         sh.we = e;
+        sh.remote = t.rank != m.owner;
         sh.reads.clear();
         rm.staging[h][m.off + i] = data[i];
       }
@@ -278,6 +293,7 @@ private:
       Counter &c = rm.counters[t.pendingReset];
       c.value = 0;
       c.vc = t.vc;
+      c.svc = t.svc;
       t.pendingReset = -1;
       return true;
     }
@@ -311,15 +327,24 @@ private:
       SigState &s = mem_[op.arrayOwner].signals[op.index];
       s.value = sigValue(e, op.round);
       s.vc = t.vc;
+      s.svc = op.sym->fence ? t.vc : t.svc;
+      s.svc[size_t(ti)] = t.vc[size_t(ti)]; // st.release.sys covers the CTA's own writes
       return true;
     }
-    case OpKind::Wait: join(t.vc, rm.signals[op.index].vc); return true;
+    case OpKind::Wait: {
+      SigState &s = rm.signals[op.index];
+      join(t.vc, s.vc);
+      if (!s.svc.empty()) join(t.svc, s.svc);
+      return true;
+    }
     case OpKind::PacketPoll: return true;
     case OpKind::Arrive: {
       Counter &c = rm.counters[op.counter];
-      if (c.vc.empty()) c.vc.assign(t.vc.size(), 0);
+      if (c.vc.empty()) c.vc.assign(t.vc.size(), 0), c.svc.assign(t.vc.size(), 0);
       join(t.vc, c.vc);
       join(c.vc, t.vc);
+      join(t.svc, c.svc);
+      join(c.svc, t.svc);
       uint32_t old = c.value++;
       if (old >= uint32_t(op.arrivals)) {
         res.report.add("counter", where(t, op) + ": counter " + std::to_string(op.counter) + " reached " +
@@ -369,6 +394,7 @@ private:
     uint64_t lateUntil = opts_.lateRank ? rng_() % 4000 : 0;
     for (auto &t : th_) {
       t.vc.assign(T, 0);
+      t.svc.assign(T, 0);
       t.weight = std::pow(2.0, double(rng_() % 7));
       if (t.rank == late) t.weight = 0.05;
     }
@@ -393,6 +419,7 @@ private:
         for (auto &t : th_) {
           if (t.rank != r) continue;
           t.vc = j;
+          t.svc = j; // the kernel's end publishes all its writes (stream order)
           t.atEnd = false;
           t.isLast = false;
           if (++t.call == opts_.calls) t.finished = true, t.atEnd = true;
@@ -493,6 +520,8 @@ CallArgs argsForBytes(Kind k, int n, uint64_t bytes, uint64_t seed) {
 Geometry simGeometry(const CollectiveIR &ir, const Sizes &s) {
   bool comp = ir.kind == Kind::AllReduce || ir.kind == Kind::Broadcast || ir.kind == Kind::Reduce;
   bool packedIn = ir.kind == Kind::AllGather || ir.kind == Kind::AllGatherV || ir.kind == Kind::Gather;
+  if (ir.throughput.transfer == Transfer::Push) // 2 slots per source region (and per Y region)
+    return computeGeometry(ir, s, 16, (comp ? 2 : 1) * uint64_t(s.n - 1) * 2 * 16);
   uint64_t slots = std::max(3, packedIn ? 3 : s.n); // slots >= partitions staged per chunk, + 1
   return computeGeometry(ir, s, 16, (comp ? 2 : 1) * slots * 16);
 }

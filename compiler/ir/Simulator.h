@@ -40,8 +40,9 @@ SimResult simulate(const CollectiveIR &ir, const Program &prog, const CallArgs &
 /// reductions (float), 1 for copies.
 CallArgs argsForBytes(Kind k, int n, uint64_t bytes, uint64_t seed);
 
-/// The small geometry simulations use: chunk 16 bytes, staging of 3 chunks
-/// per region, so calls above 3 chunks reuse slots cyclically.
+/// The small geometry simulations use: chunk 16 bytes, staging of
+/// max(3, n) chunks per region (pull) or 2 chunks per source region (push),
+/// so calls above a few chunks reuse slots cyclically.
 Geometry simGeometry(const CollectiveIR &ir, const Sizes &s);
 
 } // namespace purlin::ir

@@ -117,7 +117,17 @@ Geometry computeGeometry(const CollectiveIR &ir, const Sizes &s, uint64_t chunk,
   g.cpp = int(std::max<uint64_t>(1, (s.maxLen + g.chunk - 1) / g.chunk));
   bool packedIn = ir.kind == Kind::AllGather || ir.kind == Kind::AllGatherV || ir.kind == Kind::Gather;
   g.parts = packedIn ? 1 : s.n - 1;
-  if (g.slots < g.parts)
+  g.push = ir.throughput.transfer == Transfer::Push;
+  if (g.push) {
+    // Per-source regions: n-1 of them in the S region (and in the Y region).
+    uint64_t perSrc = g.region / uint64_t(s.n - 1) / g.chunk;
+    if (perSrc == 0)
+      throw IRError{"staging capacity " + std::to_string(staging) + " holds no chunk per source region (" +
+                    std::to_string(s.n - 1) + " sources)"};
+    g.parts = s.n - 1;
+    g.slots = int(std::min<uint64_t>(perSrc, kPushSlotStride));
+    g.ySlots = comp ? int(std::min<uint64_t>(perSrc, kMaxYSlots)) : 0;
+  } else if (g.slots < g.parts)
     throw IRError{"staging capacity " + std::to_string(staging) + " holds " + std::to_string(g.slots) +
                   " slots, fewer than the " + std::to_string(g.parts) + " partitions staged per chunk"};
   if (uint64_t(g.cpp) * uint64_t(s.n) / uint64_t(g.slots) >= (uint64_t(1) << 20))

@@ -131,18 +131,33 @@ void sharedCounters(const Instance &inst, Report &rep) {
 /// release of that slot use, and in the owner's program a release after the
 /// write. For PK reads: an earlier poll of the same packets.
 void acquireBeforeRead(const Instance &inst, Report &rep) {
-  // Owner-side facts: (owner, space, slot, round, reader) -> notify exists after a write of that use.
-  std::set<std::tuple<int, int, int, uint32_t, int>> released;
+  // Writer-side facts: a slot use is (memory owner, push region or -1,
+  // space, slot, round); released holds (writer, use..., reader) when the
+  // writer's role notifies the reader after writing that use. A release of
+  // remote writes (push) by one of several CTAs needs fence.acq_rel.sys
+  // first: the other CTAs' writes are only ordered at gpu scope.
+  using Use = std::tuple<int, int, int, int, uint32_t>;
+  std::set<std::tuple<int, Use, int>> released;
   for (int r = 0; r < inst.n; ++r)
     for (auto &ro : inst.ranks[r].roles) {
       if (ro.ctas.empty()) continue;
-      std::set<std::tuple<int, int, uint32_t>> written;
+      std::map<Use, bool> written; // -> written into another rank's memory
       for (auto &op : ro.ctas[0].ops) {
         if ((op.kind == OpKind::Copy || op.kind == OpKind::Reduce) && op.space != SlotSpace::None)
-          written.insert({int(op.space), op.slot, op.writeRound});
-        if (op.kind == OpKind::Notify && (op.sym->sig == Sig::STAGED || op.sym->sig == Sig::REDUCED) &&
-            written.count({int(op.space), op.slot, op.round}) && (op.last || ro.ctas.size() == 1))
-          released.insert({r, int(op.space), op.slot, op.round, op.arrayOwner});
+          written[{op.slotOwner, op.region, int(op.space), op.slot, op.writeRound}] |= op.slotOwner != r;
+        if (op.kind != OpKind::Notify || (op.sym->sig != Sig::STAGED && op.sym->sig != Sig::REDUCED)) continue;
+        Use u{op.slotOwner, op.region, int(op.space), op.slot, op.round};
+        auto w = written.find(u);
+        if (w == written.end() || !(op.last || ro.ctas.size() == 1)) continue;
+        if (w->second && ro.ctas.size() > 1 && !op.sym->fence) {
+          rep.add("fence",
+                  who({&op, &ro.sym->name, r, 0, 0}) + " releases remote writes of " + std::to_string(ro.ctas.size()) +
+                      " CTAs to rank " + std::to_string(op.arrayOwner) +
+                      " without fence.acq_rel.sys (the other CTAs' writes are only ordered at gpu scope)",
+                  {op.sym->id});
+          return;
+        }
+        released.insert({r, u, op.arrayOwner});
       }
     }
   for (int r = 0; r < inst.n; ++r)
@@ -163,19 +178,22 @@ void acquireBeforeRead(const Instance &inst, Report &rep) {
               Sig need = m.buf == Buf::S ? Sig::STAGED : Sig::REDUCED;
               int sp = int(m.buf == Buf::S ? SlotSpace::S : SlotSpace::Y);
               uint32_t rd = op.readRound[i];
-              if (!acquired.count({m.owner, int(need), op.readSlot[i], rd})) {
+              int writer = m.region >= 0 ? m.region : m.owner; // push: the region's source wrote it
+              if (!acquired.count({writer, int(need), op.readSlot[i], rd})) {
                 rep.add("acquire",
                         who({&op, &ro.sym->name, r, 0, 0}) + " reads " + toString(m.buf) + " of rank " +
                             std::to_string(m.owner) + " (slot " + std::to_string(op.readSlot[i]) + ", round " +
-                            std::to_string(rd) + ") without an earlier wait.acquire on " + toString(need) +
-                            " from rank " + std::to_string(m.owner),
+                            std::to_string(rd) + (m.region >= 0 ? ", region of rank " + std::to_string(m.region) : "") +
+                            ") without an earlier wait.acquire on " + toString(need) + " from rank " +
+                            std::to_string(writer),
                         {op.sym->id});
                 return;
               }
-              if (!released.count({m.owner, sp, op.readSlot[i], rd, r})) {
+              if (!released.count({writer, Use{m.owner, m.region, sp, op.readSlot[i], rd}, r})) {
                 rep.add("acquire",
                         who({&op, &ro.sym->name, r, 0, 0}) + " reads " + toString(m.buf) + " of rank " +
-                            std::to_string(m.owner) + " whose writer never releases that slot use to rank " +
+                            std::to_string(m.owner) + " whose writer (rank " + std::to_string(writer) +
+                            ") never releases that slot use to rank " +
                             std::to_string(r) + " after writing it",
                         {op.sym->id});
                 return;
@@ -198,14 +216,15 @@ void acquireBeforeRead(const Instance &inst, Report &rep) {
 /// Within a call: a write of slot use round > 0 waits for every reader of
 /// the slot's previous use (CONSUMED / GATHERED).
 void slotReuse(const Instance &inst, Report &rep) {
-  // readers[(owner, space, slot, round)] = set of reader ranks
-  std::map<std::tuple<int, int, int, uint32_t>, std::set<int>> readers;
+  // readers[(owner, region, space, slot, round)] = set of reader ranks
+  std::map<std::tuple<int, int, int, int, uint32_t>, std::set<int>> readers;
   for (auto &s : sites(inst, false)) {
     if (s.op->kind != OpKind::Copy && s.op->kind != OpKind::Reduce) continue;
     for (size_t i = 0; i < s.op->srcs.size(); ++i) {
       const Mem &m = s.op->srcs[i];
       if (m.buf == Buf::S || m.buf == Buf::Y)
-        readers[{m.owner, int(m.buf == Buf::S ? SlotSpace::S : SlotSpace::Y), s.op->readSlot[i], s.op->readRound[i]}]
+        readers[{m.owner, m.region, int(m.buf == Buf::S ? SlotSpace::S : SlotSpace::Y), s.op->readSlot[i],
+                 s.op->readRound[i]}]
             .insert(s.rank);
     }
   }
@@ -221,13 +240,15 @@ void slotReuse(const Instance &inst, Report &rep) {
           Sig need = op.space == SlotSpace::S ? Sig::CONSUMED : Sig::GATHERED;
           // The previous use of this slot: the highest earlier round that someone read.
           for (int64_t pr = int64_t(op.writeRound) - 1; pr >= 0; --pr) {
-            auto it = readers.find({r, int(op.space), op.slot, uint32_t(pr)});
+            auto it = readers.find({op.slotOwner, op.region, int(op.space), op.slot, uint32_t(pr)});
             if (it == readers.end()) continue;
             for (int q : it->second) {
               if (freed.count({q, int(need), op.slot, uint32_t(pr)})) continue;
               rep.add("slot-reuse",
                       who({&op, &ro.sym->name, r, 0, 0}) + " overwrites " + (op.space == SlotSpace::S ? "staging" : "Y") +
-                          " slot " + std::to_string(op.slot) + " (round " + std::to_string(op.writeRound) +
+                          " slot " + std::to_string(op.slot) +
+                          (op.slotOwner != r ? " of rank " + std::to_string(op.slotOwner) : std::string()) +
+                          " (round " + std::to_string(op.writeRound) +
                           ") before waiting for " + toString(need) + " from rank " + std::to_string(q) +
                           ", which read round " + std::to_string(pr),
                       {op.sym->id});
@@ -251,7 +272,10 @@ void crossCall(const Instance &inst, Report &rep) {
       for (auto &m : s.op->srcs)
         if ((m.buf == Buf::S || m.buf == Buf::Y) && m.owner != s.rank && !hazards.count({m.owner, s.rank}))
           hazards.insert({m.owner, s.rank}), example[{m.owner, s.rank}] = &s;
-    if (s.op->kind == OpKind::PacketPut && s.op->dst.owner != s.rank && !hazards.count({s.rank, s.op->dst.owner}))
+    bool remoteWrite = s.op->kind == OpKind::PacketPut ||
+                       ((s.op->kind == OpKind::Copy || s.op->kind == OpKind::Reduce) &&
+                        (s.op->dst.buf == Buf::S || s.op->dst.buf == Buf::Y));
+    if (remoteWrite && s.op->dst.owner != s.rank && !hazards.count({s.rank, s.op->dst.owner}))
       hazards.insert({s.rank, s.op->dst.owner}), example[{s.rank, s.op->dst.owner}] = &s;
   }
   std::set<std::pair<int, int>> hears; // (A, B): A waits on / polls something from B
@@ -269,14 +293,25 @@ void crossCall(const Instance &inst, Report &rep) {
   }
 }
 
+/// Pull: data ops write only local memory. Push: they write another rank's
+/// memory only into that rank's S/Y region of the writer, and read only
+/// local memory. User buffers and packets are never accessed remotely.
 void locality(const Instance &inst, Report &rep) {
+  bool push = inst.prog->transfer == Transfer::Push;
   for (auto &s : sites(inst, false)) {
     auto bad = [&](const char *what) { rep.add("locality", who(s) + ": " + what, {idOf(s)}); };
     if (s.op->kind == OpKind::Copy || s.op->kind == OpKind::Reduce) {
-      if (s.op->dst.owner != s.rank) return bad("writes another rank's memory (the throughput program pulls)");
-      for (auto &m : s.op->srcs)
+      const Mem &d = s.op->dst;
+      if (d.owner != s.rank) {
+        if (!push) return bad("writes another rank's memory (the throughput program pulls)");
+        if ((d.buf != Buf::S && d.buf != Buf::Y) || d.region != s.rank)
+          return bad("writes another rank's memory outside that rank's region of the writer (push)");
+      }
+      for (auto &m : s.op->srcs) {
         if ((m.buf == Buf::X || m.buf == Buf::O || m.buf == Buf::PK) && m.owner != s.rank)
           return bad("reads another rank's user buffer or packets");
+        if (push && m.owner != s.rank) return bad("reads another rank's memory (the push program reads locally)");
+      }
     }
     if (s.op->kind == OpKind::PacketPut && s.op->srcs[0].owner != s.rank) return bad("puts another rank's data");
   }

@@ -33,11 +33,11 @@ TEST_CASE("allReduce text shows Algorithm 1's three roles and the crossover", "[
   CHECK(t.find("role reduce (8 ctas") != std::string::npos);
   CHECK(t.find("role gather (8 ctas") != std::string::npos);
   CHECK(t.find("wait.acquire STAGED[p][slot(seq(r,c))] >= sig(e,round) for p in others(r)") != std::string::npos);
-  CHECK(t.find("reduce Y_r[yslot(c)] <- op((p == r ? X_r[r][c] : S_p[slot(seq(r,c))]) for p in 0..n-1)") != std::string::npos);
+  CHECK(t.find("reduce.remote_read Y_r[yslot(c)] <- op((p == r ? X_r[r][c] : S_p[slot(seq(r,c))]) for p in 0..n-1)") != std::string::npos);
   CHECK(t.find("notify.release REDUCED[r][yslot(c)] -> rank k = sig(e,yround) for k in 0..n-1 [last arriver]") !=
         std::string::npos);
   CHECK(t.find("wait.acquire REDUCED[k][yslot(c)] >= sig(e,yround)") != std::string::npos);
-  CHECK(t.find("copy O_r[k][c] <- Y_k[yslot(c)]") != std::string::npos);
+  CHECK(t.find("copy.remote_read O_r[k][c] <- Y_k[yslot(c)]") != std::string::npos);
   CHECK(t.find("wait.acquire CONSUMED[part(prev)][slot(seq(k,c))] >= sig(e,round(prev)) if prev(slot) exists") !=
         std::string::npos);
   CHECK(t.find("program latency") != std::string::npos);

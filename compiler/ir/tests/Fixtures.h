@@ -77,4 +77,17 @@ inline Policy testPolicy() {
   return p;
 }
 
+/// testPolicy() with the push transfer for every world size.
+inline Policy pushPolicy() {
+  Policy p = testPolicy();
+  for (int n = kMinWorld; n <= kMaxWorld; ++n) p.world[n].throughput.transfer = Transfer::Push;
+  return p;
+}
+
+/// The collectives with a push derivation.
+inline const std::vector<Kind> &pushKinds() {
+  static const std::vector<Kind> v = {Kind::AllGather, Kind::ReduceScatter, Kind::AllReduce, Kind::AllToAll};
+  return v;
+}
+
 } // namespace purlin::ir::test

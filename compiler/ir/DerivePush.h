@@ -1,0 +1,25 @@
+/// @file DerivePush.h
+/// @brief The push transfer's throughput program (docs/snac-protocol.md,
+/// "Throughput program, push transfer") and its slot-reuse guards.
+#pragma once
+
+#include "ir/IR.h"
+
+namespace purlin::ir {
+
+/// True for the collectives with a push derivation: AllGather,
+/// ReduceScatter, AllReduce (compose) and AllToAll.
+bool pushDerivable(Kind k);
+
+/// The push throughput program of `k` (pushDerivable(k) must hold):
+/// stage writes chunk c of what rank k needs into k's region r (remote
+/// write), the last arriver fences and notifies STAGED to k; consumers wait
+/// STAGED and read their own regions; AllReduce's reducers forward their
+/// partition into every peer's Y region and notify REDUCED after a fence.
+Program throughputPush(Kind k);
+
+/// CONSUMED / GATHERED waits before remote writes of a reused slot, and the
+/// matching notifies (to the region's source) after each local read.
+void insertPushSlotReuseGuards(Program &p);
+
+} // namespace purlin::ir
