@@ -233,3 +233,69 @@ TEST_CASE("makePlan: in place in NCCL's forms only; count 0 is empty") {
           Status::Ok);
   CHECK(p.empty);
 }
+
+TEST_CASE("makePlan (push): per-source regions fit the staging half; chunks scale with the message") {
+  for (int n = 2; n <= 8; ++n)
+    for (CollKind k : {CollKind::AllGather, CollKind::ReduceScatter, CollKind::AllReduce, CollKind::AllToAll})
+      for (std::size_t count : {std::size_t(1) << 10, std::size_t(300007), std::size_t(1) << 22, std::size_t(1) << 28})
+        for (std::size_t staging : {std::size_t(1) << 20, kStaging}) {
+          WorldConsts w = kWorld;
+          w.latencyMaxBytes = 0;
+          w.push = true;
+          w.chunkBytes = 4u << 20;
+          Plan p;
+          std::string err;
+          REQUIRE(makePlan(k, n, 0, args(kIn, kOut, count), w, staging, kPackets, p, err) == Status::Ok);
+          INFO(toString(k) << " n=" << n << " count=" << count << " staging=" << staging);
+          CHECK(p.push);
+          CHECK_FALSE(p.latency);
+          CHECK(p.chunk % 16 == 0);
+          CHECK(p.chunk <= w.chunkBytes);
+          CHECK(p.chunk <= p.regionBytes);
+          CHECK((p.chunk >= kMinPushChunk || p.chunk == p.regionBytes));
+          CHECK(std::size_t(p.cpp) * p.chunk >= p.maxLen);
+          CHECK(std::size_t(p.cpp - 1) * p.chunk < std::max<std::size_t>(p.maxLen, 1));
+          CHECK(p.slots >= 1);
+          CHECK(p.slots <= kMaxSlots);
+          CHECK(std::size_t(p.slots) * p.chunk <= p.regionBytes);
+          CHECK(std::size_t(n - 1) * p.regionBytes <= staging);
+          CHECK(p.regionBytes % 16 == 0);
+          if (k == CollKind::AllReduce) {
+            CHECK(p.ySlots >= 1);
+            CHECK(p.ySlots <= kMaxYSlots);
+            CHECK(p.yOffset >= std::size_t(n - 1) * p.regionBytes);
+            CHECK(p.yOffset + std::size_t(n - 1) * p.yRegionBytes <= staging);
+            CHECK(std::size_t(p.ySlots) * p.chunk <= p.yRegionBytes);
+          }
+          CHECK(p.pushSequence() == p.cpp * (n - 1));
+        }
+}
+
+TEST_CASE("makePlan (push): about chunksPerCta chunks per CTA of the busiest role, within [min, cap]") {
+  WorldConsts w = kWorld;
+  w.latencyMaxBytes = 0;
+  w.push = true;
+  w.stageCtas = 16;
+  w.consumeCtas = 16;
+  w.chunkBytes = 4u << 20;
+  Plan p;
+  std::string err;
+  // AllGather on 2 ranks, 16 CTAs per role x 4 chunks per CTA = 64 chunks per peer.
+  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+                   kPackets, p, err) == Status::Ok);
+  // count is in f32 elements: 128 MiB per rank -> 2 MiB chunks (64 of them).
+  CHECK(p.chunk == (std::size_t(2) << 20));
+  CHECK(p.cpp == 64);
+  w.chunksPerCta = 1;  // 8 MiB wanted, capped at 4 MiB
+  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+                   kPackets, p, err) == Status::Ok);
+  CHECK(p.chunk == (std::size_t(4) << 20));
+  // A small message gets the minimum chunk.
+  REQUIRE(makePlan(CollKind::ReduceScatter, 2, 0, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err) == Status::Ok);
+  CHECK(p.chunk == kMinPushChunk);
+  CHECK(p.cpp == 1);
+  // Staging below 4096 bytes per source is an error with a message.
+  CHECK(makePlan(CollKind::AllToAll, 8, 0, args(kIn, kOut, 1000), w, 7 * 4000, kPackets, p, err) ==
+        Status::InvalidArgument);
+  CHECK(err.find("push") != std::string::npos);
+}

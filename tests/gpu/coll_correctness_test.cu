@@ -35,7 +35,7 @@ std::string describe(const Case& k, const char* comm) {
   char b[256];
   std::snprintf(b, sizeof b, "%s %s/%s count=%zu%s%s%s [%s]", name(k.c), toString(k.t),
                 isReduce(k.c) ? toString(k.op) : "copy", k.count, k.inPlace ? " in-place" : "",
-                k.misalign ? " misaligned" : "", k.tput ? " throughput-policy" : "", comm);
+                k.misalign ? " misaligned" : "", k.tput ? (PTput::world[2].push ? " throughput-policy push" : " throughput-policy pull") : "", comm);
   return b;
 }
 
@@ -394,8 +394,30 @@ void checkedCase(Rank& R) {
 
 } // namespace
 
-int main() {
-  return runRanks("coll_correctness_test", [](Rank& R) {
+int main(int argc, char** argv) {
+  // --transfer pull|push|both (default both): the throughput transfer of the
+  // test policies; with both, the whole suite runs under pull, then push.
+  std::vector<bool> transfers = {false, true};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--transfer" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (v == "pull") transfers = {false};
+      else if (v == "push") transfers = {true};
+      else if (v == "both") transfers = {false, true};
+      else {
+        std::printf("coll_correctness_test: --transfer takes pull, push or both, not '%s'\n", v.c_str());
+        return 2;
+      }
+    } else {
+      std::printf("usage: coll_correctness_test [--transfer pull|push|both]\n");
+      return 2;
+    }
+  }
+  return runRanks("coll_correctness_test", [&transfers](Rank& R) {
+   for (bool push : transfers) {
+    setTransfer(push);
+    if (R.rank == 0) std::printf("=== transfer: %s ===\n", push ? "push" : "pull");
     auto t0 = std::chrono::steady_clock::now();
     int failed = 0, passed = 0;
     {
@@ -432,6 +454,8 @@ int main() {
     }
     checkedCase(R);
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("rank %d: %d cases passed, %d failed, %.1f s\n", R.rank, passed, failed, sec);
+    std::printf("rank %d (%s): %d cases passed, %d failed, %.1f s\n", R.rank, push ? "push" : "pull", passed, failed,
+                sec);
+   }
   });
 }

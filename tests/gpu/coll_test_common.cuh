@@ -38,11 +38,13 @@ using AR = sn::Compose<RS, AG>;
 using Datapath = atom::Hopper;
 
 /// The H200 policy under test: latency program up to 512 KiB messages.
+/// The world table is per thread (each in-process rank has its own) and
+/// mutable, so setTransfer() runs the same cases under pull and push.
 struct PAuto {
   static constexpr int pipelineStages = 8, stageBytes = 16384;
   static constexpr std::size_t stagingBytes = std::size_t(256) << 20;
 #define COLLTEST_WN {256u << 10, 16, 512, 8, 16, 8, 512, 1u << 20, false}
-  static constexpr sn::WorldConsts world[kMaxRanks + 1] = {
+  static inline thread_local sn::WorldConsts world[kMaxRanks + 1] = {
       {}, {}, {512u << 10, 16, 512, 8, 16, 8, 512, 2u << 20, false},
       COLLTEST_WN, COLLTEST_WN, COLLTEST_WN, COLLTEST_WN, COLLTEST_WN, COLLTEST_WN};
 };
@@ -52,9 +54,14 @@ struct PTput {
   static constexpr int pipelineStages = 8, stageBytes = 16384;
   static constexpr std::size_t stagingBytes = std::size_t(256) << 20;
 #define COLLTEST_WT {0, 16, 512, 8, 16, 8, 512, 2u << 20, false}
-  static constexpr sn::WorldConsts world[kMaxRanks + 1] = {
+  static inline thread_local sn::WorldConsts world[kMaxRanks + 1] = {
       {}, {}, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT};
 };
+/// Selects the throughput transfer of PAuto and PTput for this thread
+/// (every rank must select the same).
+inline void setTransfer(bool push) {
+  for (int n = 0; n <= kMaxRanks; ++n) PAuto::world[n].push = PTput::world[n].push = push;
+}
 
 enum class Coll { AllGather, ReduceScatter, AllReduce, AllToAll };
 inline const char* name(Coll c) {

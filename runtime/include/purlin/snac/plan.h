@@ -20,12 +20,31 @@ namespace purlin::snac {
 
 /// Per world size policy constants, emitted by purlinc from the IR.
 struct WorldConsts {
-  std::size_t latencyMaxBytes;  ///< messages up to this many bytes take the latency (packet) program
-  int latencyCtas, latencyThreads;
-  int stageCtas, consumeCtas, gatherCtas, threads;
-  std::size_t chunkBytes;       ///< largest chunk of a partition (throughput program)
-  bool push;                    ///< throughput transfer: false = pull (consumer reads peer staging)
+  // Every member has a default (0), so a partial or empty initializer is
+  // still a constant expression (nvcc rejects partially initialized tables).
+  std::size_t latencyMaxBytes = 0;  ///< messages up to this many bytes take the latency (packet) program
+  int latencyCtas = 0, latencyThreads = 0;
+  int stageCtas = 0, consumeCtas = 0, gatherCtas = 0, threads = 0;
+  std::size_t chunkBytes = 0;   ///< largest chunk of a partition (throughput program)
+  bool push = false;            ///< throughput transfer: false = pull (consumer reads peer staging)
+  /// Push transfer only: chunks are sized so that the busiest role has about
+  /// this many chunks per CTA (chunk = clamp(partition / that, kMinPushChunk,
+  /// chunkBytes)); 0 = kDefaultChunksPerCta. Trailing, so older initializers
+  /// that stop at `push` keep compiling.
+  int chunksPerCta = 0;
+  /// Latency program launch shape: about this many 8-byte words per thread
+  /// (CTAs and threads grow with the payload up to latencyCtas x
+  /// latencyThreads, see latencyShape); 0 = kLatencyWordsPerThread; < 0 =
+  /// always the full latencyCtas x latencyThreads. Trailing, like chunksPerCta.
+  int latencyWordsPerThread = 0;
 };
+
+/// Default words (8-byte packets) per thread of the latency program.
+inline constexpr int kLatencyWordsPerThread = 2;
+
+/// Push transfer: smallest chunk, and chunks per CTA when the policy says 0.
+inline constexpr std::size_t kMinPushChunk = std::size_t(32) << 10;
+inline constexpr int kDefaultChunksPerCta = 4;
 
 /// Arguments of one call, as NCCL takes them (see docs/snac-protocol.md for
 /// what `count` means per collective).
@@ -73,7 +92,14 @@ struct Plan {
   int ySlots = 0;          ///< cyclic slots of the compose intermediate Y (AllReduce)
   std::size_t yOffset = 0; ///< byte offset of the Y region in a staging half
   int stageCtas = 0, consumeCtas = 0, gatherCtas = 0, threads = 0;
-  // Latency program.
+  // Push transfer (docs/snac-protocol.md "Throughput program, push
+  // transfer"): a staging half holds one region per source rank, `slots`
+  // slots each; a compose's Y regions (one per source, `ySlots` slots) start
+  // at yOffset. Source s's region in rank k's half is number (s - k - 1) mod n.
+  bool push = false;
+  std::size_t regionBytes = 0;   ///< bytes of one per-source staging region
+  std::size_t yRegionBytes = 0;  ///< bytes of one per-source Y region (AllReduce)
+  // Latency program (shape from latencyShape: grows with the payload).
   int latencyCtas = 0, latencyThreads = 0;
   std::size_t packetRegion = 0;  ///< packets per source rank in a packet half
 
@@ -83,9 +109,20 @@ struct Plan {
   /// Length of a rank's staging sequence. Chunk-major order: chunk c of the
   /// m-th staged partition is j = c*stageParts() + m, partition k = (rank+1+m) % n.
   PURLIN_HD int stageSequence() const { return cpp * stageParts(); }
+  /// Push transfer: a rank's sequence j = c*(n-1) + m sends chunk c to rank
+  /// (rank+1+m) % n, for every collective (AllGather too: one copy per peer).
+  PURLIN_HD int pushSequence() const { return cpp * (n - 1); }
   int ctas() const { return latency ? latencyCtas : stageCtas + consumeCtas + gatherCtas; }
   int threadsPerCta() const { return latency ? latencyThreads : threads; }
 };
+
+/// Launch shape of the latency program for a payload of `words` 8-byte
+/// words per source: threads wanted = ceil(words / words-per-thread); a CTA
+/// gets that many threads rounded up to a warp (at least 64, at most
+/// w.latencyThreads), and there are as many CTAs as needed (at most
+/// w.latencyCtas and kMaxEpochSlots). A function of (words, policy) only,
+/// so identical on every rank.
+void latencyShape(std::size_t words, const WorldConsts& w, int& ctas, int& threads);
 
 /// Validates a call and plans it. `stagingCapacity` = usable bytes of one
 /// staging half (min of the policy's and the communicator's),

@@ -41,7 +41,75 @@ inline std::size_t pickChunk(std::size_t maxLen, std::size_t policyChunk) {
   return (c + 15) & ~std::size_t(15);
 }
 
+/// Chunk size of the push transfer: about `perCta` chunks per CTA of the
+/// busiest role (a role with C CTAs and n-1 peers handles (n-1)*cpp chunks,
+/// the reduce consumer cpp), clamped to [kMinPushChunk, policy chunk], a
+/// multiple of 16. Small messages get small chunks, so every CTA streams.
+inline std::size_t pickPushChunk(std::size_t maxLen, int n, const WorldConsts& w) {
+  const std::size_t cap = w.chunkBytes ? w.chunkBytes : (std::size_t(4) << 20);
+  const std::size_t perCta = std::size_t(w.chunksPerCta > 0 ? w.chunksPerCta : kDefaultChunksPerCta);
+  int ctas = w.stageCtas > w.consumeCtas ? w.stageCtas : w.consumeCtas;
+  if (w.gatherCtas > ctas) ctas = w.gatherCtas;
+  // Chunks of one partition so that (n-1) partitions give ~perCta per CTA.
+  std::size_t target = (perCta * std::size_t(ctas) + std::size_t(n) - 2) / std::size_t(n - 1);
+  if (target < 1) target = 1;
+  std::size_t c = (maxLen + target - 1) / target;
+  if (c < kMinPushChunk) c = kMinPushChunk;
+  if (c > cap) c = cap;
+  return (c + 15) & ~std::size_t(15);
+}
+
+/// The push transfer's share of makePlan (CTA counts already set): region
+/// sizes, chunk, chunks per partition, slots per source region.
+inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t stagingCapacity,
+                       Plan& p, std::string& error) {
+  const bool compose = kind == CollKind::AllReduce;
+  const std::size_t area = compose ? stagingCapacity / 2 : stagingCapacity;
+  p.push = true;
+  p.regionBytes = (area / std::size_t(n - 1)) & ~std::size_t(15);
+  p.yRegionBytes = compose ? p.regionBytes : 0;
+  if (p.regionBytes < 4096)
+    return fail(error, Status::InvalidArgument, kind,
+                "staging too small for the push transfer: " + std::to_string(stagingCapacity) +
+                    " bytes per half for " + std::to_string(n) + " ranks (need 4096 per source" +
+                    (compose ? " and as much again for Y)" : ")"));
+  p.chunk = pickPushChunk(p.maxLen, n, w);
+  if (p.chunk > p.regionBytes) p.chunk = p.regionBytes;
+  p.cpp = int((p.maxLen + p.chunk - 1) / p.chunk);
+  if (p.cpp < 1) p.cpp = 1;
+  const std::size_t slots = p.regionBytes / p.chunk;
+  p.slots = int(slots < std::size_t(kMaxSlots) ? slots : std::size_t(kMaxSlots));
+  if (compose) {
+    p.ySlots = int(slots < std::size_t(kMaxYSlots) ? slots : std::size_t(kMaxYSlots));
+    p.yOffset = area & ~std::size_t(15);
+  }
+  if (std::size_t(p.cpp) / std::size_t(p.slots) >= (std::size_t(1) << 20))
+    return fail(error, Status::InvalidArgument, kind, "too many cyclic staging rounds (staging too small for this count)");
+  return Status::Ok;
+}
+
 } // namespace detail
+
+inline void latencyShape(std::size_t words, const WorldConsts& w, int& ctas, int& threads) {
+  const std::size_t maxCtas = std::size_t(w.latencyCtas < kMaxEpochSlots ? w.latencyCtas : kMaxEpochSlots);
+  const std::size_t maxThreads = std::size_t(w.latencyThreads);
+  if (w.latencyWordsPerThread < 0) {
+    ctas = int(maxCtas);
+    threads = int(maxThreads);
+    return;
+  }
+  const std::size_t wpt = std::size_t(w.latencyWordsPerThread > 0 ? w.latencyWordsPerThread : kLatencyWordsPerThread);
+  std::size_t want = (words + wpt - 1) / wpt;
+  if (want < 1) want = 1;
+  std::size_t t = (want + 31) / 32 * 32;
+  if (t < 64) t = 64;
+  if (t > maxThreads) t = maxThreads;
+  std::size_t c = (want + t - 1) / t;
+  if (c > maxCtas) c = maxCtas;
+  if (c < 1) c = 1;
+  ctas = int(c);
+  threads = int(t);
+}
 
 inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
                        const WorldConsts& w, std::size_t stagingCapacity,
@@ -138,7 +206,10 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
               wordsNeeded <= p.packetRegion;
   p.latencyCtas = w.latencyCtas;
   p.latencyThreads = w.latencyThreads;
-  if (p.latency) return Status::Ok;
+  if (p.latency) {
+    latencyShape(wordsNeeded, w, p.latencyCtas, p.latencyThreads);
+    return Status::Ok;
+  }
 
   if (w.stageCtas <= 0 || w.consumeCtas <= 0 || w.threads <= 0 ||
       (kind == CollKind::AllReduce && w.gatherCtas <= 0))
@@ -149,6 +220,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   p.gatherCtas = kind == CollKind::AllReduce ? w.gatherCtas : 0;
   p.threads = w.threads;
   const bool compose = kind == CollKind::AllReduce;
+  if (w.push) return detail::planPush(kind, n, w, stagingCapacity, p, error);
   const std::size_t region = compose ? (stagingCapacity / 2) & ~std::size_t(15) : stagingCapacity & ~std::size_t(15);
   if (region < 4096)
     return fail(error, Status::InvalidArgument, kind,

@@ -3,7 +3,8 @@
 /// ranges of one grid run the roles concurrently — [0, stage) stage,
 /// [stage, stage+consume) consume, then (AllReduce) gather. Every CTA reads
 /// the epoch at start and takes part in advancing it at the end, also when
-/// a checked-mode wait gave up (the role returns early).
+/// a checked-mode wait gave up (the role returns early). Plan::push selects
+/// the push transfer's roles (tp_push.cuh) instead of pull's.
 ///
 /// Launch: grid = plan.ctas(), block = plan.threads, dynamic shared memory
 /// = AtomT::kWorkspaceBytes. All CTAs must be co-resident (they wait on each
@@ -15,6 +16,7 @@
 #include "purlin/snac/epoch.cuh"
 #include "purlin/snac/tp_consume.cuh"
 #include "purlin/snac/tp_gather.cuh"
+#include "purlin/snac/tp_push.cuh"
 #include "purlin/snac/tp_stage.cuh"
 
 namespace purlin::snac {
@@ -29,7 +31,18 @@ __global__ void throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, st
   const TpContext cx{dc, pl, e, atomWorkspace};
   const int b = int(blockIdx.x);
   const int consumeBegin = pl.stageCtas, gatherBegin = pl.stageCtas + pl.consumeCtas;
-  if (b < consumeBegin) {
+  if (pl.push) {
+    if (b < consumeBegin) {
+      pushStageRole<AtomT>(cx, in, b, pl.stageCtas);
+    } else if (b < gatherBegin) {
+      if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll)
+        pushConsumeCopyRole<AtomT>(cx, in, out, b - consumeBegin, pl.consumeCtas);
+      else
+        pushConsumeReduceRole<AtomT, E, Op, K == CollKind::AllReduce>(cx, in, out, b - consumeBegin, pl.consumeCtas);
+    } else if constexpr (K == CollKind::AllReduce) {
+      pushGatherRole<AtomT>(cx, out, b - gatherBegin, pl.gatherCtas);
+    }
+  } else if (b < consumeBegin) {
     stageRole<AtomT>(cx, in, out, b, pl.stageCtas);
   } else if (b < gatherBegin) {
     if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll)

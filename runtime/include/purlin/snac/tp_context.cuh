@@ -53,6 +53,31 @@ struct TpContext {
   __device__ __forceinline__ std::byte* ySlot(int p, int c) const {
     return staging(p) + pl.yOffset + std::size_t(ySlotOf(c)) * pl.chunk;
   }
+
+  // Push transfer: per-source regions; chunk c of the (source, destination)
+  // pair uses slot c % slots of the source's region in the destination's
+  // half, round c / slots (so push rounds count chunks, not sequence steps).
+  /// Number of source s's region in rank k's staging half (0..n-2).
+  __device__ __forceinline__ int regionOf(int s, int k) const { return (s - k - 1 + 2 * pl.n) % pl.n; }
+  __device__ __forceinline__ int pushSlotOf(int c) const { return c % pl.slots; }
+  __device__ __forceinline__ uint32_t pushRoundOf(int c) const { return uint32_t(c / pl.slots); }
+  __device__ __forceinline__ bool pushReused(int c) const { return c + pl.slots < pl.cpp; }
+  /// Slot of chunk c from source s in rank k's staging half (as mapped here).
+  __device__ __forceinline__ std::byte* pushSlot(int k, int s, int c) const {
+    return staging(k) + std::size_t(regionOf(s, k)) * pl.regionBytes + std::size_t(pushSlotOf(c)) * pl.chunk;
+  }
+  /// Y slot of chunk c of partition owner s in rank k's half (AllReduce push).
+  __device__ __forceinline__ std::byte* pushYSlot(int k, int s, int c) const {
+    return staging(k) + pl.yOffset + std::size_t(regionOf(s, k)) * pl.yRegionBytes +
+           std::size_t(ySlotOf(c)) * pl.chunk;
+  }
+  /// Push sequence of rank p: step j = c*(n-1) + m is chunk c for destination
+  /// (p+1+m) % n. The receiving side walks its sources in the same order:
+  /// step j = c*(n-1) + m of rank k receives from (k-1-m) mod n.
+  __device__ __forceinline__ int pushDest(int p, int j) const { return (p + 1 + j % (pl.n - 1)) % pl.n; }
+  __device__ __forceinline__ int pushSource(int k, int j) const {
+    return (k - 1 - j % (pl.n - 1) + 2 * pl.n) % pl.n;
+  }
 };
 
 } // namespace purlin::snac
