@@ -101,6 +101,28 @@ std::vector<IRProblem> runIR(const IRRequest &req, const Module &m, const Policy
     } catch (const std::exception &e) {
       problems.push_back({c.loc, "'" + c.name + "': internal error in the SNAC IR: " + e.what()});
     }
+    if (req.mode != IRRequest::Mode::Simulate && req.everyTransfer) {
+      // The smallest world size whose transfer differs from that of req.ranks.
+      const Policy &pol = pit->second;
+      for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+        if (pol.forWorld(n).throughput.transfer == pol.forWorld(req.ranks).throughput.transfer) continue;
+        std::string tr = pol.forWorld(n).throughput.transfer == Transfer::Push ? "push" : "pull";
+        try {
+          PipelineOptions po;
+          if (req.mode == IRRequest::Mode::PrintAfterAll) po.printAfterAll = &os;
+          CollectiveIR ir = lower(c, pol, n, po);
+          if (req.mode == IRRequest::Mode::Text) print(os, ir);
+          if (req.mode == IRRequest::Mode::Json) all.push_back(toJson(ir));
+        } catch (const IRError &e) {
+          // Shown, not fatal: the IR for req.ranks above is what was asked for.
+          if (req.mode != IRRequest::Mode::Json)
+            os << "// " << c.name << ": no IR for world n = " << n << " (transfer " << tr << "): " << e.message << "\n";
+        } catch (const std::exception &e) {
+          problems.push_back({c.loc, "'" + c.name + "': internal error in the SNAC IR: " + e.what()});
+        }
+        break;
+      }
+    }
   }
   if (req.mode == IRRequest::Mode::Json) os << all.dump(2) << "\n";
   if (req.mode == IRRequest::Mode::Simulate && problems.empty()) os << "simulation: all collectives pass\n";

@@ -19,6 +19,11 @@ struct IRRequest {
   int ranks = 8;                 ///< world size the IR is lowered for (emit: 8)
   std::vector<uint64_t> bytes;   ///< --simulate sizes; empty = defaults (0, 1 element, uneven, > staging)
   int seeds = 3;                 ///< simulator seeds per size and program
+  /// Text/JSON/after-all: when the policy's throughput transfer differs
+  /// between world sizes (e.g. push for 2 ranks, pull above), also lower for
+  /// the smallest world size whose transfer differs from that of `ranks`,
+  /// so both derived throughput programs are shown.
+  bool everyTransfer = true;
 };
 
 /// A problem to report at a collective's location.

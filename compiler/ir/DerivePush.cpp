@@ -73,7 +73,7 @@ Role consume(Kind k) {
   body.push_back(Stmt::of(stagedWait(P)));
   body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, P, true), region(Buf::S, R, P, packed ? RankRef::None : R))
                               .why("local read of region p")));
-  role.body.push_back(Stmt::loop(P, Domain::Others, true, true, std::move(body)));
+  role.body.push_back(Stmt::loop(P, Domain::RevRing, true, true, std::move(body)));
   return role;
 }
 
@@ -128,7 +128,7 @@ Role gather() {
   body.push_back(Stmt::of(about(w, R, K)));
   body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, K, true), region(Buf::Y, R, K, RankRef::None))
                               .why("local read of Y region k")));
-  role.body.push_back(Stmt::loop(K, Domain::Others, true, true, std::move(body)));
+  role.body.push_back(Stmt::loop(K, Domain::RevRing, true, true, std::move(body)));
   return role;
 }
 

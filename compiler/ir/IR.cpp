@@ -87,6 +87,7 @@ const char *toString(Domain d) {
   case Domain::Root: return "{root}";
   case Domain::NonRoot: return "others(root)";
   case Domain::Ring: return "r+1..r-1 (mod n)";
+  case Domain::RevRing: return "r-1..r+1 (mod n)";
   }
   return "?";
 }

@@ -53,6 +53,7 @@ enum class Domain {
   Root,     ///< {root}
   NonRoot,  ///< 0..n-1 except root
   Ring,     ///< r+1, r+2, ..., r-1 (mod n): the stage order of partitions
+  RevRing,  ///< r-1, r-2, ..., r+1 (mod n): push receivers (step m hears from the source whose step m targets r)
 };
 const char *toString(Domain);
 

@@ -67,6 +67,10 @@ private:
       for (int m = 0; m + 1 < S.n; ++m) v.push_back((e.r + 1 + m) % S.n);
       return v;
     }
+    if (d == Domain::RevRing) {
+      for (int m = 0; m + 1 < S.n; ++m) v.push_back((e.r - 1 - m + 2 * S.n) % S.n);
+      return v;
+    }
     for (int q = 0; q < S.n; ++q)
       if (d == Domain::All || (d == Domain::Others && q != e.r) || (d == Domain::Root && q == S.root) ||
           (d == Domain::NonRoot && q != S.root))
@@ -164,8 +168,9 @@ private:
     m.len = len;
     return m;
   }
-  /// Index of source `src`'s region in `owner`'s half (push): ranks other than owner, in order.
-  static int regionIdx(int owner, int src) { return src < owner ? src : src - 1; }
+  /// Index of source `src`'s region in `owner`'s half (push): its ring
+  /// distance minus one, (src - owner - 1) mod n, as the runtime maps it.
+  int regionIdx(int owner, int src) const { return (src - owner - 1 + 2 * S.n) % S.n; }
 
   Mem slice(Mem m) const {
     uint64_t b = sliceBegin(m.len, ctas_, cta_), en = sliceBegin(m.len, ctas_, cta_ + 1);

@@ -48,7 +48,7 @@ struct Geometry {
   int parts = 1;           ///< partitions a producer stages per chunk index: 1 (packed input) or n-1
   bool push = false;       ///< push transfer: `slots`/`ySlots` are per source region, S region of
                            ///< source s at idx(s)*slots*chunk, Y region at region + idx(s)*ySlots*chunk,
-                           ///< idx(s) = s - (s > owner)
+                           ///< idx(s) = (s - owner - 1) mod n
   uint64_t region = 0;     ///< S region bytes; Y starts at `region`
   uint64_t packetRegion = 0; ///< payload bytes per source region of a packet half
 };
