@@ -33,7 +33,7 @@ Op &about(Op &o, RankRef owner, RankRef src) {
 bool packedIn(Kind k) { return k == Kind::AllGather; }
 
 /// stage: for c, for k in ring: copy chunk c of what k needs into k's region r.
-Role stage(Kind k) {
+Role stage(Kind k, bool perCta) {
   auto R = RankRef::R, K = RankRef::K;
   Role role;
   role.name = "stage";
@@ -42,15 +42,19 @@ Role stage(Kind k) {
   std::vector<Stmt> body;
   body.push_back(Stmt::of(Op::copy(region(Buf::S, K, R, part), acc(Buf::X, R, part, true))
                               .why("remote write into rank k's region r")));
-  Op a = Op::arrive(kStageCounterBase, kPushSlotStride, SlotSpace::S, RankRef::None);
-  a.counterRank = K;
-  about(a, K, R);
-  body.push_back(Stmt::of(a));
-  Op n = Op::notify(Sig::STAGED, SlotSpace::S, RankRef::None, K).byLast().why("each destination gets its own copy");
+  if (!perCta) {
+    Op a = Op::arrive(kStageCounterBase, kPushSlotStride, SlotSpace::S, RankRef::None);
+    a.counterRank = K;
+    about(a, K, R);
+    body.push_back(Stmt::of(a));
+  }
+  Op n = Op::notify(Sig::STAGED, SlotSpace::S, RankRef::None, K).why("each destination gets its own copy");
+  if (!perCta) n.byLast();
   n.fence = true;
   about(n, K, R);
   body.push_back(Stmt::of(n));
   role.body.push_back(Stmt::loop(K, Domain::Ring, true, true, std::move(body)));
+  role.body.back().perCta = perCta;
   return role;
 }
 
@@ -61,7 +65,7 @@ Op stagedWait(RankRef src) {
 
 /// consume (copy): own partition local, then every source's chunks from the
 /// own staging regions into their output partitions.
-Role consume(Kind k) {
+Role consume(Kind k, bool perCta) {
   auto R = RankRef::R, P = RankRef::P;
   Role role;
   role.name = "consume";
@@ -74,13 +78,14 @@ Role consume(Kind k) {
   body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, P, true), region(Buf::S, R, P, packed ? RankRef::None : R))
                               .why("local read of region p")));
   role.body.push_back(Stmt::loop(P, Domain::RevRing, true, true, std::move(body)));
+  role.body.back().perCta = perCta;
   return role;
 }
 
 /// reduce (ReduceScatter, AllReduce's F): reduce the own partition from the
 /// own input and the own staging regions; AllReduce forwards the result into
 /// every peer's Y region r.
-Role reduce(Kind k) {
+Role reduce(Kind k, bool perCta) {
   auto R = RankRef::R, P = RankRef::P, K = RankRef::K;
   bool ar = k == Kind::AllReduce;
   Role role;
@@ -102,23 +107,28 @@ Role reduce(Kind k) {
   // Indexed by the Y slot for AllReduce (the next use follows the GATHERED
   // wait of that slot), by the S slot otherwise (it follows the STAGED of
   // the slot's next use, sent after CONSUMED).
-  Op a = Op::arrive(kConsumeCounterBase, kMaxSlots, ar ? SlotSpace::Y : SlotSpace::S, RankRef::None);
-  a.counterRank = R;
-  about(a, R, ar ? RankRef::None : R);
-  body.push_back(Stmt::of(a));
+  if (!perCta) {
+    Op a = Op::arrive(kConsumeCounterBase, kMaxSlots, ar ? SlotSpace::Y : SlotSpace::S, RankRef::None);
+    a.counterRank = R;
+    about(a, R, ar ? RankRef::None : R);
+    body.push_back(Stmt::of(a));
+  }
   if (ar) {
-    Op n = Op::notify(Sig::REDUCED, SlotSpace::Y, RankRef::None, K).each(K, Domain::Others).byLast()
-               .why("last reducer publishes Y_r[c] in every peer's region r");
+    Op n = Op::notify(Sig::REDUCED, SlotSpace::Y, RankRef::None, K).each(K, Domain::Others)
+               .why(perCta ? "the chunk's CTA publishes Y_r[c] in every peer's region r"
+                           : "last reducer publishes Y_r[c] in every peer's region r");
+    if (!perCta) n.byLast();
     n.fence = true;
     about(n, K, R);
     body.push_back(Stmt::of(n));
   }
   role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(body)));
+  role.body.back().perCta = perCta;
   return role;
 }
 
 /// gather (AllReduce's G): every peer's reduced partition from the own Y regions.
-Role gather() {
+Role gather(bool perCta) {
   auto R = RankRef::R, K = RankRef::K;
   Role role;
   role.name = "gather";
@@ -129,6 +139,7 @@ Role gather() {
   body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, K, true), region(Buf::Y, R, K, RankRef::None))
                               .why("local read of Y region k")));
   role.body.push_back(Stmt::loop(K, Domain::RevRing, true, true, std::move(body)));
+  role.body.back().perCta = perCta;
   return role;
 }
 
@@ -145,11 +156,12 @@ void insertAfter(std::vector<Stmt> &body, size_t at, std::vector<Stmt> ins, bool
   body.insert(body.begin() + long(pos), ins.begin(), ins.end());
 }
 
-/// Reads of own S/Y regions free the slot to its source when it is reused.
-void freeAfterLocalReads(std::vector<Stmt> &body) {
+/// Reads of own S/Y regions free the slot to its source when it is reused
+/// (in a perCta loop the reading CTA notifies directly, without an arrive).
+void freeAfterLocalReads(std::vector<Stmt> &body, bool perCta) {
   for (size_t i = 0; i < body.size(); ++i) {
     if (body[i].isLoop) {
-      freeAfterLocalReads(body[i].body);
+      freeAfterLocalReads(body[i].body, perCta || body[i].perCta);
       continue;
     }
     const Op rd = body[i].op;
@@ -158,13 +170,15 @@ void freeAfterLocalReads(std::vector<Stmt> &body) {
     RankRef src = rd.src.region;
     Op n = Op::notify(y ? Sig::GATHERED : Sig::CONSUMED, y ? SlotSpace::Y : SlotSpace::S, RankRef::None, src)
                .when(Cond::HasNext)
-               .byLast()
                .why(y ? "Y slot used again: free it" : "slot used again: free it");
+    if (!perCta) n.byLast();
     about(n, RankRef::R, src);
     if (rd.kind == OpKind::Reduce) n.each(rd.var, Domain::Others);
     bool hasArrive = false;
     for (size_t j = i + 1; j < body.size(); ++j) hasArrive |= !body[j].isLoop && body[j].op.kind == OpKind::Arrive;
-    if (hasArrive) {
+    if (perCta) {
+      insertAfter(body, i, {Stmt::of(n)}, false); // right after the read, by the reading CTA
+    } else if (hasArrive) {
       insertAfter(body, i, {Stmt::of(n)}, true);
     } else {
       Op a = y ? Op::arrive(kGatherCounterBase, kMaxYSlots, SlotSpace::Y, RankRef::None)
@@ -206,23 +220,24 @@ bool pushDerivable(Kind k) {
   return k == Kind::AllGather || k == Kind::ReduceScatter || k == Kind::AllReduce || k == Kind::AllToAll;
 }
 
-Program throughputPush(Kind k) {
+Program throughputPush(Kind k, PushCtas ctas) {
   if (!pushDerivable(k))
     throw IRError{std::string("internal: no push derivation for ") + toString(k)};
   Program p;
   p.regime = Regime::Throughput;
   p.transfer = Transfer::Push;
-  p.roles.push_back(stage(k));
-  if (k == Kind::AllGather || k == Kind::AllToAll) p.roles.push_back(consume(k));
-  else p.roles.push_back(reduce(k));
-  if (k == Kind::AllReduce) p.roles.push_back(gather());
+  bool per = ctas == PushCtas::PerChunk;
+  p.roles.push_back(stage(k, per));
+  if (k == Kind::AllGather || k == Kind::AllToAll) p.roles.push_back(consume(k, per));
+  else p.roles.push_back(reduce(k, per));
+  if (k == Kind::AllReduce) p.roles.push_back(gather(per));
   return p;
 }
 
 void insertPushSlotReuseGuards(Program &p) {
   for (auto &role : p.roles) {
     guardRemoteWrites(role.body);
-    freeAfterLocalReads(role.body);
+    freeAfterLocalReads(role.body, false);
   }
 }
 

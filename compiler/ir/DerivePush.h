@@ -11,12 +11,21 @@ namespace purlin::ir {
 /// ReduceScatter, AllReduce (compose) and AllToAll.
 bool pushDerivable(Kind k);
 
+/// How a push role's CTAs share its chunks. Sliced: every CTA moves its
+/// slice of every chunk and the last arriver of a counter notifies (the
+/// pull program's scheme). PerChunk: step j of a role's loop belongs to CTA
+/// j mod ctas, which moves the whole chunk and notifies itself.
+enum class PushCtas { Sliced, PerChunk };
+
+/// The scheme derive() uses (docs/snac-protocol.md).
+constexpr PushCtas kPushCtas = PushCtas::Sliced;
+
 /// The push throughput program of `k` (pushDerivable(k) must hold):
 /// stage writes chunk c of what rank k needs into k's region r (remote
 /// write), the last arriver fences and notifies STAGED to k; consumers wait
 /// STAGED and read their own regions; AllReduce's reducers forward their
 /// partition into every peer's Y region and notify REDUCED after a fence.
-Program throughputPush(Kind k);
+Program throughputPush(Kind k, PushCtas ctas = kPushCtas);
 
 /// CONSUMED / GATHERED waits before remote writes of a reused slot, and the
 /// matching notifies (to the region's source) after each local read.

@@ -182,6 +182,10 @@ struct Stmt {
   Domain domain = Domain::All;
   bool chunks = false;
   bool chunkMajor = false;
+  /// Chunks distributed over the role's CTAs: iteration j (in loop order)
+  /// runs only on CTA j mod ctas, which moves whole chunks (no slices) and
+  /// sends the iteration's notifies itself (no arrive, no last arriver).
+  bool perCta = false;
   std::vector<Stmt> body;
 
   static Stmt of(Op o) { Stmt s; s.op = std::move(o); return s; }

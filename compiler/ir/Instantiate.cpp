@@ -49,6 +49,8 @@ private:
   bool push_; ///< push transfer: S slots are pslot(c) of per-source regions
   int cta_ = 0, ctas_ = 1;
   int lastCounter_ = -1;
+  bool whole_ = false; ///< inside a perCta loop
+  int step_ = 0;       ///< iteration counter of the current perCta loop
 
   int rank(RankRef ref, const Env &e, int prevPart = -1) const {
     switch (ref) {
@@ -173,6 +175,7 @@ private:
   int regionIdx(int owner, int src) const { return (src - owner - 1 + 2 * S.n) % S.n; }
 
   Mem slice(Mem m) const {
+    if (whole_) return m; // perCta loop: one CTA moves the whole chunk
     uint64_t b = sliceBegin(m.len, ctas_, cta_), en = sliceBegin(m.len, ctas_, cta_ + 1);
     m.off += b;
     m.len = en - b;
@@ -372,11 +375,23 @@ private:
   void loop(const Stmt &s, const Env &e, std::vector<COp> &out) {
     std::vector<int> rs = s.var == RankRef::None ? std::vector<int>{-1} : ranks(s.domain, e);
     int nc = s.chunks ? G.cpp : 1;
+    if (s.perCta) step_ = 0;
     auto iter = [&](int q, int c) {
       Env ie = e;
       if (q >= 0) bind(ie, s.var, q);
       if (s.chunks) ie.c = c;
+      if (!s.perCta) {
+        body(s.body, ie, out);
+        return;
+      }
+      int j = step_++;
+      if (j % ctas_ != cta_) return; // iteration j belongs to CTA j mod ctas
+      size_t from = out.size();
+      bool was = whole_;
+      whole_ = true;
       body(s.body, ie, out);
+      whole_ = was;
+      for (size_t i = from; i < out.size(); ++i) out[i].perCta = true;
     };
     if (s.chunkMajor) {
       for (int c = 0; c < nc; ++c)

@@ -70,7 +70,10 @@ std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds) {
     for (auto &r : prog->roles)
       forEachOp(r.body, [&](const Op &o) {
         if (o.kind == OpKind::Notify || o.kind == OpKind::Wait) targets.push_back({&o, false});
-        if (o.kind == OpKind::Notify && o.fence) targets.push_back({&o, true});
+        // The model's unit is a CTA: a fence publishing other CTAs' writes
+        // (last arriver) is checkable; a perCta CTA's fence over its own
+        // threads is kept but not modelled.
+        if (o.kind == OpKind::Notify && o.fence && o.last) targets.push_back({&o, true});
       });
     for (auto [t, fenceOnly] : targets) {
       Mutant mu;

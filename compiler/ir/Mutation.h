@@ -23,8 +23,8 @@ struct Mutant {
 };
 
 /// Every single-op deletion of a Notify or Wait in both programs of `ir`,
-/// and, for every fenced Notify (push), the same program without that
-/// fence. `seeds` simulator seeds are tried when the verifier finds nothing.
+/// and, for every fenced last-arriver Notify (push), the same program
+/// without that fence. `seeds` simulator seeds are tried when the verifier finds nothing.
 std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds = 3);
 
 /// Copy of `ir` without op `id` (ids are kept, not renumbered).

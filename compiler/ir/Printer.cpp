@@ -65,9 +65,10 @@ std::string suffix(const Op &o) {
 std::string loopHead(const Stmt &s) {
   std::string c = "c in 0..cpp-1";
   std::string v = s.var == RankRef::None ? "" : std::string(toString(s.var)) + " in " + toString(s.domain);
-  if (!s.chunks) return "for " + v;
-  if (v.empty()) return "for " + c;
-  return s.chunkMajor ? "for " + c + ", " + v : "for " + v + ", " + c;
+  std::string per = s.perCta ? ", step j on cta j mod ctas" : "";
+  if (!s.chunks) return "for " + v + per;
+  if (v.empty()) return "for " + c + per;
+  return (s.chunkMajor ? "for " + c + ", " + v : "for " + v + ", " + c) + per;
 }
 
 void printBody(std::ostream &os, const std::vector<Stmt> &body, int indent) {
@@ -154,7 +155,7 @@ nlohmann::json bodyJson(const std::vector<Stmt> &body) {
   for (auto &s : body) {
     if (s.isLoop)
       a.push_back({{"loop", {{"var", toString(s.var)}, {"domain", toString(s.domain)}, {"chunks", s.chunks},
-                             {"chunkMajor", s.chunkMajor}, {"text", loopHead(s)}}},
+                             {"chunkMajor", s.chunkMajor}, {"perCta", s.perCta}, {"text", loopHead(s)}}},
                    {"body", bodyJson(s.body)}});
     else
       a.push_back(opJson(s.op));

@@ -34,16 +34,17 @@ struct Site {
 std::string who(const Site &s) { return describe(*s.op, *s.role, s.rank); }
 int idOf(const Site &s) { return s.op->sym ? s.op->sym->id : -1; }
 
-/// Every op of every CTA of every rank.
+/// Every op of every CTA of every rank. `firstCtaOnly`: each op once — the
+/// ops every CTA runs (sliced chunks, counted once) from CTA 0, and the ops
+/// of perCta iterations from the one CTA that runs them.
 std::vector<Site> sites(const Instance &inst, bool firstCtaOnly) {
   std::vector<Site> v;
   for (int r = 0; r < inst.n; ++r)
     for (auto &ro : inst.ranks[r].roles)
-      for (size_t c = 0; c < ro.ctas.size(); ++c) {
-        if (firstCtaOnly && c > 0) break;
+      for (size_t c = 0; c < ro.ctas.size(); ++c)
         for (size_t i = 0; i < ro.ctas[c].ops.size(); ++i)
-          v.push_back({&ro.ctas[c].ops[i], &ro.sym->name, r, int(c), i});
-      }
+          if (!firstCtaOnly || c == 0 || ro.ctas[c].ops[i].perCta)
+            v.push_back({&ro.ctas[c].ops[i], &ro.sym->name, r, int(c), i});
   return v;
 }
 
@@ -139,17 +140,20 @@ void acquireBeforeRead(const Instance &inst, Report &rep) {
   using Use = std::tuple<int, int, int, int, uint32_t>;
   std::set<std::tuple<int, Use, int>> released;
   for (int r = 0; r < inst.n; ++r)
-    for (auto &ro : inst.ranks[r].roles) {
-      if (ro.ctas.empty()) continue;
+    for (auto &ro : inst.ranks[r].roles)
+      for (auto &cta : ro.ctas) {
+      // A notify covers every CTA's writes when it is the last arriver's (or
+      // the role has one CTA); in a perCta iteration, the CTA's own writes
+      // of the whole chunk.
       std::map<Use, bool> written; // -> written into another rank's memory
-      for (auto &op : ro.ctas[0].ops) {
+      for (auto &op : cta.ops) {
         if ((op.kind == OpKind::Copy || op.kind == OpKind::Reduce) && op.space != SlotSpace::None)
           written[{op.slotOwner, op.region, int(op.space), op.slot, op.writeRound}] |= op.slotOwner != r;
         if (op.kind != OpKind::Notify || (op.sym->sig != Sig::STAGED && op.sym->sig != Sig::REDUCED)) continue;
         Use u{op.slotOwner, op.region, int(op.space), op.slot, op.round};
         auto w = written.find(u);
-        if (w == written.end() || !(op.last || ro.ctas.size() == 1)) continue;
-        if (w->second && ro.ctas.size() > 1 && !op.sym->fence) {
+        if (w == written.end() || !(op.last || ro.ctas.size() == 1 || op.perCta)) continue;
+        if (w->second && ro.ctas.size() > 1 && !op.perCta && !op.sym->fence) {
           rep.add("fence",
                   who({&op, &ro.sym->name, r, 0, 0}) + " releases remote writes of " + std::to_string(ro.ctas.size()) +
                       " CTAs to rank " + std::to_string(op.arrayOwner) +
@@ -159,7 +163,7 @@ void acquireBeforeRead(const Instance &inst, Report &rep) {
         }
         released.insert({r, u, op.arrayOwner});
       }
-    }
+      }
   for (int r = 0; r < inst.n; ++r)
     for (auto &ro : inst.ranks[r].roles)
       for (auto &cta : ro.ctas) {
@@ -266,7 +270,7 @@ void slotReuse(const Instance &inst, Report &rep) {
 void crossCall(const Instance &inst, Report &rep) {
   std::set<std::pair<int, int>> hazards; // (A = rewriter, B = reader of that half)
   std::map<std::pair<int, int>, const Site *> example;
-  auto all = sites(inst, true);
+  auto all = sites(inst, false);
   for (auto &s : all) {
     if (s.op->kind == OpKind::Copy || s.op->kind == OpKind::Reduce)
       for (auto &m : s.op->srcs)

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "Fixtures.h"
+#include "ir/DerivePush.h"
 #include "ir/Mutation.h"
 #include "ir/Pipeline.h"
 #include "ir/Printer.h"
@@ -238,6 +239,61 @@ TEST_CASE("push: the simulator alone catches every deleted wait and notify", "[p
       CollectiveIR m = withoutOp(ir, id);
       INFO(toString(k) << " without %" << id);
       CHECK(!simulateSeeds(m, 300, 4).ok());
+    }
+  }
+}
+
+namespace {
+/// `k` lowered for push with chunks distributed over CTAs (PushCtas::PerChunk).
+CollectiveIR perChunk(Kind k, int n) {
+  CollectiveIR ir = lower(*test::collectiveOf(k), test::pushPolicy(), n);
+  Program p = throughputPush(k, PushCtas::PerChunk);
+  p.buffers = ir.throughput.buffers;
+  p.signals = ir.throughput.signals;
+  for (size_t i = 0; i < p.roles.size(); ++i) {
+    p.roles[i].ctas = ir.throughput.roles[i].ctas;
+    p.roles[i].threads = ir.throughput.roles[i].threads;
+  }
+  insertPushSlotReuseGuards(p);
+  ir.throughput = std::move(p);
+  numberOps(ir);
+  return ir;
+}
+} // namespace
+
+TEST_CASE("push, chunks per CTA: text, verifier, simulator and mutations", "[push][percta]") {
+  CollectiveIR ar = perChunk(Kind::AllReduce, 4);
+  std::string t = toText(ar);
+  INFO(t);
+  CHECK(t.find("for c in 0..cpp-1, k in r+1..r-1 (mod n), step j on cta j mod ctas {") != std::string::npos);
+  CHECK(t.find("arrive.acq_rel") == std::string::npos);
+  CHECK(t.find("[last arriver]") == std::string::npos);
+  for (Kind k : test::pushKinds())
+    for (int n : {2, 3, 4, 5, 8}) {
+      CollectiveIR ir = perChunk(k, n);
+      Report v = verify(ir);
+      INFO(toString(k) << " n=" << n << "\n" << v.text());
+      CHECK(v.ok());
+      for (uint64_t count : {uint64_t(0), uint64_t(1), uint64_t(2 * n + 1), uint64_t(16 * n + 53)}) {
+        CallArgs a = argsFor(k, n, count, uint64_t(n + count));
+        Sizes s = computeSizes(k, n, a);
+        for (int ctas : {2, 3}) {
+          SimOptions o;
+          o.seed = uint64_t(n * 1000 + count + ctas);
+          o.maxCtas = ctas;
+          SimResult r = simulate(ir, ir.throughput, a, simGeometry(ir, s), o);
+          INFO("count=" << count << " ctas=" << ctas << "\n" << r.report.text());
+          CHECK(r.report.ok());
+        }
+      }
+    }
+  for (Kind k : test::pushKinds()) {
+    CollectiveIR ir = perChunk(k, 3);
+    for (auto &m : mutate(ir, 2)) {
+      if (m.program != "throughput") continue;
+      INFO(toString(k) << ": %" << m.opId << " '" << m.opText << "' " << m.by << ": " << m.message);
+      CHECK(m.caught);
+      CHECK(m.namesOp);
     }
   }
 }
