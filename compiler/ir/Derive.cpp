@@ -243,12 +243,12 @@ void declarePush(CollectiveIR &ir, Program &p) {
   p.buffers.push_back({Buf::S, "staging[e&1] of each rank: one region per source s != r (what s pushes to r), `slots` slots of `chunk` bytes each; pslot(c) = c mod slots, pround(c) = c div slots; written remotely by s, read locally"});
   if (ir.kind == Kind::AllReduce)
     p.buffers.push_back({Buf::Y, "Y[e&1] of each rank (after the S regions): one region per source k != r holding k's reduced partition, `ySlots` slots; yslot = c mod ySlots, yround = c div ySlots; written remotely by k, read locally"});
-  p.signals.push_back({Sig::STAGED, "every rank (stage role, last arriver, after fence.acq_rel.sys)", "the destination k (its region r)", "sig(e, pround(c))"});
+  p.signals.push_back({Sig::STAGED, "every rank (stage role, after the chunk's remote writes and fence.acq_rel.sys)", "the destination k (its region r)", "sig(e, pround(c))"});
   if (ir.kind == Kind::AllReduce)
-    p.signals.push_back({Sig::REDUCED, "partition owner (reduce role's last arriver, after fence.acq_rel.sys)", "every other rank (gather role)", "sig(e, yround(c))"});
-  p.signals.push_back({Sig::CONSUMED, "the region's owner (last arriver), when the slot is used again", "the region's source (stage role)", "sig(e, pround)"});
+    p.signals.push_back({Sig::REDUCED, "partition owner (reduce role, after the forward's remote writes and fence.acq_rel.sys)", "every other rank (gather role)", "sig(e, yround(c))"});
+  p.signals.push_back({Sig::CONSUMED, "the region's owner (after its read), when the slot is used again", "the region's source (stage role)", "sig(e, pround)"});
   if (ir.kind == Kind::AllReduce)
-    p.signals.push_back({Sig::GATHERED, "gather role (last arriver), when the Y slot is used again", "the Y region's source (reduce role)", "sig(e, yround)"});
+    p.signals.push_back({Sig::GATHERED, "gather role (after its read), when the Y slot is used again", "the Y region's source (reduce role)", "sig(e, yround)"});
 }
 
 void declare(CollectiveIR &ir, Program &p) {

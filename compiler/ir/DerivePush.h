@@ -17,8 +17,9 @@ bool pushDerivable(Kind k);
 /// j mod ctas, which moves the whole chunk and notifies itself.
 enum class PushCtas { Sliced, PerChunk };
 
-/// The scheme derive() uses (docs/snac-protocol.md).
-constexpr PushCtas kPushCtas = PushCtas::Sliced;
+/// The scheme derive() uses: the runtime's (runtime/include/purlin/snac/
+/// tp_push.cuh, "every chunk belongs to ONE CTA of its role").
+constexpr PushCtas kPushCtas = PushCtas::PerChunk;
 
 /// The push throughput program of `k` (pushDerivable(k) must hold):
 /// stage writes chunk c of what rank k needs into k's region r (remote

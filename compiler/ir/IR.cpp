@@ -239,6 +239,13 @@ Stmt Stmt::loop(RankRef v, Domain d, bool chunks, bool chunkMajor, std::vector<S
   return s;
 }
 
+int pushSlotCap(const Program &p) {
+  bool counters = false;
+  for (auto &r : p.roles)
+    forEachOp(r.body, [&](const Op &o) { counters |= o.kind == OpKind::Arrive && o.counterStride == kPushSlotStride; });
+  return counters ? kPushSlotStride : kMaxSlots;
+}
+
 void numberOps(CollectiveIR &ir) {
   int next = 0;
   for (Program *p : {&ir.latency, &ir.throughput})

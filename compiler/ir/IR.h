@@ -281,6 +281,11 @@ struct IRError {
   std::string message;
 };
 
+/// Slots per source region of a push program: kPushSlotStride when its
+/// stage role uses per-destination last-arriver counters (sliced chunks),
+/// kMaxSlots when chunks are distributed per CTA (no counters).
+int pushSlotCap(const Program &p);
+
 /// Visits every op of a role body (and nested loops) in program order.
 template <class F> void forEachOp(std::vector<Stmt> &body, F &&f) {
   for (auto &s : body) {

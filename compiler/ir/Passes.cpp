@@ -117,7 +117,7 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
     uint64_t perSrc = b.regionBytes / uint64_t(ir.n - 1) / b.chunkBytes;
     need(perSrc >= 1, ir, "stagingBytes",
          "(" + std::to_string(b.stagingBytes) + ") must hold at least one chunk per source region (push)");
-    b.slots = int(std::min<uint64_t>(perSrc, kPushSlotStride));
+    b.slots = int(std::min<uint64_t>(perSrc, uint64_t(pushSlotCap(ir.throughput))));
     b.ySlots = isComposed(ir.kind) ? int(std::min<uint64_t>(perSrc, kMaxYSlots)) : 0;
   }
   b.bound = true;

@@ -125,7 +125,7 @@ Geometry computeGeometry(const CollectiveIR &ir, const Sizes &s, uint64_t chunk,
       throw IRError{"staging capacity " + std::to_string(staging) + " holds no chunk per source region (" +
                     std::to_string(s.n - 1) + " sources)"};
     g.parts = s.n - 1;
-    g.slots = int(std::min<uint64_t>(perSrc, kPushSlotStride));
+    g.slots = int(std::min<uint64_t>(perSrc, uint64_t(pushSlotCap(ir.throughput))));
     g.ySlots = comp ? int(std::min<uint64_t>(perSrc, kMaxYSlots)) : 0;
   } else if (g.slots < g.parts)
     throw IRError{"staging capacity " + std::to_string(staging) + " holds " + std::to_string(g.slots) +

@@ -38,6 +38,22 @@ Report simulateSeeds(const CollectiveIR &ir, uint64_t count, int seeds) {
   return {};
 }
 
+/// `k` lowered for push with the given CTA scheme (derive uses kPushCtas).
+CollectiveIR variant(Kind k, int n, PushCtas ctas) {
+  CollectiveIR ir = lower(*test::collectiveOf(k), test::pushPolicy(), n);
+  Program p = throughputPush(k, ctas);
+  p.buffers = ir.throughput.buffers;
+  p.signals = ir.throughput.signals;
+  for (size_t i = 0; i < p.roles.size(); ++i) {
+    p.roles[i].ctas = ir.throughput.roles[i].ctas;
+    p.roles[i].threads = ir.throughput.roles[i].threads;
+  }
+  insertPushSlotReuseGuards(p);
+  ir.throughput = std::move(p);
+  numberOps(ir);
+  return ir;
+}
+
 /// Finds the first op of the throughput program matching `pred`.
 template <class P> Op *findOp(CollectiveIR &ir, P pred) {
   Op *found = nullptr;
@@ -53,10 +69,12 @@ TEST_CASE("push: AllReduce text shows remote writes, fences and local reads", "[
   CollectiveIR ir = lower(*test::collectiveOf(Kind::AllReduce), test::pushPolicy(), 4);
   std::string t = toText(ir);
   INFO(t);
+  CHECK(kPushCtas == PushCtas::PerChunk); // the runtime's scheme
   CHECK(t.find("program throughput (push) {") != std::string::npos);
+  CHECK(t.find("for c in 0..cpp-1, k in r+1..r-1 (mod n), step j on cta j mod ctas {") != std::string::npos);
   CHECK(t.find("transfer push") != std::string::npos);
   CHECK(t.find("copy.remote_write S_k[r][pslot(c)] <- X_r[k][c]") != std::string::npos);
-  CHECK(t.find("fence.acq_rel.sys; notify.release STAGED[r][pslot(c)] -> rank k = sig(e,pround) [last arriver]") !=
+  CHECK(t.find("fence.acq_rel.sys; notify.release STAGED[r][pslot(c)] -> rank k = sig(e,pround)  //") !=
         std::string::npos);
   CHECK(t.find("wait.acquire CONSUMED[k][pslot(c)] >= sig(e,pround(prev)) if prev(slot) exists") != std::string::npos);
   CHECK(t.find("reduce O_r[r][c] <- op((p == r ? X_r[r][c] : S_r[p][pslot(c)]) for p in 0..n-1)") != std::string::npos);
@@ -149,8 +167,8 @@ TEST_CASE("push: many seeds on AllReduce with more CTAs and calls", "[push][simu
   }
 }
 
-TEST_CASE("push: a release without the fence is a race in the simulator and a verifier finding", "[push]") {
-  CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), test::pushPolicy(), 3);
+TEST_CASE("push, sliced chunks: a release without the fence is a race in the simulator and a verifier finding", "[push]") {
+  CollectiveIR ir = variant(Kind::AllGather, 3, PushCtas::Sliced);
   Op *n = findOp(ir, [](const Op &o) { return o.kind == OpKind::Notify && o.sig == Sig::STAGED; });
   REQUIRE(n);
   REQUIRE(n->fence);
@@ -212,7 +230,9 @@ TEST_CASE("push: a remote write before its CONSUMED wait breaks slot reuse", "[p
 TEST_CASE("push: every single notify/wait/fence deletion is caught", "[push][mutation]") {
   for (Kind k : test::pushKinds())
     for (int n : {2, 3, 8}) {
-      CollectiveIR ir = lower(*test::collectiveOf(k), test::pushPolicy(), n);
+      // derive's scheme (no fence mutants: one CTA releases its own writes)
+      // and the sliced one (each last-arriver fence dropped is caught).
+      CollectiveIR ir = variant(k, n, PushCtas::Sliced);
       auto ms = mutate(ir, 2);
       int fences = 0;
       for (auto &m : ms) {
@@ -243,36 +263,20 @@ TEST_CASE("push: the simulator alone catches every deleted wait and notify", "[p
   }
 }
 
-namespace {
-/// `k` lowered for push with chunks distributed over CTAs (PushCtas::PerChunk).
-CollectiveIR perChunk(Kind k, int n) {
-  CollectiveIR ir = lower(*test::collectiveOf(k), test::pushPolicy(), n);
-  Program p = throughputPush(k, PushCtas::PerChunk);
-  p.buffers = ir.throughput.buffers;
-  p.signals = ir.throughput.signals;
-  for (size_t i = 0; i < p.roles.size(); ++i) {
-    p.roles[i].ctas = ir.throughput.roles[i].ctas;
-    p.roles[i].threads = ir.throughput.roles[i].threads;
-  }
-  insertPushSlotReuseGuards(p);
-  ir.throughput = std::move(p);
-  numberOps(ir);
-  return ir;
-}
-} // namespace
 
-TEST_CASE("push, chunks per CTA: text, verifier, simulator and mutations", "[push][percta]") {
-  CollectiveIR ar = perChunk(Kind::AllReduce, 4);
+TEST_CASE("push, both CTA schemes: text, verifier, simulator and mutations", "[push][percta]") {
+  CollectiveIR ar = variant(Kind::AllReduce, 4, PushCtas::PerChunk);
   std::string t = toText(ar);
   INFO(t);
   CHECK(t.find("for c in 0..cpp-1, k in r+1..r-1 (mod n), step j on cta j mod ctas {") != std::string::npos);
   CHECK(t.find("arrive.acq_rel") == std::string::npos);
   CHECK(t.find("[last arriver]") == std::string::npos);
+  for (PushCtas pc : {PushCtas::PerChunk, PushCtas::Sliced})
   for (Kind k : test::pushKinds())
     for (int n : {2, 3, 4, 5, 8}) {
-      CollectiveIR ir = perChunk(k, n);
+      CollectiveIR ir = variant(k, n, pc);
       Report v = verify(ir);
-      INFO(toString(k) << " n=" << n << "\n" << v.text());
+      INFO(toString(k) << " n=" << n << (pc == PushCtas::Sliced ? " sliced" : " per chunk") << "\n" << v.text());
       CHECK(v.ok());
       for (uint64_t count : {uint64_t(0), uint64_t(1), uint64_t(2 * n + 1), uint64_t(16 * n + 53)}) {
         CallArgs a = argsFor(k, n, count, uint64_t(n + count));
@@ -288,7 +292,7 @@ TEST_CASE("push, chunks per CTA: text, verifier, simulator and mutations", "[pus
       }
     }
   for (Kind k : test::pushKinds()) {
-    CollectiveIR ir = perChunk(k, 3);
+    CollectiveIR ir = variant(k, 3, PushCtas::PerChunk);
     for (auto &m : mutate(ir, 2)) {
       if (m.program != "throughput") continue;
       INFO(toString(k) << ": %" << m.opId << " '" << m.opText << "' " << m.by << ": " << m.message);
