@@ -35,7 +35,7 @@ std::string describe(const Case& k, const char* comm) {
   char b[256];
   std::snprintf(b, sizeof b, "%s %s/%s count=%zu%s%s%s [%s]", name(k.c), toString(k.t),
                 isReduce(k.c) ? toString(k.op) : "copy", k.count, k.inPlace ? " in-place" : "",
-                k.misalign ? " misaligned" : "", k.tput ? (PTput::world[2].push ? " throughput-policy push" : " throughput-policy pull") : "", comm);
+                k.misalign ? " misaligned" : "", k.tput ? (PTput::world[2].push ? (PTput::world[2].lanes == 2 ? " throughput-policy push2" : " throughput-policy push") : " throughput-policy pull") : "", comm);
   return b;
 }
 
@@ -395,29 +395,37 @@ void checkedCase(Rank& R) {
 } // namespace
 
 int main(int argc, char** argv) {
-  // --transfer pull|push|both (default both): the throughput transfer of the
-  // test policies; with both, the whole suite runs under pull, then push.
-  std::vector<bool> transfers = {false, true};
+  // --transfer pull|push|push2|all (default all): the throughput transfer of
+  // the test policies (push2: push with 2 lanes per CTA); with all, the whole
+  // suite runs under pull, push (1 lane) and push (2 lanes).
+  struct Transfer {
+    bool push;
+    int lanes;
+    const char* name;
+  };
+  const Transfer pull{false, 0, "pull"}, push1{true, 1, "push"}, push2{true, 2, "push2"};
+  std::vector<Transfer> transfers = {pull, push1, push2};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--transfer" && i + 1 < argc) {
       const std::string v = argv[++i];
-      if (v == "pull") transfers = {false};
-      else if (v == "push") transfers = {true};
-      else if (v == "both") transfers = {false, true};
+      if (v == "pull") transfers = {pull};
+      else if (v == "push") transfers = {push1};
+      else if (v == "push2") transfers = {push2};
+      else if (v == "all") transfers = {pull, push1, push2};
       else {
-        std::printf("coll_correctness_test: --transfer takes pull, push or both, not '%s'\n", v.c_str());
+        std::printf("coll_correctness_test: --transfer takes pull, push, push2 or all, not '%s'\n", v.c_str());
         return 2;
       }
     } else {
-      std::printf("usage: coll_correctness_test [--transfer pull|push|both]\n");
+      std::printf("usage: coll_correctness_test [--transfer pull|push|push2|all]\n");
       return 2;
     }
   }
   return runRanks("coll_correctness_test", [&transfers](Rank& R) {
-   for (bool push : transfers) {
-    setTransfer(push);
-    if (R.rank == 0) std::printf("=== transfer: %s ===\n", push ? "push" : "pull");
+   for (const Transfer& tr : transfers) {
+    setTransfer(tr.push, tr.lanes);
+    if (R.rank == 0) std::printf("=== transfer: %s ===\n", tr.name);
     auto t0 = std::chrono::steady_clock::now();
     int failed = 0, passed = 0;
     {
@@ -454,8 +462,7 @@ int main(int argc, char** argv) {
     }
     checkedCase(R);
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("rank %d (%s): %d cases passed, %d failed, %.1f s\n", R.rank, push ? "push" : "pull", passed, failed,
-                sec);
+    std::printf("rank %d (%s): %d cases passed, %d failed, %.1f s\n", R.rank, tr.name, passed, failed, sec);
    }
   });
 }

@@ -187,7 +187,7 @@ Timed runPolicy(Rank& R, Communicator& comm, Coll c, std::size_t msg, bool full,
   t.ctas = pl.ctas();
   t.chunk = pl.latency ? 0 : pl.chunk;
   if (R.rank == 0)
-    std::printf("purlin %-16s %-14s %11zu B %10.2f us %8.1f GB/s  %s %2d CTAs chunk %8zu  x%.2f vs NCCL\n", label,
+    std::printf("purlin %-20s %-14s %11zu B %10.2f us %8.1f GB/s  %s %2d CTAs chunk %8zu  x%.2f vs NCCL\n", label,
                 name(c), msg, t.us, double(msg) / t.us / 1e3, pl.latency ? "latency   " : (pl.push ? "push      " : "pull      "),
                 t.ctas, t.chunk, ncclUs / t.us);
   freeBufs(b);
@@ -213,31 +213,34 @@ struct SweepConfig {
   int stage, consume, gather;  ///< gather is used by AllReduce only
   std::size_t chunk;           ///< policy chunkBytes (push: the cap)
   int chunksPerCta;            ///< push chunk sizing (0 = default)
+  int lanes;                   ///< push lanes per CTA (1 or 2)
   bool forAllReduce;           ///< AllReduce configurations vs the others'
 };
 constexpr std::size_t MiB = std::size_t(1) << 20;
 const SweepConfig kSweep[] = {
     // AllGather, ReduceScatter, AllToAll.
-    {"push-8/8-4M", true, 8, 8, 0, 4 * MiB, 4, false},
-    {"push-12/12-4M", true, 12, 12, 0, 4 * MiB, 4, false},
-    {"push-16/16-4M", true, 16, 16, 0, 4 * MiB, 4, false},
-    {"push-16/8-4M", true, 16, 8, 0, 4 * MiB, 4, false},
-    {"push-8/16-4M", true, 8, 16, 0, 4 * MiB, 4, false},
-    {"push-12/20-4M", true, 12, 20, 0, 4 * MiB, 4, false},
-    {"push-16/16-2M-k8", true, 16, 16, 0, 2 * MiB, 8, false},
-    {"push-16/16-8M-k2", true, 16, 16, 0, 8 * MiB, 2, false},
-    {"push-16/16-1M-k8", true, 16, 16, 0, 1 * MiB, 8, false},
-    {"pull-11/21-16M", false, 11, 21, 0, 16 * MiB, 0, false},
+    {"push-8/16-4M", true, 8, 16, 0, 4 * MiB, 4, 1, false},
+    {"push-16/16-2M-k8", true, 16, 16, 0, 2 * MiB, 8, 1, false},
+    {"push-8/24-4M", true, 8, 24, 0, 4 * MiB, 4, 1, false},
+    {"push-10/22-4M", true, 10, 22, 0, 4 * MiB, 4, 1, false},
+    {"push-8/24-4M-L2", true, 8, 24, 0, 4 * MiB, 4, 2, false},
+    {"push-8/16-4M-L2", true, 8, 16, 0, 4 * MiB, 4, 2, false},
+    {"push-12/20-4M-L2", true, 12, 20, 0, 4 * MiB, 4, 2, false},
+    {"push-16/16-4M-L2", true, 16, 16, 0, 4 * MiB, 4, 2, false},
+    {"push-6/26-4M-L2", true, 6, 26, 0, 4 * MiB, 4, 2, false},
+    {"push-8/24-2M-k8-L2", true, 8, 24, 0, 2 * MiB, 8, 2, false},
+    {"pull-11/21-16M", false, 11, 21, 0, 16 * MiB, 0, 1, false},
     // AllReduce.
-    {"push-8/16/8-4M", true, 8, 16, 8, 4 * MiB, 4, true},
-    {"push-10/14/8-4M", true, 10, 14, 8, 4 * MiB, 4, true},
-    {"push-12/12/8-4M", true, 12, 12, 8, 4 * MiB, 4, true},
-    {"push-8/12/12-4M", true, 8, 12, 12, 4 * MiB, 4, true},
-    {"push-12/16/4-4M", true, 12, 16, 4, 4 * MiB, 4, true},
-    {"push-10/14/8-2M-k8", true, 10, 14, 8, 2 * MiB, 8, true},
-    {"push-10/14/8-8M-k2", true, 10, 14, 8, 8 * MiB, 2, true},
-    {"push-8/8/8-4M", true, 8, 8, 8, 4 * MiB, 4, true},
-    {"pull-7/11/14-16M", false, 7, 11, 14, 16 * MiB, 0, true},
+    {"push-8/16/8-4M", true, 8, 16, 8, 4 * MiB, 4, 1, true},
+    {"push-8/16/8-4M-L2", true, 8, 16, 8, 4 * MiB, 4, 2, true},
+    {"push-6/18/8-4M", true, 6, 18, 8, 4 * MiB, 4, 1, true},
+    {"push-6/18/8-4M-L2", true, 6, 18, 8, 4 * MiB, 4, 2, true},
+    {"push-8/18/6-4M-L2", true, 8, 18, 6, 4 * MiB, 4, 2, true},
+    {"push-6/16/10-4M-L2", true, 6, 16, 10, 4 * MiB, 4, 2, true},
+    {"push-8/14/10-4M-L2", true, 8, 14, 10, 4 * MiB, 4, 2, true},
+    {"push-4/20/8-4M-L2", true, 4, 20, 8, 4 * MiB, 4, 2, true},
+    {"push-6/18/8-2M-k8-L2", true, 6, 18, 8, 2 * MiB, 8, 2, true},
+    {"pull-7/11/14-16M", false, 7, 11, 14, 16 * MiB, 0, 1, true},
 };
 
 /// The sweep: per collective and size, NCCL once, then every configuration.
@@ -248,7 +251,18 @@ bool sweep(Rank& R, Communicator& comm, const std::vector<Coll>& colls, const st
       const double nc = runNccl(R, c, msg, full);
       for (const SweepConfig& k : kSweep) {
         if (k.forAllReduce != (c == Coll::AllReduce)) continue;
-        sn::WorldConsts w{0, 16, 512, k.stage, k.consume, k.gather ? k.gather : 8, 512, k.chunk, k.push, k.chunksPerCta};
+        sn::WorldConsts w;
+        w.latencyMaxBytes = 0;  // latency program off: every size runs the throughput program
+        w.latencyCtas = 16;
+        w.latencyThreads = 512;
+        w.stageCtas = k.stage;
+        w.consumeCtas = k.consume;
+        w.gatherCtas = k.gather ? k.gather : 8;
+        w.threads = 512;
+        w.chunkBytes = k.chunk;
+        w.push = k.push;
+        w.chunksPerCta = k.chunksPerCta;
+        w.lanes = k.lanes;
         PSweep::world[R.n] = w;
         const Timed t = runPolicy<PSweep>(R, comm, c, msg, full, nc, k.label);
         if (!t.ok) return false;

@@ -57,10 +57,14 @@ struct PTput {
   static inline thread_local sn::WorldConsts world[kMaxRanks + 1] = {
       {}, {}, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT};
 };
-/// Selects the throughput transfer of PAuto and PTput for this thread
-/// (every rank must select the same).
-inline void setTransfer(bool push) {
-  for (int n = 0; n <= kMaxRanks; ++n) PAuto::world[n].push = PTput::world[n].push = push;
+/// Selects the throughput transfer of PAuto and PTput for this thread, and
+/// the push transfer's lanes per CTA (0 = the runtime's default); every rank
+/// must select the same.
+inline void setTransfer(bool push, int lanes = 0) {
+  for (int n = 0; n <= kMaxRanks; ++n) {
+    PAuto::world[n].push = PTput::world[n].push = push;
+    PAuto::world[n].lanes = PTput::world[n].lanes = lanes;
+  }
 }
 
 enum class Coll { AllGather, ReduceScatter, AllReduce, AllToAll };

@@ -37,14 +37,22 @@ struct WorldConsts {
   /// latencyThreads, see latencyShape); 0 = kLatencyWordsPerThread; < 0 =
   /// always the full latencyCtas x latencyThreads. Trailing, like chunksPerCta.
   int latencyWordsPerThread = 0;
+  /// Push transfer only: independent lanes per CTA (1 or 2; 0 =
+  /// kDefaultLanes). Each lane is blockDim/lanes threads streaming its own
+  /// chunks with its own barrier and 1/lanes of the Atom pipeline stages.
+  int lanes = 0;
 };
 
 /// Default words (8-byte packets) per thread of the latency program.
-inline constexpr int kLatencyWordsPerThread = 2;
+inline constexpr int kLatencyWordsPerThread = 1;
+/// CTA size of the latency program while it still spreads over more CTAs
+/// (more SMs issue the packet stores and polls; bench/NOTES.md E5).
+inline constexpr int kLatencySpreadThreads = 256;
 
 /// Push transfer: smallest chunk, and chunks per CTA when the policy says 0.
 inline constexpr std::size_t kMinPushChunk = std::size_t(32) << 10;
 inline constexpr int kDefaultChunksPerCta = 4;
+inline constexpr int kDefaultLanes = 1;
 
 /// Arguments of one call, as NCCL takes them (see docs/snac-protocol.md for
 /// what `count` means per collective).
@@ -99,6 +107,7 @@ struct Plan {
   bool push = false;
   std::size_t regionBytes = 0;   ///< bytes of one per-source staging region
   std::size_t yRegionBytes = 0;  ///< bytes of one per-source Y region (AllReduce)
+  int lanes = 1;                 ///< workers per CTA (tp_push.cuh); every role has ctas*lanes workers
   // Latency program (shape from latencyShape: grows with the payload).
   int latencyCtas = 0, latencyThreads = 0;
   std::size_t packetRegion = 0;  ///< packets per source rank in a packet half
@@ -117,11 +126,11 @@ struct Plan {
 };
 
 /// Launch shape of the latency program for a payload of `words` 8-byte
-/// words per source: threads wanted = ceil(words / words-per-thread); a CTA
-/// gets that many threads rounded up to a warp (at least 64, at most
-/// w.latencyThreads), and there are as many CTAs as needed (at most
-/// w.latencyCtas and kMaxEpochSlots). A function of (words, policy) only,
-/// so identical on every rank.
+/// words per source: threads wanted = ceil(words / words-per-thread); CTAs =
+/// ceil(wanted / kLatencySpreadThreads), at most w.latencyCtas (and
+/// kMaxEpochSlots); threads per CTA = ceil(wanted / CTAs) rounded up to a
+/// warp, at least 64, at most w.latencyThreads (beyond that threads take
+/// more words). A function of (words, policy) only, so identical on every rank.
 void latencyShape(std::size_t words, const WorldConsts& w, int& ctas, int& threads);
 
 /// Validates a call and plans it. `stagingCapacity` = usable bytes of one

@@ -41,8 +41,8 @@ inline std::size_t pickChunk(std::size_t maxLen, std::size_t policyChunk) {
   return (c + 15) & ~std::size_t(15);
 }
 
-/// Chunk size of the push transfer: about `perCta` chunks per CTA of the
-/// busiest role (a role with C CTAs and n-1 peers handles (n-1)*cpp chunks,
+/// Chunk size of the push transfer: about `perCta` chunks per worker (CTA
+/// lane) of the busiest role (a role with C CTAs and n-1 peers handles (n-1)*cpp chunks,
 /// the reduce consumer cpp), clamped to [kMinPushChunk, policy chunk], a
 /// multiple of 16. Small messages get small chunks, so every CTA streams.
 inline std::size_t pickPushChunk(std::size_t maxLen, int n, const WorldConsts& w) {
@@ -50,6 +50,7 @@ inline std::size_t pickPushChunk(std::size_t maxLen, int n, const WorldConsts& w
   const std::size_t perCta = std::size_t(w.chunksPerCta > 0 ? w.chunksPerCta : kDefaultChunksPerCta);
   int ctas = w.stageCtas > w.consumeCtas ? w.stageCtas : w.consumeCtas;
   if (w.gatherCtas > ctas) ctas = w.gatherCtas;
+  ctas *= w.lanes == 2 ? 2 : (w.lanes == 0 ? kDefaultLanes : 1);  // workers
   // Chunks of one partition so that (n-1) partitions give ~perCta per CTA.
   std::size_t target = (perCta * std::size_t(ctas) + std::size_t(n) - 2) / std::size_t(n - 1);
   if (target < 1) target = 1;
@@ -66,6 +67,13 @@ inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t s
   const bool compose = kind == CollKind::AllReduce;
   const std::size_t area = compose ? stagingCapacity / 2 : stagingCapacity;
   p.push = true;
+  {
+    const int lanes = w.lanes > 0 ? w.lanes : kDefaultLanes;
+    if (lanes != 1 && lanes != 2)
+      return fail(error, Status::InvalidArgument, kind, "push lanes must be 1 or 2, not " + std::to_string(lanes));
+    // A lane is a whole number of warps (named barriers count warps).
+    p.lanes = lanes == 2 && p.threads % 64 == 0 ? 2 : 1;
+  }
   p.regionBytes = (area / std::size_t(n - 1)) & ~std::size_t(15);
   p.yRegionBytes = compose ? p.regionBytes : 0;
   if (p.regionBytes < 4096)
@@ -101,12 +109,13 @@ inline void latencyShape(std::size_t words, const WorldConsts& w, int& ctas, int
   const std::size_t wpt = std::size_t(w.latencyWordsPerThread > 0 ? w.latencyWordsPerThread : kLatencyWordsPerThread);
   std::size_t want = (words + wpt - 1) / wpt;
   if (want < 1) want = 1;
-  std::size_t t = (want + 31) / 32 * 32;
-  if (t < 64) t = 64;
-  if (t > maxThreads) t = maxThreads;
-  std::size_t c = (want + t - 1) / t;
+  const std::size_t spread = std::size_t(kLatencySpreadThreads) < maxThreads ? std::size_t(kLatencySpreadThreads) : maxThreads;
+  std::size_t c = (want + spread - 1) / spread;
   if (c > maxCtas) c = maxCtas;
   if (c < 1) c = 1;
+  std::size_t t = ((want + c - 1) / c + 31) / 32 * 32;
+  if (t < 64) t = 64;
+  if (t > maxThreads) t = maxThreads;
   ctas = int(c);
   threads = int(t);
 }

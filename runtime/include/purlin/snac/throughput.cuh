@@ -32,15 +32,11 @@ __global__ void throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, st
   const int b = int(blockIdx.x);
   const int consumeBegin = pl.stageCtas, gatherBegin = pl.stageCtas + pl.consumeCtas;
   if (pl.push) {
-    if (b < consumeBegin) {
-      pushStageRole<AtomT>(cx, in, b, pl.stageCtas);
-    } else if (b < gatherBegin) {
-      if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll)
-        pushConsumeCopyRole<AtomT>(cx, in, out, b - consumeBegin, pl.consumeCtas);
-      else
-        pushConsumeReduceRole<AtomT, E, Op, K == CollKind::AllReduce>(cx, in, out, b - consumeBegin, pl.consumeCtas);
-    } else if constexpr (K == CollKind::AllReduce) {
-      pushGatherRole<AtomT>(cx, out, b - gatherBegin, pl.gatherCtas);
+    if constexpr (LaneAtomOf<AtomT, 2>::supported) {
+      if (pl.lanes == 2) pushCta<K, AtomT, E, Op, 2>(cx, in, out, b);
+      else pushCta<K, AtomT, E, Op, 1>(cx, in, out, b);
+    } else {
+      pushCta<K, AtomT, E, Op, 1>(cx, in, out, b);
     }
   } else if (b < consumeBegin) {
     stageRole<AtomT>(cx, in, out, b, pl.stageCtas);
