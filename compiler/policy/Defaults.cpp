@@ -38,17 +38,27 @@ struct ArchDefaults {
   int stageCtas, consumeCtas, gatherCtas, threads;
   int stages, stageBytes;
   uint64_t stagingBytes;
+  Transfer transfer[3];  ///< throughput program's transfer for world 2, 3-4, 5-8
 };
 
 // sm_90 (H200, NV18): the paper's Table 3 region; world 2 crossover 512 KiB.
-constexpr ArchDefaults kSm90 = {{512 * KiB, 256 * KiB, 128 * KiB}, {1 * MiB, 1 * MiB, 512 * KiB},
-                                16, 512, 8, 16, 8, 512, 8, 16384, 256 * MiB};
+constexpr ArchDefaults kSm90 = {{512 * KiB, 256 * KiB, 128 * KiB}, {4 * MiB, 1 * MiB, 512 * KiB},
+                                16, 512, 8, 16, 8, 512, 8, 16384, 256 * MiB,
+                                {Transfer::Push, Transfer::Pull, Transfer::Pull}};
+// sm_90 throughput (bench/NOTES.md E6-E7, 2xH200): world 2 push, 8 stage /
+// 16 consume / 8 gather CTAs (<= 32 for AllReduce), chunks scaled with the
+// message up to 4 MiB (runtime: ~4 chunks per worker, 2 workers per CTA).
+// Worlds 3-8 stay pull until the SNAC IR lowers rooted and V collectives
+// under a push policy (it derives push for AG/RS/AR/A2A only, and rejects a
+// push policy for the others); unmeasured (no 4- or 8-GPU machine here).
 // sm_80 (A100, NV12): lower bandwidth, smaller chunks and a shallower pipeline.
 constexpr ArchDefaults kSm80 = {{256 * KiB, 128 * KiB, 64 * KiB}, {512 * KiB, 512 * KiB, 256 * KiB},
-                                8, 512, 8, 16, 8, 512, 4, 16384, 128 * MiB};
+                                8, 512, 8, 16, 8, 512, 4, 16384, 128 * MiB,
+                                {Transfer::Pull, Transfer::Pull, Transfer::Pull}};
 // sm_100 (B200, NVLink 5): twice the link bandwidth, a deeper pipeline.
 constexpr ArchDefaults kSm100 = {{1 * MiB, 512 * KiB, 256 * KiB}, {2 * MiB, 1 * MiB, 1 * MiB},
-                                 24, 512, 8, 24, 8, 512, 8, 32768, 512 * MiB};
+                                 24, 512, 8, 24, 8, 512, 8, 32768, 512 * MiB,
+                                 {Transfer::Pull, Transfer::Pull, Transfer::Pull}};
 
 const ArchDefaults &numbersFor(Arch a) {
   switch (a) {
@@ -71,7 +81,7 @@ PolicySet defaultPolicies(Arch arch) {
     int band = n == 2 ? 0 : n <= 4 ? 1 : 2;
     WorldPolicy &w = p.world[n];
     w.latency = {d.maxBytes[band], d.latencyCtas, d.latencyThreads};
-    w.throughput = {d.stageCtas, d.consumeCtas, d.gatherCtas, d.threads, d.chunkBytes[band], Transfer::Pull};
+    w.throughput = {d.stageCtas, d.consumeCtas, d.gatherCtas, d.threads, d.chunkBytes[band], d.transfer[band]};
   }
   PolicySet set;
   set.arch = arch;

@@ -26,7 +26,9 @@ TEST_CASE("built-in defaults are valid for every arch and world size") {
   CHECK(h.forWorld(2).latency.maxBytes == 512 * 1024);
   CHECK(h.forWorld(2).latency.ctas == 16);
   CHECK(h.forWorld(2).throughput.consumeCtas == 16);
-  CHECK(h.forWorld(2).throughput.chunkBytes == 1024 * 1024);
+  CHECK(h.forWorld(2).throughput.chunkBytes == 4 * 1024 * 1024);
+  CHECK(h.forWorld(2).throughput.transfer == Transfer::Push);
+  CHECK(h.forWorld(4).throughput.transfer == Transfer::Pull);
   CHECK(h.atom.pipelineStages == 8);
   CHECK(h.atom.stageBytes == 16384);
   CHECK(h.stagingBytes == 256ull << 20);

@@ -52,7 +52,7 @@ inline constexpr int kLatencySpreadThreads = 256;
 /// Push transfer: smallest chunk, and chunks per CTA when the policy says 0.
 inline constexpr std::size_t kMinPushChunk = std::size_t(32) << 10;
 inline constexpr int kDefaultChunksPerCta = 4;
-inline constexpr int kDefaultLanes = 1;
+inline constexpr int kDefaultLanes = 2;  // measured better at 8/16 CTAs (bench/NOTES.md E7)
 
 /// Arguments of one call, as NCCL takes them (see docs/snac-protocol.md for
 /// what `count` means per collective).
