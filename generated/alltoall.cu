@@ -45,7 +45,7 @@ struct allToAll_Policy {
       {}, // n = 1: unused
       {.latencyMaxBytes = 524288, .latencyCtas = 16, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 1048576, .push = false}, // n = 2
+       .chunkBytes = 4194304, .push = true}, // n = 2
       {.latencyMaxBytes = 262144, .latencyCtas = 16, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 1048576, .push = false}, // n = 3
