@@ -166,6 +166,10 @@ struct Communicator::Impl {
     PURLIN_CUDA_CHECK(cudaMemcpyAsync(bytes + layout.stateOffset + offsetof(DeviceState, epoch),
                                       &firstEpoch, sizeof firstEpoch,
                                       cudaMemcpyHostToDevice, stream));
+    static const std::vector<uint64_t> firstEpochs(kMaxEpochSlots, 1);  // per-CTA epochs
+    PURLIN_CUDA_CHECK(cudaMemcpyAsync(bytes + layout.stateOffset + offsetof(DeviceState, epochs),
+                                      firstEpochs.data(), sizeof(uint64_t) * kMaxEpochSlots,
+                                      cudaMemcpyHostToDevice, stream));
     PURLIN_CUDA_CHECK(cudaStreamSynchronize(stream));
     PURLIN_CUDA_CHECK(cudaIpcGetMemHandle(&info.handle, base));
     info.base = reinterpret_cast<uint64_t>(base);

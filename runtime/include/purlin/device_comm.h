@@ -39,13 +39,20 @@ struct WaitError {
   uint64_t observed;
 };
 
+/// Per-CTA epoch slots (docs/snac-protocol.md "Per-CTA epochs"): a kernel
+/// of a collective has at most this many CTAs.
+inline constexpr int kMaxEpochSlots = 128;
+
 /// Device-local state of one rank: never touched by peers.
 struct DeviceState {
-  uint64_t epoch;            ///< calls completed on this communicator + 1; advanced on the device
-  uint32_t finishCounter;    ///< last-CTA-out counter that advances `epoch`
+  uint64_t epoch;            ///< mirror of epochs[0] (calls completed + 1), written by CTA 0 at the end of a call; for host readers
+  uint32_t finishCounter;    ///< unused since per-CTA epochs (stays 0)
   uint32_t pad;
   WaitError error;           ///< checked mode
   uint32_t counters[4096];   ///< last-arriver counters, indexed by the collective's role/slot
+  /// Per-CTA epochs, all equal between calls (initialised to 1): CTA i of a
+  /// call reads epochs[i]; at its end it writes e+1 to every slot j = i (mod gridDim).
+  uint64_t epochs[kMaxEpochSlots];
 };
 
 struct DeviceComm {

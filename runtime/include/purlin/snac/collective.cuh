@@ -103,12 +103,43 @@ inline const char* lastError() { return detail::lastErrorStorage().c_str(); }
 
 namespace detail {
 
+/// Whether the latency kernel is launched with programmatic dependent launch:
+/// the policy's optional `static constexpr bool programmaticLaunch` (default
+/// true), and only on devices of compute capability 9.0 or newer.
+template <class P> constexpr bool policyWantsPdl() {
+  if constexpr (requires { P::programmaticLaunch; }) return bool(P::programmaticLaunch);
+  else return true;
+}
+inline bool deviceSupportsPdl(int device) {
+  int major = 0;
+  return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
+}
+
 template <CollKind K, class E, RedOp Op, class AtomT>
-Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream) {
+Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl) {
   const auto* in = static_cast<const std::byte*>(a.in);
   auto* out = static_cast<std::byte*>(a.out);
   if (pl.latency) {
-    latencyKernel<K, E, Op><<<pl.latencyCtas, pl.latencyThreads, 0, stream>>>(dc, pl, in, out);
+    // Programmatic stream serialization: this call's grid may be scheduled
+    // while the previous one runs; it waits in ctaBeginCall (griddepcontrol.wait)
+    // for the previous grid's completion before touching memory.
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3(unsigned(pl.latencyCtas));
+    cfg.blockDim = dim3(unsigned(pl.latencyThreads));
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    cudaError_t err = cudaLaunchKernelEx(&cfg, latencyKernel<K, E, Op>, dc, pl, in, out);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: latency kernel launch (" +
+                                           std::to_string(pl.latencyCtas) + " CTAs x " +
+                                           std::to_string(pl.latencyThreads) + "): " + cudaGetErrorString(err));
+    }
   } else {
     auto kernel = throughputKernel<K, AtomT, E, Op>;
     const std::size_t smem = AtomT::kWorkspaceBytes;
@@ -130,24 +161,24 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
 }
 
 template <CollKind K, class E, class AtomT>
-Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream) {
+Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl) {
   switch (a.op) {
-    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT>(pl, dc, a, stream);
-    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT>(pl, dc, a, stream);
-    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT>(pl, dc, a, stream);
+    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl);
+    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT>(pl, dc, a, stream, pdl);
+    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT>(pl, dc, a, stream, pdl);
   }
   return report(Status::Unsupported, "purlin::snac::launch: unsupported reduction op");
 }
 
 template <CollKind K, class AtomT>
-Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream) {
+Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl) {
   if constexpr (!isReduction(K)) {
-    return enqueue<K, float, RedOp::Sum, AtomT>(pl, dc, a, stream);  // copies move bytes
+    return enqueue<K, float, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl);  // copies move bytes
   } else {
     switch (a.dtype) {
-      case DType::F32: return enqueueOp<K, float, AtomT>(pl, dc, a, stream);
-      case DType::F16: return enqueueOp<K, __half, AtomT>(pl, dc, a, stream);
-      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT>(pl, dc, a, stream);
+      case DType::F32: return enqueueOp<K, float, AtomT>(pl, dc, a, stream, pdl);
+      case DType::F16: return enqueueOp<K, __half, AtomT>(pl, dc, a, stream, pdl);
+      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT>(pl, dc, a, stream, pdl);
     }
     return report(Status::Unsupported, "purlin::snac::launch: unsupported dtype");
   }
@@ -190,7 +221,12 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaMemcpyAsync: ") + cudaGetErrorString(err));
         return Status::Ok;
       }
-      return detail::enqueueTyped<K, AtomT>(pl, dc, args, stream);
+      if (pl.ctas() > kMaxEpochSlots)
+        return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) + ">: " +
+                                                   std::to_string(pl.ctas()) + " CTAs; a collective kernel has at most " +
+                                                   std::to_string(kMaxEpochSlots) + " (per-CTA epochs)");
+      const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
+      return detail::enqueueTyped<K, AtomT>(pl, dc, args, stream, pdl);
     } catch (const std::exception& e) {
       return report(Status::Internal, std::string("purlin::snac::launch: ") + e.what());
     }

@@ -1,8 +1,18 @@
 /// @file epoch.cuh
-/// @brief Per-call epochs kept on the device (paper §4.2): every CTA reads
-/// the epoch at kernel start; the last CTA out advances it. Nothing happens
-/// on the host per call, so calls can be captured in CUDA graphs and
-/// replayed. Calls on one communicator are stream-ordered (like NCCL).
+/// @brief Per-CTA epochs kept on the device (paper §4.2; docs/snac-protocol.md
+/// "Per-CTA epochs"): CTA i reads DeviceState::epochs[i] at kernel start (all
+/// slots are equal between calls, so every CTA sees the call's epoch e); at
+/// its end it writes e+1 to every slot j = i (mod gridDim). No atomics and no
+/// CTA waits for another; the kernel boundary (or, under programmatic
+/// dependent launch, griddepcontrol.wait, which waits for the previous grid's
+/// completion and memory flush) publishes the slots to the next call. Nothing
+/// happens on the host per call, so calls can be captured in CUDA graphs.
+/// Calls on one communicator are stream-ordered (like NCCL).
+///
+/// Programmatic dependent launch (sm_90+): ctaBeginCall first waits for the
+/// previous grid of the stream (a no-op when the kernel was not launched with
+/// the programmatic-serialization attribute), so nothing of a call touches
+/// memory before the previous call has fully finished.
 #pragma once
 
 #include <cstdint>
@@ -12,28 +22,45 @@
 
 namespace purlin::snac {
 
-/// CTA-collective: the epoch of the current call (>= 1), same in every thread.
+/// Waits until the previous grid of the stream completed and its memory is
+/// visible (programmatic dependent launch). No-op before sm_90 and when the
+/// kernel was launched without the programmatic attribute.
+__device__ __forceinline__ void gridDependencyWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/// Allows the next grid of the stream (launched with the programmatic
+/// attribute) to be scheduled now; it still waits in gridDependencyWait()
+/// for this grid's completion. No-op before sm_90.
+__device__ __forceinline__ void gridLaunchDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// The epoch of the current call (>= 1), the same in every thread of the
+/// grid. Waits for the previous grid first (see the file comment). Needs
+/// gridDim.x <= kMaxEpochSlots (checked by the launcher).
 __device__ __forceinline__ uint64_t ctaBeginCall(const DeviceComm& dc) {
-  __shared__ uint64_t epoch;
-  if (threadIdx.x == 0) epoch = *reinterpret_cast<volatile uint64_t*>(&dc.state->epoch);
-  __syncthreads();
-  return epoch;
+  gridDependencyWait();
+  // Every thread loads its CTA's slot (one broadcast transaction per warp).
+  // Nobody writes slot blockIdx.x before this CTA's ctaEndCall barrier.
+  return *reinterpret_cast<volatile const uint64_t*>(&dc.state->epochs[blockIdx.x]);
 }
 
 /// CTA-collective, called once by every CTA of the grid at its very end
-/// (also after a checked-mode abort): the last CTA to arrive resets the
-/// finish counter and stores epoch + 1 for the next call (the kernel
-/// boundary publishes it to the next kernel of the stream).
+/// (also after a checked-mode abort): after a barrier (every thread of this
+/// CTA has read its slot), its threads write e+1 to the slots blockIdx.x +
+/// k*gridDim.x (< kMaxEpochSlots); CTA 0 also writes the host-visible
+/// mirror DeviceState::epoch.
 __device__ __forceinline__ void ctaEndCall(const DeviceComm& dc, uint64_t epoch) {
   __syncthreads();
-  if (threadIdx.x == 0) {
-    uint32_t old = arch::atomAddAcqRelGpu(&dc.state->finishCounter, 1u);
-    if (old == gridDim.x - 1) {
-      dc.state->finishCounter = 0;
-      *reinterpret_cast<volatile uint64_t*>(&dc.state->epoch) = epoch + 1;
-      __threadfence();
-    }
-  }
+  for (std::size_t slot = blockIdx.x + std::size_t(threadIdx.x) * gridDim.x; slot < std::size_t(kMaxEpochSlots);
+       slot += std::size_t(blockDim.x) * gridDim.x)
+    *reinterpret_cast<volatile uint64_t*>(&dc.state->epochs[slot]) = epoch + 1;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *reinterpret_cast<volatile uint64_t*>(&dc.state->epoch) = epoch + 1;
 }
 
 } // namespace purlin::snac
