@@ -29,12 +29,12 @@ using namespace purlin;
 //     role latency [world[n].latencyCtas CTAs] ops %0..%2
 //       packet put; packet poll; reduce ->O
 //   throughput program, when count*E > world[n].latencyMaxBytes:
-//     role stage [world[n].stageCtas CTAs] ops %3..%6
-//       wait CONSUMED; copy X->S; arrive; notify STAGED
-//     role reduce [world[n].consumeCtas CTAs] ops %7..%12
-//       wait STAGED; wait GATHERED; reduce ->Y; arrive; notify CONSUMED; notify REDUCED
-//     role gather [world[n].gatherCtas CTAs] ops %13..%16
-//       wait REDUCED; copy Y->O; arrive; notify GATHERED
+//     role stage [world[n].stageCtas CTAs] ops %3..%5
+//       wait CONSUMED; copy X->S; notify STAGED
+//     role reduce [world[n].consumeCtas CTAs] ops %6..%11
+//       wait STAGED; reduce ->O; notify CONSUMED; wait GATHERED; copy O->Y; notify REDUCED
+//     role gather [world[n].gatherCtas CTAs] ops %12..%14
+//       wait REDUCED; copy Y->O; notify GATHERED
 // ============================================================================
 /// Codesign constants of policy `Policy` (Atom pipeline capacity per CTA =
 /// pipelineStages * stageBytes = 128 KiB). world[n] holds the knobs for n ranks;
@@ -47,25 +47,25 @@ struct allReduce_Policy {
   static constexpr snac::WorldConsts world[kMaxRanks + 1] = {
       {}, // n = 0: unused
       {}, // n = 1: unused
-      {.latencyMaxBytes = 524288, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 4194304, .latencyCtas = 128, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 4194304, .push = true}, // n = 2
-      {.latencyMaxBytes = 262144, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 262144, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 1048576, .push = false}, // n = 3
-      {.latencyMaxBytes = 262144, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 262144, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 1048576, .push = false}, // n = 4
-      {.latencyMaxBytes = 131072, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 524288, .push = false}, // n = 5
-      {.latencyMaxBytes = 131072, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 524288, .push = false}, // n = 6
-      {.latencyMaxBytes = 131072, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 524288, .push = false}, // n = 7
-      {.latencyMaxBytes = 131072, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 524288, .push = false}, // n = 8
   };

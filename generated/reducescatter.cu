@@ -27,10 +27,10 @@ using namespace purlin;
 //     role latency [world[n].latencyCtas CTAs] ops %0..%2
 //       packet put; packet poll; reduce ->O
 //   throughput program, when n*count*E > world[n].latencyMaxBytes:
-//     role stage [world[n].stageCtas CTAs] ops %3..%6
-//       wait CONSUMED; copy X->S; arrive; notify STAGED
-//     role reduce [world[n].consumeCtas CTAs] ops %7..%10
-//       wait STAGED; reduce ->O; arrive; notify CONSUMED
+//     role stage [world[n].stageCtas CTAs] ops %3..%5
+//       wait CONSUMED; copy X->S; notify STAGED
+//     role reduce [world[n].consumeCtas CTAs] ops %6..%8
+//       wait STAGED; reduce ->O; notify CONSUMED
 // ============================================================================
 /// Codesign constants of policy `Policy` (Atom pipeline capacity per CTA =
 /// pipelineStages * stageBytes = 128 KiB). world[n] holds the knobs for n ranks;
@@ -43,25 +43,25 @@ struct reduceScatter_Policy {
   static constexpr snac::WorldConsts world[kMaxRanks + 1] = {
       {}, // n = 0: unused
       {}, // n = 1: unused
-      {.latencyMaxBytes = 524288, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 4194304, .latencyCtas = 128, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 4194304, .push = true}, // n = 2
-      {.latencyMaxBytes = 262144, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 262144, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 1048576, .push = false}, // n = 3
-      {.latencyMaxBytes = 262144, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 262144, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 1048576, .push = false}, // n = 4
-      {.latencyMaxBytes = 131072, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 524288, .push = false}, // n = 5
-      {.latencyMaxBytes = 131072, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 524288, .push = false}, // n = 6
-      {.latencyMaxBytes = 131072, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 524288, .push = false}, // n = 7
-      {.latencyMaxBytes = 131072, .latencyCtas = 16, .latencyThreads = 512,
+      {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
        .chunkBytes = 524288, .push = false}, // n = 8
   };

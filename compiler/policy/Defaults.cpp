@@ -29,21 +29,24 @@ namespace {
 
 constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
 
-/// Numbers of one architecture: crossover and chunk size for world 2, 3-4
-/// and 5-8; the rest is the same for every world size.
+/// Numbers of one architecture: crossover, latency CTAs (the most the
+/// runtime's size-dependent launch shape uses) and chunk size for world 2,
+/// 3-4 and 5-8; the rest is the same for every world size.
 struct ArchDefaults {
   uint64_t maxBytes[3];
   uint64_t chunkBytes[3];
-  int latencyCtas, latencyThreads;
+  int latencyCtas[3], latencyThreads;
   int stageCtas, consumeCtas, gatherCtas, threads;
   int stages, stageBytes;
   uint64_t stagingBytes;
   Transfer transfer[3];  ///< throughput program's transfer for world 2, 3-4, 5-8
 };
 
-// sm_90 (H200, NV18): the paper's Table 3 region; world 2 crossover 512 KiB.
-constexpr ArchDefaults kSm90 = {{512 * KiB, 256 * KiB, 128 * KiB}, {4 * MiB, 1 * MiB, 512 * KiB},
-                                16, 512, 8, 16, 8, 512, 8, 16384, 256 * MiB,
+// sm_90 (H200, NV18): the paper's Table 3 region. World 2 measured
+// (bench/NOTES.md E5): the latency program with up to 128 CTAs beats the
+// throughput program up to 4 MiB for all four collectives.
+constexpr ArchDefaults kSm90 = {{4 * MiB, 256 * KiB, 128 * KiB}, {4 * MiB, 1 * MiB, 512 * KiB},
+                                {128, 32, 32}, 512, 8, 16, 8, 512, 8, 16384, 256 * MiB,
                                 {Transfer::Push, Transfer::Pull, Transfer::Pull}};
 // sm_90 throughput (bench/NOTES.md E6-E7, 2xH200): world 2 push, 8 stage /
 // 16 consume / 8 gather CTAs (<= 32 for AllReduce), chunks scaled with the
@@ -53,11 +56,11 @@ constexpr ArchDefaults kSm90 = {{512 * KiB, 256 * KiB, 128 * KiB}, {4 * MiB, 1 *
 // push policy for the others); unmeasured (no 4- or 8-GPU machine here).
 // sm_80 (A100, NV12): lower bandwidth, smaller chunks and a shallower pipeline.
 constexpr ArchDefaults kSm80 = {{256 * KiB, 128 * KiB, 64 * KiB}, {512 * KiB, 512 * KiB, 256 * KiB},
-                                8, 512, 8, 16, 8, 512, 4, 16384, 128 * MiB,
+                                {8, 8, 8}, 512, 8, 16, 8, 512, 4, 16384, 128 * MiB,
                                 {Transfer::Pull, Transfer::Pull, Transfer::Pull}};
 // sm_100 (B200, NVLink 5): twice the link bandwidth, a deeper pipeline.
 constexpr ArchDefaults kSm100 = {{1 * MiB, 512 * KiB, 256 * KiB}, {2 * MiB, 1 * MiB, 1 * MiB},
-                                 24, 512, 8, 24, 8, 512, 8, 32768, 512 * MiB,
+                                 {24, 24, 24}, 512, 8, 24, 8, 512, 8, 32768, 512 * MiB,
                                  {Transfer::Pull, Transfer::Pull, Transfer::Pull}};
 
 const ArchDefaults &numbersFor(Arch a) {
@@ -80,7 +83,7 @@ PolicySet defaultPolicies(Arch arch) {
   for (int n = kMinWorld; n <= kMaxWorld; ++n) {
     int band = n == 2 ? 0 : n <= 4 ? 1 : 2;
     WorldPolicy &w = p.world[n];
-    w.latency = {d.maxBytes[band], d.latencyCtas, d.latencyThreads};
+    w.latency = {d.maxBytes[band], d.latencyCtas[band], d.latencyThreads};
     w.throughput = {d.stageCtas, d.consumeCtas, d.gatherCtas, d.threads, d.chunkBytes[band], d.transfer[band]};
   }
   PolicySet set;

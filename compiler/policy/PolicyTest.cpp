@@ -23,8 +23,9 @@ TEST_CASE("built-in defaults are valid for every arch and world size") {
       CHECK(p.forWorld(n).latency.maxBytes <= p.forWorld(n - 1).latency.maxBytes);
   }
   const Policy &h = defaultPolicies(Arch::Sm90).policies.at("Policy");
-  CHECK(h.forWorld(2).latency.maxBytes == 512 * 1024);
-  CHECK(h.forWorld(2).latency.ctas == 16);
+  CHECK(h.forWorld(2).latency.maxBytes == 4 * 1024 * 1024);
+  CHECK(h.forWorld(2).latency.ctas == 128);
+  CHECK(h.forWorld(4).latency.ctas == 32);
   CHECK(h.forWorld(2).throughput.consumeCtas == 16);
   CHECK(h.forWorld(2).throughput.chunkBytes == 4 * 1024 * 1024);
   CHECK(h.forWorld(2).throughput.transfer == Transfer::Push);
@@ -54,7 +55,7 @@ TEST_CASE("base fields and per-world overrides merge over the defaults") {
   CHECK(d.forWorld(4).latency.maxBytes == 1048576);
   CHECK(d.forWorld(8).latency.maxBytes == 65536);
   CHECK(d.forWorld(8).latency.ctas == 32);
-  CHECK(d.forWorld(2).latency.ctas == 16);
+  CHECK(d.forWorld(2).latency.ctas == 128);  // the sm_90 world-2 default
   CHECK(d.forWorld(5).throughput.transfer == Transfer::Push);
   CHECK(d.atom.pipelineStages == 8);
 }
