@@ -279,6 +279,7 @@ TEST_CASE("makePlan (push): about chunksPerCta chunks per CTA of the busiest rol
   w.consumeCtas = 16;
   w.chunkBytes = 4u << 20;
   w.lanes = 1;
+  w.consumeLanes = 1;
   Plan p;
   std::string err;
   // AllGather on 2 ranks, 16 CTAs per role x 4 chunks per CTA = 64 chunks per peer.
@@ -294,10 +295,18 @@ TEST_CASE("makePlan (push): about chunksPerCta chunks per CTA of the busiest rol
   // Two lanes per CTA: twice the workers, so half the chunk (1 MiB).
   w.chunksPerCta = 0;
   w.lanes = 2;
+  w.consumeLanes = 2;
   REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
                    kPackets, p, err) == Status::Ok);
   CHECK(p.lanes == 2);
+  CHECK(p.consumeLanes == 2);
   CHECK(p.chunk == (std::size_t(1) << 20));
+  w.consumeLanes = 1;  // stage 32 workers, consume 16: chunks follow the larger
+  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+                   kPackets, p, err) == Status::Ok);
+  CHECK(p.consumeLanes == 1);
+  CHECK(p.chunk == (std::size_t(1) << 20));
+  w.consumeLanes = 2;
   w.threads = 96;  // 48-thread lanes are not whole warps: one lane
   REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
                    kPackets, p, err) == Status::Ok);
@@ -308,6 +317,7 @@ TEST_CASE("makePlan (push): about chunksPerCta chunks per CTA of the busiest rol
         Status::InvalidArgument);
   CHECK(err.find("lanes") != std::string::npos);
   w.lanes = 1;
+  w.consumeLanes = 1;
   // A small message gets the minimum chunk.
   REQUIRE(makePlan(CollKind::ReduceScatter, 2, 0, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err) == Status::Ok);
   CHECK(p.chunk == kMinPushChunk);

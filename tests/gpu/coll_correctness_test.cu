@@ -35,7 +35,7 @@ std::string describe(const Case& k, const char* comm) {
   char b[256];
   std::snprintf(b, sizeof b, "%s %s/%s count=%zu%s%s%s [%s]", name(k.c), toString(k.t),
                 isReduce(k.c) ? toString(k.op) : "copy", k.count, k.inPlace ? " in-place" : "",
-                k.misalign ? " misaligned" : "", k.tput ? (PTput::world[2].push ? (PTput::world[2].lanes == 2 ? " throughput-policy push2" : " throughput-policy push") : " throughput-policy pull") : "", comm);
+                k.misalign ? " misaligned" : "", k.tput ? (PTput::world[2].push ? (PTput::world[2].lanes == 2 || PTput::world[2].consumeLanes == 2 ? " throughput-policy push-lanes" : " throughput-policy push") : " throughput-policy pull") : "", comm);
   return b;
 }
 
@@ -395,36 +395,38 @@ void checkedCase(Rank& R) {
 } // namespace
 
 int main(int argc, char** argv) {
-  // --transfer pull|push|push2|all (default all): the throughput transfer of
-  // the test policies (push2: push with 2 lanes per CTA); with all, the whole
-  // suite runs under pull, push (1 lane) and push (2 lanes).
+  // --transfer pull|push|push2|push21|push12|all (default all): the
+  // throughput transfer of the test policies; pushXY: push with X lanes per
+  // stage CTA and Y per consume/gather CTA (push = 11, push2 = 22); with
+  // all, the whole suite runs under each of them.
   struct Transfer {
     bool push;
-    int lanes;
+    int lanes, consumeLanes;
     const char* name;
   };
-  const Transfer pull{false, 0, "pull"}, push1{true, 1, "push"}, push2{true, 2, "push2"};
-  std::vector<Transfer> transfers = {pull, push1, push2};
+  const std::vector<Transfer> every = {{false, 0, 0, "pull"}, {true, 1, 1, "push"}, {true, 2, 2, "push2"},
+                                       {true, 2, 1, "push21"}, {true, 1, 2, "push12"}};
+  std::vector<Transfer> transfers = every;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--transfer" && i + 1 < argc) {
       const std::string v = argv[++i];
-      if (v == "pull") transfers = {pull};
-      else if (v == "push") transfers = {push1};
-      else if (v == "push2") transfers = {push2};
-      else if (v == "all") transfers = {pull, push1, push2};
-      else {
-        std::printf("coll_correctness_test: --transfer takes pull, push, push2 or all, not '%s'\n", v.c_str());
+      transfers.clear();
+      for (const Transfer& t : every)
+        if (v == "all" || v == t.name) transfers.push_back(t);
+      if (transfers.empty()) {
+        std::printf("coll_correctness_test: --transfer takes pull, push, push2, push21, push12 or all, not '%s'\n",
+                    v.c_str());
         return 2;
       }
     } else {
-      std::printf("usage: coll_correctness_test [--transfer pull|push|push2|all]\n");
+      std::printf("usage: coll_correctness_test [--transfer pull|push|push2|push21|push12|all]\n");
       return 2;
     }
   }
   return runRanks("coll_correctness_test", [&transfers](Rank& R) {
    for (const Transfer& tr : transfers) {
-    setTransfer(tr.push, tr.lanes);
+    setTransfer(tr.push, tr.lanes, tr.consumeLanes);
     if (R.rank == 0) std::printf("=== transfer: %s ===\n", tr.name);
     auto t0 = std::chrono::steady_clock::now();
     int failed = 0, passed = 0;

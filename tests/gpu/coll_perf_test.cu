@@ -213,34 +213,27 @@ struct SweepConfig {
   int stage, consume, gather;  ///< gather is used by AllReduce only
   std::size_t chunk;           ///< policy chunkBytes (push: the cap)
   int chunksPerCta;            ///< push chunk sizing (0 = default)
-  int lanes;                   ///< push lanes per CTA (1 or 2)
+  int lanes, consumeLanes;     ///< push lanes per stage CTA, per consume/gather CTA (1 or 2)
   bool forAllReduce;           ///< AllReduce configurations vs the others'
 };
 constexpr std::size_t MiB = std::size_t(1) << 20;
 const SweepConfig kSweep[] = {
-    // AllGather, ReduceScatter, AllToAll.
-    {"push-8/16-4M", true, 8, 16, 0, 4 * MiB, 4, 1, false},
-    {"push-16/16-2M-k8", true, 16, 16, 0, 2 * MiB, 8, 1, false},
-    {"push-8/24-4M", true, 8, 24, 0, 4 * MiB, 4, 1, false},
-    {"push-10/22-4M", true, 10, 22, 0, 4 * MiB, 4, 1, false},
-    {"push-8/24-4M-L2", true, 8, 24, 0, 4 * MiB, 4, 2, false},
-    {"push-8/16-4M-L2", true, 8, 16, 0, 4 * MiB, 4, 2, false},
-    {"push-12/20-4M-L2", true, 12, 20, 0, 4 * MiB, 4, 2, false},
-    {"push-16/16-4M-L2", true, 16, 16, 0, 4 * MiB, 4, 2, false},
-    {"push-6/26-4M-L2", true, 6, 26, 0, 4 * MiB, 4, 2, false},
-    {"push-8/24-2M-k8-L2", true, 8, 24, 0, 2 * MiB, 8, 2, false},
-    {"pull-11/21-16M", false, 11, 21, 0, 16 * MiB, 0, 1, false},
-    // AllReduce.
-    {"push-8/16/8-4M", true, 8, 16, 8, 4 * MiB, 4, 1, true},
-    {"push-8/16/8-4M-L2", true, 8, 16, 8, 4 * MiB, 4, 2, true},
-    {"push-6/18/8-4M", true, 6, 18, 8, 4 * MiB, 4, 1, true},
-    {"push-6/18/8-4M-L2", true, 6, 18, 8, 4 * MiB, 4, 2, true},
-    {"push-8/18/6-4M-L2", true, 8, 18, 6, 4 * MiB, 4, 2, true},
-    {"push-6/16/10-4M-L2", true, 6, 16, 10, 4 * MiB, 4, 2, true},
-    {"push-8/14/10-4M-L2", true, 8, 14, 10, 4 * MiB, 4, 2, true},
-    {"push-4/20/8-4M-L2", true, 4, 20, 8, 4 * MiB, 4, 2, true},
-    {"push-6/18/8-2M-k8-L2", true, 6, 18, 8, 2 * MiB, 8, 2, true},
-    {"pull-7/11/14-16M", false, 7, 11, 14, 16 * MiB, 0, 1, true},
+    // AllGather, ReduceScatter, AllToAll (label: stage/consume CTAs, chunk cap, lanes stage+consume).
+    {"push-8/16-4M-L11", true, 8, 16, 0, 4 * MiB, 4, 1, 1, false},
+    {"push-8/16-4M-L21", true, 8, 16, 0, 4 * MiB, 4, 2, 1, false},
+    {"push-8/16-4M-L12", true, 8, 16, 0, 4 * MiB, 4, 1, 2, false},
+    {"push-8/16-4M-L22", true, 8, 16, 0, 4 * MiB, 4, 2, 2, false},
+    {"push-8/24-4M-L21", true, 8, 24, 0, 4 * MiB, 4, 2, 1, false},
+    {"push-8/24-4M-L11", true, 8, 24, 0, 4 * MiB, 4, 1, 1, false},
+    {"push-12/20-4M-L21", true, 12, 20, 0, 4 * MiB, 4, 2, 1, false},
+    {"push-16/16-4M-L21", true, 16, 16, 0, 4 * MiB, 4, 2, 1, false},
+    // AllReduce (stage/consume/gather).
+    {"push-8/16/8-4M-L11", true, 8, 16, 8, 4 * MiB, 4, 1, 1, true},
+    {"push-8/16/8-4M-L21", true, 8, 16, 8, 4 * MiB, 4, 2, 1, true},
+    {"push-8/16/8-4M-L12", true, 8, 16, 8, 4 * MiB, 4, 1, 2, true},
+    {"push-8/16/8-4M-L22", true, 8, 16, 8, 4 * MiB, 4, 2, 2, true},
+    {"push-6/18/8-4M-L21", true, 6, 18, 8, 4 * MiB, 4, 2, 1, true},
+    {"push-8/18/6-4M-L21", true, 8, 18, 6, 4 * MiB, 4, 2, 1, true},
 };
 
 /// The sweep: per collective and size, NCCL once, then every configuration.
@@ -263,6 +256,7 @@ bool sweep(Rank& R, Communicator& comm, const std::vector<Coll>& colls, const st
         w.push = k.push;
         w.chunksPerCta = k.chunksPerCta;
         w.lanes = k.lanes;
+        w.consumeLanes = k.consumeLanes;
         PSweep::world[R.n] = w;
         const Timed t = runPolicy<PSweep>(R, comm, c, msg, full, nc, k.label);
         if (!t.ok) return false;

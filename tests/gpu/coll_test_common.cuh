@@ -58,12 +58,13 @@ struct PTput {
       {}, {}, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT};
 };
 /// Selects the throughput transfer of PAuto and PTput for this thread, and
-/// the push transfer's lanes per CTA (0 = the runtime's default); every rank
-/// must select the same.
-inline void setTransfer(bool push, int lanes = 0) {
+/// the push transfer's lanes per stage CTA and per consume/gather CTA (0 =
+/// the runtime's default); every rank must select the same.
+inline void setTransfer(bool push, int lanes = 0, int consumeLanes = 0) {
   for (int n = 0; n <= kMaxRanks; ++n) {
     PAuto::world[n].push = PTput::world[n].push = push;
     PAuto::world[n].lanes = PTput::world[n].lanes = lanes;
+    PAuto::world[n].consumeLanes = PTput::world[n].consumeLanes = consumeLanes;
   }
 }
 

@@ -37,10 +37,13 @@ struct WorldConsts {
   /// latencyThreads, see latencyShape); 0 = kLatencyWordsPerThread; < 0 =
   /// always the full latencyCtas x latencyThreads. Trailing, like chunksPerCta.
   int latencyWordsPerThread = 0;
-  /// Push transfer only: independent lanes per CTA (1 or 2; 0 =
-  /// kDefaultLanes). Each lane is blockDim/lanes threads streaming its own
+  /// Push transfer only: independent lanes per CTA of the stage role (1 or
+  /// 2; 0 = kDefaultLanes). Each lane is blockDim/lanes threads streaming its own
   /// chunks with its own barrier and 1/lanes of the Atom pipeline stages.
   int lanes = 0;
+  /// Push transfer only: lanes per CTA of the consume and gather roles (1 or
+  /// 2; 0 = kDefaultConsumeLanes); `lanes` above applies to the stage role.
+  int consumeLanes = 0;
 };
 
 /// Default words (8-byte packets) per thread of the latency program.
@@ -52,7 +55,8 @@ inline constexpr int kLatencySpreadThreads = 256;
 /// Push transfer: smallest chunk, and chunks per CTA when the policy says 0.
 inline constexpr std::size_t kMinPushChunk = std::size_t(32) << 10;
 inline constexpr int kDefaultChunksPerCta = 4;
-inline constexpr int kDefaultLanes = 2;  // measured better at 8/16 CTAs (bench/NOTES.md E7)
+inline constexpr int kDefaultLanes = 2;         // stage role (bench/NOTES.md E7-E8)
+inline constexpr int kDefaultConsumeLanes = 2;  // consume and gather roles
 
 /// Arguments of one call, as NCCL takes them (see docs/snac-protocol.md for
 /// what `count` means per collective).
@@ -107,7 +111,8 @@ struct Plan {
   bool push = false;
   std::size_t regionBytes = 0;   ///< bytes of one per-source staging region
   std::size_t yRegionBytes = 0;  ///< bytes of one per-source Y region (AllReduce)
-  int lanes = 1;                 ///< workers per CTA (tp_push.cuh); every role has ctas*lanes workers
+  int lanes = 1;                 ///< workers per stage CTA (tp_push.cuh): the stage role has stageCtas*lanes workers
+  int consumeLanes = 1;          ///< workers per consume / gather CTA
   // Latency program (shape from latencyShape: grows with the payload).
   int latencyCtas = 0, latencyThreads = 0;
   std::size_t packetRegion = 0;  ///< packets per source rank in a packet half

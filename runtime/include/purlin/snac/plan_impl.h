@@ -48,9 +48,10 @@ inline std::size_t pickChunk(std::size_t maxLen, std::size_t policyChunk) {
 inline std::size_t pickPushChunk(std::size_t maxLen, int n, const WorldConsts& w) {
   const std::size_t cap = w.chunkBytes ? w.chunkBytes : (std::size_t(4) << 20);
   const std::size_t perCta = std::size_t(w.chunksPerCta > 0 ? w.chunksPerCta : kDefaultChunksPerCta);
-  int ctas = w.stageCtas > w.consumeCtas ? w.stageCtas : w.consumeCtas;
-  if (w.gatherCtas > ctas) ctas = w.gatherCtas;
-  ctas *= w.lanes == 2 ? 2 : (w.lanes == 0 ? kDefaultLanes : 1);  // workers
+  const int sl = w.lanes > 0 ? w.lanes : kDefaultLanes;
+  const int cl = w.consumeLanes > 0 ? w.consumeLanes : kDefaultConsumeLanes;
+  int ctas = w.stageCtas * sl > w.consumeCtas * cl ? w.stageCtas * sl : w.consumeCtas * cl;  // workers
+  if (w.gatherCtas * cl > ctas) ctas = w.gatherCtas * cl;
   // Chunks of one partition so that (n-1) partitions give ~perCta per CTA.
   std::size_t target = (perCta * std::size_t(ctas) + std::size_t(n) - 2) / std::size_t(n - 1);
   if (target < 1) target = 1;
@@ -69,10 +70,13 @@ inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t s
   p.push = true;
   {
     const int lanes = w.lanes > 0 ? w.lanes : kDefaultLanes;
-    if (lanes != 1 && lanes != 2)
-      return fail(error, Status::InvalidArgument, kind, "push lanes must be 1 or 2, not " + std::to_string(lanes));
+    const int clanes = w.consumeLanes > 0 ? w.consumeLanes : kDefaultConsumeLanes;
+    if (lanes > 2 || clanes > 2)
+      return fail(error, Status::InvalidArgument, kind,
+                  "push lanes must be 1 or 2, not " + std::to_string(lanes > 2 ? lanes : clanes));
     // A lane is a whole number of warps (named barriers count warps).
     p.lanes = lanes == 2 && p.threads % 64 == 0 ? 2 : 1;
+    p.consumeLanes = clanes == 2 && p.threads % 64 == 0 ? 2 : 1;
   }
   p.regionBytes = (area / std::size_t(n - 1)) & ~std::size_t(15);
   p.yRegionBytes = compose ? p.regionBytes : 0;

@@ -33,10 +33,15 @@ __global__ void throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, st
   const int consumeBegin = pl.stageCtas, gatherBegin = pl.stageCtas + pl.consumeCtas;
   if (pl.push) {
     if constexpr (LaneAtomOf<AtomT, 2>::supported) {
-      if (pl.lanes == 2) pushCta<K, AtomT, E, Op, 2>(cx, in, out, b);
-      else pushCta<K, AtomT, E, Op, 1>(cx, in, out, b);
+      if (pl.lanes == 2) {
+        if (pl.consumeLanes == 2) pushCta<K, AtomT, E, Op, 2, 2>(cx, in, out, b);
+        else pushCta<K, AtomT, E, Op, 2, 1>(cx, in, out, b);
+      } else {
+        if (pl.consumeLanes == 2) pushCta<K, AtomT, E, Op, 1, 2>(cx, in, out, b);
+        else pushCta<K, AtomT, E, Op, 1, 1>(cx, in, out, b);
+      }
     } else {
-      pushCta<K, AtomT, E, Op, 1>(cx, in, out, b);
+      pushCta<K, AtomT, E, Op, 1, 1>(cx, in, out, b);
     }
   } else if (b < consumeBegin) {
     stageRole<AtomT>(cx, in, out, b, pl.stageCtas);

@@ -4,8 +4,8 @@
 /// over NVLink into the destination's staging region of this rank; consume
 /// and gather roles read only local memory.
 ///
-/// Work distribution: a CTA of a role is split into `L` lanes (L = 1 or 2,
-/// Plan::lanes), each a contiguous group of blockDim/L threads with its own
+/// Work distribution: a CTA of a role is split into `L` lanes (L = 1 or 2:
+/// Plan::lanes for the stage role, Plan::consumeLanes for the others), each a contiguous group of blockDim/L threads with its own
 /// named barrier and its own share of the Atom workspace. A role with C CTAs
 /// has C*L workers; worker w = cta*L + lane takes the steps j = w, w + C*L,
 /// ... of the role's sequence, each step one whole chunk. So workers stream
@@ -204,24 +204,28 @@ __device__ void pushGatherRole(const TpContext& cx, const Lane<L>& ln, std::byte
   }
 }
 
-/// The push program's CTA `b` (roles by CTA range, as for pull), L lanes
-/// (the caller checks LaneAtomOf<AtomT, L>::supported and blockDim).
-template <CollKind K, class AtomT, class E, RedOp Op, int L>
+/// The push program's CTA `b` (roles by CTA range, as for pull): LS lanes
+/// per stage CTA, LC per consume / gather CTA (the caller checks
+/// LaneAtomOf<AtomT, 2>::supported before instantiating a 2).
+template <CollKind K, class AtomT, class E, RedOp Op, int LS, int LC>
 __device__ void pushCta(const TpContext& cx, const std::byte* in, std::byte* out, int b) {
-  using AtomL = typename LaneAtomOf<AtomT, L>::type;
   const Plan& pl = cx.pl;
-  const Lane<L> ln = Lane<L>::make(cx.ws, AtomT::kWorkspaceBytes);
   const int consumeBegin = pl.stageCtas, gatherBegin = pl.stageCtas + pl.consumeCtas;
   if (b < consumeBegin) {
-    pushStageRole<AtomL, L>(cx, ln, in, b * L + ln.lane, pl.stageCtas * L);
-  } else if (b < gatherBegin) {
-    const int w = (b - consumeBegin) * L + ln.lane, W = pl.consumeCtas * L;
+    const Lane<LS> ln = Lane<LS>::make(cx.ws, AtomT::kWorkspaceBytes);
+    pushStageRole<typename LaneAtomOf<AtomT, LS>::type, LS>(cx, ln, in, b * LS + ln.lane, pl.stageCtas * LS);
+    return;
+  }
+  using AtomC = typename LaneAtomOf<AtomT, LC>::type;
+  const Lane<LC> ln = Lane<LC>::make(cx.ws, AtomT::kWorkspaceBytes);
+  if (b < gatherBegin) {
+    const int w = (b - consumeBegin) * LC + ln.lane, W = pl.consumeCtas * LC;
     if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll)
-      pushConsumeCopyRole<AtomL, L>(cx, ln, in, out, w, W);
+      pushConsumeCopyRole<AtomC, LC>(cx, ln, in, out, w, W);
     else
-      pushConsumeReduceRole<AtomL, L, E, Op, K == CollKind::AllReduce>(cx, ln, in, out, w, W);
+      pushConsumeReduceRole<AtomC, LC, E, Op, K == CollKind::AllReduce>(cx, ln, in, out, w, W);
   } else if constexpr (K == CollKind::AllReduce) {
-    pushGatherRole<AtomL, L>(cx, ln, out, (b - gatherBegin) * L + ln.lane, pl.gatherCtas * L);
+    pushGatherRole<AtomC, LC>(cx, ln, out, (b - gatherBegin) * LC + ln.lane, pl.gatherCtas * LC);
   }
 }
 
