@@ -182,8 +182,9 @@ struct Stmt {
   Domain domain = Domain::All;
   bool chunks = false;
   bool chunkMajor = false;
-  /// Chunks distributed over the role's CTAs: iteration j (in loop order)
-  /// runs only on CTA j mod ctas, which moves whole chunks (no slices) and
+  /// Chunks distributed over the role's workers (CTAs, or lanes of CTAs in
+  /// the runtime; one simulator thread each): iteration j (in loop order)
+  /// runs only on worker j mod workers, which moves whole chunks (no slices) and
   /// sends the iteration's notifies itself (no arrive, no last arriver).
   bool perCta = false;
   std::vector<Stmt> body;

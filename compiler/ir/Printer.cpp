@@ -65,7 +65,7 @@ std::string suffix(const Op &o) {
 std::string loopHead(const Stmt &s) {
   std::string c = "c in 0..cpp-1";
   std::string v = s.var == RankRef::None ? "" : std::string(toString(s.var)) + " in " + toString(s.domain);
-  std::string per = s.perCta ? ", step j on cta j mod ctas" : "";
+  std::string per = s.perCta ? ", step j on worker j mod workers" : "";
   if (!s.chunks) return "for " + v + per;
   if (v.empty()) return "for " + c + per;
   return (s.chunkMajor ? "for " + c + ", " + v : "for " + v + ", " + c) + per;

@@ -71,7 +71,7 @@ TEST_CASE("push: AllReduce text shows remote writes, fences and local reads", "[
   INFO(t);
   CHECK(kPushCtas == PushCtas::PerChunk); // the runtime's scheme
   CHECK(t.find("program throughput (push) {") != std::string::npos);
-  CHECK(t.find("for c in 0..cpp-1, k in r+1..r-1 (mod n), step j on cta j mod ctas {") != std::string::npos);
+  CHECK(t.find("for c in 0..cpp-1, k in r+1..r-1 (mod n), step j on worker j mod workers {") != std::string::npos);
   CHECK(t.find("transfer push") != std::string::npos);
   CHECK(t.find("copy.remote_write S_k[r][pslot(c)] <- X_r[k][c]") != std::string::npos);
   CHECK(t.find("fence.acq_rel.sys; notify.release STAGED[r][pslot(c)] -> rank k = sig(e,pround)  //") !=
@@ -268,7 +268,7 @@ TEST_CASE("push, both CTA schemes: text, verifier, simulator and mutations", "[p
   CollectiveIR ar = variant(Kind::AllReduce, 4, PushCtas::PerChunk);
   std::string t = toText(ar);
   INFO(t);
-  CHECK(t.find("for c in 0..cpp-1, k in r+1..r-1 (mod n), step j on cta j mod ctas {") != std::string::npos);
+  CHECK(t.find("for c in 0..cpp-1, k in r+1..r-1 (mod n), step j on worker j mod workers {") != std::string::npos);
   CHECK(t.find("arrive.acq_rel") == std::string::npos);
   CHECK(t.find("[last arriver]") == std::string::npos);
   for (PushCtas pc : {PushCtas::PerChunk, PushCtas::Sliced})
