@@ -301,3 +301,33 @@ TEST_CASE("push, both CTA schemes: text, verifier, simulator and mutations", "[p
     }
   }
 }
+
+TEST_CASE("push: reading another rank's staging is a locality finding", "[push]") {
+  CollectiveIR ir = lower(*test::collectiveOf(Kind::AllToAll), test::pushPolicy(), 3);
+  Op *rd = findOp(ir, [](const Op &o) { return o.kind == OpKind::Copy && o.src.buf == Buf::S; });
+  REQUIRE(rd);
+  rd->src.owner = RankRef::P; // S_p[p][..]: p's memory, read remotely
+  rd->src.region = RankRef::R;
+  Report v = verify(ir);
+  bool found = false;
+  for (auto &f : v.errors) found |= f.rule == "locality" && f.message.find("push program reads locally") != std::string::npos;
+  INFO(v.text());
+  CHECK(found);
+}
+
+TEST_CASE("push: remote writes into a rank the writer never hears from break the cross-call chain", "[push]") {
+  // Only the stage role, without its notify: rank r rewrites k's half in
+  // call e+2 with nothing ordering it after k's call e.
+  CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), test::pushPolicy(), 3);
+  ir.throughput.roles.resize(1);
+  Op *n = findOp(ir, [](const Op &o) { return o.kind == OpKind::Notify; });
+  REQUIRE(n);
+  ir = withoutOp(ir, n->id);
+  CallArgs a = argsFor(Kind::AllGather, 3, 1, 1);
+  Sizes s = computeSizes(Kind::AllGather, 3, a);
+  Report v = verifyInstance(instantiate(ir, ir.throughput, s, simGeometry(ir, s), 2));
+  INFO(v.text());
+  REQUIRE(v.errors.size() == 1);
+  CHECK(v.errors[0].rule == "cross-call");
+  CHECK(v.errors[0].message.find("copy.remote_write") != std::string::npos);
+}
