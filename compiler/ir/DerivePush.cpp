@@ -71,9 +71,14 @@ Role consume(Kind k, bool perCta) {
   role.name = "consume";
   role.ctasFrom = "throughput.consumeCtas";
   bool packed = packedIn(k);
-  role.body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, R), acc(Buf::X, R, packed ? RankRef::None : R))
-                                   .why("own contribution, local")));
   std::vector<Stmt> body;
+  if (perCta) // chunk c of the own contribution, by the worker of the chunk's first step
+    body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, R, true), acc(Buf::X, R, packed ? RankRef::None : R, true))
+                                .when(Cond::FirstOfChunk)
+                                .why("own contribution, local")));
+  else
+    role.body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, R), acc(Buf::X, R, packed ? RankRef::None : R))
+                                     .why("own contribution, local")));
   body.push_back(Stmt::of(stagedWait(P)));
   body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, P, true), region(Buf::S, R, P, packed ? RankRef::None : R))
                               .why("local read of region p")));
@@ -172,6 +177,7 @@ void freeAfterLocalReads(std::vector<Stmt> &body, bool perCta) {
                .when(Cond::HasNext)
                .why(y ? "Y slot used again: free it" : "slot used again: free it");
     if (!perCta) n.byLast();
+    n.fence = perCta; // the worker's notify: lane barrier, fence.acq_rel.sys, st.release.sys
     about(n, RankRef::R, src);
     if (rd.kind == OpKind::Reduce) n.each(rd.var, Domain::Others);
     bool hasArrive = false;

@@ -130,6 +130,7 @@ const char *toString(Cond c) {
   case Cond::Always: return "";
   case Cond::HasPrev: return "if prev(slot) exists";
   case Cond::HasNext: return "if next(slot) exists";
+  case Cond::FirstOfChunk: return "if m == 0";
   }
   return "?";
 }

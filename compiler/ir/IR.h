@@ -105,6 +105,7 @@ enum class Cond {
   Always,
   HasPrev,   ///< the slot had an earlier staged use in this call (stage: reuse guard)
   HasNext,   ///< the slot has a later staged use in this call (consumer: free it)
+  FirstOfChunk, ///< the first rank (m == 0) of the enclosing loop's domain for this chunk
 };
 const char *toString(Cond);
 

@@ -24,6 +24,7 @@ uint64_t chunkSize(uint64_t len, uint64_t chunk, int c) {
 
 struct Env {
   int r = 0, p = -1, k = -1, c = -1;
+  int m = 0; ///< index of the loop's rank in its domain (FirstOfChunk)
 };
 
 class Expander {
@@ -133,7 +134,7 @@ private:
       if (a.region != RankRef::None) {
         int src = rank(a.region, e);
         m.region = src;
-        m.off = uint64_t(regionIdx(m.owner, src)) * uint64_t(G.slots) * G.chunk + uint64_t(e.c % G.slots) * G.chunk;
+        m.off = uint64_t(regionIdx(m.owner, src)) * G.srcRegion + uint64_t(e.c % G.slots) * G.chunk;
         m.len = chunkSize(lenOf(S.in, src, a.part, dummy), G.chunk, e.c);
         return m;
       }
@@ -146,8 +147,7 @@ private:
       if (a.region != RankRef::None) {
         int src = rank(a.region, e);
         m.region = src;
-        m.off = G.region + uint64_t(regionIdx(m.owner, src)) * uint64_t(G.ySlots) * G.chunk +
-                uint64_t(e.c % G.ySlots) * G.chunk;
+        m.off = G.region + uint64_t(regionIdx(m.owner, src)) * G.srcRegion + uint64_t(e.c % G.ySlots) * G.chunk;
         m.len = chunkSize(S.y[src], G.chunk, e.c);
         return m;
       }
@@ -205,6 +205,7 @@ private:
     prevPart = -1;
     prevRound = 0;
     if (o.cond == Cond::Always) return true;
+    if (o.cond == Cond::FirstOfChunk) return e.m == 0;
     if (collect_) return false;
     if (o.slotSpace == SlotSpace::Y) {
       if (o.cond == Cond::HasPrev) {
@@ -307,6 +308,7 @@ private:
           for (size_t j = from; j < out.size(); ++j) out[j].lastCounter = lastCounter_;
         continue;
       }
+      if (o.cond == Cond::FirstOfChunk && e.m != 0) continue;
       data(o, e, out);
     }
   }
@@ -379,6 +381,9 @@ private:
     auto iter = [&](int q, int c) {
       Env ie = e;
       if (q >= 0) bind(ie, s.var, q);
+      ie.m = 0;
+      for (size_t i = 0; i < rs.size(); ++i)
+        if (rs[i] == q) ie.m = int(i);
       if (s.chunks) ie.c = c;
       if (!s.perCta) {
         body(s.body, ie, out);

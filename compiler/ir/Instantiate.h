@@ -47,8 +47,9 @@ struct Geometry {
   int slots = 1, ySlots = 0;
   int parts = 1;           ///< partitions a producer stages per chunk index: 1 (packed input) or n-1
   bool push = false;       ///< push transfer: `slots`/`ySlots` are per source region, S region of
-                           ///< source s at idx(s)*slots*chunk, Y region at region + idx(s)*ySlots*chunk,
+                           ///< source s at idx(s)*srcRegion, Y region at region + idx(s)*srcRegion,
                            ///< idx(s) = (s - owner - 1) mod n
+  uint64_t srcRegion = 0;  ///< push: bytes of one source's region, floor(region/(n-1)) rounded down to 16
   uint64_t region = 0;     ///< S region bytes; Y starts at `region`
   uint64_t packetRegion = 0; ///< payload bytes per source region of a packet half
 };

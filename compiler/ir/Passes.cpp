@@ -114,7 +114,7 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
   b.ySlots = isComposed(ir.kind) ? int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxYSlots)) : 0;
   if (b.transfer == Transfer::Push) {
     // Slots per source region (n-1 regions of S, and of Y for AllReduce).
-    uint64_t perSrc = b.regionBytes / uint64_t(ir.n - 1) / b.chunkBytes;
+    uint64_t perSrc = ((b.regionBytes / uint64_t(ir.n - 1)) & ~uint64_t(15)) / b.chunkBytes;
     need(perSrc >= 1, ir, "stagingBytes",
          "(" + std::to_string(b.stagingBytes) + ") must hold at least one chunk per source region (push)");
     b.slots = int(std::min<uint64_t>(perSrc, uint64_t(pushSlotCap(ir.throughput))));

@@ -120,7 +120,8 @@ Geometry computeGeometry(const CollectiveIR &ir, const Sizes &s, uint64_t chunk,
   g.push = ir.throughput.transfer == Transfer::Push;
   if (g.push) {
     // Per-source regions: n-1 of them in the S region (and in the Y region).
-    uint64_t perSrc = g.region / uint64_t(s.n - 1) / g.chunk;
+    g.srcRegion = (g.region / uint64_t(s.n - 1)) & ~uint64_t(15);
+    uint64_t perSrc = g.srcRegion / g.chunk;
     if (perSrc == 0)
       throw IRError{"staging capacity " + std::to_string(staging) + " holds no chunk per source region (" +
                     std::to_string(s.n - 1) + " sources)"};
