@@ -56,7 +56,7 @@ inline constexpr int kLatencySpreadThreads = 256;
 inline constexpr std::size_t kMinPushChunk = std::size_t(32) << 10;
 inline constexpr int kDefaultChunksPerCta = 4;
 inline constexpr int kDefaultLanes = 2;         // stage role (bench/NOTES.md E7-E8)
-inline constexpr int kDefaultConsumeLanes = 2;  // consume and gather roles
+inline constexpr int kDefaultConsumeLanes = 1;  // consume and gather roles (full pipeline depth for local copies)
 
 /// Arguments of one call, as NCCL takes them (see docs/snac-protocol.md for
 /// what `count` means per collective).
