@@ -101,6 +101,9 @@ void runRank(Bootstrap &bootstrap, int device) {
     cudaMalloc(&outBase, bytes + 16);
     unsigned char *in = inBase + e, *out = c.inPlace ? in : outBase + e;
     cudaMemcpy(in, dev.data(), bytes, cudaMemcpyHostToDevice);
+    // A pageable-memory cudaMemcpy may return before its DMA lands, and
+    // `stream` does not wait for the legacy stream (non-blocking): finish it.
+    cudaDeviceSynchronize();
     Status st = gen::allReduce(comm, in, out, c.count, c.dtype, c.op, stream);
     cudaError_t ce = cudaStreamSynchronize(stream);
     std::string what = std::string(toString(c.dtype)) + " " + toString(c.op) + " count=" +
