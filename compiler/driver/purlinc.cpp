@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -54,7 +55,8 @@ bool parseSimulate(const std::string &text, Options &o, std::string &error) {
   return true;
 }
 
-/// Keeps only the collectives named by --collective (all if none given).
+/// Keeps only the collectives named by --collective (all if none given),
+/// each once, in the order first named (a repeated name is ignored).
 bool selectCollectives(const Options &o, Module &m, Diagnostics &diags) {
   if (o.collectives.empty())
     return true;
@@ -64,7 +66,8 @@ bool selectCollectives(const Options &o, Module &m, Diagnostics &diags) {
     bool found = false;
     for (const auto &c : m.collectives)
       if (c->name == name) {
-        kept.push_back(c);
+        if (std::find(kept.begin(), kept.end(), c) == kept.end())
+          kept.push_back(c);
         found = true;
       }
     if (!found) {
