@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "codegen/EmitCUDA.h"
+#include "codegen/GeneratedNames.h"
 #include "codegen/Spelling.h"
 
 namespace purlin::codegen {
@@ -77,6 +78,16 @@ BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
     }
     e.policy = pol->second;
     in.collectives.push_back(std::move(e));
+  }
+  std::vector<const Collective *> emitted;
+  for (const auto &cp : module.collectives)
+    if (cp && std::any_of(in.collectives.begin(), in.collectives.end(),
+                          [&](const EmitCollective &e) { return e.name == cp->name; }))
+      emitted.push_back(cp.get());
+  if (auto clash = checkGeneratedNames(emitted)) {
+    r.error = clash->message;
+    r.errorLoc = clash->loc;
+    return r;
   }
   if (in.collectives.empty()) {
     r.error = in.sourceName + " declares no collective to generate code for";

@@ -1,0 +1,72 @@
+/// @file GeneratedNames.cpp
+/// @brief Collision and shadowing checks of identifiers derived from alias names.
+#include "codegen/GeneratedNames.h"
+
+#include <algorithm>
+#include <map>
+
+#include "codegen/Spelling.h"
+
+namespace purlin::codegen {
+
+const std::vector<std::string> &reservedGeneratedNames() {
+  // Looked up unqualified inside namespace purlin::gen::<ns> by the generated
+  // header and source (EmitHeader.cpp, EmitSource.cpp, Signature.cpp): a
+  // function or namespace of that name declared there would hide them.
+  static const std::vector<std::string> names = {
+      "purlin", "gen",   "snac",   "atom",  "capi",    "std",       "Status",
+      "Communicator", "DType", "RedOp", "CallArgs", "WorldConsts", "launch",
+      "lastError", "kMaxRanks", "cudaStream_t", "size_t"};
+  return names;
+}
+
+const std::vector<std::string> &reservedCNames() {
+  // Every purlin_* identifier of runtime/include/purlin/purlin.h (the C API
+  // the generated header includes).
+  static const std::vector<std::string> names = {
+      "purlin_comm",          "purlin_comm_check",  "purlin_comm_create_from_env",
+      "purlin_comm_create_unix", "purlin_comm_destroy", "purlin_comm_options_default",
+      "purlin_comm_options_t", "purlin_comm_rank",  "purlin_comm_size",
+      "purlin_comm_t",        "purlin_comm_unwrap", "purlin_dtype_t",
+      "purlin_last_error",    "purlin_redop_t",     "purlin_status_string",
+      "purlin_status_t"};
+  return names;
+}
+
+namespace {
+
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+} // namespace
+
+std::optional<NameClash> checkGeneratedNames(const std::vector<const Collective *> &collectives) {
+  std::map<std::string, const Collective *> byFlat;
+  for (const Collective *c : collectives) {
+    if (!c) continue;
+    for (const std::string &part : nameParts(c->name)) {
+      if (contains(reservedGeneratedNames(), part))
+        return NameClash{"the alias name '" + c->name + "' uses '" + part +
+                             "', which the generated code needs for itself (reserved in generated code: " +
+                             "purlin, gen, snac, atom, capi, std, Status, Communicator, DType, RedOp, "
+                             "CallArgs, WorldConsts, launch, lastError, kMaxRanks, cudaStream_t, size_t); "
+                             "rename the alias or its namespace",
+                         c->loc};
+    }
+    const std::string cname = cFunctionName(c->name);
+    if (contains(reservedCNames(), cname))
+      return NameClash{"the alias name '" + c->name + "' would generate the C function '" + cname +
+                           "', which purlin/purlin.h already declares; rename the alias",
+                       c->loc};
+    auto [it, fresh] = byFlat.emplace(flatName(c->name), c);
+    if (!fresh)
+      return NameClash{"the aliases '" + it->second->name + "' (line " + std::to_string(it->second->loc.line) +
+                           ") and '" + c->name + "' both generate '" + cname + "' and '" + flatName(c->name) +
+                           "_Policy'; rename one of them",
+                       c->loc};
+  }
+  return std::nullopt;
+}
+
+} // namespace purlin::codegen
