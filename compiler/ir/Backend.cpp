@@ -3,6 +3,7 @@
 /// runs the mutation tests (docs/snac-ir.md, "purlinc").
 #include "ir/Backend.h"
 
+#include "ir/DerivePush.h"
 #include "ir/Mutation.h"
 #include "ir/Pipeline.h"
 #include "ir/Printer.h"
@@ -104,9 +105,13 @@ std::vector<IRProblem> runIR(const IRRequest &req, const Module &m, const Policy
     if (req.mode != IRRequest::Mode::Simulate && req.everyTransfer) {
       // The smallest world size whose transfer differs from that of req.ranks.
       const Policy &pol = pit->second;
+      // Compared as bound (boundTransfer): a push policy only changes the
+      // programs of the collectives with a push derivation.
+      const Kind kind = classify(c);
       for (int n = kMinWorld; n <= kMaxWorld; ++n) {
-        if (pol.forWorld(n).throughput.transfer == pol.forWorld(req.ranks).throughput.transfer) continue;
-        std::string tr = pol.forWorld(n).throughput.transfer == Transfer::Push ? "push" : "pull";
+        const Transfer tn = boundTransfer(kind, pol.forWorld(n).throughput.transfer);
+        if (tn == boundTransfer(kind, pol.forWorld(req.ranks).throughput.transfer)) continue;
+        std::string tr = tn == Transfer::Push ? "push" : "pull";
         try {
           PipelineOptions po;
           if (req.mode == IRRequest::Mode::PrintAfterAll) po.printAfterAll = &os;

@@ -315,11 +315,8 @@ CollectiveIR derive(const Collective &c, int n, Transfer transfer) {
   ir.n = n;
   ir.dispatchBytes = dispatchOf(ir.kind);
   ir.latency = latency(ir.kind);
-  if (transfer == Transfer::Push && !pushDerivable(ir.kind))
-    throw IRError{"'" + c.name + "' (" + toString(ir.kind) + "): policy '" + c.policy + "' sets world[" +
-                  std::to_string(n) + "].throughput.transfer to push, but the push transfer is derived only for "
-                  "AllGather, ReduceScatter, AllReduce and AllToAll; use \"transfer\": \"pull\" for " +
-                  toString(ir.kind)};
+  // Push is a preference: collectives without a push derivation pull.
+  transfer = boundTransfer(ir.kind, transfer);
   ir.throughput = transfer == Transfer::Push ? throughputPush(ir.kind) : throughput(ir.kind);
   declare(ir, ir.latency);
   declare(ir, ir.throughput);

@@ -226,6 +226,10 @@ bool pushDerivable(Kind k) {
   return k == Kind::AllGather || k == Kind::ReduceScatter || k == Kind::AllReduce || k == Kind::AllToAll;
 }
 
+Transfer boundTransfer(Kind k, Transfer policyTransfer) {
+  return policyTransfer == Transfer::Push && pushDerivable(k) ? Transfer::Push : Transfer::Pull;
+}
+
 Program throughputPush(Kind k, PushCtas ctas) {
   if (!pushDerivable(k))
     throw IRError{std::string("internal: no push derivation for ") + toString(k)};

@@ -11,6 +11,14 @@ namespace purlin::ir {
 /// ReduceScatter, AllReduce (compose) and AllToAll.
 bool pushDerivable(Kind k);
 
+/// The transfer the throughput program of `k` uses when the policy asks for
+/// `policyTransfer`: push is a per-collective preference, honoured only
+/// where pushDerivable(k); every other collective pulls (as the runtime does).
+Transfer boundTransfer(Kind k, Transfer policyTransfer);
+
+/// The note printed after a pull bound for a push policy.
+inline constexpr const char *kPushOnlyFor = "push is derived for AllGather, ReduceScatter, AllReduce, AllToAll only";
+
 /// How a push role's CTAs share its chunks. Sliced: every CTA moves its
 /// slice of every chunk and the last arriver of a counter notifies (the
 /// pull program's scheme). PerChunk: step j of a role's loop belongs to CTA

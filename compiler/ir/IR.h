@@ -243,7 +243,8 @@ struct Bound {
   uint64_t stagingBytes = 0;    ///< one staging half
   uint64_t regionBytes = 0;     ///< S region (and Y region for a compose) of a half
   int slots = 0, ySlots = 0;    ///< cyclic slots at the policy chunk
-  Transfer transfer = Transfer::Pull;
+  Transfer transfer = Transfer::Pull;       ///< what the throughput program does
+  Transfer policyTransfer = Transfer::Pull; ///< what the policy asked for (push only where derivable)
   bool bound = false;
 };
 

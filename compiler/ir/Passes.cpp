@@ -91,7 +91,8 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
   b.gatherCtas = isComposed(ir.kind) ? w.throughput.gatherCtas : 0;
   b.threads = w.throughput.threads;
   b.chunkBytes = w.throughput.chunkBytes;
-  b.transfer = w.throughput.transfer;
+  b.policyTransfer = w.throughput.transfer;
+  b.transfer = boundTransfer(ir.kind, w.throughput.transfer);
   b.pipelineStages = policy.atom.pipelineStages;
   b.stageBytes = policy.atom.stageBytes;
   b.stagingBytes = policy.stagingBytes;

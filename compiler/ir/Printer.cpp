@@ -2,6 +2,8 @@
 /// @brief Text and JSON printers of the SNAC IR.
 #include "ir/Printer.h"
 
+#include "ir/DerivePush.h"
+
 #include <sstream>
 
 namespace purlin::ir {
@@ -237,7 +239,10 @@ void print(std::ostream &os, const CollectiveIR &ir) {
        << b.stageCtas << ", consume " << b.consumeCtas << ", gather " << b.gatherCtas << " ctas x " << b.threads
        << " threads; chunk " << b.chunkBytes << " B; atom " << b.pipelineStages << " stages x " << b.stageBytes
        << " B; staging " << b.stagingBytes << " B/half, region " << b.regionBytes << " B, slots " << b.slots
-       << ", ySlots " << b.ySlots << "; transfer " << (b.transfer == Transfer::Pull ? "pull" : "push") << "\n";
+       << ", ySlots " << b.ySlots << "; transfer " << (b.transfer == Transfer::Pull ? "pull" : "push");
+    if (b.policyTransfer != b.transfer)
+      os << " (policy: " << (b.policyTransfer == Transfer::Pull ? "pull" : "push") << "; " << kPushOnlyFor << ")";
+    os << "\n";
   }
   printProgram(os, ir.latency);
   printProgram(os, ir.throughput);
@@ -262,7 +267,9 @@ nlohmann::json toJson(const CollectiveIR &ir) {
                  {"chunkBytes", b.chunkBytes}, {"pipelineStages", b.pipelineStages},
                  {"stageBytes", b.stageBytes}, {"stagingBytes", b.stagingBytes},
                  {"regionBytes", b.regionBytes}, {"slots", b.slots}, {"ySlots", b.ySlots},
-                 {"transfer", b.transfer == Transfer::Pull ? "pull" : "push"}}}};
+                 {"transfer", b.transfer == Transfer::Pull ? "pull" : "push"},
+                 {"policyTransfer", b.policyTransfer == Transfer::Pull ? "pull" : "push"}}}};
+  if (b.policyTransfer != b.transfer) j["bound"]["transferNote"] = kPushOnlyFor;
   j["programs"] = nlohmann::json::array();
   for (const Program *p : {&ir.latency, &ir.throughput}) {
     nlohmann::json pj = {{"regime", toString(p->regime)}};
