@@ -2,6 +2,7 @@
 /// @brief runBackend: THE place where compiler/ir and compiler/codegen plug
 /// into purlinc. Until they land, every back-end request is an error.
 #include "Backend.h"
+#include "Output.h"
 
 #include <iostream>
 
@@ -38,9 +39,12 @@ int runBackend(const Options &opts, const Module &m, const PolicySet &policies, 
     diags.report(DiagKind::BackendNotAvailable, Location{}, "this --emit mode");
     return 1;
   }
-  auto problems = ir::runIR(req, m, policies, std::cout);
+  Output out;
+  if (!out.open(opts.output, diags)) return 1;
+  auto problems = ir::runIR(req, m, policies, out.stream());
   for (auto &p : problems) diags.report(DiagKind::CodegenError, p.loc, p.message);
-  return problems.empty() ? 0 : 1;
+  bool written = out.finish(diags);
+  return problems.empty() && written ? 0 : 1;
 }
 
 } // namespace purlin

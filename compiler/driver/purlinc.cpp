@@ -5,6 +5,7 @@
 #include "Backend.h"
 #include "LargeStack.h"
 #include "Options.h"
+#include "Output.h"
 #include "Parser.h"
 #include "PolicyLoader.h"
 #include "Sema.h"
@@ -108,17 +109,11 @@ int run(const Options &opts) {
   if (opts.emit != EmitKind::AST || opts.printIRAfterAll || opts.simulateRanks)
     return runBackend(opts, *module, policies, diags);
 
-  if (opts.output.empty() || opts.output == "-") {
-    dumpAST(*module, std::cout);
-    return 0;
-  }
-  std::ofstream out(opts.output);
-  if (!out) {
-    diags.report(DiagKind::CannotRead, Location{}, opts.output, "cannot open for writing");
+  Output out;
+  if (!out.open(opts.output, diags))
     return 1;
-  }
-  dumpAST(*module, out);
-  return out.good() ? 0 : 1;
+  dumpAST(*module, out.stream());
+  return out.finish(diags) ? 0 : 1;
 }
 
 } // namespace
