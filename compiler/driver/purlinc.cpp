@@ -9,6 +9,7 @@
 #include "Parser.h"
 #include "PolicyLoader.h"
 #include "Sema.h"
+#include "ir/Simulator.h"
 
 #include <CLI/CLI.hpp>
 
@@ -46,6 +47,11 @@ bool parseSimulate(const std::string &text, Options &o, std::string &error) {
       o.simulateRanks = static_cast<int>(v);
       first = false;
     } else {
+      if (v > ir::kMaxSimulateBytes) {
+        error = "--simulate: BYTES " + item + " is above the simulator's limit of " +
+                std::to_string(ir::kMaxSimulateBytes) + " bytes (64 KiB; larger calls take too long to simulate)";
+        return false;
+      }
       o.simulateBytes.push_back(v);
     }
   }

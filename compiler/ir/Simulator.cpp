@@ -401,7 +401,10 @@ private:
     std::vector<int> cand;
     for (uint64_t stepNo = 0;; ++stepNo) {
       if (stepNo > opts_.maxSteps) {
-        res.report.add("deadlock", "no progress after " + std::to_string(opts_.maxSteps) + " steps", {});
+        // Some CTA could still proceed (a deadlock is reported below, when
+        // none can): the run is too long for the budget, not stuck.
+        res.report.add("step-budget",
+                       "step budget exhausted (not a deadlock): " + std::to_string(opts_.maxSteps) + " steps", {});
         return false;
       }
       if (stepNo % 997 == 0)
@@ -489,7 +492,7 @@ private:
 SimResult simulate(const CollectiveIR &ir, const Program &prog, const CallArgs &args, const Geometry &geo,
                    const SimOptions &opts) {
   Sizes s = computeSizes(ir.kind, ir.n, args);
-  const uint64_t limit = uint64_t(1) << 20;
+  const uint64_t limit = kMaxSimulateRankBytes;
   for (int r = 0; r < s.n; ++r)
     if (s.inTotal(r) > limit || s.outTotal(r) > limit)
       throw IRError{"the simulator models small calls: rank " + std::to_string(r) + " would move " +

@@ -86,6 +86,20 @@ TEST_CASE("simulator: a program that reads before the release is reported as a r
   CHECK(race);
 }
 
+TEST_CASE("simulator: an exhausted step budget is not called a deadlock", "[simulate]") {
+  CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), test::testPolicy(), 3);
+  CallArgs a = argsFor(Kind::AllGather, 3, 64, 1);
+  Sizes s = computeSizes(Kind::AllGather, 3, a);
+  SimOptions o;
+  o.maxSteps = 50;
+  SimResult r = simulate(ir, ir.throughput, a, simGeometry(ir, s), o);
+  REQUIRE(!r.report.ok());
+  CHECK(r.report.errors[0].rule == "step-budget");
+  CHECK(r.report.errors[0].message == "step budget exhausted (not a deadlock): 50 steps");
+  o.maxSteps = SimOptions{}.maxSteps;
+  CHECK(simulate(ir, ir.throughput, a, simGeometry(ir, s), o).report.ok());
+}
+
 TEST_CASE("simulator: a missing notify is a deadlock naming the waiting op", "[simulate]") {
   CollectiveIR ir = lower(*test::collectiveOf(Kind::ReduceScatter), test::testPolicy(), 3);
   auto &body = ir.throughput.roles[0].body[0].body; // stage loop
