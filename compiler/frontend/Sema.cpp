@@ -132,6 +132,13 @@ private:
     if (f.out != g.in)
       return fail(DiagKind::ComposeLayoutMismatch, c.loc, alias, f.name, g.name, toString(f.out),
                   toString(g.in));
+    // The fused kernel has one policy and one datapath (the Parser gives
+    // the compose F's): G may not name others, or they would be dropped.
+    if (f.policy != g.policy)
+      return fail(DiagKind::ComposePolicyMismatch, c.loc, alias, f.name, g.name, f.policy, g.policy);
+    if (f.atom != g.atom)
+      return fail(DiagKind::ComposeDatapathMismatch, c.loc, alias, f.name, g.name, toString(f.atom),
+                  toString(g.atom));
     if (!classify(c))
       return fail(DiagKind::UnsupportedComposition, c.loc, alias, f.name, g.name, describe(f), describe(g),
                   kSupportedCompositions);

@@ -9,7 +9,7 @@ using agGeneric = SNAC<Generic, Policy, copy, packed, scattered>;
 using agAmpere = SNAC<Ampere, decode, copy, packed, scattered>;
 using rsHopper = SNAC<Hopper, prefill, reduce, scattered, packed>;
 using rsBlackwell = SNAC<Blackwell, Policy, reduce, scattered, packed>;
-using arInline = compose<rsHopper, SNAC<Atom, prefill, copy, packed, scattered>>;
+using arInline = compose<rsHopper, SNAC<Hopper, prefill, copy, packed, scattered>>;
 // CHECK:      Policy 'decode'
 // CHECK-NEXT: Policy 'prefill'
 // CHECK-NEXT: SNAC 'agGeneric' [AllGather] atom Generic, policy Policy,
@@ -18,4 +18,4 @@ using arInline = compose<rsHopper, SNAC<Atom, prefill, copy, packed, scattered>>
 // CHECK-NEXT: SNAC 'rsBlackwell' [ReduceScatter] atom Blackwell, policy Policy,
 // CHECK-NEXT: Compose 'arInline' [AllReduce] {{.*}} @{{.*}}datapaths.pl:12:7
 // CHECK-NEXT:   SNAC 'rsHopper'
-// CHECK-NEXT:   SNAC 'SNAC<Atom, prefill, copy, packed, scattered>' [AllGather] {{.*}} @{{.*}}datapaths.pl:12:36
+// CHECK-NEXT:   SNAC 'SNAC<Hopper, prefill, copy, packed, scattered>' [AllGather] {{.*}} @{{.*}}datapaths.pl:12:36
