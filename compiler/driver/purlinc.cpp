@@ -24,6 +24,10 @@ using namespace purlin;
 
 /// Parses "RANKS[,BYTES...]" of --simulate; false on malformed text.
 bool parseSimulate(const std::string &text, Options &o, std::string &error) {
+  if (!text.empty() && text.back() == ',') {
+    error = "--simulate: '" + text + "' ends with a comma; expected RANKS[,BYTES...]";
+    return false;
+  }
   std::stringstream ss(text);
   std::string item;
   bool first = true;

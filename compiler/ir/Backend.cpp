@@ -22,7 +22,10 @@ bool simulateOne(const CollectiveIR &ir, const IRRequest &req, std::ostream &os,
   if (sizes.empty()) sizes = {0, E, uint64_t(3 * n + 1) * E, uint64_t(40 * n + 7) * E};
   bool ok = true;
   for (uint64_t bytes : sizes) {
-    os << "  bytes " << bytes << ":";
+    os << "  bytes " << bytes;
+    // argsForBytes simulates whole elements: say so when bytes are dropped.
+    if (bytes % E != 0) os << " (" << bytes / E << " elements of " << E << " B)";
+    os << ":";
     for (const Program *p : {&ir.latency, &ir.throughput}) {
       bool pass = true;
       uint64_t steps = 0;
