@@ -51,9 +51,9 @@ constexpr ArchDefaults kSm90 = {{4 * MiB, 256 * KiB, 128 * KiB}, {4 * MiB, 1 * M
 // sm_90 throughput (bench/NOTES.md E6-E7, 2xH200): world 2 push, 8 stage /
 // 16 consume / 8 gather CTAs (<= 32 for AllReduce), chunks scaled with the
 // message up to 4 MiB (runtime: ~4 chunks per worker, 2 workers per CTA).
-// Worlds 3-8 stay pull until the SNAC IR lowers rooted and V collectives
-// under a push policy (it derives push for AG/RS/AR/A2A only, and rejects a
-// push policy for the others); unmeasured (no 4- or 8-GPU machine here).
+// Push is a per-collective preference: the SNAC IR derives push for
+// AG/RS/AR/A2A only and binds pull for the others. Worlds 3-8 stay pull;
+// unmeasured (no 4- or 8-GPU machine here).
 // sm_80 (A100, NV12): lower bandwidth, smaller chunks and a shallower pipeline.
 constexpr ArchDefaults kSm80 = {{256 * KiB, 128 * KiB, 64 * KiB}, {512 * KiB, 512 * KiB, 256 * KiB},
                                 {8, 8, 8}, 512, 8, 16, 8, 512, 4, 16384, 128 * MiB,
