@@ -1,6 +1,7 @@
 /// @file Backend.cpp
-/// @brief runBackend: THE place where compiler/ir and compiler/codegen plug
-/// into purlinc. Until they land, every back-end request is an error.
+/// @brief runBackend: where compiler/ir (--emit=ir, ir-json,
+/// --print-ir-after-all, --simulate) and compiler/codegen (--emit=cuda)
+/// plug into purlinc.
 #include "Backend.h"
 #include "Output.h"
 
@@ -12,8 +13,6 @@
 
 namespace purlin {
 
-// ===== BACK END ENTRY POINT: replace this body with calls into compiler/ir
-// ===== (derive, passes, print, verify, simulate) and compiler/codegen.
 int runBackend(const Options &opts, const Module &m, const PolicySet &policies, Diagnostics &diags) {
   // --emit=cuda (the default): compiler/codegen writes <out>.cu and <out>.h.
   if (opts.emit == EmitKind::Cuda && !opts.printIRAfterAll && !opts.simulateRanks) {
@@ -33,11 +32,10 @@ int runBackend(const Options &opts, const Module &m, const PolicySet &policies, 
     req.mode = ir::IRRequest::Mode::PrintAfterAll;
   } else if (opts.emit == EmitKind::IRJson) {
     req.mode = ir::IRRequest::Mode::Json;
-  } else if (opts.emit == EmitKind::IR) {
-    req.mode = ir::IRRequest::Mode::Text;
   } else {
-    diags.report(DiagKind::BackendNotAvailable, Location{}, "this --emit mode");
-    return 1;
+    // --emit=ast and --emit=cuda reach here only with --print-ir-after-all
+    // or --simulate (handled above), so this is --emit=ir.
+    req.mode = ir::IRRequest::Mode::Text;
   }
   Output out;
   if (!out.open(opts.output, diags)) return 1;

@@ -22,9 +22,6 @@ const char *toString(Kind k) {
   return "?";
 }
 
-bool isVKind(Kind k) {
-  return k == Kind::AllGatherV || k == Kind::ReduceScatterV || k == Kind::AllToAllV;
-}
 bool isRootedKind(Kind k) {
   return k == Kind::Broadcast || k == Kind::Reduce || k == Kind::Scatter || k == Kind::Gather;
 }

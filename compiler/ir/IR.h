@@ -31,7 +31,6 @@ enum class Kind {
   Broadcast, Reduce, Scatter, Gather, Unknown
 };
 const char *toString(Kind);
-bool isVKind(Kind);
 bool isRootedKind(Kind);
 bool reducesKind(Kind);
 /// Every supported kind, in a fixed order (tests iterate it).
