@@ -102,7 +102,8 @@ void Diagnostics::emit(Severity sev, const Location &loc, std::string_view messa
   else if (!lineOf(loc.file, loc.line, line))
     return;
 
-  // Column is 1-based, in bytes. Cut a window around it for long lines.
+  // Column is 1-based, in bytes (as Clang counts). Cut a window around it
+  // for long lines.
   size_t col = loc.col - 1;
   if (col > line.size())
     col = line.size();
@@ -120,10 +121,13 @@ void Diagnostics::emit(Severity sev, const Location &loc, std::string_view messa
       c = '?';
   os_ << prefix << excerpt << suffix << '\n';
 
+  // One caret column per code point: UTF-8 continuation bytes (10xxxxxx)
+  // take no column of their own.
   std::string caret(prefix.size(), ' ');
   size_t rel = col - begin;
   for (size_t i = 0; i < rel && i < excerpt.size(); ++i)
-    caret += excerpt[i] == '\t' ? '\t' : ' ';
+    if ((static_cast<unsigned char>(excerpt[i]) & 0xC0) != 0x80)
+      caret += excerpt[i] == '\t' ? '\t' : ' ';
   caret += '^';
   for (size_t i = rel + 1; i < excerpt.size() && isIdentChar(excerpt[rel]) && isIdentChar(excerpt[i]); ++i)
     caret += '~';
