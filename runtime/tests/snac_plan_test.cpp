@@ -187,6 +187,20 @@ TEST_CASE("makePlan: staging beyond capacity uses cyclic slots; too small is an 
   CHECK(err.find("staging too small") != std::string::npos);
 }
 
+TEST_CASE("makePlan: a chunk count that would overflow is an error, not a truncated transfer") {
+  Plan p;
+  std::string err;
+  WorldConsts tiny = kWorld;
+  tiny.chunkBytes = 16;  // the smallest the policy loader accepts
+  tiny.latencyMaxBytes = 0;
+  // 2^34 bf16 per rank = 32 GiB: 2^31 chunks of 16 B, beyond int.
+  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 34), tiny, kStaging, kPackets, p, err) ==
+        Status::InvalidArgument);
+  CHECK(err.find("chunks of 16 bytes per partition: too many") != std::string::npos);
+  // The same policy with a message that fits is fine.
+  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, 1u << 20), tiny, kStaging, kPackets, p, err) == Status::Ok);
+}
+
 TEST_CASE("makePlan: bad arguments give a status and a message") {
   Plan p;
   std::string err;

@@ -26,6 +26,18 @@ inline Status fail(std::string& error, Status s, CollKind k, const std::string& 
   return s;
 }
 
+/// Chunks per partition must fit the int loop counters and the sequence
+/// indices (chunks x (n-1) staged partitions); a tiny chunkBytes with a huge
+/// message would otherwise wrap and silently move only the first chunk.
+inline Status checkChunkCount(const Plan& p, CollKind kind, std::string& error) {
+  const std::size_t chunks = (p.maxLen + p.chunk - 1) / p.chunk;
+  if (chunks > std::size_t(std::numeric_limits<int>::max()) / std::size_t(kMaxRanks))
+    return fail(error, Status::InvalidArgument, kind,
+                std::to_string(chunks) + " chunks of " + std::to_string(p.chunk) +
+                    " bytes per partition: too many (raise the policy's chunkBytes)");
+  return Status::Ok;
+}
+
 inline bool rangesOverlap(const void* a, std::size_t na, const void* b, std::size_t nb) {
   auto pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
   return na && nb && pa < pb + nb && pb < pa + na;
@@ -87,6 +99,7 @@ inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t s
                     (compose ? " and as much again for Y)" : ")"));
   p.chunk = pickPushChunk(p.maxLen, n, w);
   if (p.chunk > p.regionBytes) p.chunk = p.regionBytes;
+  if (Status s = detail::checkChunkCount(p, kind, error); s != Status::Ok) return s;
   p.cpp = int((p.maxLen + p.chunk - 1) / p.chunk);
   if (p.cpp < 1) p.cpp = 1;
   const std::size_t slots = p.regionBytes / p.chunk;
@@ -248,6 +261,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
                 "staging too small: " + std::to_string(stagingCapacity) + " bytes per half for " +
                     std::to_string(n) + " ranks");
   if (p.chunk > perPart) p.chunk = perPart;
+  if (Status s = detail::checkChunkCount(p, kind, error); s != Status::Ok) return s;
   p.cpp = int((p.maxLen + p.chunk - 1) / p.chunk);
   if (p.cpp < 1) p.cpp = 1;
   std::size_t slots = region / p.chunk;
