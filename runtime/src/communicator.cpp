@@ -124,6 +124,7 @@ struct Communicator::Impl {
   cudaStream_t stream = nullptr;        ///< private, non-blocking
   std::vector<void *> peerBase;         ///< workspace of rank p as mapped here
   std::vector<void *> opened;           ///< IPC mappings to close
+  std::string broken;                   ///< why collectives are refused ("" = usable)
 
   ~Impl() {
     if (device < 0)
@@ -295,6 +296,7 @@ int Communicator::rank() const { return impl_->rank; }
 int Communicator::size() const { return impl_->size; }
 int Communicator::device() const { return impl_->device; }
 const CommOptions &Communicator::options() const { return impl_->options; }
+const std::string &Communicator::broken() const { return impl_->broken; }
 const WorkspaceLayout &Communicator::layout() const { return impl_->layout; }
 const DeviceComm &Communicator::deviceComm() const { return impl_->comm; }
 
@@ -321,10 +323,13 @@ void Communicator::checkDeviceErrors() {
   std::string what = err.kind == 1   ? "packet " + std::to_string(err.signal)
                      : err.kind == 2 ? "counter " + std::to_string(err.signal)
                                      : "signal " + describeSignal(err.signal);
-  throw Error(Status::Timeout,
-              "rank " + std::to_string(err.rank) + " timed out waiting on " + what +
-                  " (expected " + std::to_string(err.expected) + ", observed " +
-                  std::to_string(err.observed) + ")");
+  std::string message = "rank " + std::to_string(err.rank) + " timed out waiting on " + what +
+                        " (expected " + std::to_string(err.expected) + ", observed " +
+                        std::to_string(err.observed) + ")";
+  // After a timeout the ranks' epochs and counters no longer agree: further
+  // collectives could read stale data, so they are refused from now on.
+  m.broken = message;
+  throw Error(Status::Timeout, message);
 }
 
 } // namespace purlin

@@ -344,18 +344,20 @@ void graphCase(Rank& R, Communicator& comm) {
 }
 
 /// Checked mode: only rank 0 calls, so its waits can never be satisfied;
-/// the kernel must end and report a timeout instead of hanging.
+/// the kernel must end and report a timeout instead of hanging, and the
+/// communicator must then refuse further collectives (its epochs no longer
+/// agree with the peer's). One communicator per program.
 void checkedCase(Rank& R) {
   CommOptions o;
   o.stagingHalfBytes = 4u << 20;
   o.packetHalfBytes = 1u << 20;
   o.checked = true;
   o.spinLimit = 1u << 16;
-  Communicator comm(*R.boot, R.dev, o);
-  if (R.rank == 0) {
-    DevBufs bufs;
-    const std::size_t count = 1 << 20;
-    for (bool tput : {true, false}) {
+  for (bool tput : {true, false}) {
+    Communicator comm(*R.boot, R.dev, o);
+    if (R.rank == 0) {
+      DevBufs bufs;
+      const std::size_t count = 1 << 20;
       std::byte* in = bufs.alloc(count * 2);
       std::byte* out = bufs.alloc(count * 2);
       sn::CallArgs a;
@@ -368,7 +370,7 @@ void checkedCase(Rank& R) {
                       : launchColl<PAuto>(Coll::AllReduce, comm, a, R.stream);
       cudaError_t ce = cudaStreamSynchronize(R.stream);
       const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      // The device's record first (checkDeviceErrors may clear it once reported).
+      // The device's record first (checkDeviceErrors clears it once reported).
       WaitError we{};
       CT_CUDA(cudaMemcpy(&we, &comm.deviceComm().state->error, sizeof we, cudaMemcpyDeviceToHost));
       std::string msg;
@@ -385,11 +387,14 @@ void checkedCase(Rank& R) {
                     tput ? "throughput" : "latency", sec, we.kind, we.signal, (unsigned long long)we.expected,
                     (unsigned long long)we.observed, msg.c_str());
       check(R, s == Status::Ok && ce == cudaSuccess && timeout && we.failed == 1, b);
-      // Clear the record so the second program's timeout is its own.
-      CT_CUDA(cudaMemset(&comm.deviceComm().state->error, 0, sizeof(WaitError)));
+      // The next call is refused with the reason, nothing is launched.
+      Status again = launchColl<PAuto>(Coll::AllReduce, comm, a, R.stream);
+      std::snprintf(b, sizeof b, "checked mode, %s program: the call after the timeout is refused (%s)",
+                    tput ? "throughput" : "latency", sn::lastError());
+      check(R, again == Status::Timeout && !comm.broken().empty(), b);
     }
+    R.boot->barrier();
   }
-  R.boot->barrier();
 }
 
 } // namespace

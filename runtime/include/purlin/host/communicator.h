@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "purlin/device_comm.h"
 #include "purlin/host/bootstrap.h"
@@ -61,6 +62,11 @@ public:
   /// "packet S" / "counter S". In unchecked mode waits never give up, so
   /// nothing is ever recorded. Throws Error(CudaError) if the read fails.
   void checkDeviceErrors();
+  /// Non-empty once checkDeviceErrors() reported a timeout: the ranks'
+  /// epochs and counters no longer agree, so collectives on this
+  /// communicator are refused (they return Status::Timeout with this text);
+  /// destroy it and create a new one.
+  const std::string &broken() const;
 
   struct Impl;
 

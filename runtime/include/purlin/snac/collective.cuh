@@ -84,12 +84,14 @@ inline Status report(Status s, std::string message) {
   lastErrorStorage() = std::move(message);
   return s;
 }
-/// Makes comm's device current for the scope of one launch.
+/// Makes comm's device current for the scope of one launch; `error` is the
+/// failure of cudaSetDevice (cudaSuccess when the device is current).
 struct DeviceGuard {
   int previous = -1;
+  cudaError_t error = cudaSuccess;
   explicit DeviceGuard(int device) {
     if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
-    if (previous != device) cudaSetDevice(device);
+    if (previous != device) error = cudaSetDevice(device);
   }
   ~DeviceGuard() {
     int now = -1;
@@ -149,14 +151,22 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
         return report(Status::CudaError, std::string("purlin::snac::launch: cudaFuncSetAttribute(") +
                                              std::to_string(smem) + " B shared memory): " + cudaGetErrorString(err));
     }
-    kernel<<<pl.ctas(), pl.threads, smem, stream>>>(dc, pl, in, out);
+    // cudaLaunchKernelEx reports this launch's own failure; cudaGetLastError
+    // after a <<<>>> launch would also return (and clear) an error the caller
+    // left pending, and report a launched kernel as failed.
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(unsigned(pl.ctas()));
+    cfg.blockDim = dim3(unsigned(pl.threads));
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, dc, pl, in, out);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: throughput kernel launch (" +
+                                           std::to_string(pl.ctas()) + " CTAs x " + std::to_string(pl.threads) +
+                                           "): " + cudaGetErrorString(err));
+    }
   }
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess)
-    return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: kernel launch (" +
-                                         (pl.latency ? "latency" : "throughput") + ", " +
-                                         std::to_string(pl.ctas()) + " CTAs x " +
-                                         std::to_string(pl.threadsPerCta()) + "): " + cudaGetErrorString(err));
   return Status::Ok;
 }
 
@@ -204,6 +214,9 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         return report(Status::InvalidArgument, "purlin::snac::launch: communicator of size " + std::to_string(n));
       if (dc.state == nullptr || dc.size != n)
         return report(Status::InvalidArgument, "purlin::snac::launch: communicator has no device workspace");
+      if (!comm.broken().empty())
+        return report(Status::Timeout, "purlin::snac::launch: communicator unusable after a checked-mode timeout (" +
+                                           comm.broken() + "); destroy it and create a new one");
       const WorldConsts w = P::world[n];
       std::size_t capacity = dc.stagingHalfBytes;
       if (P::stagingBytes != 0 && P::stagingBytes < capacity) capacity = P::stagingBytes;
@@ -213,6 +226,9 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if (s != Status::Ok) return report(s, error);
       if (pl.empty) return Status::Ok;
       detail::DeviceGuard guard(comm.device());
+      if (guard.error != cudaSuccess)
+        return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
+                                             std::to_string(comm.device()) + "): " + cudaGetErrorString(guard.error));
       if (n == 1) {  // every collective is a copy of the input on one rank
         const std::size_t bytes = args.count * pl.elemSize;
         if (args.in == args.out) return Status::Ok;
