@@ -33,6 +33,9 @@ Module moduleOf(std::vector<std::shared_ptr<Collective>> cs) {
 TEST_CASE("distinct, unreserved names pass", "[codegen][names]") {
   auto a = allGatherNamed("a::x", 1), b = allGatherNamed("b::x", 2), c = allGatherNamed("allGather", 3);
   REQUIRE_FALSE(checkGeneratedNames({a.get(), b.get(), c.get()}).has_value());
+  // Names the generated code only uses qualified (its output compiles).
+  auto d = allGatherNamed("launch", 4), e = allGatherNamed("purlin::args", 5), f = allGatherNamed("stream", 6);
+  REQUIRE_FALSE(checkGeneratedNames({d.get(), e.get(), f.get()}).has_value());
 }
 
 TEST_CASE("flattened names that collide are reported at the later alias", "[codegen][names]") {
