@@ -14,8 +14,9 @@ const std::vector<std::string> &reservedGeneratedNames() {
   // header and source (EmitHeader.cpp, EmitSource.cpp, Signature.cpp): a
   // function or namespace of that name declared there hides them and the
   // output does not compile (checked with nvcc for each name, as alias and
-  // as namespace). CallArgs (snac::CallArgs, the runtime's argument block)
-  // is reserved with them although the emitter qualifies it today.
+  // as namespace: the types break as either, snac and std as a namespace;
+  // both spellings are reserved). CallArgs (snac::CallArgs, the runtime's
+  // argument block) is reserved with them although the emitter qualifies it.
   static const std::vector<std::string> names = {"snac",  "std",   "Status",   "Communicator",
                                                  "DType", "RedOp", "CallArgs", "cudaStream_t"};
   return names;
