@@ -44,49 +44,6 @@ PERF_POLICY(P_13_19_c32M, 1u << 20, 13, 19, 8, 512, 32u << 20)  // ReduceScatter
 PERF_POLICY(P_7_11_14_c16M, 1u << 20, 7, 11, 14, 512, 16u << 20)  // AllReduce: 32 CTAs
 
 
-/// Per-call microseconds of `calls` captured invocations of f (max over ranks).
-template <class F> double timeGraph(Rank& R, int calls, F&& f) {
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CT_CUDA(cudaStreamBeginCapture(R.stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < calls; ++i) f();
-  CT_CUDA(cudaStreamEndCapture(R.stream, &g));
-  CT_CUDA(cudaGraphInstantiate(&ge, g, 0));
-  CT_CUDA(cudaGraphLaunch(ge, R.stream));  // warm-up
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  R.boot->barrier();
-  CT_CUDA(cudaStreamSynchronize(R.stream));
-  cudaEventRecord(e0, R.stream);
-  for (int i = 0; i < 8; ++i) CT_CUDA(cudaGraphLaunch(ge, R.stream));
-  cudaEventRecord(e1, R.stream);
-  CT_CUDA(cudaStreamSynchronize(R.stream));
-  float ms = 0;
-  cudaEventElapsedTime(&ms, e0, e1);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  cudaGraphExecDestroy(ge);
-  cudaGraphDestroy(g);
-  double us = double(ms) * 1000.0 / (8.0 * calls), all[kMaxRanks];
-  R.boot->allGather(&us, all, sizeof us);
-  return *std::max_element(all, all + R.n);
-}
-
-/// Checks Purlin's output against NCCL's bitwise (on the device).
-bool sameAsNccl(Rank& R, const Bufs& b) {
-  unsigned long long* bad;
-  CT_CUDA(cudaMalloc(&bad, sizeof *bad));
-  CT_CUDA(cudaMemsetAsync(bad, 0, sizeof *bad, R.stream));
-  countDiff<<<264, 512, 0, R.stream>>>(reinterpret_cast<const uint32_t*>(b.out), reinterpret_cast<const uint32_t*>(b.ref),
-                                       b.outBytes / 4, bad);
-  unsigned long long h = 0;
-  CT_CUDA(cudaMemcpyAsync(&h, bad, sizeof h, cudaMemcpyDeviceToHost, R.stream));
-  CT_CUDA(cudaStreamSynchronize(R.stream));
-  cudaFree(bad);
-  return h == 0;
-}
-
 /// A policy whose world table is set at run time (per thread: each
 /// in-process rank sets its own, to the same values).
 struct PSweep {
@@ -124,7 +81,7 @@ Timed runPolicy(Rank& R, Communicator& comm, Coll c, std::size_t msg, bool full,
   } catch (const std::exception& e) {
     why = e.what();
   }
-  int good = why.empty() && sameAsNccl(R, b) ? 1 : 0, all[kMaxRanks];
+  int good = why.empty() && sameAsNcclLocal(R, b) ? 1 : 0, all[kMaxRanks];
   if (why.empty() && !good) why = "result differs from NCCL";
   R.boot->allGather(&good, all, sizeof good);
   for (int q = 0; q < R.n; ++q) good &= all[q];

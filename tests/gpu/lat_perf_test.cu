@@ -57,47 +57,9 @@ LAT_POLICY(L128_w2, kAll, 128, 512, 2, true)
 TP_POLICY(T_push_8_16_8, 8, 16, 8, 2u << 20, true)
 
 
-/// Per-call microseconds of 128 captured invocations of f (max over ranks).
-template <class F> double timeGraph(Rank& R, F&& f) {
-  constexpr int calls = 128;
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CT_CUDA(cudaStreamBeginCapture(R.stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < calls; ++i) f();
-  CT_CUDA(cudaStreamEndCapture(R.stream, &g));
-  CT_CUDA(cudaGraphInstantiate(&ge, g, 0));
-  CT_CUDA(cudaGraphLaunch(ge, R.stream));  // warm-up
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  R.boot->barrier();
-  CT_CUDA(cudaStreamSynchronize(R.stream));
-  cudaEventRecord(e0, R.stream);
-  for (int i = 0; i < 8; ++i) CT_CUDA(cudaGraphLaunch(ge, R.stream));
-  cudaEventRecord(e1, R.stream);
-  CT_CUDA(cudaStreamSynchronize(R.stream));
-  float ms = 0;
-  cudaEventElapsedTime(&ms, e0, e1);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  cudaGraphExecDestroy(ge);
-  cudaGraphDestroy(g);
-  double us = double(ms) * 1000.0 / (8.0 * calls), all[kMaxRanks];
-  R.boot->allGather(&us, all, sizeof us);
-  return *std::max_element(all, all + R.n);
-}
-
+/// Purlin's output equals NCCL's on every rank.
 bool sameAsNccl(Rank& R, const Bufs& b) {
-  unsigned long long* bad;
-  CT_CUDA(cudaMalloc(&bad, sizeof *bad));
-  CT_CUDA(cudaMemsetAsync(bad, 0, sizeof *bad, R.stream));
-  countDiff<<<264, 512, 0, R.stream>>>(reinterpret_cast<const uint32_t*>(b.out), reinterpret_cast<const uint32_t*>(b.ref),
-                                       b.outBytes / 4, bad);
-  unsigned long long h = 0;
-  CT_CUDA(cudaMemcpyAsync(&h, bad, sizeof h, cudaMemcpyDeviceToHost, R.stream));
-  CT_CUDA(cudaStreamSynchronize(R.stream));
-  cudaFree(bad);
-  int ok = h == 0, all[kMaxRanks];
+  int ok = sameAsNcclLocal(R, b) ? 1 : 0, all[kMaxRanks];
   R.boot->allGather(&ok, all, sizeof ok);
   return std::all_of(all, all + R.n, [](int v) { return v != 0; });
 }
@@ -125,7 +87,7 @@ template <class P> void runPolicy(Rank& R, Communicator& comm, Coll c, std::size
     return;
   }
   CT_CUDA(cudaMemsetAsync(b.out, 0xff, b.outBytes, R.stream));
-  const double us = timeGraph(R, [&] { launchColl<P>(c, comm, a, R.stream); });
+  const double us = timeGraph(R, 128, [&] { launchColl<P>(c, comm, a, R.stream); });
   comm.checkDeviceErrors();
   if (!sameAsNccl(R, b)) {
     std::printf("FAIL rank %d: %s %s %zu B: result after graph replays differs from NCCL\n", R.rank, P::label, name(c), msg);
@@ -150,7 +112,7 @@ double runNccl(Rank& R, Coll c, std::size_t msg) {
   Bufs b = makeBufs(R, c, msg);
   ncclCall(R, c, b, b.out);  // eager first: NCCL allocates lazily, which a capture forbids
   CT_CUDA(cudaStreamSynchronize(R.stream));
-  const double us = timeGraph(R, [&] { ncclCall(R, c, b, b.out); });
+  const double us = timeGraph(R, 128, [&] { ncclCall(R, c, b, b.out); });
   if (R.rank == 0)
     std::printf("nccl                    %-14s %9zu B %9.2f us %7.1f GB/s\n", name(c), msg, us, double(msg) / us / 1e3);
   freeBufs(b);
