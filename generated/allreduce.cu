@@ -39,7 +39,9 @@ using namespace purlin;
 /// Codesign constants of policy `Policy` (Atom pipeline capacity per CTA =
 /// pipelineStages * stageBytes = 128 KiB). world[n] holds the knobs for n ranks;
 /// bytes <= latencyMaxBytes select the latency program, larger calls the
-/// throughput program (the same decision on every rank).
+/// throughput program (the same decision on every rank). A call captured
+/// into a CUDA graph with at least directMinBytes takes the direct program
+/// (directCtas < 0: never).
 struct allReduce_Policy {
   static constexpr int pipelineStages = 8;
   static constexpr int stageBytes = 16384;
@@ -49,25 +51,32 @@ struct allReduce_Policy {
       {}, // n = 1: unused
       {.latencyMaxBytes = 4194304, .latencyCtas = 128, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 4194304, .push = true}, // n = 2
+       .chunkBytes = 4194304, .push = true,
+       .directMinBytes = 262144, .directCtas = 32, .directThreads = 512}, // n = 2
       {.latencyMaxBytes = 262144, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 1048576, .push = false}, // n = 3
+       .chunkBytes = 1048576, .push = false,
+       .directMinBytes = 262144, .directCtas = 32, .directThreads = 512}, // n = 3
       {.latencyMaxBytes = 262144, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 1048576, .push = false}, // n = 4
+       .chunkBytes = 1048576, .push = false,
+       .directMinBytes = 262144, .directCtas = 32, .directThreads = 512}, // n = 4
       {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 524288, .push = false}, // n = 5
+       .chunkBytes = 524288, .push = false,
+       .directMinBytes = 262144, .directCtas = 32, .directThreads = 512}, // n = 5
       {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 524288, .push = false}, // n = 6
+       .chunkBytes = 524288, .push = false,
+       .directMinBytes = 262144, .directCtas = 32, .directThreads = 512}, // n = 6
       {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 524288, .push = false}, // n = 7
+       .chunkBytes = 524288, .push = false,
+       .directMinBytes = 262144, .directCtas = 32, .directThreads = 512}, // n = 7
       {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
        .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 524288, .push = false}, // n = 8
+       .chunkBytes = 524288, .push = false,
+       .directMinBytes = 262144, .directCtas = 32, .directThreads = 512}, // n = 8
   };
 };
 

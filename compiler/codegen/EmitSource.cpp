@@ -58,7 +58,9 @@ void emitPolicy(std::ostringstream &o, const EmitCollective &c, const std::strin
     << "/// pipelineStages * stageBytes = " << humanBytes(uint64_t(p.atom.pipelineStages) * uint64_t(p.atom.stageBytes))
     << "). world[n] holds the knobs for n ranks;\n"
     << "/// bytes <= latencyMaxBytes select the latency program, larger calls the\n"
-    << "/// throughput program (the same decision on every rank).\n"
+    << "/// throughput program (the same decision on every rank). A call captured\n"
+    << "/// into a CUDA graph with at least directMinBytes takes the direct program\n"
+    << "/// (directCtas < 0: never).\n"
     << "struct " << id << "_Policy {\n"
     << "  static constexpr int pipelineStages = " << p.atom.pipelineStages << ";\n"
     << "  static constexpr int stageBytes = " << p.atom.stageBytes << ";\n"
@@ -74,8 +76,10 @@ void emitPolicy(std::ostringstream &o, const EmitCollective &c, const std::strin
       << "       .stageCtas = " << w.throughput.stageCtas << ", .consumeCtas = " << w.throughput.consumeCtas
       << ", .gatherCtas = " << w.throughput.gatherCtas << ", .threads = " << w.throughput.threads << ",\n"
       << "       .chunkBytes = " << u64(w.throughput.chunkBytes)
-      << ", .push = " << (w.throughput.transfer == Transfer::Push ? "true" : "false") << "}, // n = " << n
-      << "\n";
+      << ", .push = " << (w.throughput.transfer == Transfer::Push ? "true" : "false") << ",\n"
+      << "       .directMinBytes = " << u64(w.direct.minBytes) << ", .directCtas = "
+      << (w.direct.enabled ? w.direct.ctas : -1) << ", .directThreads = " << w.direct.threads << "}, // n = " << n
+      << (w.direct.enabled ? "" : " (direct program off)") << "\n";
   }
   o << "  };\n};\n\n";
 }

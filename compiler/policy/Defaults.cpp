@@ -42,6 +42,12 @@ struct ArchDefaults {
   Transfer transfer[3];  ///< throughput program's transfer for world 2, 3-4, 5-8
 };
 
+/// The direct program's knobs, the same for every architecture and world
+/// size (the runtime's defaults, runtime/include/purlin/snac/plan.h
+/// kDirectMinBytes/kDirectCtas/kDirectThreads; measured on 2xH200,
+/// bench/NOTES.md E9). Nothing measured elsewhere argues for other numbers.
+constexpr DirectPolicy kDirect = {true, 256 * KiB, 32, 512};
+
 // sm_90 (H200, NV18): the paper's Table 3 region. World 2 measured
 // (bench/NOTES.md E5): the latency program with up to 128 CTAs beats the
 // throughput program up to 4 MiB for all four collectives.
@@ -85,6 +91,7 @@ PolicySet defaultPolicies(Arch arch) {
     WorldPolicy &w = p.world[n];
     w.latency = {d.maxBytes[band], d.latencyCtas[band], d.latencyThreads};
     w.throughput = {d.stageCtas, d.consumeCtas, d.gatherCtas, d.threads, d.chunkBytes[band], d.transfer[band]};
+    w.direct = kDirect;
   }
   PolicySet set;
   set.arch = arch;

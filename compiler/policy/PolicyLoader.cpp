@@ -92,12 +92,30 @@ void readThroughput(const json &v, const std::string &path, ThroughputPolicy &t)
   }
 }
 
+/// "direct": false (off), true (on, numbers unchanged) or an object of
+/// numbers (on; the listed numbers replace the inherited ones).
+void readDirect(const json &v, const std::string &path, DirectPolicy &d) {
+  if (v.is_boolean()) {
+    d.enabled = v.get<bool>();
+    return;
+  }
+  if (!v.is_object())
+    fail(path, "false, true or an object with minBytes, ctas, threads", v);
+  requireObject(v, path, {"minBytes", "ctas", "threads"});
+  d.enabled = true;
+  readUInt(v, "minBytes", path, 1, 64 * GiB, 1, d.minBytes);
+  readUInt(v, "ctas", path, 1, kMaxDirectCtas, 1, d.ctas);
+  readUInt(v, "threads", path, 64, kMaxDirectThreads, 32, d.threads);
+}
+
 /// Base (all world sizes) or one world size's overrides.
 void readWorldFields(const json &v, const std::string &path, WorldPolicy &w) {
   if (auto it = v.find("latency"); it != v.end())
     readLatency(*it, path + ".latency", w.latency);
   if (auto it = v.find("throughput"); it != v.end())
     readThroughput(*it, path + ".throughput", w.throughput);
+  if (auto it = v.find("direct"); it != v.end())
+    readDirect(*it, path + ".direct", w.direct);
 }
 
 bool isPolicyName(const std::string &s) {
@@ -122,7 +140,7 @@ bool isPolicyName(const std::string &s) {
 
 Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
   std::string path = "policies." + name;
-  requireObject(v, path, {"description", "stagingBytes", "atom", "latency", "throughput", "world"});
+  requireObject(v, path, {"description", "stagingBytes", "atom", "latency", "throughput", "direct", "world"});
   Policy p = base;
   p.name = name;
   if (auto it = v.find("description"); it != v.end() && !it->is_string())
@@ -144,7 +162,7 @@ Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
       if (n == 0)
         throw Failure{path + ".world: unknown key '" + k + "' (expected a world size \"2\"..\"8\")"};
       std::string wp = path + ".world." + k;
-      requireObject(*w, wp, {"latency", "throughput"});
+      requireObject(*w, wp, {"latency", "throughput", "direct"});
       readWorldFields(*w, wp, p.world[n]);
     }
   }
@@ -166,6 +184,11 @@ std::string validatePolicy(const Policy &p) {
     if (t.stageCtas < 1 || t.consumeCtas < 1 || t.gatherCtas < 1 || t.threads < 32 || t.threads % 32 ||
         t.chunkBytes < 16 || t.chunkBytes % 16)
       return wp + ".throughput: expected CTA counts >= 1, threads a multiple of 32, chunkBytes a multiple of 16";
+    const DirectPolicy &d = w.direct;
+    if (d.enabled && (d.minBytes < 1 || d.ctas < 1 || d.ctas > kMaxDirectCtas || d.threads < 64 ||
+                      d.threads > kMaxDirectThreads || d.threads % 32))
+      return wp + ".direct: expected minBytes >= 1, ctas in [1, " + std::to_string(kMaxDirectCtas) +
+             "] and threads a multiple of 32 in [64, " + std::to_string(kMaxDirectThreads) + "]";
     // Cyclic staging needs room for one chunk of every rank's partition.
     if (p.stagingBytes < static_cast<uint64_t>(n) * t.chunkBytes)
       return path + ".stagingBytes: expected at least world size x chunkBytes = " +

@@ -17,6 +17,13 @@
 
 namespace purlin {
 
+/// Most CTAs of the direct program: its signals have one slot per CTA index
+/// (runtime protocol.h kMaxEpochSlots).
+constexpr int kMaxDirectCtas = 128;
+/// Most threads per direct CTA (runtime plan.h kDirectMaxThreads, the
+/// kernel's launch bound).
+constexpr int kMaxDirectThreads = 512;
+
 /// "sm_80" -> Arch::Sm80, ...; nullopt for anything else.
 std::optional<Arch> parseArch(std::string_view name);
 

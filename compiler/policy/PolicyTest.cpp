@@ -114,3 +114,84 @@ TEST_CASE("policyToJson round-trips") {
   }
   CHECK(back.policies.at("prefill").forWorld(4).throughput.consumeCtas == 24);
 }
+
+TEST_CASE("direct program knobs: defaults, overrides, off") {
+  for (Arch a : {Arch::Sm80, Arch::Sm90, Arch::Sm100})
+    for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+      const DirectPolicy &d = defaultPolicies(a).policies.at("Policy").forWorld(n).direct;
+      CHECK(d.enabled);
+      CHECK(d.minBytes == 256 * 1024);
+      CHECK(d.ctas == 32);
+      CHECK(d.threads == 512);
+    }
+  std::string e;
+  PolicySet s = parse(R"({"policies": {"decode": {
+      "direct": {"minBytes": 1048576, "threads": 256},
+      "world": {"2": {"direct": {"ctas": 16}}, "4": {"direct": false}}}}})",
+                      e);
+  REQUIRE(e == "");
+  const Policy &d = s.policies.at("decode");
+  CHECK(d.forWorld(2).direct.enabled);
+  CHECK(d.forWorld(2).direct.ctas == 16);
+  CHECK(d.forWorld(2).direct.minBytes == 1048576); // base field kept under the per-world override
+  CHECK(d.forWorld(2).direct.threads == 256);
+  CHECK(d.forWorld(3).direct.ctas == 32);
+  CHECK_FALSE(d.forWorld(4).direct.enabled);
+  CHECK(d.forWorld(8).direct.enabled);
+  // Off for every world size, then on again for one (numbers inherited).
+  s = parse(R"({"policies": {"p": {"direct": false, "world": {"2": {"direct": true}}}}})", e);
+  REQUIRE(e == "");
+  CHECK(s.policies.at("p").forWorld(2).direct.enabled);
+  CHECK(s.policies.at("p").forWorld(2).direct.ctas == 32);
+  CHECK_FALSE(s.policies.at("p").forWorld(3).direct.enabled);
+}
+
+TEST_CASE("direct program knobs: each bad value names its path") {
+  std::string e;
+  parse(R"({"policies": {"p": {"direct": {"ctas": 0}}}})", e);
+  CHECK(e == "p.json: policies.p.direct.ctas: expected an integer in [1, 128], got 0");
+  parse(R"({"policies": {"p": {"direct": {"ctas": 129}}}})", e);
+  CHECK(e == "p.json: policies.p.direct.ctas: expected an integer in [1, 128], got 129");
+  parse(R"({"policies": {"p": {"world": {"2": {"direct": {"threads": 100}}}}}})", e);
+  CHECK(e == "p.json: policies.p.world.2.direct.threads: expected an integer multiple of 32 in [64, 512], got 100");
+  parse(R"({"policies": {"p": {"direct": {"threads": 1024}}}})", e);
+  CHECK(e == "p.json: policies.p.direct.threads: expected an integer multiple of 32 in [64, 512], got 1024");
+  parse(R"({"policies": {"p": {"direct": {"minBytes": 0}}}})", e);
+  CHECK(e == "p.json: policies.p.direct.minBytes: expected an integer in [1, 68719476736], got 0");
+  parse(R"({"policies": {"p": {"direct": {"minBytes": "256K"}}}})", e);
+  CHECK(e.find("policies.p.direct.minBytes: expected an integer") != std::string::npos);
+  parse(R"({"policies": {"p": {"direct": "off"}}})", e);
+  CHECK(e == "p.json: policies.p.direct: expected false, true or an object with minBytes, ctas, threads, got \"off\"");
+  parse(R"({"policies": {"p": {"direct": {"blocks": 4}}}})", e);
+  CHECK(e == "p.json: policies.p.direct: unknown key 'blocks' (expected one of: minBytes, ctas, threads)");
+  // validatePolicy checks a policy built in code (the tuner's) the same way.
+  Policy p = defaultPolicies(Arch::Sm90).policies.at("Policy");
+  p.world[3].direct.ctas = 200;
+  CHECK(validatePolicy(p) ==
+        "policies.Policy.world.3.direct: expected minBytes >= 1, ctas in [1, 128] and threads a multiple of 32 in "
+        "[64, 512]");
+  p.world[3].direct.enabled = false; // numbers of a disabled direct program are not used
+  CHECK(validatePolicy(p) == "");
+}
+
+TEST_CASE("policyToJson round-trips the direct knobs") {
+  std::string e;
+  PolicySet s = parse(R"({"policies": {"t": {"world": {"2": {"direct": {"minBytes": 65536, "ctas": 8,
+      "threads": 128}}, "5": {"direct": false}}}}})",
+                      e);
+  REQUIRE(e == "");
+  PolicySet back = parsePolicies(policyToJson(s), "rt.json", Arch::Sm90, e);
+  REQUIRE(e == "");
+  for (const auto &[name, p] : s.policies)
+    for (int n = kMinWorld; n <= kMaxWorld; ++n) {
+      const DirectPolicy &a = p.forWorld(n).direct, &b = back.policies.at(name).forWorld(n).direct;
+      CHECK(a.enabled == b.enabled);
+      if (!a.enabled) continue;
+      CHECK(a.minBytes == b.minBytes);
+      CHECK(a.ctas == b.ctas);
+      CHECK(a.threads == b.threads);
+    }
+  CHECK(back.policies.at("t").forWorld(2).direct.ctas == 8);
+  CHECK_FALSE(back.policies.at("t").forWorld(5).direct.enabled);
+  CHECK(policyToJson(s).find("\"direct\": false") != std::string::npos);
+}

@@ -29,6 +29,11 @@ std::string policyToJson(const PolicySet &set) {
             {"threads", t.threads},
             {"chunkBytes", t.chunkBytes},
             {"transfer", t.transfer == Transfer::Pull ? "pull" : "push"}}}};
+      const DirectPolicy &d = w.direct;
+      if (d.enabled)
+        worlds[std::to_string(n)]["direct"] = {{"minBytes", d.minBytes}, {"ctas", d.ctas}, {"threads", d.threads}};
+      else
+        worlds[std::to_string(n)]["direct"] = false;
     }
     j["world"] = worlds;
     pols[name] = j;

@@ -45,7 +45,12 @@ TEST_CASE("policy struct carries every world size's constants", "[codegen]") {
     REQUIRE(has(out.cu, ".stageCtas = " + std::to_string(n + 20) + ", .consumeCtas = " +
                             std::to_string(n + 30) + ", .gatherCtas = " + std::to_string(n + 40)));
     REQUIRE(has(out.cu, ".chunkBytes = " + std::to_string(n * 4096) + ", .push = " +
-                            (n == 8 ? "true" : "false") + "}, // n = " + std::to_string(n)));
+                            (n == 8 ? "true" : "false") + ",\n"));
+    // The direct program's knobs follow consumeLanes in WorldConsts; a
+    // disabled direct program is directCtas = -1 (runtime plan.h).
+    REQUIRE(has(out.cu, ".directMinBytes = " + std::to_string(n * 65536) + ", .directCtas = " +
+                            (n == 5 ? std::string("-1") : std::to_string(n + 50)) + ", .directThreads = " +
+                            std::to_string(64 * n) + "}, // n = " + std::to_string(n)));
   }
   // Rows appear in world-size order.
   REQUIRE(out.cu.find("// n = 2") < out.cu.find("// n = 3"));

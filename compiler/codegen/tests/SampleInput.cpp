@@ -23,6 +23,7 @@ Policy samplePolicy(const std::string &name) {
     w.throughput.threads = 512 + n;
     w.throughput.chunkBytes = uint64_t(n) * 4096;
     w.throughput.transfer = n == 8 ? Transfer::Push : Transfer::Pull;
+    w.direct = {n != 5, uint64_t(n) * 65536, n + 50, 64 * n};
   }
   return p;
 }

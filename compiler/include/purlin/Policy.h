@@ -47,10 +47,22 @@ struct AtomPolicy {
   int stageBytes = 0;      ///< bytes per pipeline stage B
 };
 
+/// The direct program (docs/snac-protocol.md, "Direct program"): no
+/// staging, every byte written straight into the peers' output buffers.
+/// The runtime takes it only for calls captured into a CUDA graph whose
+/// message is at least `minBytes` (and whose buffers qualify on every rank).
+struct DirectPolicy {
+  bool enabled = true;     ///< false: never use the direct program (WorldConsts::directCtas = -1)
+  uint64_t minBytes = 0;   ///< smallest message (dispatch bytes) that takes it
+  int ctas = 0;            ///< most CTAs of the direct kernel (1..128: one signal per CTA index)
+  int threads = 0;         ///< threads per CTA (64..512, a multiple of 32)
+};
+
 /// The knobs for one world size.
 struct WorldPolicy {
   LatencyPolicy latency;
   ThroughputPolicy throughput;
+  DirectPolicy direct;     ///< added after throughput: older aggregate initializers still compile
 };
 
 constexpr int kMinWorld = 2;
