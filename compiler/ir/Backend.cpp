@@ -21,12 +21,19 @@ bool simulateOne(const CollectiveIR &ir, const IRRequest &req, std::ostream &os,
   std::vector<uint64_t> sizes = req.bytes;
   if (sizes.empty()) sizes = {0, E, uint64_t(3 * n + 1) * E, uint64_t(40 * n + 7) * E};
   bool ok = true;
+  bool directShown = false;
   for (uint64_t bytes : sizes) {
     os << "  bytes " << bytes;
     // argsForBytes simulates whole elements: say so when bytes are dropped.
     if (bytes % E != 0) os << " (" << bytes / E << " elements of " << E << " B)";
     os << ":";
-    for (const Program *p : {&ir.latency, &ir.throughput}) {
+    // A captured call of at least directMinBytes takes the direct program
+    // at run time (the same decision on every rank): simulate it too.
+    std::vector<const Program *> progs = {&ir.latency, &ir.throughput};
+    if (ir.hasDirect() &&
+        computeSizes(ir.kind, n, argsForBytes(ir.kind, n, bytes, 1)).dispatch >= ir.bound.directMinBytes)
+      progs.push_back(&ir.direct), directShown = true;
+    for (const Program *p : progs) {
       bool pass = true;
       uint64_t steps = 0;
       bool launched = true;
@@ -46,11 +53,13 @@ bool simulateOne(const CollectiveIR &ir, const IRRequest &req, std::ostream &os,
           os << " " << toString(p->regime) << " FAILED\n" << r.report.text();
         }
       }
-      if (pass) os << " " << toString(p->regime) << (launched ? " ok" : " ok (nothing launched)");
+      if (pass)
+        os << " " << toString(p->regime) << (p->regime == Regime::Direct ? " (captured)" : "")
+           << (launched ? " ok" : " ok (nothing launched)");
     }
     os << " (" << req.seeds << " seeds x 3 calls)\n";
   }
-  auto ms = mutate(ir, 2);
+  auto ms = mutate(ir, 2, directShown);
   int caught = 0, byVerifier = 0, named = 0;
   for (auto &m : ms) caught += m.caught, byVerifier += m.by == "verifier", named += m.namesOp;
   os << "  mutations: " << caught << " of " << ms.size() << " single notify/wait/fence deletions reported (verifier "

@@ -6,6 +6,7 @@
 /// transposed + copy: copy each source into its partition); Root restricts
 /// producers or consumers; compose adds G's gather role reading F's Y.
 #include "ir/Derive.h"
+#include "ir/DeriveDirect.h"
 #include "ir/DerivePush.h"
 
 namespace purlin::ir {
@@ -320,6 +321,10 @@ CollectiveIR derive(const Collective &c, int n, Transfer transfer) {
   ir.throughput = transfer == Transfer::Push ? throughputPush(ir.kind) : throughput(ir.kind);
   declare(ir, ir.latency);
   declare(ir, ir.throughput);
+  // The direct program (captured calls): where the runtime has one; the
+  // policy may still turn it off (bindPolicy).
+  if (directDerivable(ir.kind, n)) ir.direct = directProgram(ir.kind, n);
+  else ir.directWhyNot = directNotDerivable(ir.kind, n);
   numberOps(ir);
   return ir;
 }

@@ -85,6 +85,7 @@ const char *toString(Domain d) {
   case Domain::NonRoot: return "others(root)";
   case Domain::Ring: return "r+1..r-1 (mod n)";
   case Domain::RevRing: return "r-1..r+1 (mod n)";
+  case Domain::RingSelf: return "r+1..r (mod n)";
   }
   return "?";
 }
@@ -107,6 +108,9 @@ const char *toString(Sig s) {
   case Sig::CONSUMED: return "CONSUMED";
   case Sig::GATHERED: return "GATHERED";
   case Sig::DONE: return "DONE";
+  case Sig::ARRIVED: return "ARRIVED";
+  case Sig::PUT: return "PUT";
+  case Sig::BACK: return "BACK";
   }
   return "?";
 }
@@ -118,6 +122,9 @@ uint32_t sigBase(Sig s) {
   case Sig::CONSUMED: return 16384;
   case Sig::GATHERED: return 24576;
   case Sig::DONE: return 32768;
+  case Sig::ARRIVED: return 33792;
+  case Sig::PUT: return 34816;
+  case Sig::BACK: return 35840;
   }
   return 0;
 }
@@ -128,6 +135,8 @@ const char *toString(Cond c) {
   case Cond::HasPrev: return "if prev(slot) exists";
   case Cond::HasNext: return "if next(slot) exists";
   case Cond::FirstOfChunk: return "if m == 0";
+  case Cond::InRound: return "if j < rounds";
+  case Cond::HasRounds: return "if rounds > 0";
   }
   return "?";
 }
@@ -154,7 +163,9 @@ const char *toString(RunsOn r) {
   return "?";
 }
 
-const char *toString(Regime r) { return r == Regime::Latency ? "latency" : "throughput"; }
+const char *toString(Regime r) {
+  return r == Regime::Latency ? "latency" : r == Regime::Throughput ? "throughput" : "direct";
+}
 
 Op Op::copy(Access d, Access s) {
   Op o;
@@ -244,9 +255,20 @@ int pushSlotCap(const Program &p) {
   return counters ? kPushSlotStride : kMaxSlots;
 }
 
+std::vector<const Program *> programsOf(const CollectiveIR &ir) {
+  std::vector<const Program *> v = {&ir.latency, &ir.throughput};
+  if (ir.hasDirect()) v.push_back(&ir.direct);
+  return v;
+}
+std::vector<Program *> programsOf(CollectiveIR &ir) {
+  std::vector<Program *> v = {&ir.latency, &ir.throughput};
+  if (ir.hasDirect()) v.push_back(&ir.direct);
+  return v;
+}
+
 void numberOps(CollectiveIR &ir) {
   int next = 0;
-  for (Program *p : {&ir.latency, &ir.throughput})
+  for (Program *p : programsOf(ir))
     for (auto &role : p->roles) forEachOp(role.body, [&](Op &o) { o.id = next++; });
 }
 

@@ -53,6 +53,7 @@ enum class Domain {
   NonRoot,  ///< 0..n-1 except root
   Ring,     ///< r+1, r+2, ..., r-1 (mod n): the stage order of partitions
   RevRing,  ///< r-1, r-2, ..., r+1 (mod n): push receivers (step m hears from the source whose step m targets r)
+  RingSelf, ///< r+1, ..., r-1, r (mod n): the direct program's destinations, peers first, own output last
 };
 const char *toString(Domain);
 
@@ -85,10 +86,15 @@ struct Access {
   /// slots (S) or yslot(c) (Y), and the length is that of chunk c of
   /// X_region[part] (S) or of Y partition `region` (Y). None: pull layout.
   RankRef region = RankRef::None;
+  /// Direct program only (X/O): the executing CTA's slice of the partition
+  /// (sliceBegin over the role's CTAs), and within it round j of the
+  /// enclosing rounds loop (directRoundBytes of the slice; no further slicing).
+  bool rounded = false;
 };
 
-/// Signal regions (index = base + src*1024 + slot; DONE = base + src).
-enum class Sig { STAGED, REDUCED, CONSUMED, GATHERED, DONE };
+/// Signal regions (index = base + src*1024 + slot; DONE = base + src;
+/// the direct program's ARRIVED/PUT/BACK = base + src*128 + cta index).
+enum class Sig { STAGED, REDUCED, CONSUMED, GATHERED, DONE, ARRIVED, PUT, BACK };
 const char *toString(Sig);
 uint32_t sigBase(Sig);
 
@@ -97,6 +103,7 @@ enum class RoundOf {
   Zero,      ///< round 0 (DONE acks)
   Cur,       ///< the round of this op's slot use
   Prev,      ///< the round of the previous staged use of this slot (reuse guard)
+  Last,      ///< direct: the last round, rounds(slice of `roundOf`) - 1
 };
 
 /// When an op runs for one iteration (evaluated at instantiation).
@@ -105,6 +112,8 @@ enum class Cond {
   HasPrev,   ///< the slot had an earlier staged use in this call (stage: reuse guard)
   HasNext,   ///< the slot has a later staged use in this call (consumer: free it)
   FirstOfChunk, ///< the first rank (m == 0) of the enclosing loop's domain for this chunk
+  InRound,   ///< direct: the rounds loop's j < rounds(this CTA's slice of `roundOf`)
+  HasRounds, ///< direct: this CTA's slice of `roundOf` is not empty (at least one round)
 };
 const char *toString(Cond);
 
@@ -112,8 +121,9 @@ const char *toString(Cond);
 enum class RunsOn { All, Root, NonRoot };
 const char *toString(RunsOn);
 
-/// Which slot space an op's signal index uses.
-enum class SlotSpace { None, S, Y };
+/// Which slot space an op's signal index uses (Cta: the direct program's
+/// one signal per CTA index; the waiter's CTA c waits on the notifier's CTA c).
+enum class SlotSpace { None, S, Y, Cta };
 
 enum class OpKind {
   Copy,       ///< Atom::copy dst <- src; each CTA of the role copies its slice
@@ -151,6 +161,10 @@ struct Op {
   RankRef slotRegion = RankRef::None; ///< push: the source region of slotOwner's half the slot is in
   bool fence = false;          ///< Notify: fence.acq_rel.sys first (publishes other CTAs' remote writes at system scope)
   RoundOf round = RoundOf::Cur;
+  /// Direct (InRound, HasRounds, RoundOf::Last): the partition whose CTA
+  /// slice is cut into rounds; the sender and the receiver of a partition
+  /// name the same length.
+  Access roundOf;
   // Arrive
   int counterBase = 0;         ///< counter index = counterBase + counterStride*rank(counterRank) + slot
   int counterStride = 0;
@@ -187,6 +201,9 @@ struct Stmt {
   /// runs only on worker j mod workers, which moves whole chunks (no slices) and
   /// sends the iteration's notifies itself (no arrive, no last arriver).
   bool perCta = false;
+  /// Direct: loop j over the rounds of the CTA's slices, j = 0 ..
+  /// max(rounds of the InRound ops' `roundOf`) - 1.
+  bool rounds = false;
   std::vector<Stmt> body;
 
   static Stmt of(Op o) { Stmt s; s.op = std::move(o); return s; }
@@ -217,7 +234,9 @@ struct SignalDecl {
   std::string producers, consumers, value;
 };
 
-enum class Regime { Latency, Throughput };
+/// Direct: the program of captured calls (no staging; docs/snac-protocol.md
+/// "Direct program").
+enum class Regime { Latency, Throughput, Direct };
 const char *toString(Regime);
 
 /// One regime of one collective for world size n, parametric in sizes.
@@ -244,6 +263,11 @@ struct Bound {
   int slots = 0, ySlots = 0;    ///< cyclic slots at the policy chunk
   Transfer transfer = Transfer::Pull;       ///< what the throughput program does
   Transfer policyTransfer = Transfer::Pull; ///< what the policy asked for (push only where derivable)
+  /// Direct program: captured calls with dispatch bytes >= directMinBytes
+  /// (policy world[n].direct; off when the policy disables it).
+  bool directOn = false;
+  uint64_t directMinBytes = 0;
+  int directCtas = 0, directThreads = 0;
   bool bound = false;
 };
 
@@ -259,6 +283,11 @@ struct CollectiveIR {
   int n = 0;
   Bound bound;
   Program latency, throughput;
+  /// The direct program (regime Direct); no roles when it is not derived
+  /// for this kind and n, or the policy turns it off (`directWhyNot` says which).
+  Program direct;
+  std::string directWhyNot;
+  bool hasDirect() const { return !direct.roles.empty(); }
   std::string dispatchBytes;    ///< how the dispatch size is computed, e.g. "n*count*E"
 };
 
@@ -274,6 +303,16 @@ constexpr int kDoneCounter = kGatherCounterBase + 8 * kMaxYSlots;
 /// `kStageCounterBase + kPushSlotStride*k + pslot` of all destinations k fit
 /// the stage counter region (8 * 32 = kMaxSlots).
 constexpr int kPushSlotStride = 32;
+/// Direct program signals: one per (source rank, CTA index < 128).
+constexpr int kDirectSlotsPerSource = 128;
+constexpr int kMaxDirectCtas = 128;
+/// The runtime's round bounds (protocol.h directRoundBytes): a round is an
+/// eighth of the CTA's slice, within [64 KiB, 1 MiB], rounded up to 16.
+constexpr uint64_t kDirectRoundMin = uint64_t(64) << 10, kDirectRoundMax = uint64_t(1) << 20;
+/// The runtime's defaults for a policy number 0 (plan.h kDirectMinBytes,
+/// kDirectCtas, kDirectThreads).
+constexpr uint64_t kDirectDefaultMinBytes = uint64_t(256) << 10;
+constexpr int kDirectDefaultCtas = 32, kDirectDefaultThreads = 512;
 /// sig(e, round) = (e << 20) + round + 1.
 inline uint64_t sigValue(uint64_t e, uint64_t round) { return (e << 20) + round + 1; }
 
@@ -302,7 +341,12 @@ template <class F> void forEachOp(const std::vector<Stmt> &body, F &&f) {
   }
 }
 
-/// Assigns ids %0, %1, ... in print order over both programs (latency first).
+/// The programs of `ir` in print order: latency, throughput, then direct
+/// when derived.
+std::vector<const Program *> programsOf(const CollectiveIR &ir);
+std::vector<Program *> programsOf(CollectiveIR &ir);
+
+/// Assigns ids %0, %1, ... in print order over all programs (latency first).
 void numberOps(CollectiveIR &ir);
 
 } // namespace purlin::ir

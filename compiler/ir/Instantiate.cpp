@@ -24,6 +24,7 @@ uint64_t chunkSize(uint64_t len, uint64_t chunk, int c) {
 
 struct Env {
   int r = 0, p = -1, k = -1, c = -1;
+  int j = -1; ///< direct: the round of the enclosing rounds loop
   int m = 0; ///< index of the loop's rank in its domain (FirstOfChunk)
 };
 
@@ -72,6 +73,10 @@ private:
     }
     if (d == Domain::RevRing) {
       for (int m = 0; m + 1 < S.n; ++m) v.push_back((e.r - 1 - m + 2 * S.n) % S.n);
+      return v;
+    }
+    if (d == Domain::RingSelf) {
+      for (int m = 0; m < S.n; ++m) v.push_back((e.r + 1 + m) % S.n);
       return v;
     }
     for (int q = 0; q < S.n; ++q)
@@ -181,6 +186,42 @@ private:
     m.len = en - b;
     return m;
   }
+  /// This CTA's slice of the access's partition (direct program).
+  Mem ctaSlice(const Access &a, const Env &e) const {
+    Mem m = mem(a, e);
+    uint64_t b = sliceBegin(m.len, ctas_, cta_), en = sliceBegin(m.len, ctas_, cta_ + 1);
+    m.off += b;
+    m.len = en - b;
+    return m;
+  }
+  /// Rounds of this CTA's slice of `a`.
+  int roundsOf(const Access &a, const Env &e) const { return int(directRounds(ctaSlice(a, e).len, G)); }
+  /// The bytes an operand names for this CTA: a rounded access is round j
+  /// of the CTA's slice; any other is sliced as usual.
+  Mem place(const Access &a, const Env &e) const {
+    if (!a.rounded) return slice(mem(a, e));
+    Mem m = ctaSlice(a, e);
+    uint64_t rb = directRoundBytes(m.len, G);
+    uint64_t b = std::min(m.len, rb * uint64_t(std::max(e.j, 0)));
+    m.off += b;
+    m.len = std::min(rb, m.len - b);
+    return m;
+  }
+  /// Direct: the rounds loop runs to the largest round count of its InRound ops.
+  int maxRounds(const std::vector<Stmt> &body, Env e) const {
+    int most = 0;
+    forEachOp(body, [&](const Op &o) {
+      if (o.cond != Cond::InRound) return;
+      std::vector<int> each = o.var != RankRef::None && o.kind != OpKind::Reduce ? ranks(o.domain, e)
+                                                                                  : std::vector<int>{-1};
+      for (int q : each) {
+        Env qe = e;
+        if (q >= 0) bind(qe, o.var, q);
+        most = std::max(most, roundsOf(o.roundOf, qe));
+      }
+    });
+    return most;
+  }
 
   /// Slot facts (space, slot, round) of a sync op for slot owner `owner`.
   void slotOf(const Op &o, const Env &e, int owner, COp &c, int &seq) const {
@@ -194,6 +235,9 @@ private:
     } else if (o.slotSpace == SlotSpace::Y) {
       c.slot = e.c % G.ySlots;
       c.round = uint32_t(e.c / G.ySlots);
+    } else if (o.slotSpace == SlotSpace::Cta) { // direct: the CTA index; round j (or the last)
+      c.slot = cta_;
+      c.round = uint32_t(o.round == RoundOf::Last ? std::max(roundsOf(o.roundOf, e) - 1, 0) : std::max(e.j, 0));
     } else {
       c.slot = 0;
       c.round = 0;
@@ -206,6 +250,8 @@ private:
     prevRound = 0;
     if (o.cond == Cond::Always) return true;
     if (o.cond == Cond::FirstOfChunk) return e.m == 0;
+    if (o.cond == Cond::InRound) return e.j < roundsOf(o.roundOf, e);
+    if (o.cond == Cond::HasRounds) return roundsOf(o.roundOf, e) > 0;
     if (collect_) return false;
     if (o.slotSpace == SlotSpace::Y) {
       if (o.cond == Cond::HasPrev) {
@@ -259,7 +305,10 @@ private:
       if (o.round == RoundOf::Zero) c.round = 0;
       int src = o.kind == OpKind::Notify ? e.r : c.peer;
       c.index = o.sig == Sig::DONE ? sigBase(Sig::DONE) + uint32_t(src)
-                                   : sigBase(o.sig) + uint32_t(src) * kSlotsPerSource + uint32_t(c.slot);
+                : o.slotSpace == SlotSpace::Cta
+                    ? sigBase(o.sig) + uint32_t(src) * kDirectSlotsPerSource + uint32_t(c.slot)
+                    : sigBase(o.sig) + uint32_t(src) * kSlotsPerSource + uint32_t(c.slot);
+      c.perCta = o.slotSpace == SlotSpace::Cta; // every CTA has its own direct signals
       out.push_back(c);
     }
   }
@@ -309,6 +358,7 @@ private:
         continue;
       }
       if (o.cond == Cond::FirstOfChunk && e.m != 0) continue;
+      if (o.cond == Cond::HasRounds && roundsOf(o.roundOf, e) == 0) continue;
       data(o, e, out);
     }
   }
@@ -319,9 +369,11 @@ private:
     else each.push_back(-1);
     for (int q : each) {
       if (q >= 0) bind(e, o.var, q);
+      if (o.cond == Cond::InRound && e.j >= roundsOf(o.roundOf, e)) continue;
       COp c;
       c.sym = &o;
       c.kind = o.kind;
+      c.perCta = o.dst.rounded || I.prog->regime == Regime::Direct; // direct: each CTA's own slice and signals
       if (o.kind == OpKind::PacketPoll) {
         Mem whole = mem(o.src, e);
         c.emptyFlow = whole.len == 0 && cta_ == 0;
@@ -332,15 +384,15 @@ private:
       }
       Mem whole = mem(o.dst, e);
       c.emptyFlow = o.kind == OpKind::PacketPut && whole.len == 0 && cta_ == 0;
-      c.dst = slice(whole);
+      c.dst = place(o.dst, e);
       if (o.kind == OpKind::Reduce) {
         for (int p : ranks(o.domain, e)) {
           Env pe = e;
           bind(pe, o.var, p);
-          c.srcs.push_back(slice(mem(o.hasSrcSelf && p == e.r ? o.srcSelf : o.src, pe)));
+          c.srcs.push_back(place(o.hasSrcSelf && p == e.r ? o.srcSelf : o.src, pe));
         }
       } else {
-        c.srcs.push_back(slice(mem(o.src, e)));
+        c.srcs.push_back(place(o.src, e));
       }
       for (auto &m : c.srcs)
         if (m.len != c.dst.len)
@@ -375,6 +427,15 @@ private:
   }
 
   void loop(const Stmt &s, const Env &e, std::vector<COp> &out) {
+    if (s.rounds) { // direct: j over the rounds of this CTA's slices
+      int most = maxRounds(s.body, e);
+      for (int j = 0; j < most; ++j) {
+        Env je = e;
+        je.j = j;
+        body(s.body, je, out);
+      }
+      return;
+    }
     std::vector<int> rs = s.var == RankRef::None ? std::vector<int>{-1} : ranks(s.domain, e);
     int nc = s.chunks ? G.cpp : 1;
     if (s.perCta) step_ = 0;
@@ -452,6 +513,16 @@ Instance instantiate(const CollectiveIR &ir, const Program &prog, const Sizes &s
           if (op.kind == OpKind::Arrive && op.counter == kDoneCounter) op.arrivals = done;
   }
   return inst;
+}
+
+uint64_t directRoundBytes(uint64_t sliceLen, const Geometry &g) {
+  uint64_t r = std::clamp(sliceLen / 8, g.directRoundMin, g.directRoundMax);
+  return (r + 15) & ~uint64_t(15);
+}
+
+uint64_t directRounds(uint64_t sliceLen, const Geometry &g) {
+  uint64_t r = directRoundBytes(sliceLen, g);
+  return (sliceLen + r - 1) / r;
 }
 
 std::string describe(const COp &op, const std::string &role, int rank) {

@@ -52,7 +52,17 @@ struct Geometry {
   uint64_t srcRegion = 0;  ///< push: bytes of one source's region, floor(region/(n-1)) rounded down to 16
   uint64_t region = 0;     ///< S region bytes; Y starts at `region`
   uint64_t packetRegion = 0; ///< payload bytes per source region of a packet half
+  /// Direct program: a round of a CTA slice of L bytes is clamp(L/8,
+  /// roundMin, roundMax) rounded up to 16 (the runtime's bounds; the
+  /// simulator uses small ones so that slices have several rounds).
+  uint64_t directRoundMin = kDirectRoundMin, directRoundMax = kDirectRoundMax;
 };
+
+/// Bytes per round of a direct CTA slice of `sliceLen` bytes (protocol.h
+/// directRoundBytes with g's bounds), and the number of rounds (0 for an
+/// empty slice).
+uint64_t directRoundBytes(uint64_t sliceLen, const Geometry &g);
+uint64_t directRounds(uint64_t sliceLen, const Geometry &g);
 
 /// One concrete memory range. X/O are the call's own user buffers; S, Y and
 /// PK are in half e&1 of `owner`'s workspace (PK offsets in payload bytes).

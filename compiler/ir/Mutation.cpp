@@ -23,7 +23,7 @@ bool erase(std::vector<Stmt> &body, int id) {
 
 const Op *findOp(const CollectiveIR &ir, int id) {
   const Op *found = nullptr;
-  for (const Program *p : {&ir.latency, &ir.throughput})
+  for (const Program *p : programsOf(ir))
     for (auto &r : p->roles)
       forEachOp(r.body, [&](const Op &o) {
         if (o.id == id) found = &o;
@@ -47,7 +47,7 @@ bool names(const CollectiveIR &ir, const Op &deleted, const std::vector<int> &id
 
 CollectiveIR withoutOp(const CollectiveIR &ir, int id) {
   CollectiveIR m = ir;
-  for (Program *p : {&m.latency, &m.throughput})
+  for (Program *p : programsOf(m))
     for (auto &r : p->roles)
       if (erase(r.body, id)) return m;
   return m;
@@ -55,7 +55,7 @@ CollectiveIR withoutOp(const CollectiveIR &ir, int id) {
 
 CollectiveIR withoutFence(const CollectiveIR &ir, int id) {
   CollectiveIR m = ir;
-  for (Program *p : {&m.latency, &m.throughput})
+  for (Program *p : programsOf(m))
     for (auto &r : p->roles)
       forEachOp(r.body, [&](Op &o) {
         if (o.id == id) o.fence = false;
@@ -63,9 +63,11 @@ CollectiveIR withoutFence(const CollectiveIR &ir, int id) {
   return m;
 }
 
-std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds) {
+std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds, bool withDirect) {
   std::vector<Mutant> out;
-  for (const Program *prog : {&ir.latency, &ir.throughput}) {
+  std::vector<const Program *> progs = {&ir.latency, &ir.throughput};
+  if (withDirect && ir.hasDirect()) progs.push_back(&ir.direct);
+  for (const Program *prog : progs) {
     std::vector<std::pair<const Op *, bool>> targets; // (op, fence only)
     for (auto &r : prog->roles)
       forEachOp(r.body, [&](const Op &o) {
@@ -82,7 +84,8 @@ std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds) {
       mu.fenceOnly = fenceOnly;
       mu.opText = fenceOnly ? "fence.acq_rel.sys of %" + std::to_string(t->id) : opText(*t);
       CollectiveIR m = fenceOnly ? withoutFence(ir, t->id) : withoutOp(ir, t->id);
-      const Program &mp = prog->regime == Regime::Latency ? m.latency : m.throughput;
+      const Program &mp = prog->regime == Regime::Latency ? m.latency
+                          : prog->regime == Regime::Direct ? m.direct : m.throughput;
       for (auto &sc : sampleCalls(m, m.n)) {
         Report r = verifyInstance(instantiate(m, mp, sc.sizes, sc.geo, 2));
         if (r.ok()) continue;

@@ -12,7 +12,7 @@
 namespace purlin::ir {
 
 struct Mutant {
-  std::string program;   ///< "latency" or "throughput"
+  std::string program;   ///< "latency", "throughput" or "direct"
   int opId = -1;         ///< the deleted op (or the notify whose fence was dropped)
   bool fenceOnly = false; ///< the mutation drops only the op's fence.acq_rel.sys (push releases)
   std::string opText;
@@ -24,8 +24,11 @@ struct Mutant {
 
 /// Every single-op deletion of a Notify or Wait in both programs of `ir`,
 /// and, for every fenced last-arriver Notify (push), the same program
-/// without that fence. `seeds` simulator seeds are tried when the verifier finds nothing.
-std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds = 3);
+/// without that fence. `seeds` simulator seeds are tried when the verifier
+/// finds nothing. `withDirect`: also every Notify/Wait of the direct program
+/// (its fences are per CTA over the CTA's own threads, not modelled, so
+/// they are not dropped).
+std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds = 3, bool withDirect = true);
 
 /// Copy of `ir` without op `id` (ids are kept, not renumbered).
 CollectiveIR withoutOp(const CollectiveIR &ir, int id);

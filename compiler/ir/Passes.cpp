@@ -121,6 +121,20 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
     b.slots = int(std::min<uint64_t>(perSrc, uint64_t(pushSlotCap(ir.throughput))));
     b.ySlots = isComposed(ir.kind) ? int(std::min<uint64_t>(perSrc, kMaxYSlots)) : 0;
   }
+  b.directOn = w.direct.enabled;
+  // 0 = the runtime's default, as in WorldConsts (runtime plan.h).
+  b.directMinBytes = w.direct.minBytes ? w.direct.minBytes : kDirectDefaultMinBytes;
+  b.directCtas = w.direct.ctas ? w.direct.ctas : kDirectDefaultCtas;
+  b.directThreads = w.direct.threads ? w.direct.threads : kDirectDefaultThreads;
+  if (b.directOn) {
+    need(b.directCtas >= 1 && b.directCtas <= kMaxDirectCtas, ir, wp + ".direct.ctas",
+         "must be in [1, " + std::to_string(kMaxDirectCtas) + "] (one signal per CTA index)");
+    need(b.directThreads > 0, ir, wp + ".direct.threads", "must be positive");
+  }
+  if (!b.directOn && ir.hasDirect()) {
+    ir.direct = Program{};
+    ir.directWhyNot = "off in the policy (" + wp + ".direct = false)";
+  }
   b.bound = true;
 
   for (auto &role : ir.latency.roles) role.ctas = b.latencyCtas, role.threads = b.latencyThreads;
@@ -128,6 +142,7 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
     role.threads = b.threads;
     role.ctas = role.name == "stage" ? b.stageCtas : role.name == "gather" ? b.gatherCtas : b.consumeCtas;
   }
+  for (auto &role : ir.direct.roles) role.ctas = b.directCtas, role.threads = b.directThreads;
   for (Program *p : {&ir.latency, &ir.throughput})
     for (auto &role : p->roles)
       forEachOp(role.body, [&](Op &o) {

@@ -36,15 +36,18 @@ std::string slotText(const Op &o) {
   if (pushSlot(o)) return "[pslot(c)]";
   if (o.slotSpace == SlotSpace::S) return "[slot(" + seqText(o.slotPart) + ")]";
   if (o.slotSpace == SlotSpace::Y) return "[yslot(c)]";
+  if (o.slotSpace == SlotSpace::Cta) return "[cta]";
   return "";
 }
 
 std::string roundText(const Op &o) {
   std::string sp = o.slotSpace == SlotSpace::Y ? "yround" : pushSlot(o) ? "pround" : "round";
+  if (o.slotSpace == SlotSpace::Cta) sp = "j";
   switch (o.round) {
   case RoundOf::Zero: return "sig(e,0)";
   case RoundOf::Cur: return "sig(e," + sp + ")";
   case RoundOf::Prev: return "sig(e," + sp + "(prev))";
+  case RoundOf::Last: return "sig(e,rounds(" + accessText(o.roundOf) + ")-1)";
   }
   return "?";
 }
@@ -56,7 +59,9 @@ std::string eachText(const Op &o) {
 
 std::string suffix(const Op &o) {
   std::string s;
-  if (o.cond != Cond::Always) s += std::string(" ") + toString(o.cond);
+  if (o.cond == Cond::InRound) s += " if j < rounds(" + accessText(o.roundOf) + ")";
+  else if (o.cond == Cond::HasRounds) s += " if rounds(" + accessText(o.roundOf) + ") > 0";
+  else if (o.cond != Cond::Always) s += std::string(" ") + toString(o.cond);
   if (o.onlyOn == RunsOn::Root) s += " on root";
   if (o.onlyOn == RunsOn::NonRoot) s += " on ranks != root";
   if (o.last) s += " [last arriver]";
@@ -65,6 +70,7 @@ std::string suffix(const Op &o) {
 }
 
 std::string loopHead(const Stmt &s) {
+  if (s.rounds) return "for j in 0..max rounds-1 (rounds of this CTA's slices)";
   std::string c = "c in 0..cpp-1";
   std::string v = s.var == RankRef::None ? "" : std::string(toString(s.var)) + " in " + toString(s.domain);
   std::string per = s.perCta ? ", step j on worker j mod workers" : "";
@@ -89,11 +95,15 @@ void printBody(std::ostream &os, const std::vector<Stmt> &body, int indent) {
 void printProgram(std::ostream &os, const Program &p) {
   os << "  program " << toString(p.regime);
   if (p.regime == Regime::Throughput) os << " (" << (p.transfer == Transfer::Push ? "push" : "pull") << ")";
+  if (p.regime == Regime::Direct) os << " (captured calls; no staging)";
   os << " {\n";
   for (auto &b : p.buffers) os << "    buffer " << toString(b.buf) << ": " << b.desc << "\n";
   for (auto &s : p.signals)
     os << "    signal " << toString(s.sig) << " (index " << sigBase(s.sig)
-       << (s.sig == Sig::DONE ? " + src" : " + src*1024 + slot") << "): from " << s.producers << "; to "
+       << (s.sig == Sig::DONE               ? " + src"
+           : s.sig == Sig::ARRIVED || s.sig == Sig::PUT || s.sig == Sig::BACK ? " + src*128 + cta"
+                                                                             : " + src*1024 + slot")
+       << "): from " << s.producers << "; to "
        << s.consumers << "; value " << s.value << "\n";
   for (auto &r : p.roles) {
     os << "    role " << r.name << " (" << r.ctas << " ctas x " << r.threads << " threads, " << r.ctasFrom;
@@ -108,6 +118,7 @@ void printProgram(std::ostream &os, const Program &p) {
 nlohmann::json accessJson(const Access &a) {
   nlohmann::json j = {{"buf", toString(a.buf)}, {"owner", toString(a.owner)}, {"part", toString(a.part)},
                       {"chunked", a.chunked}, {"text", accessText(a)}};
+  if (a.rounded) j["rounded"] = true;
   if (a.buf == Buf::PK) j["shapePart"] = toString(a.shapePart);
   if (a.region != RankRef::None) j["region"] = toString(a.region);
   return j;
@@ -144,7 +155,7 @@ nlohmann::json opJson(const Op &o) {
     j["src"] = toString(o.kind == OpKind::Notify ? RankRef::R : o.sigSrc);
     if (o.kind == OpKind::Notify) j["target"] = toString(o.target);
     j["slot"] = o.slotSpace == SlotSpace::S ? "slot(" + seqText(o.slotPart) + ")"
-                : o.slotSpace == SlotSpace::Y ? "yslot(c)" : "-";
+                : o.slotSpace == SlotSpace::Y ? "yslot(c)" : o.slotSpace == SlotSpace::Cta ? "cta" : "-";
     j["value"] = roundText(o);
     break;
   }
@@ -157,7 +168,8 @@ nlohmann::json bodyJson(const std::vector<Stmt> &body) {
   for (auto &s : body) {
     if (s.isLoop)
       a.push_back({{"loop", {{"var", toString(s.var)}, {"domain", toString(s.domain)}, {"chunks", s.chunks},
-                             {"chunkMajor", s.chunkMajor}, {"perCta", s.perCta}, {"text", loopHead(s)}}},
+                             {"chunkMajor", s.chunkMajor}, {"perCta", s.perCta}, {"rounds", s.rounds},
+                             {"text", loopHead(s)}}},
                    {"body", bodyJson(s.body)}});
     else
       a.push_back(opJson(s.op));
@@ -173,6 +185,7 @@ std::string accessText(const Access &a) {
   case Buf::X: case Buf::O:
     if (a.part != RankRef::None) s += std::string("[") + toString(a.part) + "]";
     if (a.chunked) s += "[c]";
+    if (a.rounded) s += "[round j]";
     return s;
   case Buf::S:
     if (a.region != RankRef::None) return s + "[" + toString(a.region) + "][pslot(c)]";
@@ -189,6 +202,7 @@ const char *remoteMode(const Op &o) {
   if (o.kind != OpKind::Copy && o.kind != OpKind::Reduce) return nullptr;
   auto shared = [](const Access &a) { return a.buf == Buf::S || a.buf == Buf::Y; };
   if (shared(o.dst) && o.dst.owner != RankRef::R) return "remote_write";
+  if (o.dst.buf == Buf::O && o.dst.owner != RankRef::R) return "remote_write"; // direct: a peer's output
   if (shared(o.src) && o.src.owner != RankRef::R) return "remote_read";
   return nullptr;
 }
@@ -243,9 +257,14 @@ void print(std::ostream &os, const CollectiveIR &ir) {
     if (b.policyTransfer != b.transfer)
       os << " (policy: " << (b.policyTransfer == Transfer::Pull ? "pull" : "push") << "; " << kPushOnlyFor << ")";
     os << "\n";
+    if (b.directOn)
+      os << "  direct: captured calls with " << ir.dispatchBytes << " >= " << b.directMinBytes
+         << " bytes take the direct program; " << b.directCtas << " ctas x " << b.directThreads << " threads\n";
   }
   printProgram(os, ir.latency);
   printProgram(os, ir.throughput);
+  if (ir.hasDirect()) printProgram(os, ir.direct);
+  else if (!ir.directWhyNot.empty()) os << "  // no direct program: " << ir.directWhyNot << "\n";
   os << "}\n";
 }
 
@@ -268,10 +287,13 @@ nlohmann::json toJson(const CollectiveIR &ir) {
                  {"stageBytes", b.stageBytes}, {"stagingBytes", b.stagingBytes},
                  {"regionBytes", b.regionBytes}, {"slots", b.slots}, {"ySlots", b.ySlots},
                  {"transfer", b.transfer == Transfer::Pull ? "pull" : "push"},
-                 {"policyTransfer", b.policyTransfer == Transfer::Pull ? "pull" : "push"}}}};
+                 {"policyTransfer", b.policyTransfer == Transfer::Pull ? "pull" : "push"},
+                 {"direct", b.directOn}, {"directMinBytes", b.directMinBytes}, {"directCtas", b.directCtas},
+                 {"directThreads", b.directThreads}}}};
+  if (!ir.directWhyNot.empty()) j["noDirect"] = ir.directWhyNot;
   if (b.policyTransfer != b.transfer) j["bound"]["transferNote"] = kPushOnlyFor;
   j["programs"] = nlohmann::json::array();
-  for (const Program *p : {&ir.latency, &ir.throughput}) {
+  for (const Program *p : programsOf(ir)) {
     nlohmann::json pj = {{"regime", toString(p->regime)}};
     if (p->regime == Regime::Throughput) pj["transfer"] = p->transfer == Transfer::Push ? "push" : "pull";
     for (auto &bd : p->buffers) pj["buffers"].push_back({{"name", toString(bd.buf)}, {"desc", bd.desc}});

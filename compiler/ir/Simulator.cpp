@@ -58,6 +58,11 @@ struct RankMem {
   std::unordered_map<uint32_t, SigState> signals;
   std::map<int, Counter> counters;
   std::vector<Bytes> in, out; ///< per call
+  /// Direct program: the one output buffer the calls share (graph replays
+  /// reuse it; peers write into it) with its shadow; out[call] is its
+  /// snapshot when the rank's kernel of that call ends.
+  Bytes outNow;
+  std::vector<Shadow> outShadow;
 };
 
 struct Thread {
@@ -85,6 +90,7 @@ public:
   SimResult run(const Instance &inst) {
     SimResult res;
     const int n = inst.n;
+    direct_ = inst.prog->regime == Regime::Direct;
     res.launched = !inst.sizes.empty;
     // Inputs and reference outputs for every call.
     std::vector<uint64_t> inBytes = referenceInputBytes(ir_.kind, n, args_);
@@ -107,6 +113,10 @@ public:
         mem_[r].in.push_back(ins[r]);
         mem_[r].out.push_back(Bytes(inst.sizes.outTotal(r), 0xEE));
       }
+    }
+    for (int r = 0; r < n; ++r) {
+      mem_[r].outNow.assign(inst.sizes.outTotal(r), 0xEE);
+      mem_[r].outShadow.assign(inst.sizes.outTotal(r), {});
     }
     if (!inst.sizes.empty) {
       uint64_t half = inst.geo.region * (inst.geo.ySlots ? 2 : 1);
@@ -154,6 +164,7 @@ private:
   std::vector<RankMem> mem_;
   std::vector<Thread> th_;
   const Instance *inst_ = nullptr;
+  bool direct_ = false; ///< direct program: outputs are shared memory (shadowed, persistent across calls)
 
   Bytes randomInput(uint64_t len) {
     Bytes b(len);
@@ -202,7 +213,10 @@ private:
     out.resize(m.len);
     switch (m.buf) {
     case Buf::X: std::memcpy(out.data(), rm.in[t.call].data() + m.off, m.len); return true;
-    case Buf::O: std::memcpy(out.data(), rm.out[t.call].data() + m.off, m.len); return true;
+    case Buf::O:
+      if (direct_) return shadowRead(t, ti, op, m, rm.outNow, rm.outShadow, out, res);
+      std::memcpy(out.data(), rm.out[t.call].data() + m.off, m.len);
+      return true;
     case Buf::PK:
       for (uint64_t i = 0; i < m.len; ++i) {
         uint64_t b = m.off + i;
@@ -216,9 +230,20 @@ private:
         out[i] = rm.payload[h][b];
       }
       return true;
-    case Buf::S: case Buf::Y:
+    case Buf::S: case Buf::Y: return shadowRead(t, ti, op, m, rm.staging[h], rm.shadow[h], out, res);
+    }
+    return true;
+  }
+
+  /// A read of shared memory (S/Y; the direct program's outputs): every
+  /// byte must have been written in this call by a write this thread's
+  /// clock covers (at system scope for another rank's write).
+  bool shadowRead(Thread &t, int ti, const COp &op, const Mem &m, const Bytes &data, std::vector<Shadow> &shadow,
+                  Bytes &out, SimResult &res) {
+    uint64_t e = uint64_t(t.call) + 1;
+    {
       for (uint64_t i = 0; i < m.len; ++i) {
-        Shadow &sh = rm.shadow[h][m.off + i];
+        Shadow &sh = shadow[m.off + i];
         std::string what;
         if (sh.wt < 0) what = "was never written";
         else if (sh.we != e) what = "holds data of call " + std::to_string(sh.we) + ", not of this call";
@@ -236,11 +261,10 @@ private:
           return false;
         }
         sh.reads.push_back({ti, t.vc[size_t(ti)]});
-        out[i] = rm.staging[h][m.off + i];
+        out[i] = data[m.off + i];
       }
       return true;
     }
-    return true;
   }
 
   bool write(Thread &t, int ti, const COp &op, const Mem &m, const Bytes &data, SimResult &res) {
@@ -248,16 +272,29 @@ private:
     int h = int(e & 1);
     RankMem &rm = mem_[m.owner];
     switch (m.buf) {
-    case Buf::X: case Buf::O: std::memcpy(rm.out[t.call].data() + m.off, data.data(), m.len); return true;
+    case Buf::X: case Buf::O:
+      if (direct_ && m.buf == Buf::O) return shadowWrite(t, ti, op, m, rm.outNow, rm.outShadow, data, res);
+      std::memcpy(rm.out[t.call].data() + m.off, data.data(), m.len);
+      return true;
     case Buf::PK:
       for (uint64_t i = 0; i < m.len; ++i) rm.payload[h][m.off + i] = data[i];
       for (uint64_t b = m.off; b < m.off + m.len; b += 8) rm.flags[h][b / 8] = uint32_t(e);
       if (m.len) rm.flags[h][(m.off + m.len - 1) / 8] = uint32_t(e);
       if (op.emptyFlow) rm.flags[h][m.off / 8] = uint32_t(e);
       return true;
-    case Buf::S: case Buf::Y:
+    case Buf::S: case Buf::Y: return shadowWrite(t, ti, op, m, rm.staging[h], rm.shadow[h], data, res);
+    }
+    return true;
+  }
+
+  /// A write of shared memory: every earlier read and write of these bytes
+  /// by another thread must happen before it.
+  bool shadowWrite(Thread &t, int ti, const COp &op, const Mem &m, Bytes &mem, std::vector<Shadow> &shadow,
+                   const Bytes &data, SimResult &res) {
+    uint64_t e = uint64_t(t.call) + 1;
+    {
       for (uint64_t i = 0; i < m.len; ++i) {
-        Shadow &sh = rm.shadow[h][m.off + i];
+        Shadow &sh = shadow[m.off + i];
         for (auto &[rt, rc] : sh.reads)
           if (rt != ti && rc > t.vc[size_t(rt)]) {
             res.report.add("race", where(t, op) + ": write-after-read: overwrites byte " + std::to_string(m.off + i) +
@@ -278,10 +315,50 @@ private:
         sh.we = e;
         sh.remote = t.rank != m.owner;
         sh.reads.clear();
-        rm.staging[h][m.off + i] = data[i];
+        mem[m.off + i] = data[i];
       }
       return true;
     }
+  }
+
+  /// Direct program, rank r's kernel of call `call` ended (every CTA done;
+  /// `vc`/`svc` the joined clocks): every byte of its output was written in
+  /// this call by a write that happens before the end (for another rank's
+  /// write: released at system scope). The output is then read by whatever
+  /// follows on r's stream (the snapshot): a later write of it must happen
+  /// after this end, i.e. after r's CTAs of the next call arrived.
+  bool endOfCall(int r, int call, const VC &vc, const VC &svc, SimResult &res) {
+    RankMem &rm = mem_[r];
+    uint64_t e = uint64_t(call) + 1;
+    int first = -1;
+    for (size_t i = 0; i < th_.size() && first < 0; ++i)
+      if (th_[i].rank == r) first = int(i);
+    for (uint64_t b = 0; b < rm.outNow.size(); ++b) {
+      Shadow &sh = rm.outShadow[b];
+      std::string what;
+      if (sh.wt < 0 || sh.we != e)
+        what = "was not written in this call" + (sh.wt < 0 ? std::string() : " (it holds data of call " + std::to_string(sh.we) + ")");
+      else if (sh.wc > vc[size_t(sh.wt)])
+        what = "was written by rank " + std::to_string(th_[size_t(sh.wt)].rank) + " (role " +
+               th_[size_t(sh.wt)].role->sym->name + ") without a release any CTA of rank " + std::to_string(r) +
+               " acquired";
+      else if (sh.remote && sh.wc > svc[size_t(sh.wt)])
+        what = "was written remotely by rank " + std::to_string(th_[size_t(sh.wt)].rank) +
+               " and released without fence.acq_rel.sys";
+      if (!what.empty()) {
+        std::vector<int> ids;
+        if (sh.wt >= 0) {
+          const Thread &w = th_[size_t(sh.wt)];
+          if (w.pc > 0 && w.pc <= w.prog->ops.size()) ids.push_back(w.prog->ops[w.pc - 1].sym->id);
+        }
+        res.report.add("race", "rank " + std::to_string(r) + ", call " + std::to_string(call + 1) +
+                                   ": its kernel ended but output byte " + std::to_string(b) + " " + what,
+                       ids);
+        return false;
+      }
+      sh.reads.push_back({first, vc[size_t(first)]});
+    }
+    rm.out[size_t(call)] = rm.outNow;
     return true;
   }
 
@@ -416,9 +493,11 @@ private:
         for (auto &t : th_)
           if (t.rank == r) any = true, all &= t.atEnd && !t.finished;
         if (!any || !all) continue;
-        VC j(T, 0);
+        VC j(T, 0), sj(T, 0);
+        int call = -1;
         for (auto &t : th_)
-          if (t.rank == r) join(j, t.vc);
+          if (t.rank == r) join(j, t.vc), join(sj, t.svc), call = t.call;
+        if (direct_ && !endOfCall(r, call, j, sj, res)) return false;
         for (auto &t : th_) {
           if (t.rank != r) continue;
           t.vc = j;
@@ -523,10 +602,17 @@ CallArgs argsForBytes(Kind k, int n, uint64_t bytes, uint64_t seed) {
 Geometry simGeometry(const CollectiveIR &ir, const Sizes &s) {
   bool comp = ir.kind == Kind::AllReduce || ir.kind == Kind::Broadcast || ir.kind == Kind::Reduce;
   bool packedIn = ir.kind == Kind::AllGather || ir.kind == Kind::AllGatherV || ir.kind == Kind::Gather;
-  if (ir.throughput.transfer == Transfer::Push) // 2 slots per source region (and per Y region)
-    return computeGeometry(ir, s, 16, (comp ? 2 : 1) * uint64_t(s.n - 1) * 2 * 16);
-  uint64_t slots = std::max(3, packedIn ? 3 : s.n); // slots >= partitions staged per chunk, + 1
-  return computeGeometry(ir, s, 16, (comp ? 2 : 1) * slots * 16);
+  Geometry g;
+  if (ir.throughput.transfer == Transfer::Push) { // 2 slots per source region (and per Y region)
+    g = computeGeometry(ir, s, 16, (comp ? 2 : 1) * uint64_t(s.n - 1) * 2 * 16);
+  } else {
+    uint64_t slots = std::max(3, packedIn ? 3 : s.n); // slots >= partitions staged per chunk, + 1
+    g = computeGeometry(ir, s, 16, (comp ? 2 : 1) * slots * 16);
+  }
+  // Direct program: rounds of 16..32 bytes, so small slices have several.
+  g.directRoundMin = 16;
+  g.directRoundMax = 32;
+  return g;
 }
 
 } // namespace purlin::ir

@@ -53,7 +53,8 @@ CallArgs argsForBytes(Kind k, int n, uint64_t bytes, uint64_t seed);
 
 /// The small geometry simulations use: chunk 16 bytes, staging of
 /// max(3, n) chunks per region (pull) or 2 chunks per source region (push),
-/// so calls above a few chunks reuse slots cyclically.
+/// so calls above a few chunks reuse slots cyclically; direct rounds of
+/// 16..32 bytes, so a CTA's slice has several rounds.
 Geometry simGeometry(const CollectiveIR &ir, const Sizes &s);
 
 } // namespace purlin::ir

@@ -48,6 +48,47 @@ std::vector<Site> sites(const Instance &inst, bool firstCtaOnly) {
   return v;
 }
 
+using SiteMap = std::map<std::pair<uint32_t, uint32_t>, std::vector<Site>>;
+
+/// Direct signals (one index per source and CTA, several rounds): a wait
+/// proceeds at `value >= expected`, so one wait on round j covers the
+/// notifies of rounds <= j on its index. Every wait needs a notify of its
+/// round or later on the same index (else it deadlocks), and every notify
+/// a wait of its round or later (else nobody acquires what it releases).
+void directPairing(const std::tuple<int, int, int> &key, SiteMap &N, SiteMap &W, Report &rep) {
+  auto [sig, src, dst] = key;
+  auto head = [&](uint32_t index, uint32_t round) {
+    std::ostringstream m;
+    m << "signal " << toString(Sig(sig)) << " from rank " << src << " to rank " << dst << " (index " << index
+      << ", value sig(e," << round << ")): ";
+    return m.str();
+  };
+  for (auto &[v, sites] : W) {
+    bool ok = false;
+    for (auto &kv : N) ok = ok || (kv.first.first == v.first && kv.first.second >= v.second);
+    if (ok) continue;
+    std::string other;
+    std::vector<int> ids = {idOf(sites[0])};
+    if (!N.empty()) other = " (other notifies: " + who(N.begin()->second[0]) + ")", ids.push_back(idOf(N.begin()->second[0]));
+    rep.add("pairing", head(v.first, v.second) + "no notify of this round or a later one" + other + "; wait side: " +
+                           who(sites[0]) + " -> wait without notify (deadlock)",
+            ids);
+    return;
+  }
+  for (auto &[v, sites] : N) {
+    bool ok = false;
+    for (auto &kv : W) ok = ok || (kv.first.first == v.first && kv.first.second >= v.second);
+    if (ok) continue;
+    std::string other;
+    std::vector<int> ids = {idOf(sites[0])};
+    if (!W.empty()) other = " (other waits: " + who(W.begin()->second[0]) + ")", ids.push_back(idOf(W.begin()->second[0]));
+    rep.add("pairing", head(v.first, v.second) + "notify side: " + who(sites[0]) +
+                           "; no wait of this round or a later one" + other + " -> notify without wait",
+            ids);
+    return;
+  }
+}
+
 void pairing(const Instance &inst, Report &rep) {
   // (sig, src, dst) -> multiset of (index, round) -> sites
   using Key = std::tuple<int, int, int>;
@@ -69,6 +110,11 @@ void pairing(const Instance &inst, Report &rep) {
   for (auto &key : keys) {
     auto &N = notes[key];
     auto &W = waits[key];
+    Sig ks = Sig(std::get<0>(key));
+    if (ks == Sig::ARRIVED || ks == Sig::PUT || ks == Sig::BACK) {
+      directPairing(key, N, W, rep);
+      continue;
+    }
     size_t nn = 0, nw = 0;
     for (auto &kv : N) nn += kv.second.size();
     for (auto &kv : W) nw += kv.second.size();
@@ -302,10 +348,17 @@ void crossCall(const Instance &inst, Report &rep) {
 /// local memory. User buffers and packets are never accessed remotely.
 void locality(const Instance &inst, Report &rep) {
   bool push = inst.prog->transfer == Transfer::Push;
+  bool direct = inst.prog->regime == Regime::Direct;
   for (auto &s : sites(inst, false)) {
     auto bad = [&](const char *what) { rep.add("locality", who(s) + ": " + what, {idOf(s)}); };
     if (s.op->kind == OpKind::Copy || s.op->kind == OpKind::Reduce) {
       const Mem &d = s.op->dst;
+      if (direct) {
+        if (d.owner != s.rank && d.buf != Buf::O) return bad("writes another rank's memory other than its output (direct)");
+        for (auto &m : s.op->srcs)
+          if (m.owner != s.rank) return bad("reads another rank's memory (the direct program reads locally)");
+        continue;
+      }
       if (d.owner != s.rank) {
         if (!push) return bad("writes another rank's memory (the throughput program pulls)");
         if ((d.buf != Buf::S && d.buf != Buf::Y) || d.region != s.rank)
@@ -321,6 +374,116 @@ void locality(const Instance &inst, Report &rep) {
   }
 }
 
+/// Direct program: a data op writing rank q's output (q != r) follows, in
+/// the same CTA, a wait on ARRIVED from q of this call: q's stream reached
+/// the call, so nothing earlier on it still reads or writes that output.
+void arrivalBeforeRemoteWrite(const Instance &inst, Report &rep) {
+  for (int r = 0; r < inst.n; ++r)
+    for (auto &ro : inst.ranks[r].roles)
+      for (auto &cta : ro.ctas) {
+        std::set<int> arrived;
+        for (auto &op : cta.ops) {
+          if (op.kind == OpKind::Wait && op.sym->sig == Sig::ARRIVED) arrived.insert(op.peer);
+          if (op.kind != OpKind::Copy && op.kind != OpKind::Reduce) continue;
+          if (op.dst.buf != Buf::O || op.dst.owner == r || op.dst.len == 0 || arrived.count(op.dst.owner)) continue;
+          rep.add("arrival",
+                  who({&op, &ro.sym->name, r, 0, 0}) + " writes the output of rank " + std::to_string(op.dst.owner) +
+                      " before waiting for ARRIVED from rank " + std::to_string(op.dst.owner) +
+                      " (its previous call may still use that output)",
+                  {op.sym->id});
+          return;
+        }
+      }
+}
+
+/// Direct program: bytes another rank writes into r's output are read by r
+/// only after a wait that acquires the writer's release covering them (the
+/// first notify to r after the write in the writer's CTA), and before r's
+/// kernel ends some CTA of r has acquired every such release (the output is
+/// complete when the stream moves on).
+void outputAcquire(const Instance &inst, Report &rep) {
+  struct Release {
+    int writer = -1;
+    const COp *write = nullptr;
+    const std::string *role = nullptr;
+    Mem bytes;
+    bool released = false;
+    int sig = 0;
+    uint32_t index = 0, round = 0;
+  };
+  std::vector<std::vector<Release>> into(size_t(inst.n)); // by output owner
+  for (int w = 0; w < inst.n; ++w)
+    for (auto &ro : inst.ranks[w].roles)
+      for (auto &cta : ro.ctas)
+        for (size_t i = 0; i < cta.ops.size(); ++i) {
+          const COp &op = cta.ops[i];
+          if ((op.kind != OpKind::Copy && op.kind != OpKind::Reduce) || op.dst.buf != Buf::O ||
+              op.dst.owner == w || op.dst.len == 0)
+            continue;
+          Release rel{w, &op, &ro.sym->name, op.dst};
+          for (size_t k = i + 1; k < cta.ops.size(); ++k) {
+            const COp &n = cta.ops[k];
+            if (n.kind != OpKind::Notify || n.arrayOwner != op.dst.owner) continue;
+            rel.released = true, rel.sig = int(n.sym->sig), rel.index = n.index, rel.round = n.round;
+            break;
+          }
+          if (!rel.released) {
+            rep.add("acquire",
+                    who({&op, &ro.sym->name, w, 0, 0}) + " writes the output of rank " +
+                        std::to_string(op.dst.owner) + " and never notifies that rank afterwards (no release)",
+                    {op.sym->id});
+            return;
+          }
+          into[size_t(op.dst.owner)].push_back(rel);
+        }
+  auto covers = [](const COp &wt, const Release &rel) {
+    return wt.kind == OpKind::Wait && wt.peer == rel.writer && int(wt.sym->sig) == rel.sig &&
+           wt.index == rel.index && wt.round >= rel.round;
+  };
+  for (int r = 0; r < inst.n; ++r) {
+    std::vector<bool> acquiredSomewhere(into[size_t(r)].size(), false);
+    for (auto &ro : inst.ranks[r].roles)
+      for (auto &cta : ro.ctas) {
+        std::vector<const COp *> waits;
+        for (auto &op : cta.ops) {
+          if (op.kind == OpKind::Wait) {
+            waits.push_back(&op);
+            for (size_t i = 0; i < into[size_t(r)].size(); ++i)
+              acquiredSomewhere[i] = acquiredSomewhere[i] || covers(op, into[size_t(r)][i]);
+          }
+          if (op.kind != OpKind::Copy && op.kind != OpKind::Reduce) continue;
+          for (auto &m : op.srcs) {
+            if (m.buf != Buf::O || m.owner != r || m.len == 0) continue;
+            for (auto &rel : into[size_t(r)]) {
+              if (rel.bytes.off >= m.off + m.len || m.off >= rel.bytes.off + rel.bytes.len) continue;
+              bool ok = false;
+              for (const COp *wt : waits) ok = ok || covers(*wt, rel);
+              if (ok) continue;
+              rep.add("acquire",
+                      who({&op, &ro.sym->name, r, 0, 0}) + " reads output bytes [" + std::to_string(m.off) + ", " +
+                          std::to_string(m.off + m.len) + ") that rank " + std::to_string(rel.writer) +
+                          " wrote (" + who({rel.write, rel.role, rel.writer, 0, 0}) + ") without an earlier wait on its " +
+                          toString(Sig(rel.sig)) + " >= sig(e," + std::to_string(rel.round) + ")",
+                      {op.sym->id, rel.write->sym->id});
+              return;
+            }
+          }
+        }
+      }
+    for (size_t i = 0; i < into[size_t(r)].size(); ++i) {
+      if (acquiredSomewhere[i]) continue;
+      const Release &rel = into[size_t(r)][i];
+      rep.add("completion",
+              "rank " + std::to_string(r) + "'s kernel may end before the bytes rank " + std::to_string(rel.writer) +
+                  " writes into its output (" + who({rel.write, rel.role, rel.writer, 0, 0}) +
+                  ") are acquired: no CTA of rank " + std::to_string(r) + " waits on " + toString(Sig(rel.sig)) +
+                  " (index " + std::to_string(rel.index) + ") >= sig(e," + std::to_string(rel.round) + ")",
+              {rel.write->sym->id});
+      return;
+    }
+  }
+}
+
 } // namespace
 
 Report verifyInstance(const Instance &inst) {
@@ -331,6 +494,10 @@ Report verifyInstance(const Instance &inst) {
   acquireBeforeRead(inst, rep);
   slotReuse(inst, rep);
   crossCall(inst, rep);
+  if (inst.prog->regime == Regime::Direct) {
+    arrivalBeforeRemoteWrite(inst, rep);
+    outputAcquire(inst, rep);
+  }
   return rep;
 }
 
@@ -357,7 +524,7 @@ std::vector<SampleCall> sampleCalls(const CollectiveIR &ir, int n) {
 
 Report verify(const CollectiveIR &ir) {
   Report all;
-  for (const Program *p : {&ir.latency, &ir.throughput})
+  for (const Program *p : programsOf(ir))
     for (auto &sc : sampleCalls(ir, ir.n)) {
       Instance inst = instantiate(ir, *p, sc.sizes, sc.geo, 2);
       Report r = verifyInstance(inst);
