@@ -32,7 +32,18 @@ echo "bench.sh: $NGPU GPU(s), commit $PURLIN_COMMIT, results in $RUN"
 timeout --kill-after=10 420 "$BIN/purlin-launch" -n "$NGPU" "$BIN/coll_bench" "$RUN" "$@"
 rc=$?
 [ $rc -eq 124 ] && echo "bench.sh: coll_bench timed out after 420 s" >&2
+# The same sweep with the direct program off (every call staged), reported
+# beside the main run. STAGED=0 skips it.
+STAGED_ARGS=()
+if [ "${STAGED:-1}" != 0 ]; then
+  mkdir -p "$RUN/staged"
+  timeout --kill-after=10 420 "$BIN/purlin-launch" -n "$NGPU" "$BIN/coll_bench" "$RUN/staged" --no-direct "$@"
+  src=$?
+  [ $src -eq 124 ] && echo "bench.sh: coll_bench --no-direct timed out after 420 s" >&2
+  [ $src -ne 0 ] && [ $rc -eq 0 ] && rc=$src
+  [ -s "$RUN/staged/results.csv" ] && STAGED_ARGS=(--staged "$RUN/staged")
+fi
 if [ -s "$RUN/results.csv" ]; then
-  python3 "$HERE/scripts/plot_bench.py" "$RUN" ${OUT:+--out "$OUT/summary"} || echo "bench.sh: plotting failed; run scripts/plot_bench.py $RUN where matplotlib is" >&2
+  python3 "$HERE/scripts/plot_bench.py" "$RUN" ${OUT:+--out "$OUT/summary"} "${STAGED_ARGS[@]}" || echo "bench.sh: plotting failed; run scripts/plot_bench.py $RUN where matplotlib is" >&2
 fi
 exit $rc

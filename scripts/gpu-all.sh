@@ -57,6 +57,8 @@ if [ $BENCH -eq 1 ]; then
   [ $MICRO -eq 1 ] && [ -x "$BIN/atom_micro" ] && step micro 300 "$BIN/atom_micro" "$LOG/micro"
   if [ -x "$BIN/coll_bench" ] && [ -x "$LAUNCH" ]; then
     step bench 420 "$LAUNCH" -n "$NGPU" "$BIN/coll_bench" "$LOG/bench"
+    # The same sweep with every call staged (direct program off), for the summary.
+    step bench.staged 420 "$LAUNCH" -n "$NGPU" "$BIN/coll_bench" "$LOG/bench-staged" --no-direct
   fi
 fi
 
@@ -69,6 +71,7 @@ done | tee "$LOG/summary.txt"
 if [ -n "${OUT:-}" ]; then
   cp "$LOG/summary.txt" "$OUT/"
   [ -f "$LOG/bench/results.csv" ] && cp "$LOG/bench/results.csv" "$LOG/bench/meta.txt" "$OUT/" 2>/dev/null
+  [ -f "$LOG/bench-staged/results.csv" ] && cp "$LOG/bench-staged/results.csv" "$OUT/results-staged.csv" 2>/dev/null
   tar -C "$LOG" -czf "$OUT/gpu-logs.tar.gz" .
 fi
 grep -q -E 'FAIL|TIMEOUT' "$LOG/summary.txt" && exit 1

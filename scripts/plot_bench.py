@@ -49,6 +49,7 @@ def read_rows(path):
                         "p_us": float(r["purlin_us"]), "n_us": float(r["nccl_us"]),
                         "p_bw": float(r["purlin_GBps"]), "n_bw": float(r["nccl_GBps"]),
                         "ok": r["ok"].strip() == "1", "ctas": int(r["ctas"]),
+                        "program": (r.get("program") or "staged").strip(),
                     })
                 except (TypeError, ValueError) as e:
                     raise InputError(f"{path}:{i}: malformed row ({e})")
@@ -122,7 +123,7 @@ def fmt(x, spec=".2f"):
     return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
 
 
-def write_summary(path, rows, meta, stats, plots):
+def write_summary(path, rows, meta, stats, plots, staged=None):
     L = []
     L.append(f"# Collective benchmark: Purlin vs NCCL, {meta.get('device', '?')} x{meta.get('world_size', '?')}")
     L.append("")
@@ -187,12 +188,26 @@ def write_summary(path, rows, meta, stats, plots):
         L.append("")
     L.append("## All rows")
     L.append("")
-    L.append("| collective | bytes | Purlin us | NCCL us | Purlin GB/s | NCCL GB/s | NCCL/Purlin time | ok | CTAs |")
-    L.append("|---|---|---|---|---|---|---|---|---|")
+    L.append("| collective | bytes | Purlin us | NCCL us | Purlin GB/s | NCCL GB/s | NCCL/Purlin time | ok | CTAs | program |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = r["n_us"] / r["p_us"] if r["p_us"] > 0 else float("nan")
         L.append(f"| {r['coll']} | {human(r['bytes'])} | {fmt(r['p_us'])} | {fmt(r['n_us'])} | {fmt(r['p_bw'])} "
-                 f"| {fmt(r['n_bw'])} | {fmt(ratio)} | {'yes' if r['ok'] else 'NO'} | {r['ctas']} |")
+                 f"| {fmt(r['n_bw'])} | {fmt(ratio)} | {'yes' if r['ok'] else 'NO'} | {r['ctas']} | {r['program']} |")
+    if staged:
+        srows, sstats = staged
+        L.append("")
+        L.append("## Same run, direct program off (`coll_bench --no-direct`: every call staged)")
+        L.append("")
+        L.append("Captured calls take the direct program (no staging; peers' output buffers mapped at capture)")
+        L.append("where eligible; eager calls always stage. These rows show the staged programs alone,")
+        L.append("against NCCL measured again in that pass.")
+        L.append("")
+        L.append("| collective | latency geomean NCCL/Purlin 1K-512K | bandwidth geomean Purlin/NCCL 1M-1G | Purlin 1 GiB GB/s | NCCL 1 GiB GB/s | failed rows |")
+        L.append("|---|---|---|---|---|---|")
+        for c, st in sstats.items():
+            L.append(f"| {c} | {fmt(st['lat_ratio'])}x | {fmt(st['bw_ratio'])}x | {fmt(st['p_1g'], '.1f')} "
+                     f"| {fmt(st['n_1g'], '.1f')} | {', '.join(human(b) for b in st['failed']) or 'none'} |")
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")
     return all_ok
@@ -260,6 +275,7 @@ def main(argv):
     ap.add_argument("run_dir", help="directory with results.csv and meta.txt from coll_bench")
     ap.add_argument("--out", help="output directory (default bench/results/<date>-<device>)")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--staged", help="a second run directory made with coll_bench --no-direct (summarized too)")
     a = ap.parse_args(argv)
     try:
         rows = read_rows(os.path.join(a.run_dir, "results.csv"))
@@ -276,7 +292,16 @@ def main(argv):
             shutil.copyfile(src, os.path.join(outdir, f))
     plots = [] if a.no_plots else make_plots(outdir, rows, meta)
     stats = summarize(rows)
-    ok = write_summary(os.path.join(outdir, "summary.md"), rows, meta, stats, plots)
+    staged = None
+    if a.staged:
+        try:
+            srows = read_rows(os.path.join(a.staged, "results.csv"))
+        except InputError as e:
+            print(f"plot_bench: error: {e}", file=sys.stderr)
+            return 2
+        staged = (srows, summarize(srows))
+        shutil.copyfile(os.path.join(a.staged, "results.csv"), os.path.join(outdir, "results-staged.csv"))
+    ok = write_summary(os.path.join(outdir, "summary.md"), rows, meta, stats, plots, staged)
     print(f"plot_bench: wrote {outdir}/summary.md ({'all targets met' if ok else 'some targets missed'})"
           + (f" and {', '.join(plots)}" if plots else ""))
     return 0

@@ -40,11 +40,12 @@ struct Options {
   std::size_t maxBytes = std::size_t(1) << 30;
   std::vector<Coll> colls{Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll};
   TimingConfig timing;
+  bool direct = true;  ///< CommOptions::direct: captured calls may take the direct program
 };
 
 const char *kUsage =
     "usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES] [--colls ag,rs,ar,a2a]\n"
-    "                  [--calls N] [--reps N] [--timeout SECONDS]\n"
+    "                  [--calls N] [--reps N] [--timeout SECONDS] [--no-direct]\n"
     "Run one process per GPU under purlin-launch -n N (2 <= N <= 8).\n";
 
 /// Parses argv; returns false (after printing why) on bad input.
@@ -59,6 +60,7 @@ bool parseArgs(int argc, char **argv, Options &o) {
     };
     std::string v;
     if (a == "-h" || a == "--help") { std::fputs(kUsage, stdout); std::exit(0); }
+    else if (a == "--no-direct") o.direct = false;
     else if (a == "--min" || a == "--max" || a == "--calls" || a == "--reps" || a == "--timeout") {
       if (!value(v)) return false;
       double x = 0;
@@ -98,6 +100,7 @@ struct Row {
   double purlinUs = NAN, ncclUs = NAN;
   bool ok = false;
   int ctas = 0;
+  bool direct = false;  ///< the timed graph used the direct program (registerDirect accepted it)
   std::string note;
 };
 
@@ -111,8 +114,27 @@ struct Buffers {
   ~Buffers() { (void)cudaFree(in); (void)cudaFree(out); (void)cudaFree(ref); }
 };
 
-/// Checks Purlin against NCCL on fresh inputs. Returns "" if correct on
-/// this rank, otherwise why not. Collective over boot/comm/nccl.
+/// Compares Purlin's output with NCCL's (and, for AllReduce, across ranks).
+/// Returns "" if correct on this rank, otherwise why not. Collective.
+std::string compare(Bootstrap &boot, Coll c, const Shape &s, const Buffers &b, cudaStream_t st,
+                    const char *when) {
+  std::string why;
+  const std::size_t bad = countMismatches(b.out, b.ref, s.outElems, isReduction(c), st);
+  if (bad) why = std::to_string(bad) + " of " + std::to_string(s.outElems) + " elements differ from NCCL " + when;
+  if (c == Coll::AllReduce) { // bitwise equal across ranks
+    const uint64_t mine = checksum(b.out, s.outElems, st);
+    std::vector<uint64_t> all(boot.size());
+    boot.allGather(&mine, all.data(), sizeof(mine));
+    for (uint64_t x : all)
+      if (x != mine) { why += (why.empty() ? "" : "; ") + std::string("results differ across ranks ") + when; break; }
+  }
+  return why;
+}
+
+/// Checks Purlin against NCCL on fresh inputs, with Purlin's call captured
+/// in a CUDA graph and replayed once, as it is timed (so the direct program
+/// is checked where it is used). Returns "" if correct on this rank,
+/// otherwise why not. Collective over boot/comm/nccl.
 std::string checkOne(Communicator &comm, ncclComm_t nccl, Bootstrap &boot, Coll c,
                      const Shape &s, const Buffers &b, uint32_t seed, cudaStream_t st,
                      double timeoutS) {
@@ -120,19 +142,23 @@ std::string checkOne(Communicator &comm, ncclComm_t nccl, Bootstrap &boot, Coll 
   PURLIN_CUDA_CHECK(cudaMemsetAsync(b.out, 0xFF, s.outElems * kElemBytes, st));
   PURLIN_CUDA_CHECK(cudaMemsetAsync(b.ref, 0xEE, s.outElems * kElemBytes, st));
   ncclCall(nccl, c, s, b.in, b.ref, st);
-  purlinCall(comm, c, s, b.in, b.out, st);
-  syncWithTimeout(st, timeoutS, std::string("check of ") + collName(c));
-  std::string why;
-  const std::size_t bad = countMismatches(b.out, b.ref, s.outElems, isReduction(c), st);
-  if (bad) why = std::to_string(bad) + " of " + std::to_string(s.outElems) + " elements differ from NCCL";
-  if (c == Coll::AllReduce) { // bitwise equal across ranks
-    const uint64_t mine = checksum(b.out, s.outElems, st);
-    std::vector<uint64_t> all(boot.size());
-    boot.allGather(&mine, all.data(), sizeof(mine));
-    for (uint64_t x : all)
-      if (x != mine) { why += (why.empty() ? "" : "; ") + std::string("results differ across ranks"); break; }
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  PURLIN_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  try {
+    purlinCall(comm, c, s, b.in, b.out, st);
+  } catch (...) {
+    (void)cudaStreamEndCapture(st, &graph);
+    if (graph) (void)cudaGraphDestroy(graph);
+    throw;
   }
-  return why;
+  PURLIN_CUDA_CHECK(cudaStreamEndCapture(st, &graph));
+  PURLIN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  PURLIN_CUDA_CHECK(cudaGraphLaunch(exec, st));
+  syncWithTimeout(st, timeoutS, std::string("check of ") + collName(c));
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(graph);
+  return compare(boot, c, s, b, st, "(check)");
 }
 
 /// Measures one row; every rank returns the same Row.
@@ -160,10 +186,15 @@ Row measure(Communicator &comm, ncclComm_t nccl, Bootstrap &boot, Coll c, std::s
   const long long thrown = sumOverRanks(boot, threw ? 1 : 0);
   if (thrown == 0) {
     try {
+      const std::size_t before = comm.directRegistrations();
       GraphTiming tp = timeInGraph([&](cudaStream_t x) { purlinCall(comm, c, s, b.in, b.out, x); }, st,
                                    o.timing, boot, "Purlin " + label);
       row.purlinUs = tp.usPerCall;
       row.ctas = static_cast<int>(maxOverRanks(boot, tp.maxCtas));
+      row.direct = comm.directRegistrations() > before;
+      // The timed replays computed the same inputs again: their output must
+      // still match NCCL's (whose timed replays rewrote b.ref the same way).
+      if (why.empty()) why = compare(boot, c, s, b, st, "(after timing)");
     } catch (const Error &e) {
       if (e.status() == Status::Timeout || e.status() == Status::BootstrapError) throw;
       why += (why.empty() ? "" : "; ") + std::string(e.what());
@@ -186,15 +217,20 @@ int run(const Options &o) {
   const int device = deviceForRank(rank);
   PURLIN_CUDA_CHECK(cudaSetDevice(device));
   Log log(rank == 0 ? o.outDir : std::string(), "run.log");
-  Communicator comm(*boot, device);
+  CommOptions copt;
+  copt.direct = o.direct;
+  Communicator comm(*boot, device, copt);
   ncclComm_t nccl = createNcclComm(*boot);
   cudaStream_t st = nullptr;
   PURLIN_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   Buffers bufs(o.maxBytes);
-  writeMeta(o.outDir, rank, n, device, purlinApiName(), log);
+  const std::string api = std::string(purlinApiName()) +
+                          (o.direct ? "; direct program for captured calls where eligible"
+                                    : "; direct program off (--no-direct: every call staged)");
+  writeMeta(o.outDir, rank, n, device, api.c_str(), log);
 
   Csv csv(rank == 0 ? o.outDir : std::string(), "results.csv",
-          "collective,bytes,purlin_us,nccl_us,purlin_GBps,nccl_GBps,ok,ctas");
+          "collective,bytes,purlin_us,nccl_us,purlin_GBps,nccl_GBps,ok,ctas,program");
   int failed = 0;
   for (Coll c : o.colls) {
     for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= 2) {
@@ -203,11 +239,11 @@ int run(const Options &o) {
       Row r = measure(comm, nccl, *boot, c, bytes, bufs, o, st, log);
       failed += !r.ok;
       const double gbP = s.msgBytes / r.purlinUs / 1e3, gbN = s.msgBytes / r.ncclUs / 1e3;
-      csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d", collName(c), bytes, r.purlinUs, r.ncclUs, gbP, gbN,
-              r.ok ? 1 : 0, r.ctas);
-      log.root("%-14s %11zu B  purlin %10.2f us %8.2f GB/s  nccl %10.2f us %8.2f GB/s  x%5.2f  ctas %3d  %s\n",
+      csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d,%s", collName(c), bytes, r.purlinUs, r.ncclUs, gbP, gbN,
+              r.ok ? 1 : 0, r.ctas, r.direct ? "direct" : "staged");
+      log.root("%-14s %11zu B  purlin %10.2f us %8.2f GB/s  nccl %10.2f us %8.2f GB/s  x%5.2f  ctas %3d  %-6s %s\n",
                collName(c), bytes, r.purlinUs, gbP, r.ncclUs, gbN, r.ncclUs / r.purlinUs, r.ctas,
-               r.ok ? "ok" : "FAILED");
+               r.direct ? "direct" : "staged", r.ok ? "ok" : "FAILED");
     }
   }
   boot->barrier();

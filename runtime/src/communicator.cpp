@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 
 #include "device_scope.h"
+#include "direct_registry.h"
 
 namespace purlin {
 namespace {
@@ -45,7 +46,7 @@ struct PeerInfo {
   uint64_t base = 0;         ///< workspace address in the owning process
   uint64_t stagingHalfBytes = 0, packetHalfBytes = 0, spinLimit = 0, totalBytes = 0;
   int32_t checked = 0;
-  int32_t pad = 0;
+  int32_t direct = 0;
   cudaIpcMemHandle_t handle{};
   StepResult result;
 };
@@ -108,8 +109,15 @@ std::string describeSignal(uint32_t s) {
     return std::to_string(s) + " (" + names[region] + " src " +
            std::to_string(src) + " slot " + std::to_string(slot) + ")";
   }
-  if (s < kNumSignals)
+  if (s < kSignalDone + kMaxRanks)
     return std::to_string(s) + " (DONE src " + std::to_string(s - kSignalDone) + ")";
+  if (s >= kSignalArrived && s < kNumSignals) {
+    const char *direct[] = {"ARRIVED", "PUT", "BACK"};
+    const std::size_t per = std::size_t(kMaxRanks) * kMaxEpochSlots, rel = s - kSignalArrived;
+    return std::to_string(s) + " (" + direct[rel / per] + " src " +
+           std::to_string(rel % per / kMaxEpochSlots) + " cta " +
+           std::to_string(rel % kMaxEpochSlots) + ")";
+  }
   return std::to_string(s);
 }
 
@@ -125,8 +133,11 @@ struct Communicator::Impl {
   std::vector<void *> peerBase;         ///< workspace of rank p as mapped here
   std::vector<void *> opened;           ///< IPC mappings to close
   std::string broken;                   ///< why collectives are refused ("" = usable)
+  Bootstrap *bootstrap = nullptr;       ///< not owned; outlives the communicator
+  std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
 
   ~Impl() {
+    direct.reset();  // closes its IPC mappings on `device`
     if (device < 0)
       return;
     detail::QuietDeviceScope scope(device);
@@ -188,7 +199,7 @@ struct Communicator::Impl {
                          " sent a malformed communicator record");
       if (o.stagingHalfBytes != me.stagingHalfBytes ||
           o.packetHalfBytes != me.packetHalfBytes || o.checked != me.checked ||
-          o.spinLimit != me.spinLimit || o.totalBytes != me.totalBytes)
+          o.spinLimit != me.spinLimit || o.totalBytes != me.totalBytes || o.direct != me.direct)
         PURLIN_THROW(Status::InvalidArgument,
                      "rank " + std::to_string(rank) + ": CommOptions differ from rank " +
                          std::to_string(p) + "'s (staging half " +
@@ -197,7 +208,8 @@ struct Communicator::Impl {
                          std::to_string(me.packetHalfBytes) + " vs " +
                          std::to_string(o.packetHalfBytes) + ", checked " +
                          std::to_string(me.checked) + " vs " + std::to_string(o.checked) +
-                         "); all ranks must pass equal options");
+                         ", direct " + std::to_string(me.direct) + " vs " +
+                         std::to_string(o.direct) + "); all ranks must pass equal options");
     }
   }
 
@@ -272,6 +284,8 @@ Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
   mine.packetHalfBytes = options.packetHalfBytes;
   mine.spinLimit = options.spinLimit;
   mine.checked = options.checked ? 1 : 0;
+  mine.direct = options.direct ? 1 : 0;
+  m.bootstrap = &bootstrap;
   std::exception_ptr own;
   mine.result = attempt([&] { m.setupLocal(cudaDevice, mine); }, own);
   mine.totalBytes = m.layout.totalBytes;
@@ -288,7 +302,20 @@ Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
   bootstrap.allGather(&step, results.data(), sizeof(StepResult));
   agree(m.rank, results.data(), sizeof(StepResult), m.size, own, "peer mapping");
   PURLIN_CUDA_CHECK(cudaSetDevice(m.device));
+  m.direct = std::make_unique<detail::DirectRegistry>(m.rank, m.size, m.device, mine.pid,
+                                                      mine.processNonce);
 }
+
+bool Communicator::registerDirect(void *out, std::size_t outBytes, bool eligible,
+                                  std::byte *peersOut[kMaxRanks]) {
+  Impl &m = *impl_;
+  if (!m.options.direct || m.size < 2)
+    return false;
+  return m.direct->exchange(*m.bootstrap, out, outBytes, eligible, peersOut);
+}
+
+std::size_t Communicator::directMappings() const { return impl_->direct->mappedCount(); }
+std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
 
 Communicator::~Communicator() = default;
 

@@ -47,7 +47,18 @@ TEST_CASE("signal regions match the workspace layout and do not overlap") {
         CHECK(seen.insert(idx).second);
       }
     }
-  CHECK(doneIndex(kMaxRanks - 1) == snac::kNumSignals - 1);
+  CHECK(doneIndex(kMaxRanks - 1) < kArrivedBase);
+  CHECK(kArrivedBase == kSignalArrived);
+  CHECK(kPutBase == kSignalPut);
+  CHECK(kBackBase == kSignalBack);
+  for (int src = 0; src < kMaxRanks; ++src)
+    for (int cta : {0, 1, kMaxEpochSlots - 1})
+      for (uint32_t idx : {arrivedIndex(src, cta), putIndex(src, cta), backIndex(src, cta)}) {
+        CHECK(idx >= kArrivedBase);
+        CHECK(idx < snac::kNumSignals);
+        CHECK(seen.insert(idx).second);
+      }
+  CHECK(backIndex(kMaxRanks - 1, kMaxEpochSlots - 1) == snac::kNumSignals - 1);
   CHECK(kNumCounters <= 4096);
 }
 
@@ -340,4 +351,89 @@ TEST_CASE("makePlan (push): about chunksPerCta chunks per CTA of the busiest rol
   CHECK(makePlan(CollKind::AllToAll, 8, 0, args(kIn, kOut, 1000), w, 7 * 4000, kPackets, p, err) ==
         Status::InvalidArgument);
   CHECK(err.find("push") != std::string::npos);
+}
+
+TEST_CASE("direct program: wanted by sizes and policy only, the same on every rank") {
+  const std::vector<std::byte> dummy;
+  for (CollKind k : {CollKind::AllGather, CollKind::ReduceScatter, CollKind::AllReduce, CollKind::AllToAll})
+    for (int n : {2, 4, 8})
+      for (std::size_t count : {std::size_t(1000), std::size_t(1) << 16, std::size_t(1) << 17, std::size_t(1) << 24}) {
+        int wanted = -1;
+        for (int r = 0; r < n; ++r) {
+          Plan p;
+          std::string err;
+          // Rank-dependent pointers must not change the answer.
+          const std::byte* in = kIn + 4096 * std::size_t(r) + (r % 2) * 2;
+          std::byte* out = kOut + 4096 * std::size_t(r);
+          REQUIRE(makePlan(k, n, r, args(in, out, count), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+          const int w = directWanted(p, kWorld) ? 1 : 0;
+          if (wanted < 0) wanted = w;
+          CHECK(w == wanted);
+        }
+        const std::size_t msg = (k == CollKind::AllReduce ? 1 : std::size_t(n)) * count * 2;
+        const bool expect = msg >= kDirectMinBytes && (n == 2 || !isReduction(k));
+        CHECK(wanted == (expect ? 1 : 0));
+      }
+  // directCtas < 0 turns it off; directMinBytes moves the threshold.
+  WorldConsts off = kWorld;
+  off.directCtas = -1;
+  WorldConsts big = kWorld;
+  big.directMinBytes = std::size_t(64) << 20;
+  Plan p;
+  std::string err;
+  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  CHECK(directWanted(p, kWorld));
+  CHECK_FALSE(directWanted(p, off));
+  CHECK_FALSE(directWanted(p, big));
+}
+
+TEST_CASE("direct program: this rank's buffers decide eligibility (alignment, 16-byte ranges, overlap)") {
+  auto plan = [](CollKind k, const void* in, void* out, std::size_t count, int r = 0) {
+    Plan p;
+    std::string err;
+    REQUIRE(makePlan(k, 2, r, args(in, out, count), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+    return p;
+  };
+  const std::size_t c = std::size_t(1) << 20;
+  for (CollKind k : {CollKind::AllGather, CollKind::ReduceScatter, CollKind::AllReduce, CollKind::AllToAll})
+    CHECK(directEligible(plan(k, kIn, kOut, c), args(kIn, kOut, c)));
+  // Element-aligned but not 16-byte aligned: staged.
+  CHECK_FALSE(directEligible(plan(CollKind::AllGather, kIn + 2, kOut, c), args(kIn + 2, kOut, c)));
+  CHECK_FALSE(directEligible(plan(CollKind::AllReduce, kIn, kOut + 2, c), args(kIn, kOut + 2, c)));
+  // Byte ranges not multiples of 16 (AllReduce partitions of an odd count).
+  CHECK_FALSE(directEligible(plan(CollKind::AllReduce, kIn, kOut, c + 1), args(kIn, kOut, c + 1)));
+  CHECK_FALSE(directEligible(plan(CollKind::AllToAll, kIn, kOut, c + 4), args(kIn, kOut, c + 4)));
+  // In place: AllGather's form is fine (peers write other blocks), the others are not.
+  std::byte* buf = kOut;
+  CHECK(directEligible(plan(CollKind::AllGather, buf + c * 2, buf, c, 1), args(buf + c * 2, buf, c)));
+  CHECK_FALSE(directEligible(plan(CollKind::AllReduce, buf, buf, c), args(buf, buf, c)));
+  CHECK_FALSE(directEligible(plan(CollKind::ReduceScatter, buf, buf + c * 2, c, 1), args(buf, buf + c * 2, c)));
+}
+
+TEST_CASE("direct program: shape grows with the message, at most directCtas; rounds tile a slice") {
+  Plan p;
+  std::string err;
+  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 18), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  planDirect(p, kWorld);
+  CHECK(p.direct);
+  CHECK_FALSE(p.latency);
+  CHECK(p.directCtas == int(p.msgBytes / kDirectBytesPerCta));  // 1 MiB / 64 KiB = 16
+  CHECK(p.ctas() == p.directCtas);
+  CHECK(p.threadsPerCta() == kDirectThreads);
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  WorldConsts w = kWorld;
+  w.directCtas = 24;
+  w.directThreads = 2000;
+  planDirect(p, w);
+  CHECK(p.directCtas == 24);
+  CHECK(p.directThreads == kDirectMaxThreads);
+  for (std::size_t len : {std::size_t(0), std::size_t(16), std::size_t(65536), std::size_t(1) << 20, (std::size_t(33) << 20) + 48}) {
+    const std::size_t rb = directRoundBytes(len), n = directRounds(len);
+    CHECK(rb % 16 == 0);
+    CHECK(rb >= (std::size_t(64) << 10));
+    CHECK(rb <= (std::size_t(1) << 20));
+    CHECK(n * rb >= len);
+    CHECK((n == 0 ? len == 0 : (n - 1) * rb < len));
+    CHECK(n < (std::size_t(1) << 20));
+  }
 }

@@ -29,13 +29,14 @@ struct Case {
   bool inPlace = false;
   bool misalign = false;
   bool tput = false;  ///< policy with the latency program off
+  bool graph = false; ///< Purlin's call captured in a CUDA graph (direct program where eligible), then replayed
 };
 
 std::string describe(const Case& k, const char* comm) {
   char b[256];
   std::snprintf(b, sizeof b, "%s %s/%s count=%zu%s%s%s [%s]", name(k.c), toString(k.t),
                 isReduce(k.c) ? toString(k.op) : "copy", k.count, k.inPlace ? " in-place" : "",
-                k.misalign ? " misaligned" : "", k.tput ? (PTput::world[2].push ? (PTput::world[2].lanes == 2 || PTput::world[2].consumeLanes == 2 ? " throughput-policy push-lanes" : " throughput-policy push") : " throughput-policy pull") : "", comm);
+                k.misalign ? " misaligned" : "", k.graph ? " graph" : k.tput ? (PTput::world[2].push ? (PTput::world[2].lanes == 2 || PTput::world[2].consumeLanes == 2 ? " throughput-policy push-lanes" : " throughput-policy push") : " throughput-policy pull") : "", comm);
   return b;
 }
 
@@ -54,7 +55,24 @@ struct DevBufs {
 };
 
 Status runPurlin(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
-  return k.tput ? launchColl<PTput>(k.c, comm, a, s) : launchColl<PAuto>(k.c, comm, a, s);
+  if (!k.graph) return k.tput ? launchColl<PTput>(k.c, comm, a, s) : launchColl<PAuto>(k.c, comm, a, s);
+  // Captured (registerDirect runs here, at capture), then replayed twice.
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  const Status st = launchColl<PAuto>(k.c, comm, a, s);
+  CT_CUDA(cudaStreamEndCapture(s, &graph));
+  if (st != Status::Ok) {
+    cudaGraphDestroy(graph);
+    return st;
+  }
+  CT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  // In place, a second replay would reduce the result again: once only.
+  for (int rep = 0; rep < (k.inPlace ? 1 : 2); ++rep) CT_CUDA(cudaGraphLaunch(exec, s));
+  CT_CUDA(cudaStreamSynchronize(s));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return st;
 }
 
 void runNccl(Rank& R, const Case& k, const std::byte* in, std::byte* out) {
@@ -216,6 +234,16 @@ std::vector<Case> sweepCases(int n) {
       cs.push_back({c, DType::F16, RedOp::Sum, cnt, false, true, false});
       cs.push_back({c, DType::BF16, RedOp::Max, cnt, false, true, true});
     }
+    // Captured calls: the direct program where every rank's buffers allow it
+    // (sizes from its smallest message up; in-place AllGather), staged
+    // otherwise (in-place reductions, misaligned, odd byte counts).
+    for (std::size_t cnt : {std::size_t(1) << 17, std::size_t(1) << 20, (std::size_t(1) << 22) + 8, std::size_t(1) << 24}) {
+      cs.push_back({c, DType::BF16, RedOp::Sum, cnt, false, false, false, true});
+      cs.push_back({c, DType::F32, RedOp::Max, cnt / 2, false, false, false, true});
+    }
+    cs.push_back({c, DType::F16, RedOp::Min, (std::size_t(1) << 20) + 1, false, false, false, true});
+    cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 20, false, true, false, true});
+    if (c != Coll::AllToAll) cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 20, true, false, false, true});
     if (isReduce(c))
       for (DType t : {DType::F32, DType::F16, DType::BF16})
         for (RedOp op : {RedOp::Sum, RedOp::Max, RedOp::Min})
@@ -283,8 +311,10 @@ void errorCases(Rank& R, Communicator& comm) {
 void graphCase(Rank& R, Communicator& comm) {
   const int n = R.n;
   struct G { Coll c; std::size_t count; };
+  // Latency, staged and (captured, eligible sizes) direct programs mixed.
   const G calls[] = {{Coll::AllReduce, 3001}, {Coll::AllGather, 1 << 18}, {Coll::ReduceScatter, (1 << 18) + 5},
-                     {Coll::AllToAll, 777}, {Coll::AllReduce, (1 << 20) + 1}};
+                     {Coll::AllToAll, 777}, {Coll::AllReduce, (1 << 20) + 1}, {Coll::AllReduce, 1 << 20},
+                     {Coll::AllToAll, 1 << 17}, {Coll::ReduceScatter, 1 << 18}};
   const int kCalls = sizeof calls / sizeof calls[0];
   DevBufs bufs;
   std::vector<sn::CallArgs> args;
@@ -449,6 +479,12 @@ int main(int argc, char** argv) {
         else if (R.rank == 0 && R.verbose) std::printf("PASS %s\n", describe(k, "staging 256 MiB").c_str());
       }
       graphCase(R, comm);
+      {
+        char b[200];
+        std::snprintf(b, sizeof b, "direct program used by captured calls: %zu registrations, %zu peer buffers mapped",
+                      comm.directRegistrations(), comm.directMappings());
+        check(R, comm.directRegistrations() > 0, b);
+      }
       R.boot->barrier();
     }
     {

@@ -41,6 +41,109 @@ __device__ __forceinline__ void copyVec16(uint4* dst, const uint4* src, std::siz
   for (; i < nvec; i += s.nthr) arch::stGlobal16(dst + i, arch::ldGlobal16NoAlloc(src + i));
 }
 
+/// Destinations of a one-to-many copy (n <= kMaxDests).
+inline constexpr int kMaxDests = 8;
+struct Dests {
+  uint4* p[kMaxDests];
+  int n;
+};
+
+/// dst_k[i] = src[i] for every destination k and i < nvec (16-byte
+/// vectors): each vector is loaded once and stored to every destination
+/// (the direct program's AllGather writes its input to all ranks' outputs
+/// this way). Preconditions: all pointers 16-byte aligned, dsts.n >= 1.
+__device__ __forceinline__ void copyVec16ToMany(const Dests& dsts, const uint4* src, std::size_t nvec, Slice s) {
+  constexpr int U = kCopyUnroll;
+  std::size_t i = s.tid;
+  const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
+  for (; i + static_cast<std::size_t>(U - 1) * s.nthr < nvec; i += step) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(src + i + u * s.nthr);
+#pragma unroll 1
+    for (int k = 0; k < dsts.n; ++k) {
+      uint4* d = dsts.p[k];
+#pragma unroll
+      for (int u = 0; u < U; ++u) arch::stGlobal16(d + i + u * s.nthr, v[u]);
+    }
+  }
+  for (; i < nvec; i += s.nthr) {
+    const uint4 v = arch::ldGlobal16NoAlloc(src + i);
+#pragma unroll 1
+    for (int k = 0; k < dsts.n; ++k) arch::stGlobal16(dsts.p[k] + i, v);
+  }
+}
+
+/// Pairs of a many-pairs copy (n <= kMaxDests).
+struct Pairs {
+  uint4* dst[kMaxDests];
+  const uint4* src[kMaxDests];
+  int n;
+};
+
+/// dst_k[i] = src_k[i] for every pair k and i < nvec (16-byte vectors),
+/// the pairs interleaved per unrolled step, so copies to different
+/// destinations (a peer over NVLink, this GPU's memory) proceed together
+/// instead of one after the other. Preconditions: all pointers 16-byte aligned.
+__device__ __forceinline__ void copyVec16Pairs(const Pairs& pr, std::size_t nvec, Slice s) {
+  constexpr int U = kCopyUnroll / 2;
+  std::size_t i = s.tid;
+  const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
+  for (; i + static_cast<std::size_t>(U - 1) * s.nthr < nvec; i += step) {
+#pragma unroll 1
+    for (int k = 0; k < pr.n; ++k) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(pr.src[k] + i + u * s.nthr);
+#pragma unroll
+      for (int u = 0; u < U; ++u) arch::stGlobal16(pr.dst[k] + i + u * s.nthr, v[u]);
+    }
+  }
+  for (; i < nvec; i += s.nthr)
+#pragma unroll 1
+    for (int k = 0; k < pr.n; ++k) arch::stGlobal16(pr.dst[k] + i, arch::ldGlobal16NoAlloc(pr.src[k] + i));
+}
+
+/// dst0[i] = op(a[i], b[i]) (fp32 accumulation, a first) for i < nvec
+/// 16-byte vectors of E, also stored to dst1[i] when dst1 != nullptr. dst0
+/// may alias a or b (each vector is read before it is written, by the same
+/// thread). Preconditions: all pointers 16-byte aligned.
+template <class E, RedOp Op>
+__device__ __forceinline__ void reduceVec16Pair(uint4* dst0, uint4* dst1, const uint4* a, const uint4* b,
+                                                std::size_t nvec, Slice s) {
+  constexpr int U = kReduceUnroll;
+  std::size_t i = s.tid;
+  const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
+  for (; i + static_cast<std::size_t>(U - 1) * s.nthr < nvec; i += step) {
+    uint4 va[U], vb[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) va[u] = arch::ldGlobal16NoAlloc(a + i + u * s.nthr);
+#pragma unroll
+    for (int u = 0; u < U; ++u) vb[u] = arch::ldGlobal16NoAlloc(b + i + u * s.nthr);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      VecAcc<E> acc;
+      vecLoad<E>(acc, va[u]);
+      vecAccumulate<E, Op>(acc, vb[u]);
+      va[u] = vecStore<E>(acc);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) arch::stGlobal16(dst0 + i + u * s.nthr, va[u]);
+    if (dst1 != nullptr) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) arch::stGlobal16(dst1 + i + u * s.nthr, va[u]);
+    }
+  }
+  for (; i < nvec; i += s.nthr) {
+    VecAcc<E> acc;
+    vecLoad<E>(acc, arch::ldGlobal16NoAlloc(a + i));
+    vecAccumulate<E, Op>(acc, arch::ldGlobal16NoAlloc(b + i));
+    const uint4 v = vecStore<E>(acc);
+    arch::stGlobal16(dst0 + i, v);
+    if (dst1 != nullptr) arch::stGlobal16(dst1 + i, v);
+  }
+}
+
 /// Reads one unit of type T (1, 2, 4 or 8 bytes) bypassing L1.
 template <class T>
 __device__ __forceinline__ T ldUnit(const T* p) {

@@ -23,6 +23,9 @@ struct CommOptions {
   std::size_t packetHalfBytes = 16u << 20;   ///< bytes of one packet half
   bool checked = false;                      ///< bound every spin-wait (DeviceComm::spinLimit)
   uint64_t spinLimit = 1ull << 31;           ///< polls before a checked wait gives up
+  /// Let calls captured in a CUDA graph take the direct program (no
+  /// staging; registerDirect). false: every call stages, captured or not.
+  bool direct = true;
 };
 
 /// One rank's membership in a communicator.
@@ -34,6 +37,9 @@ struct CommOptions {
 /// must not destroy its communicator while peers may still access its
 /// workspace (synchronize kernels first, e.g. with a bootstrap barrier).
 /// Calls on one communicator must be ordered on one stream (like NCCL).
+///
+/// `bootstrap` must outlive the communicator: capturing a collective in a
+/// CUDA graph uses it again (registerDirect).
 class Communicator {
 public:
   /// Throws purlin::Error (CudaError, BootstrapError, InvalidArgument) saying
@@ -67,6 +73,25 @@ public:
   /// communicator are refused (they return Status::Timeout with this text);
   /// destroy it and create a new one.
   const std::string &broken() const;
+
+  /// Registration of one captured call for the direct program
+  /// (docs/runtime.md "Graph capture and the direct program"). Collective:
+  /// every rank calls it for the same call (the launcher does, for each call
+  /// captured into a CUDA graph that may take the direct program; so every
+  /// rank must capture the same collectives). Gathers every rank's
+  /// `eligible` and the identity of the allocation holding [out,
+  /// out+outBytes); if all ranks are eligible and every peer's allocation
+  /// could be mapped here (CUDA IPC, cached per peer allocation for the
+  /// communicator's life), sets peersOut[p] to rank p's output as mapped here
+  /// and returns true; otherwise false. The answer is the same on every rank.
+  /// Returns false without any exchange when CommOptions::direct is false
+  /// (equal on all ranks). Throws Error(BootstrapError) if the exchange
+  /// fails (e.g. a peer did not capture the call: bootstrap timeout).
+  bool registerDirect(void *out, std::size_t outBytes, bool eligible, std::byte *peersOut[kMaxRanks]);
+  /// Peer output allocations mapped by registerDirect so far.
+  std::size_t directMappings() const;
+  /// Calls registerDirect accepted (true) so far.
+  std::size_t directRegistrations() const;
 
   struct Impl;
 

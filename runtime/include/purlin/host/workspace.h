@@ -19,7 +19,10 @@ inline constexpr std::size_t kSignalReduced = 8192;
 inline constexpr std::size_t kSignalConsumed = 16384;
 inline constexpr std::size_t kSignalGathered = 24576;
 inline constexpr std::size_t kSignalDone = 32768;
-inline constexpr std::size_t kNumSignals = kSignalDone + kMaxRanks; // 32776
+inline constexpr std::size_t kSignalArrived = 33792;  // direct program: 3 regions of kMaxRanks*kMaxEpochSlots
+inline constexpr std::size_t kSignalPut = kSignalArrived + kMaxRanks * kMaxEpochSlots;
+inline constexpr std::size_t kSignalBack = kSignalPut + kMaxRanks * kMaxEpochSlots;
+inline constexpr std::size_t kNumSignals = kSignalBack + kMaxRanks * kMaxEpochSlots; // 36864
 /// Every region starts at a multiple of this.
 inline constexpr std::size_t kWorkspaceAlign = 256;
 

@@ -8,7 +8,10 @@
 /// launch validates the arguments (never throws), decides the program by
 /// message bytes against P::world[n].latencyMaxBytes (the same decision on
 /// every rank), and enqueues one kernel on `stream` (none for a call with no
-/// data). Errors: a Status plus a message from snac::lastError().
+/// data). A call captured into a CUDA graph may instead take the direct
+/// program (direct.cuh; Communicator::registerDirect, a collective host
+/// exchange at capture time, so every rank must capture the same calls).
+/// Errors: a Status plus a message from snac::lastError().
 ///
 /// Supported now: AllGather = Transform<Copy, Packed, Scattered>,
 /// ReduceScatter = Transform<Reduce, Scattered, Packed>, AllToAll =
@@ -25,6 +28,7 @@
 
 #include "purlin/atom/atom.cuh"
 #include "purlin/host/communicator.h"
+#include "purlin/snac/direct.cuh"
 #include "purlin/snac/latency.cuh"
 #include "purlin/snac/plan.h"
 #include "purlin/snac/throughput.cuh"
@@ -118,10 +122,30 @@ inline bool deviceSupportsPdl(int device) {
 }
 
 template <CollKind K, class E, RedOp Op, class AtomT>
-Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl) {
+Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
+               const DirectPeers& peers) {
   const auto* in = static_cast<const std::byte*>(a.in);
   auto* out = static_cast<std::byte*>(a.out);
-  if (pl.latency) {
+  if (pl.direct) {
+    // Like the latency kernel: may be scheduled while the previous grid
+    // runs; ctaBeginCall waits for it before touching memory.
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3(unsigned(pl.directCtas));
+    cfg.blockDim = dim3(unsigned(pl.directThreads));
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    cudaError_t err = cudaLaunchKernelEx(&cfg, directKernel<K, E, Op>, dc, pl, peers, in, out);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: direct kernel launch (" +
+                                           std::to_string(pl.directCtas) + " CTAs x " +
+                                           std::to_string(pl.directThreads) + "): " + cudaGetErrorString(err));
+    }
+  } else if (pl.latency) {
     // Programmatic stream serialization: this call's grid may be scheduled
     // while the previous one runs; it waits in ctaBeginCall (griddepcontrol.wait)
     // for the previous grid's completion before touching memory.
@@ -171,24 +195,26 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
 }
 
 template <CollKind K, class E, class AtomT>
-Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl) {
+Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
+                 const DirectPeers& peers) {
   switch (a.op) {
-    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl);
-    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT>(pl, dc, a, stream, pdl);
-    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT>(pl, dc, a, stream, pdl);
+    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl, peers);
+    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT>(pl, dc, a, stream, pdl, peers);
+    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT>(pl, dc, a, stream, pdl, peers);
   }
   return report(Status::Unsupported, "purlin::snac::launch: unsupported reduction op");
 }
 
 template <CollKind K, class AtomT>
-Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl) {
+Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
+                    const DirectPeers& peers) {
   if constexpr (!isReduction(K)) {
-    return enqueue<K, float, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl);  // copies move bytes
+    return enqueue<K, float, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl, peers);  // copies move bytes
   } else {
     switch (a.dtype) {
-      case DType::F32: return enqueueOp<K, float, AtomT>(pl, dc, a, stream, pdl);
-      case DType::F16: return enqueueOp<K, __half, AtomT>(pl, dc, a, stream, pdl);
-      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT>(pl, dc, a, stream, pdl);
+      case DType::F32: return enqueueOp<K, float, AtomT>(pl, dc, a, stream, pdl, peers);
+      case DType::F16: return enqueueOp<K, __half, AtomT>(pl, dc, a, stream, pdl, peers);
+      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT>(pl, dc, a, stream, pdl, peers);
     }
     return report(Status::Unsupported, "purlin::snac::launch: unsupported dtype");
   }
@@ -237,12 +263,34 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaMemcpyAsync: ") + cudaGetErrorString(err));
         return Status::Ok;
       }
+      // Direct program: only for calls being captured into a CUDA graph
+      // (the peers' output buffers are mapped once, at capture; replays
+      // reuse them). directWanted is the same on every rank; eligibility is
+      // agreed inside registerDirect.
+      DirectPeers peers;
+      if (directWanted(pl, w)) {
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        cudaError_t err = cudaStreamIsCapturing(stream, &capture);
+        if (err != cudaSuccess) {
+          (void)cudaGetLastError();
+          return report(Status::CudaError, std::string("purlin::snac::launch: cudaStreamIsCapturing: ") +
+                                               cudaGetErrorString(err));
+        }
+        if (capture == cudaStreamCaptureStatusActive) {
+          const std::size_t outBytes = K == CollKind::ReduceScatter ? pl.rxLen[r]
+                                       : K == CollKind::AllReduce   ? args.count * pl.elemSize
+                                                                    : std::size_t(n) * pl.rxLen[0];
+          if (comm.registerDirect(args.out, outBytes, directEligible(pl, args), peers.out)) planDirect(pl, w);
+        }
+      }
       if (pl.ctas() > kMaxEpochSlots)
         return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) + ">: " +
                                                    std::to_string(pl.ctas()) + " CTAs; a collective kernel has at most " +
                                                    std::to_string(kMaxEpochSlots) + " (per-CTA epochs)");
       const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
-      return detail::enqueueTyped<K, AtomT>(pl, dc, args, stream, pdl);
+      return detail::enqueueTyped<K, AtomT>(pl, dc, args, stream, pdl, peers);
+    } catch (const Error& e) {
+      return report(e.status(), std::string("purlin::snac::launch: ") + e.what());
     } catch (const std::exception& e) {
       return report(Status::Internal, std::string("purlin::snac::launch: ") + e.what());
     }

@@ -44,6 +44,16 @@ struct WorldConsts {
   /// Push transfer only: lanes per CTA of the consume and gather roles (1 or
   /// 2; 0 = kDefaultConsumeLanes); `lanes` above applies to the stage role.
   int consumeLanes = 0;
+  /// Direct program (docs/snac-protocol.md "Direct program": no staging,
+  /// data written straight into the peers' output buffers, which are mapped
+  /// when the call is captured in a CUDA graph). Used for captured calls of
+  /// at least directMinBytes message bytes whose buffers qualify on every
+  /// rank (directEligible); 0 = kDirectMinBytes. directCtas: most CTAs
+  /// (0 = kDirectCtas, < 0 = never use the direct program); directThreads:
+  /// threads per CTA (0 = kDirectThreads). Trailing, like chunksPerCta.
+  std::size_t directMinBytes = 0;
+  int directCtas = 0;
+  int directThreads = 0;
 };
 
 /// Default words (8-byte packets) per thread of the latency program.
@@ -57,6 +67,15 @@ inline constexpr std::size_t kMinPushChunk = std::size_t(32) << 10;
 inline constexpr int kDefaultChunksPerCta = 4;
 inline constexpr int kDefaultLanes = 2;         // stage role (bench/NOTES.md E7-E8)
 inline constexpr int kDefaultConsumeLanes = 1;  // consume and gather roles (full pipeline depth for local copies)
+
+/// Direct program defaults (bench/NOTES.md E9).
+inline constexpr std::size_t kDirectMinBytes = std::size_t(4) << 20;
+inline constexpr int kDirectCtas = 32;
+inline constexpr int kDirectThreads = 512;
+/// Per-CTA share of the bytes a rank writes below which fewer CTAs are launched.
+inline constexpr std::size_t kDirectBytesPerCta = std::size_t(64) << 10;
+/// Most threads per direct CTA (its kernel's launch bound).
+inline constexpr int kDirectMaxThreads = 512;
 
 /// Arguments of one call, as NCCL takes them (see docs/snac-protocol.md for
 /// what `count` means per collective).
@@ -116,6 +135,9 @@ struct Plan {
   // Latency program (shape from latencyShape: grows with the payload).
   int latencyCtas = 0, latencyThreads = 0;
   std::size_t packetRegion = 0;  ///< packets per source rank in a packet half
+  // Direct program (set by planDirect; `latency` is then false).
+  bool direct = false;
+  int directCtas = 0, directThreads = 0;
 
   /// Partitions a rank stages per chunk index: 1 for AllGather (its whole
   /// input, read by every peer), n-1 otherwise (one per peer, own excluded).
@@ -126,8 +148,8 @@ struct Plan {
   /// Push transfer: a rank's sequence j = c*(n-1) + m sends chunk c to rank
   /// (rank+1+m) % n, for every collective (AllGather too: one copy per peer).
   PURLIN_HD int pushSequence() const { return cpp * (n - 1); }
-  int ctas() const { return latency ? latencyCtas : stageCtas + consumeCtas + gatherCtas; }
-  int threadsPerCta() const { return latency ? latencyThreads : threads; }
+  int ctas() const { return direct ? directCtas : latency ? latencyCtas : stageCtas + consumeCtas + gatherCtas; }
+  int threadsPerCta() const { return direct ? directThreads : latency ? latencyThreads : threads; }
 };
 
 /// Launch shape of the latency program for a payload of `words` 8-byte
@@ -145,6 +167,36 @@ void latencyShape(std::size_t words, const WorldConsts& w, int& ctas, int& threa
 Status makePlan(CollKind kind, int n, int rank, const CallArgs& args,
                 const WorldConsts& world, std::size_t stagingCapacity,
                 std::size_t packetHalfBytes, Plan& plan, std::string& error);
+
+/// The direct program's view of the peers: out[p] = rank p's output buffer
+/// as mapped into this process (out[rank] = this rank's own). Filled by
+/// Communicator::registerDirect when the call is captured.
+struct DirectPeers {
+  std::byte* out[kMaxRanks] = {};
+};
+
+/// Whether a call planned as `p` (by makePlan, non-empty) asks for the
+/// direct program: the policy enables it (directCtas >= 0), the collective
+/// has it for this world size (AllGather and AllToAll any n >= 2;
+/// ReduceScatter and AllReduce n == 2), and the message has at least the
+/// policy's directMinBytes. Depends only on what every rank shares (sizes,
+/// policy), so every rank gives the same answer: the launcher registers a
+/// captured call exactly when this is true.
+bool directWanted(const Plan& p, const WorldConsts& w);
+
+/// Whether this rank's buffers allow the direct program for a call for which
+/// directWanted(p) holds: every byte range a CTA moves is a multiple of 16
+/// bytes at 16-byte-aligned addresses, and the input does not overlap the
+/// output except in AllGather's in-place form (peers write into the output
+/// while this rank still reads its input). Local: the launcher ANDs it over
+/// all ranks (Communicator::registerDirect) before using it.
+bool directEligible(const Plan& p, const CallArgs& a);
+
+/// Sets the direct program's shape on `p`: CTAs = the per-rank bytes / kDirectBytesPerCta,
+/// clamped to [1, min(directCtas, kMaxEpochSlots)]; threads = directThreads
+/// rounded to a warp within [64, kDirectMaxThreads]. A function of the sizes
+/// and the policy only (the same on every rank).
+void planDirect(Plan& p, const WorldConsts& w);
 
 } // namespace purlin::snac
 

@@ -275,4 +275,48 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   return Status::Ok;
 }
 
+inline bool directWanted(const Plan& p, const WorldConsts& w) {
+  if (w.directCtas < 0 || p.empty || p.n < 2) return false;
+  if (isReduction(p.kind) && p.n != 2) return false;
+  const std::size_t minBytes = w.directMinBytes ? w.directMinBytes : kDirectMinBytes;
+  return p.msgBytes >= minBytes;
+}
+
+inline bool directEligible(const Plan& p, const CallArgs& a) {
+  if (p.empty || p.n < 2) return false;
+  const auto* in = static_cast<const std::byte*>(a.in);
+  const auto* out = static_cast<const std::byte*>(a.out);
+  if (reinterpret_cast<std::uintptr_t>(in) % 16 || reinterpret_cast<std::uintptr_t>(out) % 16) return false;
+  for (int k = 0; k < p.n; ++k)
+    if (p.txOff[k] % 16 || p.txLen[k] % 16 || p.rxOff[k] % 16 || p.rxLen[k] % 16) return false;
+  std::size_t inBytes = 0, outBytes = 0;
+  for (int k = 0; k < p.n; ++k) {
+    const std::size_t ti = p.txOff[k] + p.txLen[k], ro = p.rxOff[k] + p.rxLen[k];
+    inBytes = ti > inBytes ? ti : inBytes;
+    outBytes = ro > outBytes ? ro : outBytes;
+  }
+  const bool agInPlace = p.kind == CollKind::AllGather && in == out + p.rxOff[p.rank];
+  if (!agInPlace && detail::rangesOverlap(in, inBytes, out, outBytes)) return false;
+  return true;
+}
+
+inline void planDirect(Plan& p, const WorldConsts& w) {
+  const int most = w.directCtas > 0 ? w.directCtas : kDirectCtas;
+  const int cap = most < kMaxEpochSlots ? most : kMaxEpochSlots;
+  // Bytes this rank writes = message bytes (AllGather: n copies of its
+  // input; ReduceScatter/AllToAll: its input; AllReduce: two partitions' worth).
+  const std::size_t perRank = p.msgBytes;
+  std::size_t c = (perRank + kDirectBytesPerCta - 1) / kDirectBytesPerCta;
+  if (c < 1) c = 1;
+  if (c > std::size_t(cap)) c = std::size_t(cap);
+  p.direct = true;
+  p.latency = false;
+  p.directCtas = int(c);
+  int t = w.directThreads > 0 ? w.directThreads : kDirectThreads;
+  t = (t + 31) / 32 * 32;
+  if (t < 64) t = 64;
+  if (t > kDirectMaxThreads) t = kDirectMaxThreads;
+  p.directThreads = t;
+}
+
 } // namespace purlin::snac

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "purlin/device_comm.h"
 #include "purlin/types.h"
 
 #if defined(__CUDACC__)
@@ -27,7 +28,17 @@ inline constexpr uint32_t kReducedBase = 8192;
 inline constexpr uint32_t kConsumedBase = 16384;
 inline constexpr uint32_t kGatheredBase = 24576;
 inline constexpr uint32_t kDoneBase = 32768;
-inline constexpr uint32_t kNumSignals = kDoneBase + kMaxRanks;
+/// Direct program (docs/snac-protocol.md "Direct program"): one signal per
+/// (source rank, CTA), index = base + src*kMaxEpochSlots + cta.
+/// ARRIVED: the source's CTA has started this call (its stream reached it);
+/// PUT: the source's CTA has written round `j` of its data into this rank's
+/// output; BACK: (AllReduce) the source's CTA has written round `j` of its
+/// reduced partition back into this rank's output.
+inline constexpr uint32_t kArrivedBase = 33792;
+inline constexpr uint32_t kPutBase = kArrivedBase + uint32_t(kMaxRanks * kMaxEpochSlots);
+inline constexpr uint32_t kBackBase = kPutBase + uint32_t(kMaxRanks * kMaxEpochSlots);
+inline constexpr uint32_t kNumSignals = kBackBase + uint32_t(kMaxRanks * kMaxEpochSlots);
+static_assert(kArrivedBase >= kDoneBase + kMaxRanks, "direct signals follow DONE");
 
 /// Largest number of cyclic staging slots one throughput call uses (keeps
 /// the last-arriver counters of every role inside DeviceState::counters).
@@ -48,6 +59,9 @@ PURLIN_HD uint32_t reducedIndex(int src, int slot) { return kReducedBase + uint3
 PURLIN_HD uint32_t consumedIndex(int src, int slot) { return kConsumedBase + uint32_t(src) * kSlotsPerSource + uint32_t(slot); }
 PURLIN_HD uint32_t gatheredIndex(int src, int slot) { return kGatheredBase + uint32_t(src) * kSlotsPerSource + uint32_t(slot); }
 PURLIN_HD uint32_t doneIndex(int src) { return kDoneBase + uint32_t(src); }
+PURLIN_HD uint32_t arrivedIndex(int src, int cta) { return kArrivedBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta); }
+PURLIN_HD uint32_t putIndex(int src, int cta) { return kPutBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta); }
+PURLIN_HD uint32_t backIndex(int src, int cta) { return kBackBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta); }
 
 /// Signal value of use `round` (0-based) of a slot in the call of epoch `e`:
 /// (e << 20) + round + 1. Strictly increasing over calls and rounds (rounds
@@ -82,6 +96,22 @@ PURLIN_HD std::size_t chunkSize(std::size_t len, std::size_t chunk, int c) {
   std::size_t b = chunkBegin(len, chunk, c);
   std::size_t e = b + chunk;
   return (e < len ? e : len) - b;
+}
+
+/// Direct program: bytes per round of a CTA's slice of `sliceLen` bytes
+/// (between two PUT notifications): about an eighth of the slice, within
+/// [64 KiB, 1 MiB], a multiple of 16. Sender and receiver of a partition
+/// compute it from the same slice length.
+PURLIN_HD std::size_t directRoundBytes(std::size_t sliceLen) {
+  std::size_t r = sliceLen / 8;
+  if (r < (std::size_t(64) << 10)) r = std::size_t(64) << 10;
+  if (r > (std::size_t(1) << 20)) r = std::size_t(1) << 20;
+  return (r + 15) & ~std::size_t(15);
+}
+/// Rounds of a slice: ceil(sliceLen / directRoundBytes(sliceLen)), 0 for an empty slice.
+PURLIN_HD std::size_t directRounds(std::size_t sliceLen) {
+  const std::size_t r = directRoundBytes(sliceLen);
+  return (sliceLen + r - 1) / r;
 }
 
 /// Slice i of `len` bytes shared by `parts` CTAs: slices are multiples of 16
