@@ -25,7 +25,8 @@ file(READ ${WORK}/collectives.cu cu)
 foreach(expect
     ".latencyMaxBytes = 262144, .latencyCtas = 8, .latencyThreads = 512,"
     ".stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,"
-    ".chunkBytes = 1048576, .push = false}, // n = 2"
+    ".chunkBytes = 1048576, .push = false,"
+    ".directThreads = 512}, // n = 2"
     "pipelineStages = 8;"
     "stageBytes = 16384;")
   string(FIND "${cu}" "${expect}" at)

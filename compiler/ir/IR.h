@@ -306,12 +306,13 @@ constexpr int kPushSlotStride = 32;
 /// Direct program signals: one per (source rank, CTA index < 128).
 constexpr int kDirectSlotsPerSource = 128;
 constexpr int kMaxDirectCtas = 128;
-/// The runtime's round bounds (protocol.h directRoundBytes): a round is an
-/// eighth of the CTA's slice, within [64 KiB, 1 MiB], rounded up to 16.
-constexpr uint64_t kDirectRoundMin = uint64_t(64) << 10, kDirectRoundMax = uint64_t(1) << 20;
+/// The runtime's round bounds (protocol.h directRoundBytes): a round is
+/// half of the CTA's slice, within [256 KiB, 4 MiB], rounded up to 16.
+constexpr uint64_t kDirectRoundDivisor = 2;
+constexpr uint64_t kDirectRoundMin = uint64_t(256) << 10, kDirectRoundMax = uint64_t(4) << 20;
 /// The runtime's defaults for a policy number 0 (plan.h kDirectMinBytes,
 /// kDirectCtas, kDirectThreads).
-constexpr uint64_t kDirectDefaultMinBytes = uint64_t(256) << 10;
+constexpr uint64_t kDirectDefaultMinBytes = uint64_t(4) << 20;
 constexpr int kDirectDefaultCtas = 32, kDirectDefaultThreads = 512;
 /// sig(e, round) = (e << 20) + round + 1.
 inline uint64_t sigValue(uint64_t e, uint64_t round) { return (e << 20) + round + 1; }

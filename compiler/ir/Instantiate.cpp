@@ -516,7 +516,7 @@ Instance instantiate(const CollectiveIR &ir, const Program &prog, const Sizes &s
 }
 
 uint64_t directRoundBytes(uint64_t sliceLen, const Geometry &g) {
-  uint64_t r = std::clamp(sliceLen / 8, g.directRoundMin, g.directRoundMax);
+  uint64_t r = std::clamp(sliceLen / kDirectRoundDivisor, g.directRoundMin, g.directRoundMax);
   return (r + 15) & ~uint64_t(15);
 }
 

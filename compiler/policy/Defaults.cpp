@@ -46,7 +46,7 @@ struct ArchDefaults {
 /// size (the runtime's defaults, runtime/include/purlin/snac/plan.h
 /// kDirectMinBytes/kDirectCtas/kDirectThreads; measured on 2xH200,
 /// bench/NOTES.md E9). Nothing measured elsewhere argues for other numbers.
-constexpr DirectPolicy kDirect = {true, 256 * KiB, 32, 512};
+constexpr DirectPolicy kDirect = {true, 4 * MiB, 32, 512};
 
 // sm_90 (H200, NV18): the paper's Table 3 region. World 2 measured
 // (bench/NOTES.md E5): the latency program with up to 128 CTAs beats the

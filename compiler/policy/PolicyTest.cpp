@@ -120,7 +120,7 @@ TEST_CASE("direct program knobs: defaults, overrides, off") {
     for (int n = kMinWorld; n <= kMaxWorld; ++n) {
       const DirectPolicy &d = defaultPolicies(a).policies.at("Policy").forWorld(n).direct;
       CHECK(d.enabled);
-      CHECK(d.minBytes == 256 * 1024);
+      CHECK(d.minBytes == 4 * 1024 * 1024);
       CHECK(d.ctas == 32);
       CHECK(d.threads == 512);
     }

@@ -130,6 +130,8 @@ struct Communicator::Impl {
   DeviceComm comm;
   void *base = nullptr;                 ///< this rank's workspace
   cudaStream_t stream = nullptr;        ///< private, non-blocking
+  cudaStream_t side = nullptr;          ///< capture fork target (captureSideStream)
+  cudaEvent_t fork = nullptr, join = nullptr;
   std::vector<void *> peerBase;         ///< workspace of rank p as mapped here
   std::vector<void *> opened;           ///< IPC mappings to close
   std::string broken;                   ///< why collectives are refused ("" = usable)
@@ -147,6 +149,12 @@ struct Communicator::Impl {
       (void)cudaFree(base);
     if (stream)
       (void)cudaStreamDestroy(stream);
+    if (side)
+      (void)cudaStreamDestroy(side);
+    if (fork)
+      (void)cudaEventDestroy(fork);
+    if (join)
+      (void)cudaEventDestroy(join);
     (void)cudaGetLastError();
   }
 
@@ -170,6 +178,9 @@ struct Communicator::Impl {
     detail::DeviceScope scope(cudaDevice);
     device = cudaDevice;
     PURLIN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    PURLIN_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    PURLIN_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    PURLIN_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
     PURLIN_CUDA_CHECK(cudaMalloc(&base, layout.totalBytes));
     auto *bytes = static_cast<std::byte *>(base);
     PURLIN_CUDA_CHECK(cudaMemsetAsync(bytes, 0, layout.stagingOffset, stream));
@@ -316,6 +327,9 @@ bool Communicator::registerDirect(void *out, std::size_t outBytes, bool eligible
 
 std::size_t Communicator::directMappings() const { return impl_->direct->mappedCount(); }
 std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
+void *Communicator::captureSideStream() const { return impl_->side; }
+void *Communicator::captureForkEvent() const { return impl_->fork; }
+void *Communicator::captureJoinEvent() const { return impl_->join; }
 
 Communicator::~Communicator() = default;
 

@@ -378,7 +378,7 @@ TEST_CASE("direct program: wanted by sizes and policy only, the same on every ra
   WorldConsts off = kWorld;
   off.directCtas = -1;
   WorldConsts big = kWorld;
-  big.directMinBytes = std::size_t(64) << 20;
+  big.directMinBytes = std::size_t(128) << 20;  // above the 64 MiB message below
   Plan p;
   std::string err;
   REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err) == Status::Ok);
@@ -427,13 +427,37 @@ TEST_CASE("direct program: shape grows with the message, at most directCtas; rou
   planDirect(p, w);
   CHECK(p.directCtas == 24);
   CHECK(p.directThreads == kDirectMaxThreads);
-  for (std::size_t len : {std::size_t(0), std::size_t(16), std::size_t(65536), std::size_t(1) << 20, (std::size_t(33) << 20) + 48}) {
+  for (std::size_t len : {std::size_t(0), std::size_t(16), std::size_t(65536), std::size_t(1) << 20, (std::size_t(33) << 20) + 48,
+                          std::size_t(1) << 34}) {
     const std::size_t rb = directRoundBytes(len), n = directRounds(len);
     CHECK(rb % 16 == 0);
-    CHECK(rb >= (std::size_t(64) << 10));
-    CHECK(rb <= (std::size_t(1) << 20));
+    CHECK(rb >= (std::size_t(256) << 10));
+    CHECK(rb <= (std::size_t(4) << 20));
     CHECK(n * rb >= len);
     CHECK((n == 0 ? len == 0 : (n - 1) * rb < len));
     CHECK(n < (std::size_t(1) << 20));
   }
+}
+
+TEST_CASE("direct program, copy-engine form: large AllGather/AllToAll only, one CTA") {
+  Plan p;
+  std::string err;
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  planDirect(p, kWorld);
+  CHECK_FALSE(p.directEngine);               // reductions keep SM stores
+  CHECK(p.directCtas == kDirectCtas);
+  for (CollKind k : {CollKind::AllGather, CollKind::AllToAll}) {
+    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+    planDirect(p, kWorld);
+    CHECK(p.directEngine);                   // 1 GiB >= kDirectEngineMinBytes
+    CHECK(p.directCtas == 1);
+  }
+  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 20), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  planDirect(p, kWorld);
+  CHECK_FALSE(p.directEngine);
+  WorldConsts never = kWorld;
+  never.directEngineMinBytes = ~std::size_t(0);
+  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  planDirect(p, never);
+  CHECK_FALSE(p.directEngine);
 }

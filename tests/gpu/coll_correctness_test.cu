@@ -234,20 +234,33 @@ std::vector<Case> sweepCases(int n) {
       cs.push_back({c, DType::F16, RedOp::Sum, cnt, false, true, false});
       cs.push_back({c, DType::BF16, RedOp::Max, cnt, false, true, true});
     }
-    // Captured calls: the direct program where every rank's buffers allow it
-    // (sizes from its smallest message up; in-place AllGather), staged
-    // otherwise (in-place reductions, misaligned, odd byte counts).
-    for (std::size_t cnt : {std::size_t(1) << 17, std::size_t(1) << 20, (std::size_t(1) << 22) + 8, std::size_t(1) << 24}) {
-      cs.push_back({c, DType::BF16, RedOp::Sum, cnt, false, false, false, true});
-      cs.push_back({c, DType::F32, RedOp::Max, cnt / 2, false, false, false, true});
-    }
-    cs.push_back({c, DType::F16, RedOp::Min, (std::size_t(1) << 20) + 1, false, false, false, true});
-    cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 20, false, true, false, true});
-    if (c != Coll::AllToAll) cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 20, true, false, false, true});
     if (isReduce(c))
       for (DType t : {DType::F32, DType::F16, DType::BF16})
         for (RedOp op : {RedOp::Sum, RedOp::Max, RedOp::Min})
           for (bool tput : {false, true}) cs.push_back({c, t, op, 100003, false, false, tput});
+  }
+  return cs;
+}
+
+/// Captured calls: the direct program where every rank's buffers allow it
+/// (from the policy's directMinBytes up; the copy-engine form for large
+/// AllGather/AllToAll on an unchecked communicator; in-place AllGather),
+/// staged otherwise (below the threshold, in-place reductions, misaligned,
+/// odd byte counts).
+std::vector<Case> graphCases() {
+  std::vector<Case> cs;
+  for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
+    for (std::size_t cnt : {std::size_t(1) << 17, std::size_t(1) << 21, (std::size_t(1) << 22) + 8, std::size_t(1) << 24,
+                            std::size_t(3) << 23}) {
+      cs.push_back({c, DType::BF16, RedOp::Sum, cnt, false, false, false, true});
+      cs.push_back({c, DType::F32, RedOp::Max, cnt / 2, false, false, false, true});
+    }
+    cs.push_back({c, DType::F16, RedOp::Min, (std::size_t(1) << 22) + 1, false, false, false, true});
+    cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 22, false, true, false, true});
+    if (c != Coll::AllToAll) {
+      cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 22, true, false, false, true});
+      cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 25, true, false, false, true});
+    }
   }
   return cs;
 }
@@ -312,9 +325,9 @@ void graphCase(Rank& R, Communicator& comm) {
   const int n = R.n;
   struct G { Coll c; std::size_t count; };
   // Latency, staged and (captured, eligible sizes) direct programs mixed.
-  const G calls[] = {{Coll::AllReduce, 3001}, {Coll::AllGather, 1 << 18}, {Coll::ReduceScatter, (1 << 18) + 5},
-                     {Coll::AllToAll, 777}, {Coll::AllReduce, (1 << 20) + 1}, {Coll::AllReduce, 1 << 20},
-                     {Coll::AllToAll, 1 << 17}, {Coll::ReduceScatter, 1 << 18}};
+  const G calls[] = {{Coll::AllReduce, 3001}, {Coll::AllGather, 1 << 21}, {Coll::ReduceScatter, (1 << 18) + 5},
+                     {Coll::AllToAll, 777}, {Coll::AllReduce, (1 << 20) + 1}, {Coll::AllReduce, 1 << 21},
+                     {Coll::AllToAll, 1 << 23}, {Coll::ReduceScatter, 1 << 21}};
   const int kCalls = sizeof calls / sizeof calls[0];
   DevBufs bufs;
   std::vector<sn::CallArgs> args;
@@ -478,6 +491,11 @@ int main(int argc, char** argv) {
         if (!ok) R.fail();
         else if (R.rank == 0 && R.verbose) std::printf("PASS %s\n", describe(k, "staging 256 MiB").c_str());
       }
+      for (const Case& k : graphCases()) {
+        bool ok = runCase(R, comm, k, "staging 256 MiB", seed++);
+        ok ? ++passed : ++failed;
+        if (!ok) R.fail();
+      }
       graphCase(R, comm);
       {
         char b[200];
@@ -485,6 +503,19 @@ int main(int argc, char** argv) {
                       comm.directRegistrations(), comm.directMappings());
         check(R, comm.directRegistrations() > 0, b);
       }
+      R.boot->barrier();
+    }
+    {
+      // Unchecked (as in production): captured large AllGather/AllToAll take
+      // the copy-engine form of the direct program.
+      Communicator comm(*R.boot, R.dev, CommOptions{});
+      uint32_t seed = 500;
+      for (const Case& k : graphCases()) {
+        bool ok = runCase(R, comm, k, "unchecked", seed++);
+        ok ? ++passed : ++failed;
+        if (!ok) R.fail();
+      }
+      graphCase(R, comm);
       R.boot->barrier();
     }
     {

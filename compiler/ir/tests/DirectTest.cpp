@@ -106,7 +106,7 @@ TEST_CASE("direct: derived for AllGather/AllToAll (any n) and ReduceScatter/AllR
       CHECK(ir.direct.roles[0].name == "direct");
       CHECK(ir.direct.roles[0].ctas == 32); // 0 in the test policy = the runtime default
       CHECK(ir.direct.roles[0].threads == 512);
-      CHECK(ir.bound.directMinBytes == 256 * 1024);
+      CHECK(ir.bound.directMinBytes == 4 * 1024 * 1024);
     }
 }
 
@@ -154,12 +154,13 @@ TEST_CASE("direct: printed after the staged programs, with its signals", "[direc
 
 TEST_CASE("direct: rounds and signal indices follow the runtime", "[direct]") {
   Geometry g; // the runtime's bounds
-  CHECK(directRoundBytes(1 << 20, g) == 128 << 10);
-  CHECK(directRoundBytes(100 << 10, g) == 64 << 10);
-  CHECK(directRoundBytes(uint64_t(64) << 20, g) == 1 << 20);
+  CHECK(directRoundBytes(1 << 20, g) == 512 << 10);          // half the slice
+  CHECK(directRoundBytes(100 << 10, g) == 256 << 10);         // at least 256 KiB
+  CHECK(directRoundBytes(uint64_t(64) << 20, g) == 4 << 20);  // at most 4 MiB
   CHECK(directRounds(0, g) == 0);
   CHECK(directRounds(1, g) == 1);
-  CHECK(directRounds(uint64_t(3) << 20, g) == 8);
+  CHECK(directRounds(uint64_t(3) << 20, g) == 2);
+  CHECK(directRounds(uint64_t(24) << 20, g) == 6);
   // AllGather n=3, 2 CTAs: CTA c of rank r notifies ARRIVED at 33792 + r*128 + c.
   CollectiveIR ir = lowered(Kind::AllGather, 3);
   CallArgs a = argsForBytes(Kind::AllGather, 3, 96, 1);

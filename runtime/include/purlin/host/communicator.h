@@ -92,6 +92,13 @@ public:
   std::size_t directMappings() const;
   /// Calls registerDirect accepted (true) so far.
   std::size_t directRegistrations() const;
+  /// A private stream and two events (timing disabled) with which the
+  /// launcher forks a captured call's local copy off the capturing stream
+  /// and joins it back (the copy-engine form of the direct program).
+  /// Handles are void* to keep this header free of CUDA types.
+  void *captureSideStream() const;
+  void *captureForkEvent() const;
+  void *captureJoinEvent() const;
 
   struct Impl;
 

@@ -80,6 +80,11 @@ struct KindOf<Compose<Transform<Consume::Reduce, Layout::Scattered, Layout::Pack
 };
 
 namespace detail {
+/// The communicator's side stream and fork/join events (Communicator::captureSideStream).
+struct CaptureSide {
+  cudaStream_t stream;
+  cudaEvent_t fork, join;
+};
 inline std::string& lastErrorStorage() {
   thread_local std::string message;
   return message;
@@ -121,12 +126,63 @@ inline bool deviceSupportsPdl(int device) {
   return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
 }
 
-template <CollKind K, class E, RedOp Op, class AtomT>
-Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
-               const DirectPeers& peers) {
+/// The copy-engine form of the direct program (Plan::directEngine; AllGather
+/// and AllToAll), captured calls only: arrive kernel; this rank's blocks
+/// copied into the peers' outputs by the copy engines (one cudaMemcpyAsync
+/// per peer) while its own block is copied on the communicator's side
+/// stream (forked and joined within the capture); finish kernel.
+template <CollKind K>
+Status enqueueEngine(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream,
+                     const DirectPeers& peers, const CaptureSide& side) {
   const auto* in = static_cast<const std::byte*>(a.in);
   auto* out = static_cast<std::byte*>(a.out);
-  if (pl.direct) {
+  auto fail = [](const char* what, cudaError_t err) {
+    (void)cudaGetLastError();
+    return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: direct (copy engine): " +
+                                         what + ": " + cudaGetErrorString(err));
+  };
+  const int n = pl.n, r = pl.rank;
+  cudaLaunchConfig_t one{};
+  one.gridDim = dim3(1);
+  one.blockDim = dim3(32);
+  one.stream = stream;
+  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineArriveKernel<K>, dc); err != cudaSuccess)
+    return fail("arrive kernel launch", err);
+  const std::byte* ownSrc = in + pl.txOff[r];
+  std::byte* ownDst = out + pl.rxOff[r];
+  const bool local = ownSrc != ownDst && pl.txLen[r] > 0;  // AllGather in place: nothing to copy
+  if (local) {
+    if (cudaError_t err = cudaEventRecord(side.fork, stream); err != cudaSuccess) return fail("fork record", err);
+    if (cudaError_t err = cudaStreamWaitEvent(side.stream, side.fork, 0); err != cudaSuccess) return fail("fork wait", err);
+    if (cudaError_t err = cudaMemcpyAsync(ownDst, ownSrc, pl.txLen[r], cudaMemcpyDeviceToDevice, side.stream);
+        err != cudaSuccess)
+      return fail("local copy", err);
+    if (cudaError_t err = cudaEventRecord(side.join, side.stream); err != cudaSuccess) return fail("join record", err);
+  }
+  for (int m = 1; m < n; ++m) {
+    const int p = (r + m) % n;
+    if (pl.txLen[p] == 0) continue;
+    if (cudaError_t err = cudaMemcpyAsync(peers.out[p] + pl.rxOff[r], in + pl.txOff[p], pl.txLen[p],
+                                          cudaMemcpyDeviceToDevice, stream);
+        err != cudaSuccess)
+      return fail("peer copy", err);
+  }
+  if (local)
+    if (cudaError_t err = cudaStreamWaitEvent(stream, side.join, 0); err != cudaSuccess) return fail("join wait", err);
+  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineFinishKernel<K>, dc); err != cudaSuccess)
+    return fail("finish kernel launch", err);
+  return Status::Ok;
+}
+
+template <CollKind K, class E, RedOp Op, class AtomT>
+Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
+               const DirectPeers& peers, const CaptureSide& side) {
+  const auto* in = static_cast<const std::byte*>(a.in);
+  auto* out = static_cast<std::byte*>(a.out);
+  if (pl.direct && pl.directEngine) {
+    if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll) return enqueueEngine<K>(pl, dc, a, stream, peers, side);
+    else return report(Status::Internal, "purlin::snac::launch: copy-engine form planned for a reduction");
+  } else if (pl.direct) {
     // Like the latency kernel: may be scheduled while the previous grid
     // runs; ctaBeginCall waits for it before touching memory.
     cudaLaunchConfig_t cfg{};
@@ -196,25 +252,25 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
 
 template <CollKind K, class E, class AtomT>
 Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
-                 const DirectPeers& peers) {
+                 const DirectPeers& peers, const CaptureSide& side) {
   switch (a.op) {
-    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl, peers);
-    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT>(pl, dc, a, stream, pdl, peers);
-    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT>(pl, dc, a, stream, pdl, peers);
+    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl, peers, side);
+    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT>(pl, dc, a, stream, pdl, peers, side);
+    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT>(pl, dc, a, stream, pdl, peers, side);
   }
   return report(Status::Unsupported, "purlin::snac::launch: unsupported reduction op");
 }
 
 template <CollKind K, class AtomT>
 Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
-                    const DirectPeers& peers) {
+                    const DirectPeers& peers, const CaptureSide& side) {
   if constexpr (!isReduction(K)) {
-    return enqueue<K, float, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl, peers);  // copies move bytes
+    return enqueue<K, float, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl, peers, side);  // copies move bytes
   } else {
     switch (a.dtype) {
-      case DType::F32: return enqueueOp<K, float, AtomT>(pl, dc, a, stream, pdl, peers);
-      case DType::F16: return enqueueOp<K, __half, AtomT>(pl, dc, a, stream, pdl, peers);
-      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT>(pl, dc, a, stream, pdl, peers);
+      case DType::F32: return enqueueOp<K, float, AtomT>(pl, dc, a, stream, pdl, peers, side);
+      case DType::F16: return enqueueOp<K, __half, AtomT>(pl, dc, a, stream, pdl, peers, side);
+      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT>(pl, dc, a, stream, pdl, peers, side);
     }
     return report(Status::Unsupported, "purlin::snac::launch: unsupported dtype");
   }
@@ -283,12 +339,23 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           if (comm.registerDirect(args.out, outBytes, directEligible(pl, args), peers.out)) planDirect(pl, w);
         }
       }
+      // Copy-engine form: not in checked mode (a copy cannot be withheld
+      // after an arrive timeout); the same decision on every rank.
+      if (pl.direct && pl.directEngine && comm.options().checked) {
+        WorldConsts noEngine = w;
+        noEngine.directEngineMinBytes = ~std::size_t(0);
+        planDirect(pl, noEngine);
+      }
+
       if (pl.ctas() > kMaxEpochSlots)
         return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) + ">: " +
                                                    std::to_string(pl.ctas()) + " CTAs; a collective kernel has at most " +
                                                    std::to_string(kMaxEpochSlots) + " (per-CTA epochs)");
       const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
-      return detail::enqueueTyped<K, AtomT>(pl, dc, args, stream, pdl, peers);
+      const detail::CaptureSide side{static_cast<cudaStream_t>(comm.captureSideStream()),
+                                     static_cast<cudaEvent_t>(comm.captureForkEvent()),
+                                     static_cast<cudaEvent_t>(comm.captureJoinEvent())};
+      return detail::enqueueTyped<K, AtomT>(pl, dc, args, stream, pdl, peers, side);
     } catch (const Error& e) {
       return report(e.status(), std::string("purlin::snac::launch: ") + e.what());
     } catch (const std::exception& e) {

@@ -171,4 +171,30 @@ __global__ void __launch_bounds__(kDirectMaxThreads) directKernel(DeviceComm dc,
   ctaEndCall(dc, e);
 }
 
+/// Copy-engine form of the direct program (AllGather / AllToAll, Plan::directEngine), first kernel: one CTA arrives (ARRIVED(r, 0) at every peer, waits for
+/// theirs), so the copy-engine transfers the launcher captures after it may
+/// write into the peers' outputs. The call's epoch is not advanced here.
+/// (A template, like every kernel in these headers, so that each translation
+/// unit's instantiation is a weak definition.)
+template <CollKind K>
+__global__ void directEngineArriveKernel(DeviceComm dc) {
+  const uint64_t e = ctaBeginCall(dc);
+  (void)detail::ctaDirectArrive(dc, e, 0);
+}
+
+/// Copy-engine form, last kernel (stream-ordered after this rank's copies,
+/// which have completed when it starts): PUT(r, 0) at every peer, waits for
+/// every peer's PUT (their copies into this rank's output are complete),
+/// then ends the call (advances the epoch).
+template <CollKind K>
+__global__ void directEngineFinishKernel(DeviceComm dc) {
+  static_assert(K == CollKind::AllGather || K == CollKind::AllToAll,
+                "the copy-engine form moves copies only (reductions take the SM form)");
+  const uint64_t e = ctaBeginCall(dc);
+  const uint64_t v = signalValue(e, 0);
+  detail::ctaDirectNotify(dc, -1, putIndex(dc.rank, 0), v);
+  (void)detail::ctaDirectWait(dc, -1, [](int p) { return putIndex(p, 0); }, v);
+  ctaEndCall(dc, e);
+}
+
 } // namespace purlin::snac

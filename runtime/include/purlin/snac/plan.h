@@ -54,6 +54,12 @@ struct WorldConsts {
   std::size_t directMinBytes = 0;
   int directCtas = 0;
   int directThreads = 0;
+  /// Direct AllGather / AllToAll of at least this many message bytes move
+  /// their data with the copy engines (cudaMemcpyAsync into the mapped peer
+  /// outputs, captured into the graph) instead of SM stores; 0 =
+  /// kDirectEngineMinBytes; SIZE_MAX = never. (Reductions keep SM stores:
+  /// bench/NOTES.md E9.)
+  std::size_t directEngineMinBytes = 0;
 };
 
 /// Default words (8-byte packets) per thread of the latency program.
@@ -72,6 +78,7 @@ inline constexpr int kDefaultConsumeLanes = 1;  // consume and gather roles (ful
 inline constexpr std::size_t kDirectMinBytes = std::size_t(4) << 20;
 inline constexpr int kDirectCtas = 32;
 inline constexpr int kDirectThreads = 512;
+inline constexpr std::size_t kDirectEngineMinBytes = std::size_t(128) << 20;
 /// Per-CTA share of the bytes a rank writes below which fewer CTAs are launched.
 inline constexpr std::size_t kDirectBytesPerCta = std::size_t(64) << 10;
 /// Most threads per direct CTA (its kernel's launch bound).
@@ -137,6 +144,7 @@ struct Plan {
   std::size_t packetRegion = 0;  ///< packets per source rank in a packet half
   // Direct program (set by planDirect; `latency` is then false).
   bool direct = false;
+  bool directEngine = false;  ///< copy-engine form (AllGather / AllToAll): arrive kernel, memcpys, finish kernel
   int directCtas = 0, directThreads = 0;
 
   /// Partitions a rank stages per chunk index: 1 for AllGather (its whole
@@ -194,9 +202,10 @@ bool directEligible(const Plan& p, const CallArgs& a);
 
 /// Sets the direct program's shape on `p`: CTAs = the per-rank bytes / kDirectBytesPerCta,
 /// clamped to [1, min(directCtas, kMaxEpochSlots)]; threads = directThreads
-/// rounded to a warp within [64, kDirectMaxThreads]. A function of the sizes
-/// and the policy only (the same on every rank).
+/// rounded to a warp within [64, kDirectMaxThreads]; the copy-engine form for
+/// AllGather / AllToAll of at least directEngineMinBytes (one CTA per kernel). A function of the sizes and the policy only (the same on every rank).
 void planDirect(Plan& p, const WorldConsts& w);
+
 
 } // namespace purlin::snac
 

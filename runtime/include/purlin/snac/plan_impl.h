@@ -317,6 +317,12 @@ inline void planDirect(Plan& p, const WorldConsts& w) {
   if (t < 64) t = 64;
   if (t > kDirectMaxThreads) t = kDirectMaxThreads;
   p.directThreads = t;
+  const std::size_t engineMin = w.directEngineMinBytes ? w.directEngineMinBytes : kDirectEngineMinBytes;
+  p.directEngine = !isReduction(p.kind) && p.msgBytes >= engineMin;
+  if (p.directEngine) {
+    p.directCtas = 1;
+    p.directThreads = 32;
+  }
 }
 
 } // namespace purlin::snac

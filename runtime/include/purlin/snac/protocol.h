@@ -99,13 +99,14 @@ PURLIN_HD std::size_t chunkSize(std::size_t len, std::size_t chunk, int c) {
 }
 
 /// Direct program: bytes per round of a CTA's slice of `sliceLen` bytes
-/// (between two PUT notifications): about an eighth of the slice, within
-/// [64 KiB, 1 MiB], a multiple of 16. Sender and receiver of a partition
-/// compute it from the same slice length.
+/// (between two PUT notifications): half the slice, within [256 KiB, 4 MiB],
+/// a multiple of 16 (each round costs a fence that drains the CTA's NVLink
+/// stores, ~8 us measured: bench/NOTES.md E9, so few rounds). Sender and
+/// receiver of a partition compute it from the same slice length.
 PURLIN_HD std::size_t directRoundBytes(std::size_t sliceLen) {
-  std::size_t r = sliceLen / 8;
-  if (r < (std::size_t(64) << 10)) r = std::size_t(64) << 10;
-  if (r > (std::size_t(1) << 20)) r = std::size_t(1) << 20;
+  std::size_t r = sliceLen / 2;
+  if (r < (std::size_t(256) << 10)) r = std::size_t(256) << 10;
+  if (r > (std::size_t(4) << 20)) r = std::size_t(4) << 20;
   return (r + 15) & ~std::size_t(15);
 }
 /// Rounds of a slice: ceil(sliceLen / directRoundBytes(sliceLen)), 0 for an empty slice.
