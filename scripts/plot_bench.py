@@ -188,6 +188,9 @@ def write_summary(path, rows, meta, stats, plots, staged=None):
         L.append("")
     L.append("## All rows")
     L.append("")
+    L.append("`program`: `direct` = the direct program (captured call, no staging: SM stores, or copy engines where")
+    L.append("CTAs = 1); `staged` = the communicator's own buffers (packet program or staged throughput program).")
+    L.append("")
     L.append("| collective | bytes | Purlin us | NCCL us | Purlin GB/s | NCCL GB/s | NCCL/Purlin time | ok | CTAs | program |")
     L.append("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
