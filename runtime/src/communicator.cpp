@@ -325,6 +325,13 @@ bool Communicator::registerDirect(void *out, std::size_t outBytes, bool eligible
   return m.direct->exchange(*m.bootstrap, out, outBytes, eligible, peersOut);
 }
 
+void Communicator::releaseDirect() {
+  Impl &m = *impl_;
+  if (m.size < 2)
+    return;
+  m.direct->release(*m.bootstrap);
+}
+
 std::size_t Communicator::directMappings() const { return impl_->direct->mappedCount(); }
 std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
 void *Communicator::captureSideStream() const { return impl_->side; }

@@ -106,20 +106,31 @@ DirectRegistry::~DirectRegistry() {
 
 bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBytes, bool eligible,
                               std::byte *peersOut[kMaxRanks]) {
-  DeviceScope scope(device_);
+  // Nothing before round 1 may throw: a rank that left here early would
+  // leave its peers waiting in the bootstrap. A local failure is sent as
+  // "not eligible" instead.
+  int previous = -1;
+  bool local = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device_) == cudaSuccess;
+  struct RestoreDevice {
+    int d;
+    ~RestoreDevice() { if (d >= 0) (void)cudaSetDevice(d); }
+  } restoreDevice{previous};
   // The calling thread is capturing: allow the synchronous CUDA calls below
   // (IPC, bootstrap copies) for the length of the exchange.
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  PURLIN_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+  const bool exchanged = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  local = local && exchanged;
   struct Restore {
+    bool on;
     cudaStreamCaptureMode m;
-    ~Restore() { (void)cudaThreadExchangeStreamCaptureMode(&m); }
-  } restore{mode};
+    ~Restore() { if (on) (void)cudaThreadExchangeStreamCaptureMode(&m); }
+  } restore{exchanged, mode};
+  (void)cudaGetLastError();
 
   DirectRecord mine;
   mine.pid = pid_;
   mine.nonce = nonce_;
-  mine.eligible = eligible && describe(out, outBytes, mine) ? 1 : 0;
+  mine.eligible = local && eligible && describe(out, outBytes, mine) ? 1 : 0;
   std::vector<DirectRecord> all(size_);
   bootstrap.allGather(&mine, all.data(), sizeof(DirectRecord));
   for (int p = 0; p < size_; ++p) {
@@ -157,6 +168,26 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
     if (!oks[p]) return false;
   ++accepted_;
   return true;
+}
+
+void DirectRegistry::release(Bootstrap &bootstrap) {
+  int32_t ok = 1;
+  {
+    QuietDeviceScope scope(device_);
+    // Graphs using the mappings must have finished: wait for this device.
+    if (cudaDeviceSynchronize() != cudaSuccess) ok = 0;
+    for (auto &[key, base] : mapped_)
+      if (cudaIpcCloseMemHandle(base) != cudaSuccess) ok = 0;
+    (void)cudaGetLastError();
+  }
+  mapped_.clear();
+  // Every rank closed its mappings before any owner frees its buffers.
+  std::vector<int32_t> oks(size_);
+  bootstrap.allGather(&ok, oks.data(), sizeof ok);
+  for (int p = 0; p < size_; ++p)
+    if (!oks[p])
+      PURLIN_THROW(Status::CudaError, "rank " + std::to_string(rank_) + ": releasing direct-program mappings failed on rank " +
+                                          std::to_string(p) + " (device synchronize or cudaIpcCloseMemHandle)");
 }
 
 } // namespace purlin::detail

@@ -30,6 +30,10 @@ public:
   bool exchange(Bootstrap &bootstrap, void *out, std::size_t outBytes, bool eligible,
                 std::byte *peersOut[kMaxRanks]);
 
+  /// Collective: waits for this device, closes every peer mapping, and
+  /// returns once every rank has (so owners may then free their buffers).
+  /// Throws Error(CudaError) naming a rank whose close failed.
+  void release(Bootstrap &bootstrap);
   /// Peer allocations currently mapped (for tests and diagnostics).
   std::size_t mappedCount() const { return mapped_.size(); }
   /// Exchanges that returned true so far.

@@ -30,6 +30,7 @@ struct Case {
   bool misalign = false;
   bool tput = false;  ///< policy with the latency program off
   bool graph = false; ///< Purlin's call captured in a CUDA graph (direct program where eligible), then replayed
+  bool expectDirect = false;  ///< graph: every rank's buffers qualify, so registerDirect must accept the call
 };
 
 std::string describe(const Case& k, const char* comm) {
@@ -134,6 +135,14 @@ bool runCase(Rank& R, Communicator& comm, const Case& k, const char* commName, u
   a.dtype = k.t;
   a.op = k.op;
   const std::string what = describe(k, commName);
+  const std::size_t registrations = comm.directRegistrations();
+  // Graph cases: the peers' mappings of this case's buffers are closed
+  // (collectively) before the buffers are freed at scope exit.
+  struct Release {
+    Communicator& c;
+    bool on;
+    ~Release() { if (on) c.releaseDirect(); }
+  } release{comm, k.graph};
   Status st = runPurlin(k, comm, a, R.stream);
   if (st != Status::Ok) {
     std::printf("FAIL rank %d: %s: launch returned %s: %s\n", r, what.c_str(), toString(st), sn::lastError());
@@ -191,6 +200,10 @@ bool runCase(Rank& R, Communicator& comm, const Case& k, const char* commName, u
       ok = false;
     }
   }
+  if (ok && k.expectDirect && comm.options().direct && comm.directRegistrations() == registrations) {
+    std::printf("FAIL rank %d: %s: the captured call did not take the direct program\n", r, what.c_str());
+    ok = false;
+  }
   // Across ranks: AllGather and AllReduce outputs are identical everywhere.
   uint64_t h = fnv(got.data(), outBytes);
   std::vector<uint64_t> hs(n);
@@ -247,20 +260,38 @@ std::vector<Case> sweepCases(int n) {
 /// AllGather/AllToAll on an unchecked communicator; in-place AllGather),
 /// staged otherwise (below the threshold, in-place reductions, misaligned,
 /// odd byte counts).
-std::vector<Case> graphCases() {
+std::vector<Case> graphCases(int n) {
   std::vector<Case> cs;
+  // Whether every rank's buffers qualify (plan.h directWanted/directEligible
+  // with the default 4 MiB threshold; aligned, out of place or AllGather in place).
+  auto qualifies = [n](const Case& k) {
+    const std::size_t E = dtypeSize(k.t), bytes = k.count * E;
+    const std::size_t msg = k.c == Coll::AllReduce ? bytes : std::size_t(n) * bytes;
+    if (isReduce(k.c) && n != 2) return false;
+    if (k.misalign || (k.inPlace && k.c != Coll::AllGather)) return false;
+    if (k.c == Coll::AllReduce ? bytes % 32 != 0 : bytes % 16 != 0) return false;
+    return msg >= sn::kDirectMinBytes;
+  };
+  auto add = [&](Case k) {
+    k.graph = true;
+    k.expectDirect = qualifies(k);
+    cs.push_back(k);
+  };
   for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
     for (std::size_t cnt : {std::size_t(1) << 17, std::size_t(1) << 21, (std::size_t(1) << 22) + 8, std::size_t(1) << 24,
                             std::size_t(3) << 23}) {
-      cs.push_back({c, DType::BF16, RedOp::Sum, cnt, false, false, false, true});
-      cs.push_back({c, DType::F32, RedOp::Max, cnt / 2, false, false, false, true});
+      add({c, DType::BF16, RedOp::Sum, cnt});
+      add({c, DType::F32, RedOp::Max, cnt / 2});
     }
-    cs.push_back({c, DType::F16, RedOp::Min, (std::size_t(1) << 22) + 1, false, false, false, true});
-    cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 22, false, true, false, true});
+    add({c, DType::F16, RedOp::Min, (std::size_t(1) << 22) + 1});
+    add({c, DType::BF16, RedOp::Sum, std::size_t(1) << 22, false, true});
     if (c != Coll::AllToAll) {
-      cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 22, true, false, false, true});
-      cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 25, true, false, false, true});
+      add({c, DType::BF16, RedOp::Sum, std::size_t(1) << 22, true});
+      add({c, DType::BF16, RedOp::Sum, std::size_t(1) << 25, true});
     }
+    // 128 MiB messages: the copy-engine form (AllGather/AllToAll, unchecked
+    // communicator), out of place so the own block's forked copy runs too.
+    if (!isReduce(c)) add({c, DType::BF16, RedOp::Sum, std::size_t(1) << 25});
   }
   return cs;
 }
@@ -327,7 +358,7 @@ void graphCase(Rank& R, Communicator& comm) {
   // Latency, staged and (captured, eligible sizes) direct programs mixed.
   const G calls[] = {{Coll::AllReduce, 3001}, {Coll::AllGather, 1 << 21}, {Coll::ReduceScatter, (1 << 18) + 5},
                      {Coll::AllToAll, 777}, {Coll::AllReduce, (1 << 20) + 1}, {Coll::AllReduce, 1 << 21},
-                     {Coll::AllToAll, 1 << 23}, {Coll::ReduceScatter, 1 << 21}};
+                     {Coll::AllToAll, 1 << 23}, {Coll::ReduceScatter, 1 << 21}, {Coll::AllGather, 1 << 25}};
   const int kCalls = sizeof calls / sizeof calls[0];
   DevBufs bufs;
   std::vector<sn::CallArgs> args;
@@ -380,6 +411,7 @@ void graphCase(Rank& R, Communicator& comm) {
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+  comm.releaseDirect();  // before the buffers are freed
   char b[200];
   std::snprintf(b, sizeof b, "graph of %d alternating collectives x %d replays (%.1f ms): outputs as eager, epoch +%llu",
                 kCalls, kReplays, ms, (unsigned long long)(e1 - e0));
@@ -491,7 +523,7 @@ int main(int argc, char** argv) {
         if (!ok) R.fail();
         else if (R.rank == 0 && R.verbose) std::printf("PASS %s\n", describe(k, "staging 256 MiB").c_str());
       }
-      for (const Case& k : graphCases()) {
+      for (const Case& k : graphCases(R.n)) {
         bool ok = runCase(R, comm, k, "staging 256 MiB", seed++);
         ok ? ++passed : ++failed;
         if (!ok) R.fail();
@@ -510,7 +542,7 @@ int main(int argc, char** argv) {
       // the copy-engine form of the direct program.
       Communicator comm(*R.boot, R.dev, CommOptions{});
       uint32_t seed = 500;
-      for (const Case& k : graphCases()) {
+      for (const Case& k : graphCases(R.n)) {
         bool ok = runCase(R, comm, k, "unchecked", seed++);
         ok ? ++passed : ++failed;
         if (!ok) R.fail();

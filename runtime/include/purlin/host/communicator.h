@@ -88,6 +88,14 @@ public:
   /// (equal on all ranks). Throws Error(BootstrapError) if the exchange
   /// fails (e.g. a peer did not capture the call: bootstrap timeout).
   bool registerDirect(void *out, std::size_t outBytes, bool eligible, std::byte *peersOut[kMaxRanks]);
+  /// Collective: closes every peer output mapping made by registerDirect
+  /// (after synchronizing this rank's device) and returns once every rank
+  /// has. Call it after destroying the graphs that captured direct calls and
+  /// before any rank frees (or reuses for another allocation) an output
+  /// buffer such a call used: CUDA requires importers to close an IPC
+  /// mapping before the owner frees the memory. Destroying the communicator
+  /// also closes them (locally).
+  void releaseDirect();
   /// Peer output allocations mapped by registerDirect so far.
   std::size_t directMappings() const;
   /// Calls registerDirect accepted (true) so far.

@@ -332,11 +332,14 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaStreamIsCapturing: ") +
                                                cudaGetErrorString(err));
         }
-        if (capture == cudaStreamCaptureStatusActive) {
+        // Invalidated captures still take part in the exchange (as not
+        // eligible), so that peers capturing this call are not left waiting.
+        if (capture != cudaStreamCaptureStatusNone) {
           const std::size_t outBytes = K == CollKind::ReduceScatter ? pl.rxLen[r]
                                        : K == CollKind::AllReduce   ? args.count * pl.elemSize
                                                                     : std::size_t(n) * pl.rxLen[0];
-          if (comm.registerDirect(args.out, outBytes, directEligible(pl, args), peers.out)) planDirect(pl, w);
+          const bool eligible = capture == cudaStreamCaptureStatusActive && directEligible(pl, args);
+          if (comm.registerDirect(args.out, outBytes, eligible, peers.out)) planDirect(pl, w);
         }
       }
       // Copy-engine form: not in checked mode (a copy cannot be withheld
