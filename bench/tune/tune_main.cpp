@@ -249,6 +249,9 @@ int run(const Options &o) {
   Log log(rank == 0 ? o.dir : std::string(), "tune.log");
   CommOptions copt;
   copt.stagingHalfBytes = tuneStagingBytes();
+  // The sweep times captured calls; keep them on the staged programs whose
+  // knobs it tunes (the direct program's knobs are not swept: bench/NOTES.md E9).
+  copt.direct = false;
   Communicator comm(*boot, device, copt);
   ncclComm_t nccl = createNcclComm(*boot);
   writeMeta(o.dir, rank, n, device, "purlin_tune (runtime launch with run-time WorldConsts)", log);
