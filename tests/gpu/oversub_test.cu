@@ -1,0 +1,208 @@
+/// @file oversub_test.cu
+/// @brief World sizes beyond the GPUs at hand: N ranks (default 4, then 8)
+/// as threads of one process on the visible GPUs (rank r on device r mod
+/// #GPUs), so the runtime's n > 2 paths run on real hardware even where only
+/// two GPUs are lent: latency, staged throughput (pull and push) and, for
+/// captured AllGather/AllToAll, the direct program. Checked against host
+/// references (NCCL cannot put two ranks on one GPU): copies bitwise,
+/// reductions bitwise equal to the fp32 ascending-rank reference. Checked
+/// mode bounds every wait, so a rank pair that is not co-resident reports a
+/// timeout instead of hanging. Not a performance test (ranks share GPUs).
+///
+/// Run: gpu-bin/oversub_test [--ranks N]   (N in 3..8; default: 4, then 8)
+#include "coll_test_common.cuh"
+
+#include <atomic>
+#include <chrono>
+
+using namespace colltest;
+
+namespace {
+
+struct Case {
+  Coll c;
+  DType t;
+  RedOp op;
+  std::size_t count;
+  bool tput;   ///< PTput (no latency program)
+  bool graph;  ///< captured and replayed once
+};
+
+/// Rank r's expected output element i of case k (host reference).
+void expected(const Case& k, int n, int r, uint32_t seed, std::size_t i, std::byte* want) {
+  const std::size_t c = k.count;
+  switch (k.c) {
+    case Coll::AllGather: fromFloat(k.t, inputValue(seed, uint32_t(i / c), i % c), want); return;
+    case Coll::AllToAll: fromFloat(k.t, inputValue(seed, uint32_t(i / c), r * c + i % c), want); return;
+    case Coll::ReduceScatter:
+    case Coll::AllReduce: {
+      const std::size_t at = k.c == Coll::ReduceScatter ? r * c + i : i;
+      float acc = inputValue(seed, 0, at);
+      for (int p = 1; p < n; ++p) acc = hostOp(k.op, acc, inputValue(seed, uint32_t(p), at));
+      fromFloat(k.t, acc, want);
+      return;
+    }
+  }
+}
+
+Status run(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
+  if (!k.graph) return k.tput ? launchColl<PTput>(k.c, comm, a, s) : launchColl<PAuto>(k.c, comm, a, s);
+  cudaGraph_t g;
+  cudaGraphExec_t x;
+  CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  const Status st = launchColl<PAuto>(k.c, comm, a, s);
+  CT_CUDA(cudaStreamEndCapture(s, &g));
+  if (st == Status::Ok) {
+    CT_CUDA(cudaGraphInstantiate(&x, g, 0));
+    CT_CUDA(cudaGraphLaunch(x, s));
+    CT_CUDA(cudaStreamSynchronize(s));
+    cudaGraphExecDestroy(x);
+  }
+  cudaGraphDestroy(g);
+  return st;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> cs;
+  for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
+    for (std::size_t cnt : {std::size_t(1), std::size_t(1023), std::size_t(65539), std::size_t(1) << 18,
+                            (std::size_t(1) << 20) + 5})
+      cs.push_back({c, DType::BF16, RedOp::Sum, cnt, false, false});
+    cs.push_back({c, DType::F32, RedOp::Max, 4099, true, false});
+    cs.push_back({c, DType::F16, RedOp::Sum, 300007, true, false});
+    // Captured: AllGather/AllToAll of >= 4 MiB take the direct program.
+    cs.push_back({c, DType::BF16, RedOp::Sum, std::size_t(1) << 20, false, true});
+    cs.push_back({c, DType::F32, RedOp::Min, std::size_t(3) << 19, false, true});
+  }
+  return cs;
+}
+
+/// One rank's whole run; returns its failures.
+int rankMain(Bootstrap& boot, int dev, bool push) {
+  int failures = 0;
+  cudaStream_t s = nullptr;
+  CT_CUDA(cudaSetDevice(dev));
+  CT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  setTransfer(push);
+  CommOptions o;
+  o.stagingHalfBytes = 64u << 20;
+  o.packetHalfBytes = 8u << 20;
+  o.checked = true;
+  o.spinLimit = 1u << 26;
+  const int n = boot.size(), r = boot.rank();
+  {
+    Communicator comm(boot, dev, o);
+    uint32_t seed = 7;
+    for (const Case& k : cases()) {
+      ++seed;
+      const std::size_t E = dtypeSize(k.t);
+      const std::size_t inE = k.c == Coll::AllGather || k.c == Coll::AllReduce ? k.count : n * k.count;
+      const std::size_t outE = k.c == Coll::ReduceScatter || k.c == Coll::AllReduce ? k.count : n * k.count;
+      std::byte *in = nullptr, *out = nullptr;
+      CT_CUDA(cudaMalloc(&in, inE * E));
+      CT_CUDA(cudaMalloc(&out, outE * E));
+      fill(in, inE, k.t, seed, uint32_t(r), 0, s);
+      CT_CUDA(cudaMemsetAsync(out, 0xCD, outE * E, s));
+      CT_CUDA(cudaStreamSynchronize(s));
+      sn::CallArgs a;
+      a.in = in;
+      a.out = out;
+      a.count = k.count;
+      a.dtype = k.t;
+      a.op = k.op;
+      const std::size_t before = comm.directRegistrations();
+      Status st = run(k, comm, a, s);
+      CT_CUDA(cudaStreamSynchronize(s));
+      std::string why;
+      if (st != Status::Ok) why = std::string("launch: ") + sn::lastError();
+      try {
+        comm.checkDeviceErrors();
+      } catch (const Error& e) {
+        why = e.what();
+      }
+      if (why.empty()) {
+        std::vector<std::byte> got(outE * E);
+        CT_CUDA(cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost));
+        std::byte want[4];
+        for (std::size_t i = 0; i < outE && why.empty(); ++i) {
+          expected(k, n, r, seed, i, want);
+          if (std::memcmp(want, got.data() + i * E, E) != 0)
+            why = "element " + std::to_string(i) + " = " + std::to_string(toFloat(k.t, got.data() + i * E)) +
+                  ", reference " + std::to_string(toFloat(k.t, want));
+        }
+      }
+      const bool direct = comm.directRegistrations() > before;
+      const bool wantDirect = k.graph && !isReduce(k.c);  // n > 2: only copies take the direct program
+      if (why.empty() && direct != wantDirect)
+        why = std::string("direct program ") + (direct ? "used" : "not used") + " for this captured call";
+      if (k.graph) comm.releaseDirect();  // before the buffers are freed
+      cudaFree(in);
+      cudaFree(out);
+      char b[160];
+      std::snprintf(b, sizeof b, "%s %s/%s count=%zu%s%s n=%d %s", name(k.c), toString(k.t),
+                    isReduce(k.c) ? toString(k.op) : "copy", k.count, k.tput ? " throughput-policy" : "",
+                    k.graph ? (direct ? " graph(direct)" : " graph") : "", n, push ? "push" : "pull");
+      if (!why.empty()) {
+        ++failures;
+        std::printf("FAIL rank %d: %s: %s\n", r, b, why.c_str());
+      } else if (r == 0) {
+        std::printf("PASS %s\n", b);
+      }
+      std::fflush(stdout);
+      boot.barrier();
+      if (!comm.broken().empty()) break;  // a timeout: the ranks' epochs no longer agree
+    }
+    boot.barrier();
+  }
+  cudaStreamDestroy(s);
+  return failures;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> worlds = {4, 8};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--ranks" && i + 1 < argc) {
+      const int v = std::atoi(argv[++i]);
+      if (v < 3 || v > kMaxRanks) {
+        std::printf("oversub_test: --ranks takes 3..%d, not '%s'\n", kMaxRanks, argv[i]);
+        return 2;
+      }
+      worlds = {v};
+    } else {
+      std::printf("usage: oversub_test [--ranks N]\n");
+      return 2;
+    }
+  }
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
+    std::printf("oversub_test: no GPU\n");
+    return 2;
+  }
+  int total = 0;
+  for (int n : worlds)
+    for (bool push : {false, true}) {
+      const auto t0 = std::chrono::steady_clock::now();
+      InProcessGroup group(n);
+      std::atomic<int> failures{0};
+      std::vector<std::thread> threads;
+      for (int r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+          try {
+            failures += rankMain(*group.bootstrap(r), r % gpus, push);
+          } catch (const std::exception& e) {
+            std::printf("FAIL rank %d: %s\n", r, e.what());
+            ++failures;
+          }
+        });
+      for (auto& t : threads) t.join();
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("oversub_test: %d ranks on %d GPU(s), %s transfer: %d failure(s), %.1f s\n", n, gpus,
+                  push ? "push" : "pull", failures.load(), sec);
+      total += failures.load();
+    }
+  std::printf("oversub_test: %s\n", total ? "FAIL" : "PASS");
+  return total ? 1 : 0;
+}
