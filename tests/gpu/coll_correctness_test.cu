@@ -57,23 +57,9 @@ struct DevBufs {
 
 Status runPurlin(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
   if (!k.graph) return k.tput ? launchColl<PTput>(k.c, comm, a, s) : launchColl<PAuto>(k.c, comm, a, s);
-  // Captured (registerDirect runs here, at capture), then replayed twice.
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  const Status st = launchColl<PAuto>(k.c, comm, a, s);
-  CT_CUDA(cudaStreamEndCapture(s, &graph));
-  if (st != Status::Ok) {
-    cudaGraphDestroy(graph);
-    return st;
-  }
-  CT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-  // In place, a second replay would reduce the result again: once only.
-  for (int rep = 0; rep < (k.inPlace ? 1 : 2); ++rep) CT_CUDA(cudaGraphLaunch(exec, s));
-  CT_CUDA(cudaStreamSynchronize(s));
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  return st;
+  // Captured (registerDirect runs here), replayed twice; in place once
+  // (a second replay would reduce the result again).
+  return captureAndReplay(s, k.inPlace ? 1 : 2, [&] { return launchColl<PAuto>(k.c, comm, a, s); });
 }
 
 void runNccl(Rank& R, const Case& k, const std::byte* in, std::byte* out) {

@@ -108,6 +108,26 @@ struct Rank {
     }                                                                                       \
   } while (0)
 
+/// Captures `launch()` (one collective call, thread-local capture mode) on
+/// stream s into a CUDA graph and replays the graph `replays` times, then
+/// synchronizes s. Returns launch()'s status; on failure nothing is replayed.
+/// A capture is where the launcher may register the direct program.
+template <class Launch>
+Status captureAndReplay(cudaStream_t s, int replays, Launch&& launch) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  const Status st = launch();
+  CT_CUDA(cudaStreamEndCapture(s, &graph));
+  if (st == Status::Ok) {
+    CT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    for (int rep = 0; rep < replays; ++rep) CT_CUDA(cudaGraphLaunch(exec, s));
+    CT_CUDA(cudaStreamSynchronize(s));
+    cudaGraphExecDestroy(exec);
+  }
+  cudaGraphDestroy(graph);
+  return st;
+}
 /// Sets up NCCL on the ranks of `boot` (rank 0's unique id, shared by allGather).
 inline void initNccl(Rank& R) {
   ncclUniqueId id{};

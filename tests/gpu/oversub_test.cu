@@ -47,19 +47,7 @@ void expected(const Case& k, int n, int r, uint32_t seed, std::size_t i, std::by
 
 Status run(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
   if (!k.graph) return k.tput ? launchColl<PTput>(k.c, comm, a, s) : launchColl<PAuto>(k.c, comm, a, s);
-  cudaGraph_t g;
-  cudaGraphExec_t x;
-  CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  const Status st = launchColl<PAuto>(k.c, comm, a, s);
-  CT_CUDA(cudaStreamEndCapture(s, &g));
-  if (st == Status::Ok) {
-    CT_CUDA(cudaGraphInstantiate(&x, g, 0));
-    CT_CUDA(cudaGraphLaunch(x, s));
-    CT_CUDA(cudaStreamSynchronize(s));
-    cudaGraphExecDestroy(x);
-  }
-  cudaGraphDestroy(g);
-  return st;
+  return captureAndReplay(s, 1, [&] { return launchColl<PAuto>(k.c, comm, a, s); });
 }
 
 std::vector<Case> cases() {
