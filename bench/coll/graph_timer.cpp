@@ -49,7 +49,12 @@ static int maxGridOf(cudaGraph_t graph) {
   int best = 0;
   for (cudaGraphNode_t node : nodes) {
     cudaGraphNodeType type;
-    PURLIN_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    if (cudaGraphNodeGetType(node, &type) != cudaSuccess) {
+      // A node type the runtime API does not name (the driver's batch
+      // memory-operation nodes of the copy-engine reductions): not a kernel.
+      (void)cudaGetLastError();
+      continue;
+    }
     if (type != cudaGraphNodeTypeKernel) continue;
     cudaKernelNodeParams p{};
     if (cudaGraphKernelNodeGetParams(node, &p) != cudaSuccess) {

@@ -111,7 +111,13 @@ std::string describeSignal(uint32_t s) {
   }
   if (s < kSignalDone + kMaxRanks)
     return std::to_string(s) + " (DONE src " + std::to_string(s - kSignalDone) + ")";
-  if (s >= kSignalArrived && s < kNumSignals) {
+  if (s >= kSignalEngine && s < kNumSignals) {
+    const char *engine[] = {"E_PUT", "E_REDUCED", "E_BACK"};
+    const std::size_t rel = s - kSignalEngine;
+    return std::to_string(s) + " (" + engine[rel / kMaxEngineChunks] + " chunk " +
+           std::to_string(rel % kMaxEngineChunks) + ")";
+  }
+  if (s >= kSignalArrived && s < kSignalEngine) {
     const char *direct[] = {"ARRIVED", "PUT", "BACK"};
     const std::size_t per = std::size_t(kMaxRanks) * kMaxEpochSlots, rel = s - kSignalArrived;
     return std::to_string(s) + " (" + direct[rel / per] + " src " +

@@ -58,7 +58,14 @@ TEST_CASE("signal regions match the workspace layout and do not overlap") {
         CHECK(idx < snac::kNumSignals);
         CHECK(seen.insert(idx).second);
       }
-  CHECK(backIndex(kMaxRanks - 1, kMaxEpochSlots - 1) == snac::kNumSignals - 1);
+  CHECK(kEnginePutBase == kSignalEngine);
+  for (int k : {0, 1, kMaxEngineChunks - 1})
+    for (uint32_t idx : {enginePutIndex(k), engineReducedIndex(k), engineBackIndex(k)}) {
+      CHECK(idx > backIndex(kMaxRanks - 1, kMaxEpochSlots - 1));
+      CHECK(idx < snac::kNumSignals);
+      CHECK(seen.insert(idx).second);
+    }
+  CHECK(engineBackIndex(kMaxEngineChunks - 1) == snac::kNumSignals - 1);
   CHECK(kNumCounters <= 4096);
 }
 
@@ -420,7 +427,8 @@ TEST_CASE("direct program: shape grows with the message, at most directCtas; rou
   CHECK(p.directCtas == int(p.msgBytes / kDirectBytesPerCta));  // 1 MiB / 64 KiB = 16
   CHECK(p.ctas() == p.directCtas);
   CHECK(p.threadsPerCta() == kDirectThreads);
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  // 64 MiB: the SM form (below kDirectEngineMinBytes).
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, std::size_t(1) << 25), kWorld, kStaging, kPackets, p, err) == Status::Ok);
   WorldConsts w = kWorld;
   w.directCtas = 24;
   w.directThreads = 2000;
@@ -439,13 +447,20 @@ TEST_CASE("direct program: shape grows with the message, at most directCtas; rou
   }
 }
 
-TEST_CASE("direct program, copy-engine form: large AllGather/AllToAll only, one CTA") {
+TEST_CASE("direct program, copy-engine form: copies with one CTA, reductions with the reduce kernel's shape") {
   Plan p;
   std::string err;
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
-  planDirect(p, kWorld);
-  CHECK_FALSE(p.directEngine);               // reductions keep SM stores
-  CHECK(p.directCtas == kDirectCtas);
+  for (CollKind k : {CollKind::AllReduce, CollKind::ReduceScatter}) {
+    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+    planDirect(p, kWorld);
+    CHECK(p.directEngine);                   // >= kDirectEngineMinBytes
+    CHECK(p.directCtas == kDirectCtas);
+    CHECK(p.directThreads == kDirectEngineReduceThreads);
+    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+    planDirect(p, kWorld);
+    CHECK_FALSE(p.directEngine);             // 32-64 MiB: SM stores
+    CHECK(p.directThreads == kDirectThreads);
+  }
   for (CollKind k : {CollKind::AllGather, CollKind::AllToAll}) {
     REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
     planDirect(p, kWorld);
@@ -460,4 +475,34 @@ TEST_CASE("direct program, copy-engine form: large AllGather/AllToAll only, one 
   REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
   planDirect(p, never);
   CHECK_FALSE(p.directEngine);
+}
+
+TEST_CASE("copy-engine reduction chunks tile the partition, 16-byte multiples, few and tapering") {
+  for (bool ar : {false, true})
+    for (std::size_t len : {std::size_t(0), std::size_t(16), std::size_t(1) << 20, (std::size_t(64) << 20) + 16,
+                            std::size_t(256) << 20, std::size_t(512) << 20, (std::size_t(512) << 20) + 48,
+                            std::size_t(1) << 40}) {
+      std::size_t done = 0, prev = ~std::size_t(0);
+      int k = 0;
+      for (std::size_t c; (c = engineChunkBytes(ar, len, done, k)) != 0; done += c, ++k) {
+        CHECK(k < kMaxEngineChunks);
+        CHECK((done + c == len || c % 16 == 0));  // only the last chunk may end off the 16-byte grid
+        if (!ar && done + c < len) CHECK(c >= kEngineMinChunkBytes);
+        if (!ar && done + c < len && k + 1 < kMaxEngineChunks - 1) CHECK(c <= prev);  // tapers
+        prev = c;
+      }
+      CHECK(done == len);
+      CHECK(k == engineChunks(ar, len));
+      if (ar) CHECK(k <= 2);
+      CHECK(engineChunkBytes(ar, len, len, k) == 0);
+    }
+  // ReduceScatter, 512 MiB partition (1 GiB message on two ranks): halves down to 8 MiB.
+  std::vector<std::size_t> got;
+  std::size_t done = 0;
+  for (std::size_t c; (c = engineChunkBytes(false, std::size_t(512) << 20, done, int(got.size()))) != 0; done += c)
+    got.push_back(c >> 20);
+  CHECK(got == std::vector<std::size_t>{256, 128, 64, 32, 16, 8, 8});
+  // AllReduce: two halves.
+  CHECK(engineChunkBytes(true, std::size_t(512) << 20, 0, 0) == (std::size_t(256) << 20));
+  CHECK(engineChunks(true, std::size_t(512) << 20) == 2);
 }

@@ -249,8 +249,8 @@ std::vector<Case> sweepCases(int n) {
 }
 
 /// Captured calls: the direct program where every rank's buffers allow it
-/// (from the policy's directMinBytes up; the copy-engine form for large
-/// AllGather/AllToAll on an unchecked communicator; in-place AllGather),
+/// (from the policy's directMinBytes up; the copy-engine form for messages
+/// from 128 MiB on an unchecked communicator; in-place AllGather),
 /// staged otherwise (below the threshold, in-place reductions, misaligned,
 /// odd byte counts).
 std::vector<Case> graphCases(int n) {
@@ -282,9 +282,14 @@ std::vector<Case> graphCases(int n) {
       add({c, DType::BF16, RedOp::Sum, std::size_t(1) << 22, true});
       add({c, DType::BF16, RedOp::Sum, std::size_t(1) << 25, true});
     }
-    // 128 MiB messages: the copy-engine form (AllGather/AllToAll, unchecked
-    // communicator), out of place so the own block's forked copy runs too.
-    if (!isReduce(c)) add({c, DType::BF16, RedOp::Sum, std::size_t(1) << 25});
+    // 128 MiB messages: the copy-engine form on the unchecked communicator
+    // (AllGather/AllToAll out of place, so the own block's forked copy runs
+    // too; ReduceScatter/AllReduce on two ranks: chunked copies announced by
+    // stream memory operations, reduced as they land), plus partitions that
+    // are not a multiple of the chunk schedule, in other dtypes and ops.
+    add({c, DType::BF16, RedOp::Sum, c == Coll::AllReduce ? std::size_t(1) << 26 : std::size_t(1) << 25});
+    if (c == Coll::ReduceScatter) add({c, DType::F32, RedOp::Max, (std::size_t(1) << 24) + 4});
+    if (c == Coll::AllReduce) add({c, DType::F16, RedOp::Min, (std::size_t(1) << 26) + 16});
   }
   return cs;
 }
@@ -351,7 +356,8 @@ void graphCase(Rank& R, Communicator& comm) {
   // Latency, staged and (captured, eligible sizes) direct programs mixed.
   const G calls[] = {{Coll::AllReduce, 3001}, {Coll::AllGather, 1 << 21}, {Coll::ReduceScatter, (1 << 18) + 5},
                      {Coll::AllToAll, 777}, {Coll::AllReduce, (1 << 20) + 1}, {Coll::AllReduce, 1 << 21},
-                     {Coll::AllToAll, 1 << 23}, {Coll::ReduceScatter, 1 << 21}, {Coll::AllGather, 1 << 25}};
+                     {Coll::AllToAll, 1 << 23}, {Coll::ReduceScatter, 1 << 21}, {Coll::AllGather, 1 << 25},
+                     {Coll::ReduceScatter, 1 << 26}, {Coll::AllReduce, 1 << 26}};
   const int kCalls = sizeof calls / sizeof calls[0];
   DevBufs bufs;
   std::vector<sn::CallArgs> args;
@@ -531,8 +537,8 @@ int main(int argc, char** argv) {
       R.boot->barrier();
     }
     {
-      // Unchecked (as in production): captured large AllGather/AllToAll take
-      // the copy-engine form of the direct program.
+      // Unchecked (as in production): captured calls from 128 MiB take the
+      // copy-engine form of the direct program.
       Communicator comm(*R.boot, R.dev, CommOptions{});
       uint32_t seed = 500;
       for (const Case& k : graphCases(R.n)) {

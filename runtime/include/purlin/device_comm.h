@@ -43,6 +43,10 @@ struct WaitError {
 /// of a collective has at most this many CTAs.
 inline constexpr int kMaxEpochSlots = 128;
 
+/// Copy-engine form of the direct ReduceScatter / AllReduce
+/// (docs/snac-protocol.md "Direct program"): most chunks of one partition.
+inline constexpr int kMaxEngineChunks = 64;
+
 /// Device-local state of one rank: never touched by peers.
 struct DeviceState {
   uint64_t epoch;            ///< mirror of epochs[0] (calls completed + 1), written by CTA 0 at the end of a call; for host readers

@@ -28,6 +28,7 @@
 
 #include "purlin/atom/atom.cuh"
 #include "purlin/host/communicator.h"
+#include "purlin/host/stream_memops.h"
 #include "purlin/snac/direct.cuh"
 #include "purlin/snac/latency.cuh"
 #include "purlin/snac/plan.h"
@@ -169,8 +170,93 @@ Status enqueueEngine(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cu
   }
   if (local)
     if (cudaError_t err = cudaStreamWaitEvent(stream, side.join, 0); err != cudaSuccess) return fail("join wait", err);
-  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineFinishKernel<K>, dc); err != cudaSuccess)
+  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineFinishKernel<K>, dc, pl); err != cudaSuccess)
     return fail("finish kernel launch", err);
+  return Status::Ok;
+}
+
+/// The copy-engine form of the direct ReduceScatter / AllReduce (n == 2,
+/// peer q; docs/snac-protocol.md "Direct program"), captured calls only:
+///   stream: arrive kernel -> fork -> reduce kernel (directEngineReduceKernel)
+///           -> join -> finish kernel (E_BACK waits, flag reset, epoch)
+///   branch: per chunk k of partition q: copy into q's output, then a memory
+///           operation writes E_PUT(k) = 1 at q; AllReduce then, per chunk k
+///           of partition r: wait E_REDUCED(k) >= CTAs (own reduce kernel),
+///           copy the reduced chunk into q's output, write E_BACK(k) = 1 at q.
+/// The reduce kernel and the branch must run concurrently (graph branches
+/// do); the branch never waits on the peer, so the only cross-rank wait of
+/// the SM side is on copies that depend on nothing but the arrive handshake.
+template <CollKind K, class E, RedOp Op>
+Status enqueueEngineReduce(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream,
+                           const DirectPeers& peers, const CaptureSide& side) {
+  constexpr bool kAllReduce = K == CollKind::AllReduce;
+  const auto* in = static_cast<const std::byte*>(a.in);
+  auto* out = static_cast<std::byte*>(a.out);
+  auto fail = [](const char* what, const std::string& why) {
+    (void)cudaGetLastError();
+    return report(Status::CudaError,
+                  std::string("purlin::snac::launch<") + toString(K) + ">: direct (copy engine): " + what + ": " + why);
+  };
+  const int r = pl.rank, q = 1 - r;
+  cudaLaunchConfig_t one{};
+  one.gridDim = dim3(1);
+  one.blockDim = dim3(32);
+  one.stream = stream;
+  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineArriveKernel<K>, dc); err != cudaSuccess)
+    return fail("arrive kernel launch", cudaGetErrorString(err));
+  if (cudaError_t err = cudaEventRecord(side.fork, stream); err != cudaSuccess)
+    return fail("fork record", cudaGetErrorString(err));
+  if (cudaError_t err = cudaStreamWaitEvent(side.stream, side.fork, 0); err != cudaSuccess)
+    return fail("fork wait", cudaGetErrorString(err));
+  // Branch, push: partition q of this rank's input into q's output.
+  {
+    const std::size_t len = pl.txLen[q];
+    std::size_t done = 0;
+    for (int k = 0;; ++k) {
+      const std::size_t chunk = engineChunkBytes(kAllReduce, len, done, k);
+      if (chunk == 0) break;
+      if (cudaError_t err = cudaMemcpyAsync(peers.out[q] + pl.rxOff[q] + done, in + pl.txOff[q] + done, chunk,
+                                            cudaMemcpyDeviceToDevice, side.stream);
+          err != cudaSuccess)
+        return fail("chunk copy", cudaGetErrorString(err));
+      if (std::string e = streamWriteValue32(side.stream, dc.signals[q] + enginePutIndex(k), 1); !e.empty())
+        return fail("E_PUT write", e);
+      done += chunk;
+    }
+  }
+  // Branch, AllReduce: this rank's reduced partition r back into q's output.
+  if constexpr (kAllReduce) {
+    const std::size_t len = pl.txLen[r];
+    std::size_t done = 0;
+    for (int k = 0;; ++k) {
+      const std::size_t chunk = engineChunkBytes(true, len, done, k);
+      if (chunk == 0) break;
+      if (std::string e = streamWaitValue32Geq(side.stream, dc.signals[r] + engineReducedIndex(k),
+                                               uint32_t(pl.directCtas));
+          !e.empty())
+        return fail("E_REDUCED wait", e);
+      if (cudaError_t err = cudaMemcpyAsync(peers.out[q] + pl.rxOff[r] + done, out + pl.rxOff[r] + done, chunk,
+                                            cudaMemcpyDeviceToDevice, side.stream);
+          err != cudaSuccess)
+        return fail("chunk copy back", cudaGetErrorString(err));
+      if (std::string e = streamWriteValue32(side.stream, dc.signals[q] + engineBackIndex(k), 1); !e.empty())
+        return fail("E_BACK write", e);
+      done += chunk;
+    }
+  }
+  if (cudaError_t err = cudaEventRecord(side.join, side.stream); err != cudaSuccess)
+    return fail("join record", cudaGetErrorString(err));
+  cudaLaunchConfig_t red{};
+  red.gridDim = dim3(unsigned(pl.directCtas));
+  red.blockDim = dim3(unsigned(kDirectEngineReduceThreads));
+  red.stream = stream;
+  if (cudaError_t err = cudaLaunchKernelEx(&red, directEngineReduceKernel<K, E, Op>, dc, pl, in, out);
+      err != cudaSuccess)
+    return fail("reduce kernel launch", cudaGetErrorString(err));
+  if (cudaError_t err = cudaStreamWaitEvent(stream, side.join, 0); err != cudaSuccess)
+    return fail("join wait", cudaGetErrorString(err));
+  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineFinishKernel<K>, dc, pl); err != cudaSuccess)
+    return fail("finish kernel launch", cudaGetErrorString(err));
   return Status::Ok;
 }
 
@@ -181,7 +267,8 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
   auto* out = static_cast<std::byte*>(a.out);
   if (pl.direct && pl.directEngine) {
     if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll) return enqueueEngine<K>(pl, dc, a, stream, peers, side);
-    else return report(Status::Internal, "purlin::snac::launch: copy-engine form planned for a reduction");
+    else if (pl.n != 2) return report(Status::Internal, "purlin::snac::launch: copy-engine reduction planned for n != 2");
+    else return enqueueEngineReduce<K, E, Op>(pl, dc, a, stream, peers, side);
   } else if (pl.direct) {
     // Like the latency kernel: may be scheduled while the previous grid
     // runs; ctaBeginCall waits for it before touching memory.
@@ -343,8 +430,10 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         }
       }
       // Copy-engine form: not in checked mode (a copy cannot be withheld
-      // after an arrive timeout); the same decision on every rank.
-      if (pl.direct && pl.directEngine && comm.options().checked) {
+      // after an arrive timeout), and for reductions only with stream
+      // memory operations (a property of the driver: the same decision on
+      // every rank of one machine).
+      if (pl.direct && pl.directEngine && (comm.options().checked || (isReduction(K) && !streamMemOpsAvailable()))) {
         WorldConsts noEngine = w;
         noEngine.directEngineMinBytes = ~std::size_t(0);
         planDirect(pl, noEngine);

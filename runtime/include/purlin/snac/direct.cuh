@@ -20,6 +20,14 @@
 /// A CTA only waits on its own index's CTA on the peers, so the program is
 /// deadlock-free whenever both grids are resident. Epochs as everywhere
 /// (epoch.cuh): ARRIVED/PUT/BACK carry sig(e, round) and are never reset.
+///
+/// Copy-engine form (Plan::directEngine, large messages): the bulk moves
+/// are cudaMemcpyAsync nodes of the captured graph and the kernels below
+/// only arrive, reduce and finish. AllGather / AllToAll announce their
+/// copies with PUT from the finish kernel; ReduceScatter / AllReduce
+/// (n == 2) announce each chunk with a stream memory operation writing
+/// E_PUT(k) / E_BACK(k) (protocol.h), reduced by directEngineReduceKernel as
+/// the chunks land, and the finish kernel resets those flags.
 #pragma once
 
 #include "purlin/atom/atom.cuh"
@@ -182,18 +190,78 @@ __global__ void directEngineArriveKernel(DeviceComm dc) {
   (void)detail::ctaDirectArrive(dc, e, 0);
 }
 
-/// Copy-engine form, last kernel (stream-ordered after this rank's copies,
-/// which have completed when it starts): PUT(r, 0) at every peer, waits for
-/// every peer's PUT (their copies into this rank's output are complete),
-/// then ends the call (advances the epoch).
+/// Copy-engine form of ReduceScatter / AllReduce (n == 2, peer q), the SM
+/// part: runs on the call's stream while the copy branch (forked after the
+/// arrive kernel) moves partition q into q's output chunk by chunk. For each
+/// chunk k of partition r (engineChunkBytes), in order: wait E_PUT(k) >= 1
+/// (q's copy engine has written chunk k into this rank's output, and its
+/// memory operation published it), reduce this CTA's slice of the chunk in
+/// place, in ascending rank order (fp32 accumulation, one rounding: the
+/// same bits as the SM form). AllReduce: then barrier, fence.acq_rel.sys and
+/// E_REDUCED(k) += 1; the copy branch waits for E_REDUCED(k) >= gridDim.x
+/// before copying the reduced chunk into q's output. No epoch of its own:
+/// stream-ordered between the arrive and finish kernels of the call.
+/// Launch: grid = plan.directCtas, block = kDirectEngineReduceThreads.
+template <CollKind K, class E, RedOp Op>
+__global__ void __launch_bounds__(kDirectEngineReduceThreads)
+    directEngineReduceKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+  static_assert(K == CollKind::ReduceScatter || K == CollKind::AllReduce,
+                "the engine reduce kernel serves ReduceScatter / AllReduce");
+  constexpr bool kAllReduce = K == CollKind::AllReduce;
+  const int r = pl.rank, c = int(blockIdx.x), C = int(gridDim.x);
+  const atom::Slice s{threadIdx.x, blockDim.x};
+  const std::size_t len = pl.txLen[r];
+  const std::byte* mine = in + pl.txOff[r];
+  std::byte* landed = out + pl.rxOff[r];
+  std::size_t done = 0;
+  for (int k = 0;; ++k) {
+    const std::size_t chunk = engineChunkBytes(kAllReduce, len, done, k);
+    if (chunk == 0) break;
+    if (!ctaWaitSignal(dc, enginePutIndex(k), 1)) return;
+    const std::size_t b = done + sliceBegin(chunk, C, c), n = sliceSize(chunk, C, c);
+    const uint4* a = r == 0 ? detail::vec(mine + b) : detail::vec(landed + b);
+    const uint4* x = r == 0 ? detail::vec(landed + b) : detail::vec(mine + b);
+    atom::detail::reduceVec16Pair<E, Op>(detail::vec(landed + b), nullptr, a, x, n / 16, s);
+    if constexpr (kAllReduce) {
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        arch::fenceAcqRelSys();
+        atomicAdd(reinterpret_cast<unsigned int*>(dc.signals[dc.rank] + engineReducedIndex(k)), 1u);
+      }
+    }
+    done += chunk;
+  }
+}
+
+/// Copy-engine form, last kernel (stream-ordered after this rank's copy
+/// branch, joined before it, and after the reduce kernel), then ends the
+/// call (advances the epoch). AllGather / AllToAll: PUT(r, 0) at every
+/// peer, wait for every peer's PUT (their copies into this rank's output
+/// are complete). AllReduce: wait E_BACK(k) >= 1 for every chunk of
+/// partition q (q's reduced partition is in this rank's output). Reductions
+/// then reset this rank's E_PUT / E_REDUCED / E_BACK to 0: every memory
+/// operation that writes them in this call has been observed, and the
+/// peer's next writes come only after this rank's next ARRIVED.
 template <CollKind K>
-__global__ void directEngineFinishKernel(DeviceComm dc) {
-  static_assert(K == CollKind::AllGather || K == CollKind::AllToAll,
-                "the copy-engine form moves copies only (reductions take the SM form)");
+__global__ void directEngineFinishKernel(DeviceComm dc, Plan pl) {
   const uint64_t e = ctaBeginCall(dc);
-  const uint64_t v = signalValue(e, 0);
-  detail::ctaDirectNotify(dc, -1, putIndex(dc.rank, 0), v);
-  (void)detail::ctaDirectWait(dc, -1, [](int p) { return putIndex(p, 0); }, v);
+  if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll) {
+    const uint64_t v = signalValue(e, 0);
+    detail::ctaDirectNotify(dc, -1, putIndex(dc.rank, 0), v);
+    (void)detail::ctaDirectWait(dc, -1, [](int p) { return putIndex(p, 0); }, v);
+  } else {
+    bool ok = true;
+    if constexpr (K == CollKind::AllReduce) {
+      const int q = 1 - pl.rank;
+      const int chunks = engineChunks(true, pl.txLen[q]);
+      for (int k = 0; k < chunks && ok; ++k) ok = ctaWaitSignal(dc, engineBackIndex(k), 1);
+    }
+    if (ok) {
+      uint64_t* own = dc.signals[dc.rank];
+      for (uint32_t i = threadIdx.x; i < 3u * uint32_t(kMaxEngineChunks); i += blockDim.x)
+        *reinterpret_cast<volatile uint64_t*>(own + kEnginePutBase + i) = 0;
+    }
+  }
   ctaEndCall(dc, e);
 }
 

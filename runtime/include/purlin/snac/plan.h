@@ -54,11 +54,12 @@ struct WorldConsts {
   std::size_t directMinBytes = 0;
   int directCtas = 0;
   int directThreads = 0;
-  /// Direct AllGather / AllToAll of at least this many message bytes move
-  /// their data with the copy engines (cudaMemcpyAsync into the mapped peer
-  /// outputs, captured into the graph) instead of SM stores; 0 =
-  /// kDirectEngineMinBytes; SIZE_MAX = never. (Reductions keep SM stores:
-  /// bench/NOTES.md E9.)
+  /// Direct calls of at least this many message bytes move their data with
+  /// the copy engines (cudaMemcpyAsync into the mapped peer outputs,
+  /// captured into the graph) instead of SM stores; 0 =
+  /// kDirectEngineMinBytes; SIZE_MAX = never. ReduceScatter / AllReduce
+  /// (n == 2) then reduce on the SMs, chunk by chunk as the copies land
+  /// (bench/NOTES.md E10).
   std::size_t directEngineMinBytes = 0;
 };
 
@@ -83,6 +84,10 @@ inline constexpr std::size_t kDirectEngineMinBytes = std::size_t(128) << 20;
 inline constexpr std::size_t kDirectBytesPerCta = std::size_t(64) << 10;
 /// Most threads per direct CTA (its kernel's launch bound).
 inline constexpr int kDirectMaxThreads = 512;
+/// Threads per CTA of the copy-engine form's reduce kernel (its launch
+/// bound; it streams two local operands per element: bench/NOTES.md E10,
+/// 1024 threads reduced the ReduceScatter tail by ~12% against 512).
+inline constexpr int kDirectEngineReduceThreads = 1024;
 
 /// Arguments of one call, as NCCL takes them (see docs/snac-protocol.md for
 /// what `count` means per collective).
@@ -144,7 +149,7 @@ struct Plan {
   std::size_t packetRegion = 0;  ///< packets per source rank in a packet half
   // Direct program (set by planDirect; `latency` is then false).
   bool direct = false;
-  bool directEngine = false;  ///< copy-engine form (AllGather / AllToAll): arrive kernel, memcpys, finish kernel
+  bool directEngine = false;  ///< copy-engine form: arrive kernel, memcpys (+ reduce kernel), finish kernel
   int directCtas = 0, directThreads = 0;
 
   /// Partitions a rank stages per chunk index: 1 for AllGather (its whole
@@ -202,8 +207,11 @@ bool directEligible(const Plan& p, const CallArgs& a);
 
 /// Sets the direct program's shape on `p`: CTAs = the per-rank bytes / kDirectBytesPerCta,
 /// clamped to [1, min(directCtas, kMaxEpochSlots)]; threads = directThreads
-/// rounded to a warp within [64, kDirectMaxThreads]; the copy-engine form for
-/// AllGather / AllToAll of at least directEngineMinBytes (one CTA per kernel). A function of the sizes and the policy only (the same on every rank).
+/// rounded to a warp within [64, kDirectMaxThreads]; the copy-engine form
+/// for messages of at least directEngineMinBytes: AllGather / AllToAll with
+/// one CTA per kernel, ReduceScatter / AllReduce with the CTAs above and
+/// kDirectEngineReduceThreads threads for the reduce kernel. A function of
+/// the sizes and the policy only (the same on every rank).
 void planDirect(Plan& p, const WorldConsts& w);
 
 

@@ -318,10 +318,12 @@ inline void planDirect(Plan& p, const WorldConsts& w) {
   if (t > kDirectMaxThreads) t = kDirectMaxThreads;
   p.directThreads = t;
   const std::size_t engineMin = w.directEngineMinBytes ? w.directEngineMinBytes : kDirectEngineMinBytes;
-  p.directEngine = !isReduction(p.kind) && p.msgBytes >= engineMin;
-  if (p.directEngine) {
+  p.directEngine = p.msgBytes >= engineMin;
+  if (p.directEngine && !isReduction(p.kind)) {
     p.directCtas = 1;
     p.directThreads = 32;
+  } else if (p.directEngine) {
+    p.directThreads = kDirectEngineReduceThreads;
   }
 }
 
