@@ -112,7 +112,7 @@ std::string describeSignal(uint32_t s) {
   if (s < kSignalDone + kMaxRanks)
     return std::to_string(s) + " (DONE src " + std::to_string(s - kSignalDone) + ")";
   if (s >= kSignalEngine && s < kNumSignals) {
-    const char *engine[] = {"E_PUT", "E_REDUCED", "E_BACK"};
+    const char *engine[] = {"E_PUT", "E_BACK"};
     const std::size_t rel = s - kSignalEngine;
     return std::to_string(s) + " (" + engine[rel / kMaxEngineChunks] + " chunk " +
            std::to_string(rel % kMaxEngineChunks) + ")";
@@ -138,6 +138,7 @@ struct Communicator::Impl {
   cudaStream_t stream = nullptr;        ///< private, non-blocking
   cudaStream_t side = nullptr;          ///< capture fork target (captureSideStream)
   cudaEvent_t fork = nullptr, join = nullptr;
+  cudaEvent_t chunk[kCaptureChunkEvents] = {};  ///< captureChunkEvent
   std::vector<void *> peerBase;         ///< workspace of rank p as mapped here
   std::vector<void *> opened;           ///< IPC mappings to close
   std::string broken;                   ///< why collectives are refused ("" = usable)
@@ -161,6 +162,9 @@ struct Communicator::Impl {
       (void)cudaEventDestroy(fork);
     if (join)
       (void)cudaEventDestroy(join);
+    for (cudaEvent_t e : chunk)
+      if (e)
+        (void)cudaEventDestroy(e);
     (void)cudaGetLastError();
   }
 
@@ -187,6 +191,8 @@ struct Communicator::Impl {
     PURLIN_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
     PURLIN_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
     PURLIN_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    for (cudaEvent_t &e : chunk)
+      PURLIN_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     PURLIN_CUDA_CHECK(cudaMalloc(&base, layout.totalBytes));
     auto *bytes = static_cast<std::byte *>(base);
     PURLIN_CUDA_CHECK(cudaMemsetAsync(bytes, 0, layout.stagingOffset, stream));
@@ -324,11 +330,11 @@ Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
 }
 
 bool Communicator::registerDirect(void *out, std::size_t outBytes, bool eligible,
-                                  std::byte *peersOut[kMaxRanks]) {
+                                  std::byte *peersOut[kMaxRanks], bool *engine) {
   Impl &m = *impl_;
   if (!m.options.direct || m.size < 2)
     return false;
-  return m.direct->exchange(*m.bootstrap, out, outBytes, eligible, peersOut);
+  return m.direct->exchange(*m.bootstrap, out, outBytes, eligible, peersOut, engine);
 }
 
 void Communicator::releaseDirect() {
@@ -343,6 +349,9 @@ std::size_t Communicator::directRegistrations() const { return impl_->direct->ac
 void *Communicator::captureSideStream() const { return impl_->side; }
 void *Communicator::captureForkEvent() const { return impl_->fork; }
 void *Communicator::captureJoinEvent() const { return impl_->join; }
+void *Communicator::captureChunkEvent(int i) const {
+  return i >= 0 && i < kCaptureChunkEvents ? impl_->chunk[i] : nullptr;
+}
 
 Communicator::~Communicator() = default;
 

@@ -32,7 +32,7 @@ struct DirectRecord {
   uint32_t magic = kDirectMagic;
   int32_t eligible = 0;
   int32_t pid = 0;
-  int32_t pad = 0;
+  int32_t engine = 0;      ///< this rank can take the copy-engine form (ANDed over ranks)
   uint64_t nonce = 0;
   uint64_t bufferId = 0;
   uint64_t base = 0;       ///< allocation base in the owner's process
@@ -105,7 +105,7 @@ DirectRegistry::~DirectRegistry() {
 }
 
 bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBytes, bool eligible,
-                              std::byte *peersOut[kMaxRanks]) {
+                              std::byte *peersOut[kMaxRanks], bool *engine) {
   // Nothing before round 1 may throw: a rank that left here early would
   // leave its peers waiting in the bootstrap. A local failure is sent as
   // "not eligible" instead.
@@ -131,6 +131,7 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
   mine.pid = pid_;
   mine.nonce = nonce_;
   mine.eligible = local && eligible && describe(out, outBytes, mine) ? 1 : 0;
+  mine.engine = engine && *engine ? 1 : 0;
   std::vector<DirectRecord> all(size_);
   bootstrap.allGather(&mine, all.data(), sizeof(DirectRecord));
   for (int p = 0; p < size_; ++p) {
@@ -140,6 +141,8 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
                                                "the same collectives?)");
     if (!all[p].eligible) return false;
   }
+  if (engine)
+    for (int p = 0; p < size_; ++p) *engine = *engine && all[p].engine != 0;
   int32_t ok = 1;
   for (int p = 0; p < size_ && ok; ++p) {
     const DirectRecord &o = all[p];

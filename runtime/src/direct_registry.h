@@ -26,9 +26,10 @@ public:
 
   /// Collective (two bootstrap rounds when every rank is eligible, one
   /// otherwise). Returns true on every rank or on none; on true,
-  /// peersOut[p] is rank p's `out` as mapped here (peersOut[rank] = out).
+  /// peersOut[p] is rank p's `out` as mapped here (peersOut[rank] = out)
+  /// and *engine (when given) the AND of every rank's *engine.
   bool exchange(Bootstrap &bootstrap, void *out, std::size_t outBytes, bool eligible,
-                std::byte *peersOut[kMaxRanks]);
+                std::byte *peersOut[kMaxRanks], bool *engine = nullptr);
 
   /// Collective: waits for this device, closes every peer mapping, and
   /// returns once every rank has (so owners may then free their buffers).

@@ -60,7 +60,7 @@ TEST_CASE("signal regions match the workspace layout and do not overlap") {
       }
   CHECK(kEnginePutBase == kSignalEngine);
   for (int k : {0, 1, kMaxEngineChunks - 1})
-    for (uint32_t idx : {enginePutIndex(k), engineReducedIndex(k), engineBackIndex(k)}) {
+    for (uint32_t idx : {enginePutIndex(k), engineBackIndex(k)}) {
       CHECK(idx > backIndex(kMaxRanks - 1, kMaxEpochSlots - 1));
       CHECK(idx < snac::kNumSignals);
       CHECK(seen.insert(idx).second);
@@ -487,7 +487,7 @@ TEST_CASE("copy-engine reduction chunks tile the partition, 16-byte multiples, f
       for (std::size_t c; (c = engineChunkBytes(ar, len, done, k)) != 0; done += c, ++k) {
         CHECK(k < kMaxEngineChunks);
         CHECK((done + c == len || c % 16 == 0));  // only the last chunk may end off the 16-byte grid
-        if (!ar && done + c < len) CHECK(c >= kEngineMinChunkBytes);
+        if (!ar && len >= kEngineMinChunkBytes) CHECK(c >= kEngineMinChunkBytes);  // no tiny tail chunk
         if (!ar && done + c < len && k + 1 < kMaxEngineChunks - 1) CHECK(c <= prev);  // tapers
         prev = c;
       }
@@ -502,6 +502,13 @@ TEST_CASE("copy-engine reduction chunks tile the partition, 16-byte multiples, f
   for (std::size_t c; (c = engineChunkBytes(false, std::size_t(512) << 20, done, int(got.size()))) != 0; done += c)
     got.push_back(c >> 20);
   CHECK(got == std::vector<std::size_t>{256, 128, 64, 32, 16, 8, 8});
+  // A remainder below the minimum joins the last chunk: 64 MiB + 16 B -> 32, 16, 8, 8 MiB + 16 B.
+  got.clear();
+  done = 0;
+  for (std::size_t c; (c = engineChunkBytes(false, (std::size_t(64) << 20) + 16, done, int(got.size()))) != 0; done += c)
+    got.push_back(c);
+  CHECK(got == std::vector<std::size_t>{std::size_t(32) << 20, std::size_t(16) << 20, std::size_t(8) << 20,
+                                        (std::size_t(8) << 20) + 16});
   // AllReduce: two halves.
   CHECK(engineChunkBytes(true, std::size_t(512) << 20, 0, 0) == (std::size_t(256) << 20));
   CHECK(engineChunks(true, std::size_t(512) << 20) == 2);

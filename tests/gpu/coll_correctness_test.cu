@@ -33,6 +33,19 @@ struct Case {
   bool expectDirect = false;  ///< graph: every rank's buffers qualify, so registerDirect must accept the call
 };
 
+/// Whether a captured call of `k` on communicator `comm` must take the
+/// direct program's copy-engine form: it takes the direct program
+/// (expectDirect, direct on), the message reaches the copy-engine threshold,
+/// the communicator is unchecked, and (reductions) the world is two ranks
+/// with stream memory operations.
+bool expectEngine(const Case& k, const Communicator& comm, int n) {
+  if (!k.graph || !k.expectDirect || !comm.options().direct || comm.options().checked) return false;
+  const std::size_t bytes = k.count * dtypeSize(k.t);
+  const std::size_t msg = k.c == Coll::AllReduce ? bytes : std::size_t(n) * bytes;
+  if (isReduce(k.c) && (n != 2 || !purlin::streamMemOpsAvailable())) return false;
+  return msg >= sn::kDirectEngineMinBytes;
+}
+
 std::string describe(const Case& k, const char* comm) {
   char b[256];
   std::snprintf(b, sizeof b, "%s %s/%s count=%zu%s%s%s [%s]", name(k.c), toString(k.t),
@@ -55,11 +68,12 @@ struct DevBufs {
   }
 };
 
-Status runPurlin(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
+/// Runs Purlin's call; graph cases capture it (registerDirect runs there)
+/// and replay it twice (in place once: a second replay would reduce the
+/// result again), and report the memcpy nodes captured in *memcpyNodes.
+Status runPurlin(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s, int* memcpyNodes = nullptr) {
   if (!k.graph) return k.tput ? launchColl<PTput>(k.c, comm, a, s) : launchColl<PAuto>(k.c, comm, a, s);
-  // Captured (registerDirect runs here), replayed twice; in place once
-  // (a second replay would reduce the result again).
-  return captureAndReplay(s, k.inPlace ? 1 : 2, [&] { return launchColl<PAuto>(k.c, comm, a, s); });
+  return captureAndReplay(s, k.inPlace ? 1 : 2, [&] { return launchColl<PAuto>(k.c, comm, a, s); }, memcpyNodes);
 }
 
 void runNccl(Rank& R, const Case& k, const std::byte* in, std::byte* out) {
@@ -136,7 +150,8 @@ bool runCase(Rank& R, Communicator& comm, const Case& k, const char* commName, u
       }
     }
   } release{comm, k.graph};
-  Status st = runPurlin(k, comm, a, R.stream);
+  int memcpyNodes = 0;
+  Status st = runPurlin(k, comm, a, R.stream, &memcpyNodes);
   if (st != Status::Ok) {
     std::printf("FAIL rank %d: %s: launch returned %s: %s\n", r, what.c_str(), toString(st), sn::lastError());
     return false;
@@ -195,6 +210,12 @@ bool runCase(Rank& R, Communicator& comm, const Case& k, const char* commName, u
   }
   if (ok && k.expectDirect && comm.options().direct && comm.directRegistrations() == registrations) {
     std::printf("FAIL rank %d: %s: the captured call did not take the direct program\n", r, what.c_str());
+    ok = false;
+  }
+  // The form taken: copy engines (memcpy nodes) exactly where expected.
+  if (ok && k.graph && (memcpyNodes > 0) != expectEngine(k, comm, n)) {
+    std::printf("FAIL rank %d: %s: %d memcpy nodes captured, copy-engine form %sexpected\n", r, what.c_str(),
+                memcpyNodes, expectEngine(k, comm, n) ? "" : "not ");
     ok = false;
   }
   // Across ranks: AllGather and AllReduce outputs are identical everywhere.
@@ -361,7 +382,7 @@ void graphCase(Rank& R, Communicator& comm) {
   const int kCalls = sizeof calls / sizeof calls[0];
   DevBufs bufs;
   std::vector<sn::CallArgs> args;
-  std::vector<std::size_t> outBytes;
+  std::vector<std::size_t> outBytes, inElems;
   for (const G& g : calls) {
     const std::size_t inE = g.c == Coll::AllGather || g.c == Coll::AllReduce ? g.count : n * g.count;
     const std::size_t outE = g.c == Coll::ReduceScatter || g.c == Coll::AllReduce ? g.count : n * g.count;
@@ -374,6 +395,7 @@ void graphCase(Rank& R, Communicator& comm) {
     a.dtype = DType::BF16;
     args.push_back(a);
     outBytes.push_back(outE * 2);
+    inElems.push_back(inE);
   }
   // Eager run: the expected outputs.
   std::vector<std::vector<std::byte>> want(kCalls);
@@ -408,6 +430,36 @@ void graphCase(Rank& R, Communicator& comm) {
     CT_CUDA(cudaMemcpy(got.data(), args[i].out, outBytes[i], cudaMemcpyDeviceToHost));
     same &= got == want[i];
   }
+  // New inputs before each of a few more replays, back to back (no host
+  // sync): the last replay must give the last inputs' results, so a call
+  // that consumed data left by the previous replay (a flag seen too early,
+  // a missed reset) cannot hide behind identical inputs. Reference: the
+  // same calls run eagerly (staged programs) on the same last inputs.
+  bool fresh = okLaunch;
+  const uint32_t kSeeds[] = {1234, 777, 4321};
+  for (uint32_t seed : kSeeds) {
+    for (int i = 0; i < kCalls; ++i) fill(const_cast<std::byte*>(static_cast<const std::byte*>(args[i].in)), inElems[i],
+                                          DType::BF16, seed, R.rank, 0, R.stream);
+    CT_CUDA(cudaGraphLaunch(exec, R.stream));
+  }
+  CT_CUDA(cudaStreamSynchronize(R.stream));
+  std::vector<std::vector<std::byte>> replayed(kCalls);
+  for (int i = 0; i < kCalls; ++i) {
+    replayed[i].resize(outBytes[i]);
+    CT_CUDA(cudaMemcpy(replayed[i].data(), args[i].out, outBytes[i], cudaMemcpyDeviceToHost));
+  }
+  for (int i = 0; i < kCalls; ++i) fresh &= launchColl<PAuto>(calls[i].c, comm, args[i], R.stream) == Status::Ok;
+  CT_CUDA(cudaStreamSynchronize(R.stream));
+  for (int i = 0; i < kCalls; ++i) {
+    std::vector<std::byte> eager(outBytes[i]);
+    CT_CUDA(cudaMemcpy(eager.data(), args[i].out, outBytes[i], cudaMemcpyDeviceToHost));
+    if (eager != replayed[i]) {
+      std::printf("FAIL rank %d: graph call %d (%s, count %zu): replay after new inputs differs from eager\n", R.rank, i,
+                  name(calls[i].c), calls[i].count);
+      fresh = false;
+    }
+    fresh &= eager != want[i];  // the new inputs did change this call's result
+  }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   comm.releaseDirect();  // before the buffers are freed
@@ -415,6 +467,7 @@ void graphCase(Rank& R, Communicator& comm) {
   std::snprintf(b, sizeof b, "graph of %d alternating collectives x %d replays (%.1f ms): outputs as eager, epoch +%llu",
                 kCalls, kReplays, ms, (unsigned long long)(e1 - e0));
   check(R, same && e1 - e0 == uint64_t(kCalls) * kReplays, b);
+  check(R, fresh, "graph replays with new inputs before each (3, back to back): the last gives the last inputs' results");
 }
 
 /// Checked mode: only rank 0 calls, so its waits can never be satisfied;

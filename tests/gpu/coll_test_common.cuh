@@ -112,13 +112,30 @@ struct Rank {
 /// stream s into a CUDA graph and replays the graph `replays` times, then
 /// synchronizes s. Returns launch()'s status; on failure nothing is replayed.
 /// A capture is where the launcher may register the direct program.
+/// `memcpyNodes` (optional) receives the number of memcpy nodes captured
+/// (the direct program's copy-engine form has some, every kernel form none).
 template <class Launch>
-Status captureAndReplay(cudaStream_t s, int replays, Launch&& launch) {
+Status captureAndReplay(cudaStream_t s, int replays, Launch&& launch, int* memcpyNodes = nullptr) {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   const Status st = launch();
   CT_CUDA(cudaStreamEndCapture(s, &graph));
+  if (memcpyNodes) {
+    std::size_t num = 0;
+    CT_CUDA(cudaGraphGetNodes(graph, nullptr, &num));
+    std::vector<cudaGraphNode_t> nodes(num);
+    if (num) CT_CUDA(cudaGraphGetNodes(graph, nodes.data(), &num));
+    *memcpyNodes = 0;
+    for (cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type;
+      if (cudaGraphNodeGetType(node, &type) != cudaSuccess) {
+        (void)cudaGetLastError();  // driver memory-operation nodes have no runtime type
+        continue;
+      }
+      if (type == cudaGraphNodeTypeMemcpy) ++*memcpyNodes;
+    }
+  }
   if (st == Status::Ok) {
     CT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     for (int rep = 0; rep < replays; ++rep) CT_CUDA(cudaGraphLaunch(exec, s));

@@ -6,7 +6,7 @@
 /// Workspace of one rank (one allocation, same layout on every rank; offsets
 /// computed by purlin::WorkspaceLayout, runtime/include/purlin/host/workspace.h):
 ///
-///   signals   uint64_t[numSignals]        peers write (release), owner polls (acquire)
+///   signals   uint64_t[numSignals]        peers write (release; E_* flags: stream memory ops), owner polls (acquire)
 ///   packets   Packet[2][packetHalfBytes/16] by epoch parity; peers push, owner polls
 ///   staging   byte[2][stagingHalfBytes]   by epoch parity; owner stages, peers pull
 ///   local     DeviceState                 epoch, counters, error record; owner only

@@ -84,10 +84,14 @@ public:
   /// could be mapped here (CUDA IPC, cached per peer allocation for the
   /// communicator's life), sets peersOut[p] to rank p's output as mapped here
   /// and returns true; otherwise false. The answer is the same on every rank.
+  /// `engine` (optional, in/out): whether this rank can take the direct
+  /// program's copy-engine form for this call; on true, the AND over all
+  /// ranks (so every rank picks the same form).
   /// Returns false without any exchange when CommOptions::direct is false
   /// (equal on all ranks). Throws Error(BootstrapError) if the exchange
   /// fails (e.g. a peer did not capture the call: bootstrap timeout).
-  bool registerDirect(void *out, std::size_t outBytes, bool eligible, std::byte *peersOut[kMaxRanks]);
+  bool registerDirect(void *out, std::size_t outBytes, bool eligible, std::byte *peersOut[kMaxRanks],
+                      bool *engine = nullptr);
   /// Collective: closes every peer output mapping made by registerDirect
   /// (after synchronizing this rank's device) and returns once every rank
   /// has. Call it after destroying the graphs that captured direct calls and
@@ -107,6 +111,12 @@ public:
   void *captureSideStream() const;
   void *captureForkEvent() const;
   void *captureJoinEvent() const;
+  /// Events i < kCaptureChunkEvents (timing disabled) for per-chunk edges
+  /// from the capturing stream to the side stream (the copy-engine
+  /// AllReduce: chunk i's copy back waits for chunk i's reduce kernel);
+  /// nullptr for other i.
+  void *captureChunkEvent(int i) const;
+  static constexpr int kCaptureChunkEvents = 2;
 
   struct Impl;
 

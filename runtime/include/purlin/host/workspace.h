@@ -22,8 +22,8 @@ inline constexpr std::size_t kSignalDone = 32768;
 inline constexpr std::size_t kSignalArrived = 33792;  // direct program: 3 regions of kMaxRanks*kMaxEpochSlots
 inline constexpr std::size_t kSignalPut = kSignalArrived + kMaxRanks * kMaxEpochSlots;
 inline constexpr std::size_t kSignalBack = kSignalPut + kMaxRanks * kMaxEpochSlots;
-inline constexpr std::size_t kSignalEngine = kSignalBack + kMaxRanks * kMaxEpochSlots;  // 36864: E_PUT, E_REDUCED, E_BACK
-inline constexpr std::size_t kNumSignals = kSignalEngine + 3 * kMaxEngineChunks;        // 37056
+inline constexpr std::size_t kSignalEngine = kSignalBack + kMaxRanks * kMaxEpochSlots;  // 36864: E_PUT, E_BACK
+inline constexpr std::size_t kNumSignals = kSignalEngine + 2 * kMaxEngineChunks;        // 36992
 /// Every region starts at a multiple of this.
 inline constexpr std::size_t kWorkspaceAlign = 256;
 

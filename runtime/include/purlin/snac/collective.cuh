@@ -81,10 +81,11 @@ struct KindOf<Compose<Transform<Consume::Reduce, Layout::Scattered, Layout::Pack
 };
 
 namespace detail {
-/// The communicator's side stream and fork/join events (Communicator::captureSideStream).
+/// The communicator's side stream and fork/join/chunk events (Communicator::captureSideStream).
 struct CaptureSide {
   cudaStream_t stream;
   cudaEvent_t fork, join;
+  cudaEvent_t chunk[Communicator::kCaptureChunkEvents];
 };
 inline std::string& lastErrorStorage() {
   thread_local std::string message;
@@ -176,16 +177,21 @@ Status enqueueEngine(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cu
 }
 
 /// The copy-engine form of the direct ReduceScatter / AllReduce (n == 2,
-/// peer q; docs/snac-protocol.md "Direct program"), captured calls only:
-///   stream: arrive kernel -> fork -> reduce kernel (directEngineReduceKernel)
-///           -> join -> finish kernel (E_BACK waits, flag reset, epoch)
-///   branch: per chunk k of partition q: copy into q's output, then a memory
-///           operation writes E_PUT(k) = 1 at q; AllReduce then, per chunk k
-///           of partition r: wait E_REDUCED(k) >= CTAs (own reduce kernel),
-///           copy the reduced chunk into q's output, write E_BACK(k) = 1 at q.
-/// The reduce kernel and the branch must run concurrently (graph branches
-/// do); the branch never waits on the peer, so the only cross-rank wait of
-/// the SM side is on copies that depend on nothing but the arrive handshake.
+/// peer q; docs/snac-protocol.md "Direct program"), captured calls only.
+/// Chunks k of a partition: engineChunkBytes (AllReduce: at most 2).
+///   stream: arrive kernel -> fork -> for each k: [edge: own push k done]
+///           reduce kernel k -> join -> finish kernel (E_BACK waits, flag
+///           reset, epoch)
+///   branch: for each k: copy chunk k of partition q into q's output, then a
+///           memory operation writes E_PUT(k) = 1 at q; AllReduce then, for
+///           each k: [edge: reduce kernel k done] copy the reduced chunk k of
+///           partition r into q's output, write E_BACK(k) = 1 at q.
+/// Every order within the graph is a graph edge, so no schedule of the two
+/// branches (concurrent or serialized) can deadlock: the only waits are
+/// kernels waiting for the peer's ARRIVED, E_PUT (set by the peer's branch,
+/// which depends only on the peer's arrive) and E_BACK (set after the
+/// peer's reduce k, which waits only on this rank's push k, ordered before
+/// this rank's finish kernel).
 template <CollKind K, class E, RedOp Op>
 Status enqueueEngineReduce(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream,
                            const DirectPeers& peers, const CaptureSide& side) {
@@ -197,67 +203,64 @@ Status enqueueEngineReduce(const Plan& pl, const DeviceComm& dc, const CallArgs&
     return report(Status::CudaError,
                   std::string("purlin::snac::launch<") + toString(K) + ">: direct (copy engine): " + what + ": " + why);
   };
+  auto cuda = [&](const char* what, cudaError_t err) { return err == cudaSuccess ? Status::Ok : fail(what, cudaGetErrorString(err)); };
   const int r = pl.rank, q = 1 - r;
+  // Sender and receiver cut partition p by the same rule; with an even
+  // split (directEligible: 16-byte multiples) both partitions have one length.
+  if (pl.txLen[q] != pl.txLen[r])
+    return report(Status::Internal, "purlin::snac::launch: copy-engine reduction with unequal partitions");
+  if (kAllReduce && engineChunks(true, pl.txLen[r]) > Communicator::kCaptureChunkEvents)
+    return report(Status::Internal, "purlin::snac::launch: copy-engine AllReduce with more chunks than capture events");
   cudaLaunchConfig_t one{};
   one.gridDim = dim3(1);
   one.blockDim = dim3(32);
   one.stream = stream;
-  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineArriveKernel<K>, dc); err != cudaSuccess)
-    return fail("arrive kernel launch", cudaGetErrorString(err));
-  if (cudaError_t err = cudaEventRecord(side.fork, stream); err != cudaSuccess)
-    return fail("fork record", cudaGetErrorString(err));
-  if (cudaError_t err = cudaStreamWaitEvent(side.stream, side.fork, 0); err != cudaSuccess)
-    return fail("fork wait", cudaGetErrorString(err));
-  // Branch, push: partition q of this rank's input into q's output.
-  {
-    const std::size_t len = pl.txLen[q];
-    std::size_t done = 0;
-    for (int k = 0;; ++k) {
-      const std::size_t chunk = engineChunkBytes(kAllReduce, len, done, k);
-      if (chunk == 0) break;
-      if (cudaError_t err = cudaMemcpyAsync(peers.out[q] + pl.rxOff[q] + done, in + pl.txOff[q] + done, chunk,
-                                            cudaMemcpyDeviceToDevice, side.stream);
-          err != cudaSuccess)
-        return fail("chunk copy", cudaGetErrorString(err));
-      if (std::string e = streamWriteValue32(side.stream, dc.signals[q] + enginePutIndex(k), 1); !e.empty())
-        return fail("E_PUT write", e);
-      done += chunk;
-    }
-  }
-  // Branch, AllReduce: this rank's reduced partition r back into q's output.
-  if constexpr (kAllReduce) {
-    const std::size_t len = pl.txLen[r];
-    std::size_t done = 0;
-    for (int k = 0;; ++k) {
-      const std::size_t chunk = engineChunkBytes(true, len, done, k);
-      if (chunk == 0) break;
-      if (std::string e = streamWaitValue32Geq(side.stream, dc.signals[r] + engineReducedIndex(k),
-                                               uint32_t(pl.directCtas));
-          !e.empty())
-        return fail("E_REDUCED wait", e);
-      if (cudaError_t err = cudaMemcpyAsync(peers.out[q] + pl.rxOff[r] + done, out + pl.rxOff[r] + done, chunk,
-                                            cudaMemcpyDeviceToDevice, side.stream);
-          err != cudaSuccess)
-        return fail("chunk copy back", cudaGetErrorString(err));
-      if (std::string e = streamWriteValue32(side.stream, dc.signals[q] + engineBackIndex(k), 1); !e.empty())
-        return fail("E_BACK write", e);
-      done += chunk;
-    }
-  }
-  if (cudaError_t err = cudaEventRecord(side.join, side.stream); err != cudaSuccess)
-    return fail("join record", cudaGetErrorString(err));
   cudaLaunchConfig_t red{};
   red.gridDim = dim3(unsigned(pl.directCtas));
   red.blockDim = dim3(unsigned(kDirectEngineReduceThreads));
   red.stream = stream;
-  if (cudaError_t err = cudaLaunchKernelEx(&red, directEngineReduceKernel<K, E, Op>, dc, pl, in, out);
-      err != cudaSuccess)
-    return fail("reduce kernel launch", cudaGetErrorString(err));
-  if (cudaError_t err = cudaStreamWaitEvent(stream, side.join, 0); err != cudaSuccess)
-    return fail("join wait", cudaGetErrorString(err));
-  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineFinishKernel<K>, dc, pl); err != cudaSuccess)
-    return fail("finish kernel launch", cudaGetErrorString(err));
-  return Status::Ok;
+  Status st = cuda("arrive kernel launch", cudaLaunchKernelEx(&one, directEngineArriveKernel<K>, dc));
+  if (st == Status::Ok) st = cuda("fork record", cudaEventRecord(side.fork, stream));
+  if (st == Status::Ok) st = cuda("fork wait", cudaStreamWaitEvent(side.stream, side.fork, 0));
+  const std::size_t len = pl.txLen[r];
+  std::size_t done = 0;
+  int chunks = 0;
+  for (std::size_t chunk; st == Status::Ok && (chunk = engineChunkBytes(kAllReduce, len, done, chunks)) != 0;
+       done += chunk, ++chunks) {
+    // Branch: push chunk k of partition q; announce it at q.
+    st = cuda("chunk copy", cudaMemcpyAsync(peers.out[q] + pl.rxOff[q] + done, in + pl.txOff[q] + done, chunk,
+                                            cudaMemcpyDeviceToDevice, side.stream));
+    if (st == Status::Ok)
+      if (std::string e = streamWriteValue32(side.stream, dc.signals[q] + enginePutIndex(chunks), 1); !e.empty())
+        st = fail("E_PUT write", e);
+    // Stream: after the own push of chunk k (the fork event, re-recorded
+    // and waited at once), reduce chunk k of partition r.
+    if (st == Status::Ok) st = cuda("push edge record", cudaEventRecord(side.fork, side.stream));
+    if (st == Status::Ok) st = cuda("push edge wait", cudaStreamWaitEvent(stream, side.fork, 0));
+    if (st == Status::Ok)
+      st = cuda("reduce kernel launch", cudaLaunchKernelEx(&red, directEngineReduceKernel<K, E, Op>, dc, pl, in, out,
+                                                           chunks, done, chunk));
+    if (kAllReduce && st == Status::Ok) st = cuda("reduce edge record", cudaEventRecord(side.chunk[chunks], stream));
+  }
+  if constexpr (kAllReduce) {
+    // Branch, after every push: each reduced chunk of partition r back into q's output.
+    done = 0;
+    for (int k = 0; st == Status::Ok && k < chunks; ++k) {
+      const std::size_t chunk = engineChunkBytes(true, len, done, k);
+      st = cuda("reduce edge wait", cudaStreamWaitEvent(side.stream, side.chunk[k], 0));
+      if (st == Status::Ok)
+        st = cuda("chunk copy back", cudaMemcpyAsync(peers.out[q] + pl.rxOff[r] + done, out + pl.rxOff[r] + done,
+                                                     chunk, cudaMemcpyDeviceToDevice, side.stream));
+      if (st == Status::Ok)
+        if (std::string e = streamWriteValue32(side.stream, dc.signals[q] + engineBackIndex(k), 1); !e.empty())
+          st = fail("E_BACK write", e);
+      done += chunk;
+    }
+  }
+  if (st == Status::Ok) st = cuda("join record", cudaEventRecord(side.join, side.stream));
+  if (st == Status::Ok) st = cuda("join wait", cudaStreamWaitEvent(stream, side.join, 0));
+  if (st == Status::Ok) st = cuda("finish kernel launch", cudaLaunchKernelEx(&one, directEngineFinishKernel<K>, dc, pl));
+  return st;
 }
 
 template <CollKind K, class E, RedOp Op, class AtomT>
@@ -426,17 +429,16 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                        : K == CollKind::AllReduce   ? args.count * pl.elemSize
                                                                     : std::size_t(n) * pl.rxLen[0];
           const bool eligible = capture == cudaStreamCaptureStatusActive && directEligible(pl, args);
-          if (comm.registerDirect(args.out, outBytes, eligible, peers.out)) planDirect(pl, w);
+          // Copy-engine form: not on a checked communicator (a copy cannot
+          // be withheld after an arrive timeout) and, for reductions, only
+          // with stream memory operations; agreed over all ranks.
+          bool engine = !comm.options().checked && (!isReduction(K) || streamMemOpsAvailable());
+          if (comm.registerDirect(args.out, outBytes, eligible, peers.out, &engine)) {
+            WorldConsts ww = w;
+            if (!engine) ww.directEngineMinBytes = ~std::size_t(0);
+            planDirect(pl, ww);
+          }
         }
-      }
-      // Copy-engine form: not in checked mode (a copy cannot be withheld
-      // after an arrive timeout), and for reductions only with stream
-      // memory operations (a property of the driver: the same decision on
-      // every rank of one machine).
-      if (pl.direct && pl.directEngine && (comm.options().checked || (isReduction(K) && !streamMemOpsAvailable()))) {
-        WorldConsts noEngine = w;
-        noEngine.directEngineMinBytes = ~std::size_t(0);
-        planDirect(pl, noEngine);
       }
 
       if (pl.ctas() > kMaxEpochSlots)
@@ -446,7 +448,9 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
       const detail::CaptureSide side{static_cast<cudaStream_t>(comm.captureSideStream()),
                                      static_cast<cudaEvent_t>(comm.captureForkEvent()),
-                                     static_cast<cudaEvent_t>(comm.captureJoinEvent())};
+                                     static_cast<cudaEvent_t>(comm.captureJoinEvent()),
+                                     {static_cast<cudaEvent_t>(comm.captureChunkEvent(0)),
+                                      static_cast<cudaEvent_t>(comm.captureChunkEvent(1))}};
       return detail::enqueueTyped<K, AtomT>(pl, dc, args, stream, pdl, peers, side);
     } catch (const Error& e) {
       return report(e.status(), std::string("purlin::snac::launch: ") + e.what());

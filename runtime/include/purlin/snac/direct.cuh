@@ -26,8 +26,8 @@
 /// only arrive, reduce and finish. AllGather / AllToAll announce their
 /// copies with PUT from the finish kernel; ReduceScatter / AllReduce
 /// (n == 2) announce each chunk with a stream memory operation writing
-/// E_PUT(k) / E_BACK(k) (protocol.h), reduced by directEngineReduceKernel as
-/// the chunks land, and the finish kernel resets those flags.
+/// E_PUT(k) / E_BACK(k) (protocol.h); one directEngineReduceKernel per chunk
+/// reduces it as it lands, and the finish kernel resets those flags.
 #pragma once
 
 #include "purlin/atom/atom.cuh"
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(kDirectMaxThreads) directKernel(DeviceComm dc,
   ctaEndCall(dc, e);
 }
 
-/// Copy-engine form of the direct program (AllGather / AllToAll, Plan::directEngine), first kernel: one CTA arrives (ARRIVED(r, 0) at every peer, waits for
+/// Copy-engine form of the direct program (Plan::directEngine), first kernel: one CTA arrives (ARRIVED(r, 0) at every peer, waits for
 /// theirs), so the copy-engine transfers the launcher captures after it may
 /// write into the peers' outputs. The call's epoch is not advanced here.
 /// (A template, like every kernel in these headers, so that each translation
@@ -191,57 +191,43 @@ __global__ void directEngineArriveKernel(DeviceComm dc) {
 }
 
 /// Copy-engine form of ReduceScatter / AllReduce (n == 2, peer q), the SM
-/// part: runs on the call's stream while the copy branch (forked after the
-/// arrive kernel) moves partition q into q's output chunk by chunk. For each
-/// chunk k of partition r (engineChunkBytes), in order: wait E_PUT(k) >= 1
-/// (q's copy engine has written chunk k into this rank's output, and its
-/// memory operation published it), reduce this CTA's slice of the chunk in
+/// part for chunk k of partition r (engineChunkBytes): one kernel per
+/// chunk, on the call's stream after this rank's own copy of chunk k of
+/// partition q (a graph edge, so in any schedule both ranks' pushes of
+/// chunk k precede their reductions of it). Waits E_PUT(k) >= 1 (q's copy
+/// engine has written chunk k into this rank's output, and its memory
+/// operation published it), then reduces this CTA's slice of the chunk in
 /// place, in ascending rank order (fp32 accumulation, one rounding: the
-/// same bits as the SM form). AllReduce: then barrier, fence.acq_rel.sys and
-/// E_REDUCED(k) += 1; the copy branch waits for E_REDUCED(k) >= gridDim.x
-/// before copying the reduced chunk into q's output. No epoch of its own:
-/// stream-ordered between the arrive and finish kernels of the call.
+/// same bits as the SM form). No epoch of its own: stream-ordered between
+/// the call's arrive and finish kernels.
 /// Launch: grid = plan.directCtas, block = kDirectEngineReduceThreads.
 template <CollKind K, class E, RedOp Op>
 __global__ void __launch_bounds__(kDirectEngineReduceThreads)
-    directEngineReduceKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+    directEngineReduceKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out, int k, std::size_t begin,
+                             std::size_t chunk) {
   static_assert(K == CollKind::ReduceScatter || K == CollKind::AllReduce,
                 "the engine reduce kernel serves ReduceScatter / AllReduce");
-  constexpr bool kAllReduce = K == CollKind::AllReduce;
   const int r = pl.rank, c = int(blockIdx.x), C = int(gridDim.x);
   const atom::Slice s{threadIdx.x, blockDim.x};
-  const std::size_t len = pl.txLen[r];
-  const std::byte* mine = in + pl.txOff[r];
-  std::byte* landed = out + pl.rxOff[r];
-  std::size_t done = 0;
-  for (int k = 0;; ++k) {
-    const std::size_t chunk = engineChunkBytes(kAllReduce, len, done, k);
-    if (chunk == 0) break;
-    if (!ctaWaitSignal(dc, enginePutIndex(k), 1)) return;
-    const std::size_t b = done + sliceBegin(chunk, C, c), n = sliceSize(chunk, C, c);
-    const uint4* a = r == 0 ? detail::vec(mine + b) : detail::vec(landed + b);
-    const uint4* x = r == 0 ? detail::vec(landed + b) : detail::vec(mine + b);
-    atom::detail::reduceVec16Pair<E, Op>(detail::vec(landed + b), nullptr, a, x, n / 16, s);
-    if constexpr (kAllReduce) {
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        arch::fenceAcqRelSys();
-        atomicAdd(reinterpret_cast<unsigned int*>(dc.signals[dc.rank] + engineReducedIndex(k)), 1u);
-      }
-    }
-    done += chunk;
-  }
+  const std::byte* mine = in + pl.txOff[r] + begin;
+  std::byte* landed = out + pl.rxOff[r] + begin;
+  if (!ctaWaitSignal(dc, enginePutIndex(k), 1)) return;
+  const std::size_t b = sliceBegin(chunk, C, c), n = sliceSize(chunk, C, c);
+  const uint4* a = r == 0 ? detail::vec(mine + b) : detail::vec(landed + b);
+  const uint4* x = r == 0 ? detail::vec(landed + b) : detail::vec(mine + b);
+  atom::detail::reduceVec16Pair<E, Op>(detail::vec(landed + b), nullptr, a, x, n / 16, s);
 }
 
 /// Copy-engine form, last kernel (stream-ordered after this rank's copy
-/// branch, joined before it, and after the reduce kernel), then ends the
+/// branch, joined before it, and after the reduce kernels), then ends the
 /// call (advances the epoch). AllGather / AllToAll: PUT(r, 0) at every
 /// peer, wait for every peer's PUT (their copies into this rank's output
 /// are complete). AllReduce: wait E_BACK(k) >= 1 for every chunk of
 /// partition q (q's reduced partition is in this rank's output). Reductions
-/// then reset this rank's E_PUT / E_REDUCED / E_BACK to 0: every memory
-/// operation that writes them in this call has been observed, and the
-/// peer's next writes come only after this rank's next ARRIVED.
+/// then reset this rank's E_PUT / E_BACK to 0: every memory operation that
+/// writes them in this call has been observed (E_PUT by the reduce
+/// kernels, E_BACK here), and the peer's next writes come only after this
+/// rank's next ARRIVED.
 template <CollKind K>
 __global__ void directEngineFinishKernel(DeviceComm dc, Plan pl) {
   const uint64_t e = ctaBeginCall(dc);
@@ -258,7 +244,7 @@ __global__ void directEngineFinishKernel(DeviceComm dc, Plan pl) {
     }
     if (ok) {
       uint64_t* own = dc.signals[dc.rank];
-      for (uint32_t i = threadIdx.x; i < 3u * uint32_t(kMaxEngineChunks); i += blockDim.x)
+      for (uint32_t i = threadIdx.x; i < 2u * uint32_t(kMaxEngineChunks); i += blockDim.x)
         *reinterpret_cast<volatile uint64_t*>(own + kEnginePutBase + i) = 0;
     }
   }

@@ -40,17 +40,14 @@ inline constexpr uint32_t kBackBase = kPutBase + uint32_t(kMaxRanks * kMaxEpochS
 /// Copy-engine form of the direct ReduceScatter / AllReduce (n == 2), one
 /// flag per chunk k of a partition (< kMaxEngineChunks). Unlike every other
 /// signal these are written by stream memory operations, which can only
-/// write values fixed at capture time: so they hold 0 or a count in their
-/// low 32 bits and their owner resets them to 0 at the end of each call.
+/// write values fixed at capture time: so they hold 0 or 1 in their low 32
+/// bits and their owner resets them to 0 at the end of each call.
 /// E_PUT(k): the peer's copy engine has written chunk k of this rank's
-/// partition into this rank's output (value 1); E_REDUCED(k): how many of
-/// this rank's reduce CTAs are done with chunk k (local only; the copy
-/// branch waits for all of them); E_BACK(k): (AllReduce) the peer's copy
-/// engine has written chunk k of the peer's reduced partition into this
-/// rank's output (value 1).
+/// partition into this rank's output; E_BACK(k): (AllReduce) the peer's
+/// copy engine has written chunk k of the peer's reduced partition into
+/// this rank's output.
 inline constexpr uint32_t kEnginePutBase = kBackBase + uint32_t(kMaxRanks * kMaxEpochSlots);
-inline constexpr uint32_t kEngineReducedBase = kEnginePutBase + uint32_t(kMaxEngineChunks);
-inline constexpr uint32_t kEngineBackBase = kEngineReducedBase + uint32_t(kMaxEngineChunks);
+inline constexpr uint32_t kEngineBackBase = kEnginePutBase + uint32_t(kMaxEngineChunks);
 inline constexpr uint32_t kNumSignals = kEngineBackBase + uint32_t(kMaxEngineChunks);
 static_assert(kArrivedBase >= kDoneBase + kMaxRanks, "direct signals follow DONE");
 
@@ -77,7 +74,6 @@ PURLIN_HD uint32_t arrivedIndex(int src, int cta) { return kArrivedBase + uint32
 PURLIN_HD uint32_t putIndex(int src, int cta) { return kPutBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta); }
 PURLIN_HD uint32_t backIndex(int src, int cta) { return kBackBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta); }
 PURLIN_HD uint32_t enginePutIndex(int chunk) { return kEnginePutBase + uint32_t(chunk); }
-PURLIN_HD uint32_t engineReducedIndex(int chunk) { return kEngineReducedBase + uint32_t(chunk); }
 PURLIN_HD uint32_t engineBackIndex(int chunk) { return kEngineBackBase + uint32_t(chunk); }
 
 /// Signal value of use `round` (0-based) of a slot in the call of epoch `e`:
@@ -142,13 +138,14 @@ inline constexpr std::size_t kEngineMinChunkBytes = std::size_t(8) << 20;
 /// (~8 us): ReduceScatter halves what is left (at least
 /// kEngineMinChunkBytes: 512 MiB -> 256, 128, 64, 32, 16, 8, 8 MiB);
 /// AllReduce, whose copy branch also carries the reduced chunks back, cuts
-/// the partition in two halves (measured best: bench/NOTES.md E10). The
-/// last allowed chunk takes all that is left. Sender and receiver of a
-/// partition compute it from the same length.
+/// the partition in two halves (measured best: bench/NOTES.md E10). A
+/// remainder below kEngineMinChunkBytes joins the chunk before it (no
+/// hand-off for a few bytes), and the last allowed chunk takes all that is
+/// left. Sender and receiver of a partition compute it from the same length.
 PURLIN_HD std::size_t engineChunkBytes(bool allReduce, std::size_t len, std::size_t done, int k) {
   if (done >= len) return 0;
   const std::size_t left = len - done;
-  if (k >= kMaxEngineChunks - 1) return left;
+  if (k >= (allReduce ? 1 : kMaxEngineChunks - 1)) return left;
   std::size_t c;
   if (allReduce) {
     c = ((len / 2) + 15) & ~std::size_t(15);
@@ -156,7 +153,7 @@ PURLIN_HD std::size_t engineChunkBytes(bool allReduce, std::size_t len, std::siz
     c = (left / 2) & ~std::size_t(15);
     if (c < kEngineMinChunkBytes) c = kEngineMinChunkBytes;
   }
-  return c < left && c > 0 ? c : left;
+  return c < left && left - c >= kEngineMinChunkBytes ? c : left;
 }
 /// Number of chunks of a partition of `len` bytes (0 when empty).
 PURLIN_HD int engineChunks(bool allReduce, std::size_t len) {
