@@ -32,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "purlin/arch/common.cuh"
+
 #define CK(call)                                                                                        \
   do {                                                                                                  \
     cudaError_t e_ = (call);                                                                            \
@@ -87,32 +89,20 @@ Chunks schedule(const std::string& spec, std::size_t part) {
 
 /// Per-rank flag block (device memory of that rank).
 struct Flags {
-  unsigned long long seq;      // own call counter (arrive kernel)
-  unsigned long long arrived;  // written by the peer's arrive kernel
-  unsigned rs[kMaxChunks];     // written by the peer's copy branch
-  unsigned red[kMaxChunks];    // own reduce CTAs' count per chunk
-  unsigned ag[kMaxChunks];     // written by the peer's copy branch (AllReduce)
+  uint64_t seq;                // own call counter (arrive kernel)
+  uint64_t arrived;            // written by the peer's arrive kernel
+  uint32_t rs[kMaxChunks];     // written by the peer's copy branch
+  uint32_t red[kMaxChunks];    // own reduce CTAs' count per chunk
+  uint32_t ag[kMaxChunks];     // written by the peer's copy branch (AllReduce)
 };
 
-__device__ __forceinline__ unsigned long long ldAcq64(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ unsigned ldAcq32(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void stRel64(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
+namespace arch = purlin::arch;
 
 __global__ void arriveKernel(Flags* own, Flags* peer) {
-  const unsigned long long e = own->seq + 1;
+  const uint64_t e = own->seq + 1;
   own->seq = e;
-  stRel64(&peer->arrived, e);
-  while (ldAcq64(&own->arrived) < e) {
+  arch::stReleaseSys(&peer->arrived, e);
+  while (arch::ldAcquireSys(&own->arrived) < e) {
   }
 }
 
@@ -133,7 +123,7 @@ __global__ void __launch_bounds__(1024) reduceKernel(Flags* own, const uint4* mi
     const std::size_t base = ch.off[k] / 16;
     const std::size_t len = (ch.off[k + 1] - ch.off[k]) / 16;
     if (threadIdx.x == 0)
-      while (ldAcq32(&own->rs[k]) == 0) {
+      while (arch::ldAcquireSys(&own->rs[k]) == 0) {
       }
     __syncthreads();
     const std::size_t per = (len + C - 1) / C;
@@ -163,7 +153,7 @@ __global__ void __launch_bounds__(1024) reduceKernel(Flags* own, const uint4* mi
 __global__ void finishKernel(Flags* own, int chunks, bool waitAg) {
   if (waitAg)
     for (int k = 0; k < chunks; ++k)
-      while (ldAcq32(&own->ag[k]) == 0) {
+      while (arch::ldAcquireSys(&own->ag[k]) == 0) {
       }
   for (int k = 0; k < chunks; ++k) {
     own->rs[k] = 0;

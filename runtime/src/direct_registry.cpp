@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "device_scope.h"
+#include "driver_entry.h"
 #include "purlin/host/error.h"
 
 namespace purlin::detail {
@@ -50,16 +51,8 @@ struct Driver {
   static const Driver &get() {
     static const Driver d = [] {
       Driver r;
-      cudaDriverEntryPointQueryResult q{};
-      void *fn = nullptr;
-      if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-          q == cudaDriverEntryPointSuccess)
-        r.getAddressRange = reinterpret_cast<PFN_cuMemGetAddressRange_v3020>(fn);
-      fn = nullptr;
-      if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-          q == cudaDriverEntryPointSuccess)
-        r.getAttribute = reinterpret_cast<PFN_cuPointerGetAttribute_v4000>(fn);
-      (void)cudaGetLastError();
+      r.getAddressRange = driverEntryPoint<PFN_cuMemGetAddressRange_v3020>("cuMemGetAddressRange");
+      r.getAttribute = driverEntryPoint<PFN_cuPointerGetAttribute_v4000>("cuPointerGetAttribute");
       return r;
     }();
     return d;

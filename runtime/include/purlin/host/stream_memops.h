@@ -1,10 +1,10 @@
 /// @file stream_memops.h
-/// @brief Stream memory operations (the driver's cuStreamWriteValue32 /
-/// cuStreamWaitValue32, resolved at first use through the CUDA runtime, so
-/// nothing links libcuda). The copy-engine form of the direct ReduceScatter /
-/// AllReduce (docs/snac-protocol.md "Direct program") orders its copies
-/// against kernels with them: captured into a graph they become memory-
-/// operation nodes, which run on the copy branch without a kernel launch.
+/// @brief Stream memory operations (the driver's cuStreamWriteValue32,
+/// resolved at first use through the CUDA runtime, so nothing links
+/// libcuda). The copy-engine form of the direct ReduceScatter / AllReduce
+/// (docs/snac-protocol.md "Direct program") announces each copied chunk to
+/// the peer with one: captured into a graph it becomes a memory-operation
+/// node on the copy branch, without a kernel launch.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +14,8 @@
 
 namespace purlin {
 
-/// Whether both operations were found (CUDA 12+ drivers have them on every
-/// platform). The same answer for every process on one machine.
+/// Whether the operation was found (CUDA 12+ drivers have it on every
+/// platform). The launcher still agrees on it over all ranks (registerDirect).
 bool streamMemOpsAvailable();
 
 /// Enqueues on `stream`: write the 32-bit `value` at device address `addr`
@@ -24,10 +24,5 @@ bool streamMemOpsAvailable();
 /// stream, copy-engine writes included, are visible before the value).
 /// Returns "" or an error message.
 std::string streamWriteValue32(cudaStream_t stream, void *addr, uint32_t value);
-
-/// Enqueues on `stream`: nothing later on the stream starts until the 32-bit
-/// word at device address `addr` is >= `value` (unsigned). Returns "" or an
-/// error message.
-std::string streamWaitValue32Geq(cudaStream_t stream, const void *addr, uint32_t value);
 
 } // namespace purlin
