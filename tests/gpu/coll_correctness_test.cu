@@ -128,12 +128,7 @@ bool runCase(Rank& R, Communicator& comm, const Case& k, const char* commName, u
   fill(refIn, inElems, k.t, seed, r, 0, R.stream);
   runNccl(R, k, refIn, ncclOut);
 
-  sn::CallArgs a;
-  a.in = in;
-  a.out = out;
-  a.count = k.count;
-  a.dtype = k.t;
-  a.op = k.op;
+  const sn::CallArgs a = callArgs(k, in, out);
   const std::string what = describe(k, commName);
   const std::size_t registrations = comm.directRegistrations();
   // Graph cases: the peers' mappings of this case's buffers are closed

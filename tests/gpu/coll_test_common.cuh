@@ -108,6 +108,19 @@ struct Rank {
     }                                                                                       \
   } while (0)
 
+/// The launcher's arguments for test case `k` (any case type with count,
+/// t, op) on buffers `in` / `out`.
+template <class Case>
+sn::CallArgs callArgs(const Case& k, const void* in, void* out) {
+  sn::CallArgs a;
+  a.in = in;
+  a.out = out;
+  a.count = k.count;
+  a.dtype = k.t;
+  a.op = k.op;
+  return a;
+}
+
 /// Captures `launch()` (one collective call, thread-local capture mode) on
 /// stream s into a CUDA graph and replays the graph `replays` times, then
 /// synchronizes s. Returns launch()'s status; on failure nothing is replayed.

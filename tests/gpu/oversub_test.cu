@@ -92,12 +92,7 @@ int rankMain(Bootstrap& boot, int dev, bool push) {
       fill(in, inE, k.t, seed, uint32_t(r), 0, s);
       CT_CUDA(cudaMemsetAsync(out, 0xCD, outE * E, s));
       CT_CUDA(cudaStreamSynchronize(s));
-      sn::CallArgs a;
-      a.in = in;
-      a.out = out;
-      a.count = k.count;
-      a.dtype = k.t;
-      a.op = k.op;
+      const sn::CallArgs a = callArgs(k, in, out);
       const std::size_t before = comm.directRegistrations();
       Status st = run(k, comm, a, s);
       CT_CUDA(cudaStreamSynchronize(s));
