@@ -63,7 +63,7 @@ enum class Buf {
   O,   ///< user output of `owner` (layout: the collective's output layout)
   S,   ///< staging half e&1 of `owner`: `slots` slots of `chunk` bytes; peers read it after STAGED
   Y,   ///< compose intermediate half e&1 of `owner`: `ySlots` slots; peers read it after REDUCED
-  PK,  ///< packet half e&1 of `owner`, region of source rank `part`: 8-byte payload + flag per 16 bytes
+  PK,  ///< packet half e&1 of `owner`, region of source rank `part`: 8-byte words, each full (this call's payload) or empty
 };
 const char *toString(Buf);
 
@@ -131,8 +131,8 @@ enum class OpKind {
   Arrive,     ///< last-arriver counter: atom.add.acq_rel; the CTA seeing total-1 resets it and runs the following `last` ops
   Notify,     ///< st.release.sys of sig(e, round) into signal `sig`[r][slot] of each target rank
   Wait,       ///< ld.acquire.sys poll of own signal `sig`[src][slot] until >= sig(e, round)
-  PacketPut,  ///< each 8 payload bytes of src go with flag f(e) in one 16-byte store into dst (a peer's PK)
-  PacketPoll, ///< spin until every packet of this CTA's slice of src (own PK) carries flag f(e)
+  PacketPut,  ///< src's payload words stored full into dst (a peer's PK), each word single-copy atomic; dst's words must be empty
+  PacketPoll, ///< spin until every word of this CTA's slice of src (own PK) is full; then empty them; the CTA may read those payloads
 };
 const char *toString(OpKind);
 

@@ -234,8 +234,8 @@ std::string opText(const Op &o) {
   case OpKind::Wait:
     return s + " " + toString(o.sig) + "[" + toString(o.sigSrc) + "]" + slotText(o) + " >= " + roundText(o) +
            eachText(o);
-  case OpKind::PacketPut: return s + " " + accessText(o.dst) + " <- " + accessText(o.src) + " flag f(e)" + eachText(o);
-  case OpKind::PacketPoll: return s + " " + accessText(o.src) + " until flags == f(e)" + eachText(o);
+  case OpKind::PacketPut: return s + " " + accessText(o.dst) + " <- " + accessText(o.src) + " (full)" + eachText(o);
+  case OpKind::PacketPoll: return s + " " + accessText(o.src) + " until full, then empty" + eachText(o);
   }
   return s;
 }

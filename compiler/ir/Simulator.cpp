@@ -54,7 +54,11 @@ struct RankMem {
   Bytes staging[2];
   std::vector<Shadow> shadow[2];
   Bytes payload[2];
-  std::vector<uint32_t> flags[2];
+  /// Per 8-byte packet word of each half (full/empty packets): `full` = the
+  /// call (epoch) whose put filled it, 0 = empty; `written` = the call of its
+  /// last put (kept after it is emptied: its payload is what a read sees);
+  /// `emptied` = the call whose poll last emptied it.
+  std::vector<uint64_t> full[2], written[2], emptied[2];
   std::unordered_map<uint32_t, SigState> signals;
   std::map<int, Counter> counters;
   std::vector<Bytes> in, out; ///< per call
@@ -125,7 +129,7 @@ public:
           m.staging[h].assign(half, 0);
           m.shadow[h].assign(half, {});
           m.payload[h].assign(uint64_t(n) * inst.geo.packetRegion, 0);
-          m.flags[h].assign(m.payload[h].size() / 8 + 1, 0);
+          for (auto *v : {&m.full[h], &m.written[h], &m.emptied[h]}) v->assign(m.payload[h].size() / 8 + 1, 0);
         }
       if (!execute(inst, res)) return res;
     } else {
@@ -195,15 +199,25 @@ private:
       return it != mem_[t.rank].signals.end() && it->second.value >= sigValue(e, op.round);
     }
     if (op.kind == OpKind::PacketPoll) {
-      const Mem &m = op.srcs[0];
-      auto &fl = mem_[m.owner].flags[e & 1];
-      for (uint64_t b = m.off; b < m.off + m.len; b += 8)
-        if (fl[b / 8] != uint32_t(e)) return false;
-      // the last partial word; a zero-byte flow still carries one flag-only packet
-      if (m.len && fl[(m.off + m.len - 1) / 8] != uint32_t(e)) return false;
-      if (op.emptyFlow && fl[m.off / 8] != uint32_t(e)) return false;
+      // Ready once every word of the slice is full (or was already emptied
+      // by a poll of this call: a word two slices share).
+      const RankMem &rm = mem_[op.srcs[0].owner];
+      const int h = int(e & 1);
+      bool ok = true;
+      forPacketWords(op, op.srcs[0], [&](uint64_t w) { ok = ok && (rm.full[h][w] != 0 || rm.emptied[h][w] == e); });
+      return ok;
     }
     return true;
+  }
+
+  /// The 8-byte packet words of `m`: every word one of its bytes is in
+  /// (none for an empty slice); a zero-byte flow still carries one marker
+  /// word (the region's first).
+  template <class F> static void forPacketWords(const COp &op, const Mem &m, F f) {
+    if (m.len)
+      for (uint64_t w = m.off / 8; w <= (m.off + m.len - 1) / 8; ++w) f(w);
+    else if (op.emptyFlow)
+      f(m.off / 8);
   }
 
   bool read(Thread &t, int ti, const COp &op, const Mem &m, Bytes &out, SimResult &res) {
@@ -220,10 +234,11 @@ private:
     case Buf::PK:
       for (uint64_t i = 0; i < m.len; ++i) {
         uint64_t b = m.off + i;
-        if (rm.flags[h][b / 8] != uint32_t(e)) {
+        if (rm.written[h][b / 8] != e || rm.emptied[h][b / 8] != e) {
           res.report.add("race", where(t, op) + ": reads packet payload at byte " + std::to_string(b) +
-                                     " whose flag is " + std::to_string(rm.flags[h][b / 8]) + ", not f(e) = " +
-                                     std::to_string(uint32_t(e)) + " (not polled, or overwritten)",
+                                     " last put in call " + std::to_string(rm.written[h][b / 8]) +
+                                     " and last polled in call " + std::to_string(rm.emptied[h][b / 8]) +
+                                     ", not both in this call " + std::to_string(e) + " (not polled, or overwritten)",
                          {op.sym->id});
           return false;
         }
@@ -276,12 +291,24 @@ private:
       if (direct_ && m.buf == Buf::O) return shadowWrite(t, ti, op, m, rm.outNow, rm.outShadow, data, res);
       std::memcpy(rm.out[t.call].data() + m.off, data.data(), m.len);
       return true;
-    case Buf::PK:
+    case Buf::PK: {
+      // A put over a word still full from an earlier call would destroy
+      // payload its reader has not polled yet.
+      bool ok = true;
+      forPacketWords(op, m, [&](uint64_t w) {
+        if (ok && rm.full[h][w] != 0 && rm.full[h][w] != e) {
+          res.report.add("race", where(t, op) + ": puts packet word " + std::to_string(w) +
+                                     " still full with call " + std::to_string(rm.full[h][w]) +
+                                     "'s payload (not yet polled)",
+                         {op.sym->id});
+          ok = false;
+        }
+      });
+      if (!ok) return false;
       for (uint64_t i = 0; i < m.len; ++i) rm.payload[h][m.off + i] = data[i];
-      for (uint64_t b = m.off; b < m.off + m.len; b += 8) rm.flags[h][b / 8] = uint32_t(e);
-      if (m.len) rm.flags[h][(m.off + m.len - 1) / 8] = uint32_t(e);
-      if (op.emptyFlow) rm.flags[h][m.off / 8] = uint32_t(e);
+      forPacketWords(op, m, [&](uint64_t w) { rm.full[h][w] = e, rm.written[h][w] = e; });
       return true;
+    }
     case Buf::S: case Buf::Y: return shadowWrite(t, ti, op, m, rm.staging[h], rm.shadow[h], data, res);
     }
     return true;
@@ -414,7 +441,26 @@ private:
       if (!s.svc.empty()) join(t.svc, s.svc);
       return true;
     }
-    case OpKind::PacketPoll: return true;
+    case OpKind::PacketPoll: {
+      // Every word of the slice is full (ready()): it must be this call's;
+      // the poll empties it.
+      const Mem &m = op.srcs[0];
+      RankMem &pm = mem_[m.owner];
+      const int h = int(e & 1);
+      bool ok = true;
+      forPacketWords(op, m, [&](uint64_t w) {
+        if (pm.full[h][w] == 0) return;  // emptied earlier in this call (ready())
+        if (ok && pm.full[h][w] != e) {
+          res.report.add("race", where(t, op) + ": polls packet word " + std::to_string(w) + " full with call " +
+                                     std::to_string(pm.full[h][w]) + "'s payload as this call's",
+                         {op.sym->id});
+          ok = false;
+        }
+        pm.full[h][w] = 0;
+        pm.emptied[h][w] = e;
+      });
+      return ok;
+    }
     case OpKind::Arrive: {
       Counter &c = rm.counters[op.counter];
       if (c.vc.empty()) c.vc.assign(t.vc.size(), 0), c.svc.assign(t.vc.size(), 0);
@@ -449,7 +495,7 @@ private:
            std::to_string(op.peer) + ": expected >= " + std::to_string(sigValue(e, op.round)) + " (sig(" +
            std::to_string(e) + "," + std::to_string(op.round) + ")), observed " + std::to_string(obs);
     } else {
-      s += " for packets from rank " + std::to_string(op.peer) + " with flag " + std::to_string(uint32_t(e));
+      s += " for full packets from rank " + std::to_string(op.peer) + " (call " + std::to_string(e) + ")";
     }
     return s;
   }

@@ -197,10 +197,6 @@ struct Communicator::Impl {
     auto *bytes = static_cast<std::byte *>(base);
     PURLIN_CUDA_CHECK(cudaMemsetAsync(bytes, 0, layout.stagingOffset, stream));
     PURLIN_CUDA_CHECK(cudaMemsetAsync(bytes + layout.stateOffset, 0, layout.stateBytes, stream));
-    static const uint64_t firstEpoch = 1;
-    PURLIN_CUDA_CHECK(cudaMemcpyAsync(bytes + layout.stateOffset + offsetof(DeviceState, epoch),
-                                      &firstEpoch, sizeof firstEpoch,
-                                      cudaMemcpyHostToDevice, stream));
     static const std::vector<uint64_t> firstEpochs(kMaxEpochSlots, 1);  // per-CTA epochs
     PURLIN_CUDA_CHECK(cudaMemcpyAsync(bytes + layout.stateOffset + offsetof(DeviceState, epochs),
                                       firstEpochs.data(), sizeof(uint64_t) * kMaxEpochSlots,
@@ -383,11 +379,12 @@ void Communicator::checkDeviceErrors() {
   // Report each timeout once.
   PURLIN_CUDA_CHECK(cudaMemsetAsync(record, 0, sizeof err, m.stream));
   PURLIN_CUDA_CHECK(cudaStreamSynchronize(m.stream));
-  std::string what = err.kind == 1   ? "packet " + std::to_string(err.signal)
-                     : err.kind == 2 ? "counter " + std::to_string(err.signal)
-                                     : "signal " + describeSignal(err.signal);
+  // A packet slot's values are its two full bits (3 = both words full).
+  std::string what = err.kind == 1   ? "packet slot " + std::to_string(err.signal) + " (full bits"
+                     : err.kind == 2 ? "counter " + std::to_string(err.signal) + " ("
+                                     : "signal " + describeSignal(err.signal) + " (";
   std::string message = "rank " + std::to_string(err.rank) + " timed out waiting on " + what +
-                        " (expected " + std::to_string(err.expected) + ", observed " +
+                        (err.kind == 1 ? ": " : "") + "expected " + std::to_string(err.expected) + ", observed " +
                         std::to_string(err.observed) + ")";
   // After a timeout the ranks' epochs and counters no longer agree: further
   // collectives could read stale data, so they are refused from now on.

@@ -1,6 +1,6 @@
 /// @file snac_plan_test.cpp
 /// @brief Unit tests of the SNAC protocol arithmetic (signal indices and
-/// values, packet flags, parity, partitions, chunks, CTA slices) and of
+/// values, parity, partitions, chunks, CTA slices) and of
 /// snac::makePlan (validation, latency/throughput dispatch identical on
 /// every rank, byte ranges, chunking and cyclic staging slots).
 #include <catch2/catch.hpp>
@@ -76,8 +76,6 @@ TEST_CASE("signal values increase over rounds and epochs and are never 0") {
     CHECK(signalValue(e, (1u << 20) - 1) < signalValue(e + 1, 0));
     CHECK(signalValue(e - 1, 7) < signalValue(e, 0));
   }
-  CHECK(packetFlag(1) != 0);
-  CHECK(packetFlag(5) != packetFlag(7));  // calls sharing a packet half differ
   CHECK(parityHalf(1) != parityHalf(2));
   CHECK(parityHalf(1) == parityHalf(3));
 }

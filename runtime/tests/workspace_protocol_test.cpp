@@ -52,21 +52,33 @@ TEST_CASE("signal values increase strictly over epochs and rounds, never 0") {
   CHECK(sn::signalValue(1, 0) != 0);
 }
 
-TEST_CASE("halves alternate by epoch parity and packet flags differ on reuse") {
+TEST_CASE("halves alternate by epoch parity") {
   WorkspaceLayout l = computeLayout(CommOptions{}, 2);
   for (uint64_t e = 1; e < 100; ++e) {
     int h = sn::parityHalf(e);
     CHECK(h == int(e % 2));
     CHECK(h != sn::parityHalf(e + 1));
     CHECK(h == sn::parityHalf(e + 2)); // call e+2 reuses call e's half
-    CHECK(sn::packetFlag(e) != 0);
-    CHECK(sn::packetFlag(e) != sn::packetFlag(e + 2)); // stale packets never match
     std::size_t stagingEnd = l.stagingOffset + (h + 1) * l.stagingHalfBytes;
     std::size_t packetsEnd = l.packetsOffset + (h + 1) * l.packetHalfBytes;
     CHECK(stagingEnd <= l.stateOffset);
     CHECK(packetsEnd <= l.stagingOffset);
   }
-  CHECK(sn::packetFlag(uint64_t(1) << 32) == 0); // documented limit: 2^32 calls
+}
+
+TEST_CASE("packet groups: 504 payload bytes in 32 slots of 16 bytes") {
+  CHECK(sn::kGroupPayloadBytes == 504);
+  CHECK(sn::kGroupSlots * sizeof(Packet) == 512);
+  CHECK(sn::kFullBit == (uint64_t(1) << 63));
+  CHECK(sn::packetGroups(0) == 0);
+  CHECK(sn::packetGroups(1) == 1);
+  CHECK(sn::packetGroups(504) == 1);
+  CHECK(sn::packetGroups(505) == 2);
+  CHECK(sn::packetGroups(1024) == 3);
+  for (std::size_t b = 1; b < 100000; b = b * 3 + 1) {
+    CHECK(sn::packetGroups(b) * sn::kGroupPayloadBytes >= b);
+    CHECK((sn::packetGroups(b) - 1) * sn::kGroupPayloadBytes < b);
+  }
 }
 
 TEST_CASE("partitions of uneven counts cover [0, count) in order") {

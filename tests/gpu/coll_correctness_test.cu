@@ -323,7 +323,7 @@ std::vector<Case> smallStagingCases() {
 
 uint64_t readEpoch(Communicator& comm) {
   uint64_t e = 0;
-  CT_CUDA(cudaMemcpy(&e, &comm.deviceComm().state->epoch, sizeof e, cudaMemcpyDeviceToHost));
+  CT_CUDA(cudaMemcpy(&e, &comm.deviceComm().state->epochs[0], sizeof e, cudaMemcpyDeviceToHost));
   return e;
 }
 
@@ -465,6 +465,73 @@ void graphCase(Rank& R, Communicator& comm) {
   check(R, fresh, "graph replays with new inputs before each (3, back to back): the last gives the last inputs' results");
 }
 
+/// Spins ~`ns` nanoseconds (delays one rank's stream).
+__global__ void delayKernel(uint64_t ns) {
+  const uint64_t t0 = purlin::arch::globalTimerNs();
+  while (purlin::arch::globalTimerNs() - t0 < ns) {
+  }
+}
+
+/// Full/empty packets (docs/snac-protocol.md "Latency program"): a word a
+/// call filled must be empty again when that half is next used, whatever
+/// the sizes in between. Per collective: two large latency calls fill both
+/// packet halves, two one-element calls use each half again at its first
+/// group only, then a large call runs with new inputs while every rank but
+/// 0 is held back 2 ms, so rank 0 polls long before its peers send: a word
+/// left full by the first calls would be read as this call's. Checked
+/// against the host reference; returns the number of failures.
+int staleWordsCase(Rank& R, Communicator& comm) {
+  const int n = R.n, r = R.rank;
+  const std::size_t count = 20011;  // bf16: 40 KiB per rank, 80 groups; prime, so the last group is partial
+  int failures = 0;
+  for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
+    const std::size_t inElems = c == Coll::AllGather || c == Coll::AllReduce ? count : n * count;
+    const std::size_t outElems = c == Coll::ReduceScatter || c == Coll::AllReduce ? count : n * count;
+    DevBufs bufs;
+    std::byte* in = bufs.alloc(inElems * 2);
+    std::byte* out = bufs.alloc(outElems * 2);
+    struct K { std::size_t count; DType t = DType::BF16; RedOp op = RedOp::Sum; };
+    const uint32_t seeds[2] = {7001, 7002};
+    for (uint32_t s : seeds) {
+      fill(in, inElems, DType::BF16, s, r, 0, R.stream);
+      CT_CUDA(launchColl<PAuto>(c, comm, callArgs(K{count}, in, out), R.stream) == Status::Ok ? cudaSuccess : cudaErrorUnknown);
+    }
+    for (int i = 0; i < 2; ++i)
+      CT_CUDA(launchColl<PAuto>(c, comm, callArgs(K{1}, in, out), R.stream) == Status::Ok ? cudaSuccess : cudaErrorUnknown);
+    const uint32_t seed = 7003;
+    fill(in, inElems, DType::BF16, seed, r, 0, R.stream);
+    CT_CUDA(cudaStreamSynchronize(R.stream));
+    R.boot->barrier();
+    if (r != 0) delayKernel<<<1, 1, 0, R.stream>>>(2000000);
+    CT_CUDA(launchColl<PAuto>(c, comm, callArgs(K{count}, in, out), R.stream) == Status::Ok ? cudaSuccess : cudaErrorUnknown);
+    CT_CUDA(cudaStreamSynchronize(R.stream));
+    comm.checkDeviceErrors();
+    std::vector<std::byte> got(outElems * 2);
+    CT_CUDA(cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < outElems; ++i) {
+      float want = 0;
+      if (c == Coll::AllGather) want = inputValue(seed, uint32_t(i / count), i % count);
+      else if (c == Coll::AllToAll) want = inputValue(seed, uint32_t(i / count), r * count + i % count);
+      else {
+        const std::size_t first = c == Coll::ReduceScatter ? r * count : 0;
+        want = inputValue(seed, 0, first + i);
+        for (int p = 1; p < n; ++p) want += inputValue(seed, uint32_t(p), first + i);
+      }
+      std::byte w[4];
+      fromFloat(DType::BF16, want, w);
+      if (std::memcmp(w, got.data() + 2 * i, 2) != 0) {
+        std::printf("FAIL rank %d: %s stale-words probe: element %zu = %g, expected %g (a packet word of an earlier "
+                    "call read as this call's?)\n",
+                    r, name(c), i, toFloat(DType::BF16, got.data() + 2 * i), toFloat(DType::BF16, w));
+        ++failures;
+        break;
+      }
+    }
+    if (r == 0) std::printf("%s %s: full/empty packet words after calls of other sizes\n", failures ? "FAIL" : "PASS", name(c));
+  }
+  return failures;
+}
+
 /// Checked mode: only rank 0 calls, so its waits can never be satisfied;
 /// the kernel must end and report a timeout instead of hanging, and the
 /// communicator must then refuse further collectives (its epochs no longer
@@ -576,6 +643,12 @@ int main(int argc, char** argv) {
         if (!ok) R.fail();
       }
       graphCase(R, comm);
+      if (const int f = staleWordsCase(R, comm)) {
+        failed += f;
+        R.fail();
+      } else {
+        ++passed;
+      }
       {
         char b[200];
         std::snprintf(b, sizeof b, "direct program used by captured calls: %zu registrations, %zu peer buffers mapped",

@@ -60,8 +60,9 @@ void verifyFresh(const Communicator &c) {
          "rank %d: signals/packets not zero at creation", c.rank());
   DeviceState st;
   CUDA_OK(cudaMemcpy(&st, dc.state, sizeof st, cudaMemcpyDeviceToHost));
-  EXPECT(st.epoch == 1 && st.finishCounter == 0 && st.error.failed == 0,
-         "rank %d: state epoch %llu", c.rank(), (unsigned long long)st.epoch);
+  EXPECT(std::all_of(st.epochs, st.epochs + kMaxEpochSlots, [](uint64_t e) { return e == 1; }) &&
+             st.error.failed == 0,
+         "rank %d: state epoch %llu", c.rank(), (unsigned long long)st.epochs[0]);
 }
 
 /// Rank r writes a pattern into the end of staging half 1 (and the start of

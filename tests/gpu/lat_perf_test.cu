@@ -35,7 +35,7 @@ namespace {
     static constexpr sn::WorldConsts world[kMaxRanks + 1] = {                                        \
         {}, {}, {.latencyMaxBytes = MAXB, .latencyCtas = CTAS, .latencyThreads = THREADS,               \
                  .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,                      \
-                 .chunkBytes = 2u << 20, .push = false, .latencyWordsPerThread = WPT}};                    \
+                 .chunkBytes = 2u << 20, .push = false, .latencySlotsPerThread = WPT}};                    \
   };
 constexpr std::size_t kAll = std::size_t(8) << 20;  // latency program for every size swept
 LAT_POLICY(L16_fixed_nopdl, kAll, 16, 512, -1, false)  // the configuration before E5

@@ -22,7 +22,7 @@ const char *toString(Arch);                 ///< "sm_80", ...
 /// choice) or push (producers write into peers' staging).
 enum class Transfer { Pull, Push };
 
-/// Latency program (paper §3.2, "Specializing for latency"): 16-byte packets.
+/// Latency program (paper §3.2, "Specializing for latency"): full/empty packet groups.
 struct LatencyPolicy {
   uint64_t maxBytes = 0;   ///< crossover: messages up to this many bytes take the latency program
   int ctas = 0;            ///< CTAs of the latency kernel

@@ -41,7 +41,7 @@ TEST_CASE("allReduce text shows Algorithm 1's three roles and the crossover", "[
   CHECK(t.find("wait.acquire CONSUMED[part(prev)][slot(seq(k,c))] >= sig(e,round(prev)) if prev(slot) exists") !=
         std::string::npos);
   CHECK(t.find("program latency") != std::string::npos);
-  CHECK(t.find("packet.put PK_k[r] <- X_r flag f(e) for k in others(r)") != std::string::npos);
+  CHECK(t.find("packet.put PK_k[r] <- X_r (full) for k in others(r)") != std::string::npos);
 }
 
 TEST_CASE("rooted collectives get DONE acks; others do not", "[derive]") {

@@ -49,13 +49,12 @@ inline constexpr int kMaxEngineChunks = 64;
 
 /// Device-local state of one rank: never touched by peers.
 struct DeviceState {
-  uint64_t epoch;            ///< mirror of epochs[0] (calls completed + 1), written by CTA 0 at the end of a call; for host readers
-  uint32_t finishCounter;    ///< unused since per-CTA epochs (stays 0)
-  uint32_t pad;
   WaitError error;           ///< checked mode
   uint32_t counters[4096];   ///< last-arriver counters, indexed by the collective's role/slot
-  /// Per-CTA epochs, all equal between calls (initialised to 1): CTA i of a
-  /// call reads epochs[i]; at its end it writes e+1 to every slot j = i (mod gridDim).
+  /// Per-CTA epochs, all equal between calls (initialised to 1; epochs[0] =
+  /// calls completed + 1, for host readers after a synchronization): CTA i
+  /// of a call reads epochs[i]; at its end it writes e+1 to every slot j = i
+  /// (mod gridDim).
   uint64_t epochs[kMaxEpochSlots];
 };
 

@@ -90,6 +90,21 @@ __device__ __forceinline__ void stVolatile16(void* p, uint4 v) {
                :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
 
+/// st.volatile.global.v2.u64: one 16-byte store of two 8-byte elements,
+/// performed as issued. Each element is single-copy atomic (PTX memory
+/// model: a vector access is a set of scalar accesses of its element size),
+/// so a reader sees each 8-byte word either whole-old or whole-new; nothing
+/// is promised across the two (packet groups, packet_group.cuh).
+__device__ __forceinline__ void stVolatile2x64(void* p, uint64_t lo, uint64_t hi) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" :: "l"(p), "l"(lo), "l"(hi) : "memory");
+}
+
+/// ld.volatile.global.v2.u64: the load matching stVolatile2x64 (each 8-byte
+/// element single-copy atomic; never served from a stale cache line).
+__device__ __forceinline__ void ldVolatile2x64(const void* p, uint64_t& lo, uint64_t& hi) {
+  asm volatile("ld.volatile.global.v2.u64 {%0,%1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(p) : "memory");
+}
+
 // ---------------------------------------------------------------------------
 // Synchronization at system scope (across GPUs) and gpu scope.
 // ---------------------------------------------------------------------------

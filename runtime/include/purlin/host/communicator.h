@@ -33,7 +33,7 @@ struct CommOptions {
 /// Creation is collective: every rank of `bootstrap` constructs its
 /// Communicator (in its own thread or process) with its own CUDA device. On
 /// return every peer's workspace is mapped here and zeroed (signals, packets,
-/// state; state->epoch = 1). Destruction is local (no collective), but a rank
+/// state; every epoch slot = 1). Destruction is local (no collective), but a rank
 /// must not destroy its communicator while peers may still access its
 /// workspace (synchronize kernels first, e.g. with a bootstrap barrier).
 /// Calls on one communicator must be ordered on one stream (like NCCL).

@@ -305,7 +305,8 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = pdl ? 1 : 0;
-    cudaError_t err = cudaLaunchKernelEx(&cfg, latencyKernel<K, E, Op>, dc, pl, in, out);
+    cudaError_t err = pl.words8 ? cudaLaunchKernelEx(&cfg, latencyKernel<K, E, Op, true>, dc, pl, in, out)
+                                : cudaLaunchKernelEx(&cfg, latencyKernel<K, E, Op, false>, dc, pl, in, out);
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: latency kernel launch (" +

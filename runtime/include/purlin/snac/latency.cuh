@@ -1,18 +1,20 @@
 /// @file latency.cuh
 /// @brief The latency program (paper §3.2, docs/snac-protocol.md "Latency
 /// program"): one kernel of plan.latencyCtas x plan.latencyThreads (sized by
-/// the payload, latencyShape). Push: every 8 payload bytes travel with the
-/// call's flag in one 16-byte packet store into the receiver's packet half
-/// (e & 1), region src = this rank. Poll: the receiver spins until both flags
-/// match, then copies or reduces in ascending rank order (its own
-/// contribution from its input).
+/// the payload, latencyShape). Push: every 504 payload bytes travel in one
+/// full/empty packet group of 512 bytes (packet_group.cuh), one 16-byte slot
+/// per lane of a warp, into the receiver's packet half (e & 1), region src =
+/// this rank. Poll: the receiver's warp spins until every slot of the group
+/// is full, empties it, and copies or reduces in ascending rank order (its
+/// own contribution from its input).
 ///
-/// Thread t handles words w = t + i*T (T = threads of the grid) in batches
-/// of kLatencyBatch: it loads all of a batch's input words at once, pushes
-/// them, writes its own contribution (copy collectives) or keeps it in
-/// registers (reductions) while the packets travel, then polls all of the
-/// batch's packets together. A thread reads every input word it will
-/// overwrite before writing it, so NCCL's in-place forms are safe.
+/// Warp w of the grid handles groups g = w + i*Wg (Wg = warps of the grid);
+/// lane l of group g carries payload words 63g + 2l and 63g + 2l + 1 (lane
+/// 31: only the first; its second word is the collector). A lane loads the
+/// input words it will send, pushes them, writes its own contribution (copy
+/// collectives) or keeps it in registers (reductions) while the packets
+/// travel, then polls. A lane reads every input word it will overwrite before
+/// writing it, so NCCL's in-place forms are safe.
 #pragma once
 
 #include <cstddef>
@@ -21,119 +23,164 @@
 #include "purlin/device_comm.h"
 #include "purlin/snac/elementwise.cuh"
 #include "purlin/snac/epoch.cuh"
+#include "purlin/snac/packet_group.cuh"
 #include "purlin/snac/plan.h"
 #include "purlin/snac/primitives.cuh"
 
 namespace purlin::snac {
 
-/// Words a thread of the latency program keeps in flight at once. Measured
-/// on 2xH200 (bench/NOTES.md E5): 4 cost ~0.3 us at 1-64 KiB (126 registers
-/// instead of ~50) and gained nothing above, where more threads win; so 1.
-inline constexpr int kLatencyBatch = 1;
-
 namespace latency_detail {
 
-/// Number of 8-byte words (packets) of `len` bytes.
+/// Number of 8-byte payload words of `len` bytes.
 __device__ __forceinline__ std::size_t words(std::size_t len) { return (len + 7) / 8; }
 __device__ __forceinline__ std::size_t wordBytes(std::size_t len, std::size_t w) {
   std::size_t left = len - 8 * w;
   return left < 8 ? left : 8;
 }
 
-/// One thread's batch: words base + k*T for k < kLatencyBatch, those < W.
-struct Batch {
-  std::size_t base, T, W;
-  __device__ __forceinline__ std::size_t word(int k) const { return base + std::size_t(k) * T; }
-  __device__ __forceinline__ bool has(int k) const { return word(k) < W; }
+/// The payload words lane `lane` carries in group `g` of a `len`-byte range:
+/// j0 = 63g + 2*lane and j0 + 1 (not for lane 31), those below W = words(len).
+struct LaneWords {
+  std::size_t j0;
+  bool has0, has1;
+  __device__ __forceinline__ LaneWords(std::size_t g, int lane, std::size_t W)
+      : j0(g * kGroupPayloadWords + 2 * std::size_t(lane)), has0(j0 < W), has1(lane < 31 && j0 + 1 < W) {}
 };
 
-/// Loads the batch's words of the `len`-byte range at `src`.
-__device__ __forceinline__ void loadBatch(const Batch& b, const std::byte* src, std::size_t len,
-                                          uint64_t (&v)[kLatencyBatch]) {
-#pragma unroll
-  for (int k = 0; k < kLatencyBatch; ++k)
-    if (b.has(k)) v[k] = loadWord(src + 8 * b.word(k), wordBytes(len, b.word(k)));
-}
-
-/// Stores the batch's words into the `len`-byte range at `dst`.
-__device__ __forceinline__ void storeBatch(const Batch& b, std::byte* dst, std::size_t len,
-                                           const uint64_t (&v)[kLatencyBatch]) {
-#pragma unroll
-  for (int k = 0; k < kLatencyBatch; ++k)
-    if (b.has(k)) storeWord(dst + 8 * b.word(k), v[k], wordBytes(len, b.word(k)));
-}
-
-/// Pushes the batch's words as packets with `flag` into region `dst`.
-__device__ __forceinline__ void putBatch(const Batch& b, Packet* dst, uint32_t flag, const uint64_t (&v)[kLatencyBatch]) {
-#pragma unroll
-  for (int k = 0; k < kLatencyBatch; ++k)
-    if (b.has(k)) packetPut(dst + b.word(k), v[k], flag);
-}
-
-/// Polls the batch's packets of region `src` (source rank `p`): every round
-/// issues the loads of all still-missing packets before checking any, so the
-/// batch costs one round trip. Returns false if the wait gave up (checked mode).
-__device__ __forceinline__ bool pollBatch(const DeviceComm& dc, const Plan& pl, const Batch& b, const Packet* src, int p,
-                                          uint32_t flag, uint64_t (&v)[kLatencyBatch]) {
-  unsigned pending = 0;
-#pragma unroll
-  for (int k = 0; k < kLatencyBatch; ++k)
-    if (b.has(k)) pending |= 1u << k;
-  SpinBound bound;
-  while (pending) {
-    uint4 x[kLatencyBatch];
-#pragma unroll
-    for (int k = 0; k < kLatencyBatch; ++k)
-      if (pending & (1u << k)) x[k] = arch::ldVolatile16(src + b.word(k));
-    // Only compile-time indices into x (a runtime index would put it in local memory).
-    std::size_t missWord = 0;
-    uint64_t missSeen = 0;
-#pragma unroll
-    for (int k = kLatencyBatch - 1; k >= 0; --k)
-      if (pending & (1u << k)) {
-        if (x[k].y == flag && x[k].w == flag) {
-          v[k] = uint64_t(x[k].x) | (uint64_t(x[k].z) << 32);
-          pending &= ~(1u << k);
-        } else {
-          missWord = b.word(k);
-          missSeen = uint64_t(x[k].y) | (uint64_t(x[k].w) << 32);
-        }
-      }
-    if (pending && !bound.step(dc, WaitKind::Packet, uint32_t(std::size_t(p) * pl.packetRegion + missWord), flag, missSeen))
-      return false;
+/// Loads the lane's words of the `len`-byte range at `src` (absent ones 0).
+/// W8 (Plan::words8): whole aligned words, one plain load each; otherwise
+/// element-aligned with a short tail (elementwise.cuh). The generic path is
+/// a separate instantiation so that the fast one stays short (measured:
+/// the generic code in line cost ~0.2 us per call at 1 KiB, E11).
+template <bool W8>
+__device__ __forceinline__ void loadLane(const LaneWords& x, const std::byte* src, std::size_t len, uint64_t& a,
+                                         uint64_t& b) {
+  if constexpr (W8) {
+    const auto* p = reinterpret_cast<const uint64_t*>(src);
+    a = x.has0 ? p[x.j0] : 0;
+    b = x.has1 ? p[x.j0 + 1] : 0;
+  } else {
+    a = x.has0 ? loadWord(src + 8 * x.j0, wordBytes(len, x.j0)) : 0;
+    b = x.has1 ? loadWord(src + 8 * (x.j0 + 1), wordBytes(len, x.j0 + 1)) : 0;
   }
+}
+
+/// Stores the lane's words into the `len`-byte range at `dst`.
+template <bool W8>
+__device__ __forceinline__ void storeLane(const LaneWords& x, std::byte* dst, std::size_t len, uint64_t a, uint64_t b) {
+  if constexpr (W8) {
+    auto* p = reinterpret_cast<uint64_t*>(dst);
+    if (x.has0) p[x.j0] = a;
+    if (x.has1) p[x.j0 + 1] = b;
+  } else {
+    if (x.has0) storeWord(dst + 8 * x.j0, a, wordBytes(len, x.j0));
+    if (x.has1) storeWord(dst + 8 * (x.j0 + 1), b, wordBytes(len, x.j0 + 1));
+  }
+}
+
+/// The lane's slot of group `g` in a packet region.
+__device__ __forceinline__ Packet* laneSlot(Packet* region, std::size_t g, int lane) {
+  return region + g * kGroupSlots + std::size_t(lane);
+}
+
+/// The peers and packet regions of one call, in half 0 (half h is
+/// `halfPackets * h` further), for i = 1..n-1: to[i-1] = (r+i)%n, the push
+/// order, send[i-1] = this rank's region in rank to[i-1]'s packets;
+/// from[i-1] = (r+n-i)%n, the poll order of copies, recv[i-1] = rank
+/// from[i-1]'s region in this rank's packets; recvFrom[p] = rank p's region
+/// (reductions poll in rank order); tx[i-1] = txOff[to[i-1]], rx[i-1] =
+/// rxOff[from[i-1]], ownTx / ownRx = this rank's, len = the bytes each
+/// source sends in collective K (its whole input for the one-shot
+/// AllReduce). They depend on the
+/// kernel's parameters only, so ctaRegions computes them before the grid
+/// dependency wait: their constant-bank loads (indexed by rank: each a miss)
+/// and the modulo arithmetic then overlap the previous call (~0.2 us at
+/// 1 KiB in place, E11).
+struct Regions {
+  Packet* send[kMaxRanks - 1];
+  Packet* recv[kMaxRanks - 1];
+  Packet* recvFrom[kMaxRanks];
+  std::size_t tx[kMaxRanks - 1], rx[kMaxRanks - 1], ownTx, ownRx, len;
+  int to[kMaxRanks - 1], from[kMaxRanks - 1];
+  std::size_t halfPackets;
+};
+
+/// CTA-collective: fills `rg` (shared memory) for this rank and collective
+/// K; call before gridDependencyWait (reads kernel parameters only). Needs
+/// blockDim.x >= n.
+template <CollKind K>
+__device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl, Regions& rg) {
+  const int r = pl.rank, n = pl.n, t = int(threadIdx.x);
+  if (t < n) rg.recvFrom[t] = packetRegion(dc, r, 0, t, pl.packetRegion);
+  if (t >= 1 && t < n) {
+    const int q = (r + t) % n, p = (r + n - t) % n;
+    rg.to[t - 1] = q;
+    rg.from[t - 1] = p;
+    rg.send[t - 1] = packetRegion(dc, q, 0, r, pl.packetRegion);
+    rg.recv[t - 1] = packetRegion(dc, r, 0, p, pl.packetRegion);
+    rg.tx[t - 1] = pl.txOff[q];
+    rg.rx[t - 1] = pl.rxOff[p];
+  }
+  if (t == 0) {
+    rg.halfPackets = dc.packetHalfBytes / sizeof(Packet);
+    rg.ownTx = pl.txOff[r];
+    rg.ownRx = pl.rxOff[r];
+    rg.len = K == CollKind::AllReduce       ? pl.txOff[n - 1] + pl.txLen[n - 1]
+             : K == CollKind::ReduceScatter ? pl.txLen[r]
+                                            : pl.txLen[0];  // the same for every (source, destination) pair
+  }
+  __syncthreads();
+}
+
+/// Warp-collective: polls the lane's slot of group `g` of region `src`
+/// (source rank `p`) until every slot of the group is full, empties it and
+/// returns the lane's payload words. False in every lane if a checked wait
+/// gave up.
+__device__ __forceinline__ bool pollLane(const DeviceComm& dc, const Plan& pl, Packet* src, int p, std::size_t g,
+                                         int lane, uint64_t& a, uint64_t& b) {
+  Packet* slot = laneSlot(src, g, lane);
+  SlotWords w;
+  if (!warpPollSlot(dc, slot, uint32_t(std::size_t(p) * pl.packetRegion + g * kGroupSlots + std::size_t(lane)), w))
+    return false;
+  groupUnpack(w, lane, a, b);
   return true;
 }
 
 /// AllGather / AllToAll: push this rank's words to every peer, write the own
 /// contribution, then copy every peer's words into output range rx[p].
-template <CollKind K>
-__device__ bool copyProgram(const DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out, int half,
-                            uint32_t flag, std::size_t t, std::size_t T) {
-  const int r = pl.rank, n = pl.n;
-  const std::size_t len = pl.txLen[0];  // the same for every (source, destination) pair
-  const std::size_t W = words(len);
-  const std::byte* own = in + (K == CollKind::AllGather ? 0 : pl.txOff[r]);
-  std::byte* ownDst = out + pl.rxOff[r];
-  for (std::size_t base = t; base < W; base += T * kLatencyBatch) {
-    const Batch b{base, T, W};
-    uint64_t v[kLatencyBatch];
+/// Loops over peers are not unrolled (here and in reduceProgram): n is
+/// known only at run time, and unrolled copies put the common path behind
+/// jumps through kilobytes of code (E11).
+template <CollKind K, bool W8>
+__device__ bool copyProgram(const DeviceComm& dc, const Plan& pl, const Regions& rg, const std::byte* in,
+                            std::byte* out, int half, std::size_t warp, std::size_t warps) {
+  const int n = pl.n, lane = laneId();
+  const std::size_t len = rg.len;
+  const std::size_t W = words(len), G = packetGroups(len), h = std::size_t(half) * rg.halfPackets;
+  const std::byte* own = in + (K == CollKind::AllGather ? 0 : rg.ownTx);
+  std::byte* ownDst = out + rg.ownRx;
+  for (std::size_t g = warp; g < G; g += warps) {
+    const LaneWords x(g, lane, W);
+    uint64_t a, b;
     if constexpr (K == CollKind::AllGather) {
-      loadBatch(b, in, len, v);
-      for (int i = 1; i < n; ++i) putBatch(b, packetRegion(dc, (r + i) % n, half, r, pl.packetRegion), flag, v);
+      loadLane<W8>(x, in, len, a, b);
+      const SlotWords s = groupPack(a, b, lane);
+#pragma unroll 1
+      for (int i = 1; i < n; ++i) slotPut(laneSlot(rg.send[i - 1] + h, g, lane), s);
     } else {
+#pragma unroll 1
       for (int i = 1; i < n; ++i) {
-        const int q = (r + i) % n;
-        loadBatch(b, in + pl.txOff[q], len, v);
-        putBatch(b, packetRegion(dc, q, half, r, pl.packetRegion), flag, v);
+        loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
+        slotPut(laneSlot(rg.send[i - 1] + h, g, lane), groupPack(a, b, lane));
       }
-      loadBatch(b, own, len, v);
+      loadLane<W8>(x, own, len, a, b);
     }
-    if (own != ownDst) storeBatch(b, ownDst, len, v);  // skipped when in place
+    if (own != ownDst) storeLane<W8>(x, ownDst, len, a, b);  // skipped when in place
+#pragma unroll 1
     for (int i = 1; i < n; ++i) {
-      const int p = (r + n - i) % n;
-      if (!pollBatch(dc, pl, b, packetRegion(dc, r, half, p, pl.packetRegion), p, flag, v)) return false;
-      storeBatch(b, out + pl.rxOff[p], len, v);
+      const int p = rg.from[i - 1];
+      if (!pollLane(dc, pl, rg.recv[i - 1] + h, p, g, lane, a, b)) return false;
+      storeLane<W8>(x, out + rg.rx[i - 1], len, a, b);
     }
   }
   return true;
@@ -142,71 +189,86 @@ __device__ bool copyProgram(const DeviceComm& dc, const Plan& pl, const std::byt
 /// ReduceScatter / one-shot AllReduce: push the words each peer reduces,
 /// then accumulate this rank's result over ranks 0..n-1 in order (own
 /// contribution kept in registers from the input).
-template <CollKind K, class E, RedOp Op>
-__device__ bool reduceProgram(const DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out, int half,
-                              uint32_t flag, std::size_t t, std::size_t T) {
-  const int r = pl.rank, n = pl.n;
-  const std::size_t len = K == CollKind::AllReduce ? pl.txOff[n - 1] + pl.txLen[n - 1] : pl.txLen[r];
-  const std::size_t W = words(len);
-  const std::byte* own = in + (K == CollKind::AllReduce ? 0 : pl.txOff[r]);
-  for (std::size_t base = t; base < W; base += T * kLatencyBatch) {
-    const Batch b{base, T, W};
-    uint64_t mine[kLatencyBatch], v[kLatencyBatch];
+template <CollKind K, class E, RedOp Op, bool W8>
+__device__ bool reduceProgram(const DeviceComm& dc, const Plan& pl, const Regions& rg, const std::byte* in,
+                              std::byte* out, int half, std::size_t warp, std::size_t warps) {
+  const int r = pl.rank, n = pl.n, lane = laneId();
+  const std::size_t len = rg.len;
+  const std::size_t W = words(len), G = packetGroups(len), h = std::size_t(half) * rg.halfPackets;
+  const std::byte* own = in + (K == CollKind::AllReduce ? 0 : rg.ownTx);
+  for (std::size_t g = warp; g < G; g += warps) {
+    const LaneWords x(g, lane, W);
+    uint64_t mineA, mineB, a, b;
     if constexpr (K == CollKind::AllReduce) {
-      loadBatch(b, in, len, mine);
-      for (int i = 1; i < n; ++i) putBatch(b, packetRegion(dc, (r + i) % n, half, r, pl.packetRegion), flag, mine);
+      loadLane<W8>(x, in, len, mineA, mineB);
+      const SlotWords s = groupPack(mineA, mineB, lane);
+#pragma unroll 1
+      for (int i = 1; i < n; ++i) slotPut(laneSlot(rg.send[i - 1] + h, g, lane), s);
     } else {
+#pragma unroll 1
       for (int i = 1; i < n; ++i) {
-        const int q = (r + i) % n;
-        loadBatch(b, in + pl.txOff[q], len, v);
-        putBatch(b, packetRegion(dc, q, half, r, pl.packetRegion), flag, v);
+        loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
+        slotPut(laneSlot(rg.send[i - 1] + h, g, lane), groupPack(a, b, lane));
       }
-      loadBatch(b, own, len, mine);
+      loadLane<W8>(x, own, len, mineA, mineB);
     }
-    WordAcc<E, Op> acc[kLatencyBatch];
+    WordAcc<E, Op> accA, accB;
+#pragma unroll 1
     for (int p = 0; p < n; ++p) {
       if (p == r) {
-#pragma unroll
-        for (int k = 0; k < kLatencyBatch; ++k) v[k] = mine[k];
-      } else if (!pollBatch(dc, pl, b, packetRegion(dc, r, half, p, pl.packetRegion), p, flag, v)) {
+        a = mineA;
+        b = mineB;
+      } else if (!pollLane(dc, pl, rg.recvFrom[p] + h, p, g, lane, a, b)) {
         return false;
       }
-#pragma unroll
-      for (int k = 0; k < kLatencyBatch; ++k)
-        if (b.has(k)) {
-          if (p == 0) acc[k].first(v[k]);
-          else acc[k].next(v[k]);
-        }
+      if (p == 0) {
+        accA.first(a);
+        accB.first(b);
+      } else {
+        accA.next(a);
+        accB.next(b);
+      }
     }
-#pragma unroll
-    for (int k = 0; k < kLatencyBatch; ++k) v[k] = acc[k].result();
-    storeBatch(b, out, len, v);
+    storeLane<W8>(x, out, len, accA.result(), accB.result());
   }
   return true;
+}
+
+/// The program of collective K on this call's words.
+template <CollKind K, class E, RedOp Op, bool W8>
+__device__ __forceinline__ void program(const DeviceComm& dc, const Plan& pl, const Regions& rg, const std::byte* in,
+                                        std::byte* out, int half, std::size_t warp, std::size_t warps) {
+  if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll)
+    copyProgram<K, W8>(dc, pl, rg, in, out, half, warp, warps);
+  else
+    reduceProgram<K, E, Op, W8>(dc, pl, rg, in, out, half, warp, warps);
 }
 
 } // namespace latency_detail
 
 /// The latency kernel of collective K (E, Op matter for reductions only).
+/// W8 = Plan::words8: the whole-word instantiation is launched when the
+/// call's buffers allow it, the element-granular one otherwise; one kernel
+/// per case keeps the launched code short and straight (a run-time branch
+/// between the two left the fast path ~0.1-0.3 us slower at 1 KiB, E11).
 /// Launch: grid = plan.latencyCtas, block = plan.latencyThreads (both sized
-/// by makePlan from the payload, latencyShape in plan_impl.h), no dynamic
-/// shared memory.
+/// by makePlan from the payload, latencyShape in plan_impl.h; threads a
+/// multiple of 32: every warp is whole), no dynamic shared memory.
 ///
 /// Programmatic dependent launch (sm_90): ctaBeginCall waits for the previous
-/// grid before any memory access; right after it this kernel lets the next
-/// call's grid be scheduled, so its launch overlaps this call.
-template <CollKind K, class E, RedOp Op>
+/// grid before any memory access (only the packet region addresses, from
+/// the parameters, are computed before it); right after it this kernel lets
+/// the next call's grid be scheduled, so its launch overlaps this call.
+template <CollKind K, class E, RedOp Op, bool W8>
 __global__ void latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+  __shared__ latency_detail::Regions rg;
+  latency_detail::ctaRegions<K>(dc, pl, rg);  // parameters only: before the wait
   const uint64_t e = ctaBeginCall(dc);
   gridLaunchDependents();
   const int half = parityHalf(e);
-  const uint32_t flag = packetFlag(e);
-  const std::size_t T = std::size_t(gridDim.x) * blockDim.x;
-  const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll)
-    latency_detail::copyProgram<K>(dc, pl, in, out, half, flag, t, T);
-  else
-    latency_detail::reduceProgram<K, E, Op>(dc, pl, in, out, half, flag, t, T);
+  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
+  const std::size_t warp = std::size_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  latency_detail::program<K, E, Op, W8>(dc, pl, rg, in, out, half, warp, warps);
   ctaEndCall(dc, e);
 }
 

@@ -32,11 +32,12 @@ struct WorldConsts {
   /// chunkBytes)); 0 = kDefaultChunksPerCta. Trailing, so older initializers
   /// that stop at `push` keep compiling.
   int chunksPerCta = 0;
-  /// Latency program launch shape: about this many 8-byte words per thread
-  /// (CTAs and threads grow with the payload up to latencyCtas x
-  /// latencyThreads, see latencyShape); 0 = kLatencyWordsPerThread; < 0 =
-  /// always the full latencyCtas x latencyThreads. Trailing, like chunksPerCta.
-  int latencyWordsPerThread = 0;
+  /// Latency program launch shape: about this many 16-byte packet slots
+  /// (two payload words each) per thread (CTAs and threads grow with the
+  /// payload up to latencyCtas x latencyThreads, see latencyShape); 0 =
+  /// kLatencySlotsPerThread; < 0 = always the full latencyCtas x
+  /// latencyThreads. Trailing, like chunksPerCta.
+  int latencySlotsPerThread = 0;
   /// Push transfer only: independent lanes per CTA of the stage role (1 or
   /// 2; 0 = kDefaultLanes). Each lane is blockDim/lanes threads streaming its own
   /// chunks with its own barrier and 1/lanes of the Atom pipeline stages.
@@ -63,8 +64,9 @@ struct WorldConsts {
   std::size_t directEngineMinBytes = 0;
 };
 
-/// Default words (8-byte packets) per thread of the latency program.
-inline constexpr int kLatencyWordsPerThread = 1;
+/// Default packet slots (16 bytes, two payload words) per thread of the
+/// latency program: a thread polls one slot at a time (bench/NOTES.md E5).
+inline constexpr int kLatencySlotsPerThread = 1;
 /// CTA size of the latency program while it still spreads over more CTAs
 /// (more SMs issue the packet stores and polls; bench/NOTES.md E5).
 inline constexpr int kLatencySpreadThreads = 256;
@@ -147,6 +149,10 @@ struct Plan {
   // Latency program (shape from latencyShape: grows with the payload).
   int latencyCtas = 0, latencyThreads = 0;
   std::size_t packetRegion = 0;  ///< packets per source rank in a packet half
+  /// Input, output and every segment are whole 8-byte words at 8-byte
+  /// aligned addresses: the latency kernel's fast path (plain word loads
+  /// and stores, no tail or alignment cases).
+  bool words8 = false;
   // Direct program (set by planDirect; `latency` is then false).
   bool direct = false;
   bool directEngine = false;  ///< copy-engine form: arrive kernel, memcpys (+ reduce kernel), finish kernel
@@ -165,13 +171,14 @@ struct Plan {
   int threadsPerCta() const { return direct ? directThreads : latency ? latencyThreads : threads; }
 };
 
-/// Launch shape of the latency program for a payload of `words` 8-byte
-/// words per source: threads wanted = ceil(words / words-per-thread); CTAs =
-/// ceil(wanted / kLatencySpreadThreads), at most w.latencyCtas (and
-/// kMaxEpochSlots); threads per CTA = ceil(wanted / CTAs) rounded up to a
-/// warp, at least 64, at most w.latencyThreads (beyond that threads take
-/// more words). A function of (words, policy) only, so identical on every rank.
-void latencyShape(std::size_t words, const WorldConsts& w, int& ctas, int& threads);
+/// Launch shape of the latency program for `slots` 16-byte packet slots
+/// per source (32 per packet group): threads wanted = ceil(slots /
+/// slots-per-thread); CTAs = ceil(wanted / kLatencySpreadThreads), at most
+/// w.latencyCtas (and kMaxEpochSlots); threads per CTA = ceil(wanted / CTAs)
+/// rounded up to a warp, at most w.latencyThreads rounded down
+/// to a warp (at least 32; beyond that warps take more groups). A function
+/// of (slots, policy) only, so identical on every rank.
+void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int& threads);
 
 /// Validates a call and plans it. `stagingCapacity` = usable bytes of one
 /// staging half (min of the policy's and the communicator's),

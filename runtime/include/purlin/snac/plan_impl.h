@@ -115,23 +115,23 @@ inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t s
 
 } // namespace detail
 
-inline void latencyShape(std::size_t words, const WorldConsts& w, int& ctas, int& threads) {
+inline void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int& threads) {
   const std::size_t maxCtas = std::size_t(w.latencyCtas < kMaxEpochSlots ? w.latencyCtas : kMaxEpochSlots);
-  const std::size_t maxThreads = std::size_t(w.latencyThreads);
-  if (w.latencyWordsPerThread < 0) {
+  // Whole warps only (a packet group is one warp's slots).
+  const std::size_t maxThreads = std::size_t(w.latencyThreads > 32 ? w.latencyThreads / 32 * 32 : 32);
+  if (w.latencySlotsPerThread < 0) {
     ctas = int(maxCtas);
     threads = int(maxThreads);
     return;
   }
-  const std::size_t wpt = std::size_t(w.latencyWordsPerThread > 0 ? w.latencyWordsPerThread : kLatencyWordsPerThread);
-  std::size_t want = (words + wpt - 1) / wpt;
+  const std::size_t spt = std::size_t(w.latencySlotsPerThread > 0 ? w.latencySlotsPerThread : kLatencySlotsPerThread);
+  std::size_t want = (slots + spt - 1) / spt;
   if (want < 1) want = 1;
   const std::size_t spread = std::size_t(kLatencySpreadThreads) < maxThreads ? std::size_t(kLatencySpreadThreads) : maxThreads;
   std::size_t c = (want + spread - 1) / spread;
   if (c > maxCtas) c = maxCtas;
   if (c < 1) c = 1;
   std::size_t t = ((want + c - 1) / c + 31) / 32 * 32;
-  if (t < 64) t = 64;
   if (t > maxThreads) t = maxThreads;
   ctas = int(c);
   threads = int(t);
@@ -223,17 +223,20 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
                 "the policy has no settings for world size " + std::to_string(n));
 
   // Dispatch: message bytes against the policy crossover, and the packet
-  // window must hold every source's payload (16-byte packet per 8 bytes).
+  // window must hold every source's payload (a 512-byte packet group per
+  // 504 payload bytes).
   p.packetRegion = packetHalfBytes / sizeof(Packet) / std::size_t(n);
   // (AllReduce's latency program is one-shot: every source sends its whole input.)
   const std::size_t perSource = kind == CollKind::AllReduce ? p.msgBytes : p.maxLen;
-  const std::size_t wordsNeeded = (perSource + 7) / 8;
+  const std::size_t slotsNeeded = packetGroups(perSource) * kGroupSlots;
   p.latency = w.latencyCtas > 0 && w.latencyThreads > 0 && p.msgBytes <= w.latencyMaxBytes &&
-              wordsNeeded <= p.packetRegion;
+              slotsNeeded <= p.packetRegion;
   p.latencyCtas = w.latencyCtas;
   p.latencyThreads = w.latencyThreads;
   if (p.latency) {
-    latencyShape(wordsNeeded, w, p.latencyCtas, p.latencyThreads);
+    latencyShape(slotsNeeded, w, p.latencyCtas, p.latencyThreads);
+    // Every segment starts at a multiple of cE (AllReduce: one segment of cE).
+    p.words8 = (reinterpret_cast<std::uintptr_t>(a.in) | reinterpret_cast<std::uintptr_t>(a.out) | cE) % 8 == 0;
     return Status::Ok;
   }
 

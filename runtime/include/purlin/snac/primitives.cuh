@@ -1,6 +1,6 @@
 /// @file primitives.cuh
 /// @brief SNAC device primitives: notify (release) / wait (acquire) on
-/// signals, 16-byte packet put / poll, last-arriver counters, and checked
+/// signals, the warp poll of packet-group slots, last-arriver counters, and checked
 /// mode (bounded spin-waits that record a WaitError and make every CTA of
 /// the kernel bail out instead of hanging).
 ///
@@ -14,6 +14,7 @@
 
 #include "purlin/arch/common.cuh"
 #include "purlin/device_comm.h"
+#include "purlin/snac/packet_group.cuh"
 #include "purlin/snac/protocol.h"
 
 namespace purlin::snac {
@@ -125,25 +126,27 @@ __device__ __forceinline__ Packet* packetRegion(const DeviceComm& dc, int dst, i
   return base + std::size_t(src) * perSource;
 }
 
-/// Put: one 16-byte store {d0, f, d1, f} of 8 payload bytes with flag f.
-__device__ __forceinline__ void packetPut(Packet* p, uint64_t payload, uint32_t flag) {
-  uint4 v{uint32_t(payload), flag, uint32_t(payload >> 32), flag};
-  arch::stVolatile16(p, v);
-}
-
-/// Poll: spins until both flags of *p equal `flag`; writes the payload.
-/// Returns false if the wait gave up (checked mode). One thread.
-__device__ __forceinline__ bool packetPoll(const DeviceComm& dc, const Packet* p, uint32_t flag,
-                                          uint32_t index, uint64_t& payload) {
+/// Warp-collective poll of one slot per lane (packet groups,
+/// packet_group.cuh): spins until both words of every lane's slot are full,
+/// then empties the lane's own slot (a store after its load of the same
+/// address) and returns the words read. `index` names the slot in a checked
+/// wait's error. Returns false in every lane if a wait gave up (checked mode).
+__device__ __forceinline__ bool warpPollSlot(const DeviceComm& dc, Packet* slot, uint32_t index, SlotWords& w) {
+  // Each lane spins on its own slot; the vote below is where the warp
+  // converges again (every lane's slot full, or some wait gave up).
   SpinBound bound;
+  bool gaveUp = false;
   for (;;) {
-    uint4 v = arch::ldVolatile16(p);
-    if (v.y == flag && v.w == flag) {
-      payload = uint64_t(v.x) | (uint64_t(v.z) << 32);
-      return true;
+    w = slotLoad(slot);
+    if (slotFull(w)) break;
+    if (!bound.step(dc, WaitKind::Packet, index, 3, (w.lo >> 63) | ((w.hi >> 63) << 1))) {
+      gaveUp = true;
+      break;
     }
-    if (!bound.step(dc, WaitKind::Packet, index, flag, uint64_t(v.y) | (uint64_t(v.w) << 32))) return false;
   }
+  if (__any_sync(~0u, gaveUp)) return false;
+  slotClear(slot);
+  return true;
 }
 
 } // namespace purlin::snac

@@ -1,7 +1,7 @@
 /// @file protocol.h
 /// @brief The SNAC protocol's arithmetic (docs/snac-protocol.md), shared by
 /// host planning, device roles and CPU unit tests: signal indices, signal
-/// values from epochs and rounds, packet flags, staging/packet halves by
+/// values from epochs and rounds, packet groups, staging/packet halves by
 /// epoch parity, partitions of uneven counts. Plain C++ (host and device).
 #pragma once
 
@@ -82,10 +82,19 @@ PURLIN_HD uint32_t engineBackIndex(int chunk) { return kEngineBackBase + uint32_
 PURLIN_HD uint64_t signalValue(uint64_t epoch, uint32_t round) {
   return (epoch << 20) + uint64_t(round) + 1;
 }
-/// Flag of the latency program's packets in the call of epoch `e` (e >= 1, so
-/// never 0 until 2^32 calls; a packet half is reused every second call, whose
-/// flag differs).
-PURLIN_HD uint32_t packetFlag(uint64_t epoch) { return uint32_t(epoch); }
+/// Packet groups of the latency program (docs/snac-protocol.md "Latency
+/// program"; device side in packet_group.cuh): a group is 64 8-byte words
+/// (512 bytes, one 16-byte slot per lane of a warp) and carries 63 payload
+/// words (504 bytes). Bit 63 of every word is its full bit; the 64th word
+/// (the collector) carries bit 63 of the 63 payload words.
+inline constexpr std::size_t kGroupSlots = 32;          ///< 16-byte slots (Packets) per group
+inline constexpr std::size_t kGroupPayloadWords = 63;   ///< 8-byte payload words per group
+inline constexpr std::size_t kGroupPayloadBytes = 8 * kGroupPayloadWords;
+inline constexpr uint64_t kFullBit = uint64_t(1) << 63;
+/// Groups that carry `bytes` payload bytes (0 for 0).
+PURLIN_HD std::size_t packetGroups(std::size_t bytes) {
+  return (bytes + kGroupPayloadBytes - 1) / kGroupPayloadBytes;
+}
 /// Half (0 or 1) of the staging and packet regions a call of epoch `e` uses.
 PURLIN_HD int parityHalf(uint64_t epoch) { return int(epoch & 1u); }
 
