@@ -24,6 +24,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "micro_check.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -34,15 +36,7 @@
 
 #include "purlin/arch/common.cuh"
 
-#define CK(call)                                                                                        \
-  do {                                                                                                  \
-    cudaError_t e_ = (call);                                                                            \
-    if (e_ != cudaSuccess) {                                                                            \
-      std::fprintf(stderr, "ce_reduce_micro: %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, \
-                   #call);                                                                              \
-      std::exit(2);                                                                                     \
-    }                                                                                                   \
-  } while (0)
+#define CK(call) MICRO_CUDA_CHECK("ce_reduce_micro", call)
 #define CU(call)                                                                                       \
   do {                                                                                                 \
     CUresult r_ = (call);                                                                              \
@@ -185,7 +179,7 @@ void loadDriver() {
 struct Rank {
   int dev;
   cudaStream_t s, t;
-  cudaEvent_t fork, join, t0, t1;
+  cudaEvent_t fork, join;
   Flags* flags;
   __nv_bfloat16 *in, *out;
 };
@@ -273,8 +267,6 @@ int main(int argc, char** argv) {
     CK(cudaStreamCreateWithFlags(&R[r].t, cudaStreamNonBlocking));
     CK(cudaEventCreateWithFlags(&R[r].fork, cudaEventDisableTiming));
     CK(cudaEventCreateWithFlags(&R[r].join, cudaEventDisableTiming));
-    CK(cudaEventCreate(&R[r].t0));
-    CK(cudaEventCreate(&R[r].t1));
     CK(cudaMalloc(&R[r].flags, sizeof(Flags)));
     CK(cudaMemset(R[r].flags, 0, sizeof(Flags)));
     CK(cudaMalloc(&R[r].in, maxBytes));
@@ -308,20 +300,7 @@ int main(int argc, char** argv) {
       CK(cudaGraphInstantiate(&ge[r], g, 0));
       CK(cudaGraphDestroy(g));
     }
-    for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaGraphLaunch(ge[r], R[r].s)); }  // warm-up
-    for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaStreamSynchronize(R[r].s)); }
-    for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaEventRecord(R[r].t0, R[r].s)); }
-    for (int rep = 0; rep < 4; ++rep)
-      for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaGraphLaunch(ge[r], R[r].s)); }
-    for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaEventRecord(R[r].t1, R[r].s)); }
-    float ms = 0;
-    for (int r = 0; r < 2; ++r) {
-      CK(cudaSetDevice(r));
-      CK(cudaEventSynchronize(R[r].t1));
-      float m = 0;
-      CK(cudaEventElapsedTime(&m, R[r].t0, R[r].t1));
-      ms = std::max(ms, m);
-    }
+    const float ms = replayOnTwoGpus(ge, {R[0].s, R[1].s}, 4, "ce_reduce_micro");
     const double us = ms * 1000.0 / (4.0 * calls);
     const bool ok = check(R, c.ar, bytes);
     allOk = allOk && ok;

@@ -27,6 +27,8 @@
 /// equals the sender's input (inputs have bit 63 set in many words).
 #include <cuda_runtime.h>
 
+#include "micro_check.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -41,15 +43,7 @@
 #include "purlin/snac/packet_group.cuh"
 #include "purlin/snac/plan.h"
 
-#define CK(call)                                                                                          \
-  do {                                                                                                    \
-    cudaError_t e_ = (call);                                                                              \
-    if (e_ != cudaSuccess) {                                                                              \
-      std::fprintf(stderr, "lat_floor_micro: %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, \
-                   #call);                                                                                \
-      std::exit(2);                                                                                       \
-    }                                                                                                     \
-  } while (0)
+#define CK(call) MICRO_CUDA_CHECK("lat_floor_micro", call)
 
 namespace {
 
@@ -316,7 +310,6 @@ void shape(std::size_t items, int& ctas, int& threads) {
 struct Rank {
   purlin::DeviceState* state;
   cudaStream_t s;
-  cudaEvent_t t0, t1;
   uint64_t* epochs;
   std::byte *packets, *in, *out;
   int* err;
@@ -347,8 +340,6 @@ int main(int argc, char** argv) {
     CK(cudaSetDevice(r));
     CK(cudaDeviceEnablePeerAccess(1 - r, 0));
     CK(cudaStreamCreateWithFlags(&R[r].s, cudaStreamNonBlocking));
-    CK(cudaEventCreate(&R[r].t0));
-    CK(cudaEventCreate(&R[r].t1));
     CK(cudaMalloc(&R[r].epochs, 128 * sizeof(uint64_t)));
     CK(cudaMalloc(&R[r].packets, 2 * kHalfBytes));
     CK(cudaMalloc(&R[r].in, maxBytes));
@@ -476,21 +467,8 @@ int main(int argc, char** argv) {
       CK(cudaGraphInstantiate(&ge[r], g, 0));
       CK(cudaGraphDestroy(g));
     }
-    for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaGraphLaunch(ge[r], R[r].s)); }
-    for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaStreamSynchronize(R[r].s)); }
-    for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaEventRecord(R[r].t0, R[r].s)); }
-    for (int rep = 0; rep < reps; ++rep)
-      for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaGraphLaunch(ge[r], R[r].s)); }
-    for (int r = 0; r < 2; ++r) { CK(cudaSetDevice(r)); CK(cudaEventRecord(R[r].t1, R[r].s)); }
-    float ms = 0;
-    for (int r = 0; r < 2; ++r) {
-      CK(cudaSetDevice(r));
-      CK(cudaEventSynchronize(R[r].t1));
-      float m = 0;
-      CK(cudaEventElapsedTime(&m, R[r].t0, R[r].t1));
-      ms = std::max(ms, m);
-      CK(cudaGraphExecDestroy(ge[r]));
-    }
+    const float ms = replayOnTwoGpus(ge, {R[0].s, R[1].s}, reps, "lat_floor_micro");
+    for (int r = 0; r < 2; ++r) CK(cudaGraphExecDestroy(ge[r]));
     std::string check = "-";
     if (row.k == Kind::Flag16 || row.k >= Kind::Group) {
       bool ok = true;

@@ -12,6 +12,8 @@
 
 #include <cuda_runtime.h>
 
+#include "micro_check.h"
+
 #include "purlin/atom/atom.cuh"
 
 namespace micro {
@@ -19,15 +21,7 @@ namespace micro {
 namespace pa = purlin::atom;
 
 /// Aborts the benchmark with a message (a benchmark has nothing to recover).
-#define MICRO_CK(call)                                                                         \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "atom_micro: CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), \
-                   __FILE__, __LINE__, #call);                                                 \
-      std::exit(2);                                                                            \
-    }                                                                                          \
-  } while (0)
+#define MICRO_CK(call) MICRO_CUDA_CHECK("atom_micro", call)
 
 /// Stage bytes of every pipelined configuration measured (the paper's H200 value).
 inline constexpr int kStageBytes = 16384;
