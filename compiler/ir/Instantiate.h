@@ -86,7 +86,7 @@ struct COp {
   uint32_t round = 0;       ///< value = sig(e, round)
   int counter = 0, arrivals = 0;
   bool last = false;
-  bool emptyFlow = false;   ///< put/poll of a zero-byte flow: CTA 0 still moves one flag-only packet
+  bool emptyFlow = false;   ///< put/poll of a zero-byte flow: CTA 0 still moves one full marker word
   bool perCta = false;      ///< from a perCta loop: only this CTA runs this iteration (whole chunks)
   int lastCounter = -1;     ///< last ops: the counter whose last arriver runs them
   // Static facts for the verifier: which slot use a Notify/Wait/read is about.

@@ -199,12 +199,13 @@ private:
       return it != mem_[t.rank].signals.end() && it->second.value >= sigValue(e, op.round);
     }
     if (op.kind == OpKind::PacketPoll) {
-      // Ready once every word of the slice is full (or was already emptied
-      // by a poll of this call: a word two slices share).
+      // Ready once every word of the slice is full, as in the runtime (a
+      // word polled twice in one call would wait forever there, so it does
+      // here too: slices are 16-byte aligned, no two share a word).
       const RankMem &rm = mem_[op.srcs[0].owner];
       const int h = int(e & 1);
       bool ok = true;
-      forPacketWords(op, op.srcs[0], [&](uint64_t w) { ok = ok && (rm.full[h][w] != 0 || rm.emptied[h][w] == e); });
+      forPacketWords(op, op.srcs[0], [&](uint64_t w) { ok = ok && rm.full[h][w] != 0; });
       return ok;
     }
     return true;
@@ -292,11 +293,12 @@ private:
       std::memcpy(rm.out[t.call].data() + m.off, data.data(), m.len);
       return true;
     case Buf::PK: {
-      // A put over a word still full from an earlier call would destroy
-      // payload its reader has not polled yet.
+      // A put over a word still full (from an earlier call, or put twice in
+      // this one) destroys payload its reader has not polled yet, or leaves
+      // a full word behind once the reader has emptied the first.
       bool ok = true;
       forPacketWords(op, m, [&](uint64_t w) {
-        if (ok && rm.full[h][w] != 0 && rm.full[h][w] != e) {
+        if (ok && rm.full[h][w] != 0) {
           res.report.add("race", where(t, op) + ": puts packet word " + std::to_string(w) +
                                      " still full with call " + std::to_string(rm.full[h][w]) +
                                      "'s payload (not yet polled)",
@@ -449,7 +451,6 @@ private:
       const int h = int(e & 1);
       bool ok = true;
       forPacketWords(op, m, [&](uint64_t w) {
-        if (pm.full[h][w] == 0) return;  // emptied earlier in this call (ready())
         if (ok && pm.full[h][w] != e) {
           res.report.add("race", where(t, op) + ": polls packet word " + std::to_string(w) + " full with call " +
                                      std::to_string(pm.full[h][w]) + "'s payload as this call's",
@@ -500,6 +501,21 @@ private:
     return s;
   }
 
+  /// At rank r's kernel end of call e: every packet word a peer filled for
+  /// this call was polled, hence emptied, by r (the runtime relies on every
+  /// word being empty when its half is next used).
+  bool packetsEmptied(int r, uint64_t e, SimResult &res) {
+    const std::vector<uint64_t> &full = mem_[size_t(r)].full[e & 1];
+    for (size_t w = 0; w < full.size(); ++w)
+      if (full[w] == e) {
+        res.report.add("race", "rank " + std::to_string(r) + " ended call " + std::to_string(e) + " with packet word " +
+                                   std::to_string(w) + " still full (put, never polled)",
+                       {});
+        return false;
+      }
+    return true;
+  }
+
   bool execute(const Instance &inst, SimResult &res) {
     inst_ = &inst;
     th_.clear();
@@ -544,6 +560,7 @@ private:
         for (auto &t : th_)
           if (t.rank == r) join(j, t.vc), join(sj, t.svc), call = t.call;
         if (direct_ && !endOfCall(r, call, j, sj, res)) return false;
+        if (!packetsEmptied(r, uint64_t(call) + 1, res)) return false;
         for (auto &t : th_) {
           if (t.rank != r) continue;
           t.vc = j;

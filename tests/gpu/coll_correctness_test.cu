@@ -482,9 +482,13 @@ __global__ void delayKernel(uint64_t ns) {
 /// against the host reference; returns the number of failures.
 int staleWordsCase(Rank& R, Communicator& comm) {
   const int n = R.n, r = R.rank;
-  const std::size_t count = 20011;  // bf16: 40 KiB per rank, 80 groups; prime, so the last group is partial
   int failures = 0;
   for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
+    // bf16, 20011 elements (40 KiB per rank, 80 groups, the last partial),
+    // fewer where the message would pass PAuto's crossover: the probe is
+    // about the latency program.
+    const std::size_t per = c == Coll::AllReduce ? 1 : std::size_t(n);
+    const std::size_t count = std::min<std::size_t>(20011, PAuto::world[n].latencyMaxBytes / 2 / per - 3);
     const std::size_t inElems = c == Coll::AllGather || c == Coll::AllReduce ? count : n * count;
     const std::size_t outElems = c == Coll::ReduceScatter || c == Coll::AllReduce ? count : n * count;
     DevBufs bufs;

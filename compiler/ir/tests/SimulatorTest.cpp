@@ -115,3 +115,64 @@ TEST_CASE("simulator: a missing notify is a deadlock naming the waiting op", "[s
   CHECK(r.report.errors[0].message.find("wait.acquire STAGED") != std::string::npos);
   CHECK(r.report.errors[0].message.find("expected >= ") != std::string::npos);
 }
+
+namespace {
+/// Removes the first statement (depth first) of kind `k` and, if `andNext`,
+/// the statement after it; returns whether one was found.
+bool eraseFirst(std::vector<Stmt> &body, OpKind k, bool andNext) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (!body[i].isLoop && body[i].op.kind == k) {
+      body.erase(body.begin() + long(i), body.begin() + long(andNext && i + 1 < body.size() ? i + 2 : i + 1));
+      return true;
+    }
+    if (body[i].isLoop && eraseFirst(body[i].body, k, andNext)) return true;
+  }
+  return false;
+}
+/// Duplicates the first statement (depth first) of kind `k`.
+bool duplicateFirst(std::vector<Stmt> &body, OpKind k) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (!body[i].isLoop && body[i].op.kind == k) {
+      body.insert(body.begin() + long(i), body[i]);
+      return true;
+    }
+    if (body[i].isLoop && duplicateFirst(body[i].body, k)) return true;
+  }
+  return false;
+}
+bool reports(const SimResult &r, const std::string &rule, const std::string &text) {
+  for (auto &f : r.report.errors)
+    if (f.rule == rule && f.message.find(text) != std::string::npos) return true;
+  return false;
+}
+} // namespace
+
+TEST_CASE("simulator: full/empty packets: a word never polled, or put twice, is reported", "[simulate]") {
+  for (int n : {2, 3}) {
+    CallArgs a = argsFor(Kind::AllGather, n, 40, 1);
+    Sizes s = computeSizes(Kind::AllGather, n, a);
+    {
+      // Without the poll (and the copy that reads its payload) the peer's
+      // words stay full at the end of the call: the next use of the half
+      // would take them for its own.
+      CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), test::testPolicy(), n);
+      REQUIRE(eraseFirst(ir.latency.roles[0].body, OpKind::PacketPoll, true));
+      SimResult r = simulate(ir, ir.latency, a, simGeometry(ir, s), SimOptions{});
+      INFO(r.report.text());
+      CHECK(reports(r, "race", "still full (put, never polled)"));
+    }
+    {
+      // A second put of the same words before the reader emptied them.
+      CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), test::testPolicy(), n);
+      REQUIRE(duplicateFirst(ir.latency.roles[0].body, OpKind::PacketPut));
+      SimResult r = simulate(ir, ir.latency, a, simGeometry(ir, s), SimOptions{});
+      INFO(r.report.text());
+      CHECK(reports(r, "race", "still full with call 1's payload (not yet polled)"));
+    }
+    {
+      // The unmodified program empties every word it was sent.
+      CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), test::testPolicy(), n);
+      CHECK(simulate(ir, ir.latency, a, simGeometry(ir, s), SimOptions{}).report.ok());
+    }
+  }
+}

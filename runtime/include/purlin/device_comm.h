@@ -16,18 +16,15 @@
 
 namespace purlin {
 
-/// A 16-byte latency packet: 8 bytes of payload and 8 bytes of flag, written
-/// with one 16-byte store. Each 8-byte half carries a 4-byte copy of the flag
-/// (data0, flag, data1, flag), so a reader that sees the flag in both halves
-/// has seen the whole payload even where only 8-byte stores are single-copy
-/// atomic.
+/// One 16-byte slot of a latency packet region: two 8-byte words, written by
+/// one lane with one store of two 8-byte elements. 32 slots make a packet
+/// group (63 payload words and a collector word; bit 63 of each word is its
+/// full bit): runtime/include/purlin/snac/packet_group.cuh.
 struct alignas(16) Packet {
-  uint32_t data0;
-  uint32_t flag0;
-  uint32_t data1;
-  uint32_t flag1;
+  uint64_t word0;
+  uint64_t word1;
 };
-static_assert(sizeof(Packet) == 16, "a packet is one 16-byte store");
+static_assert(sizeof(Packet) == 16, "a packet slot is one 16-byte store");
 
 /// Checked mode: the first spin-wait that expires records what it waited on.
 struct WaitError {
