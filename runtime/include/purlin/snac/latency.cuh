@@ -83,25 +83,25 @@ __device__ __forceinline__ Packet* laneSlot(Packet* region, std::size_t g, int l
   return region + g * kGroupSlots + std::size_t(lane);
 }
 
-/// The peers and packet regions of one call, in half 0 (half h is
-/// `halfPackets * h` further), for i = 1..n-1: to[i-1] = (r+i)%n, the push
-/// order, send[i-1] = this rank's region in rank to[i-1]'s packets;
-/// from[i-1] = (r+n-i)%n, the poll order of copies, recv[i-1] = rank
-/// from[i-1]'s region in this rank's packets; recvFrom[p] = rank p's region
-/// (reductions poll in rank order); tx[i-1] = txOff[to[i-1]], rx[i-1] =
-/// rxOff[from[i-1]], ownTx / ownRx = this rank's, len = the bytes each
-/// source sends in collective K (its whole input for the one-shot
-/// AllReduce). They depend on the
-/// kernel's parameters only, so ctaRegions computes them before the grid
-/// dependency wait: their constant-bank loads (indexed by rank: each a miss)
-/// and the modulo arithmetic then overlap the previous call (~0.2 us at
-/// 1 KiB in place, E11).
+/// The peers, packet regions, offsets and lengths of one call, for
+/// i = 1..n-1 (regions in half 0; half h is `halfPackets * h` further):
+///  - send[i-1]: this rank's region in rank (r+i)%n's packets (push order),
+///    tx[i-1] = txOff[(r+i)%n];
+///  - from[i-1] = (r+n-i)%n (the poll order of copies), recv[i-1] = rank
+///    from[i-1]'s region in this rank's packets, rx[i-1] = rxOff[from[i-1]];
+///  - recvFrom[p]: rank p's region (reductions poll in rank order);
+///  - ownTx / ownRx: this rank's offsets; len: the bytes each source sends
+///    in collective K (its whole input for the one-shot AllReduce).
+/// They depend on the kernel's parameters only, so ctaRegions computes them
+/// before the grid dependency wait: their constant-bank loads (indexed by
+/// rank: each a miss) and the modulo arithmetic then overlap the previous
+/// call (~0.2 us at 1 KiB in place, E11).
 struct Regions {
   Packet* send[kMaxRanks - 1];
   Packet* recv[kMaxRanks - 1];
   Packet* recvFrom[kMaxRanks];
   std::size_t tx[kMaxRanks - 1], rx[kMaxRanks - 1], ownTx, ownRx, len;
-  int to[kMaxRanks - 1], from[kMaxRanks - 1];
+  int from[kMaxRanks - 1];
   std::size_t halfPackets;
 };
 
@@ -114,7 +114,6 @@ __device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl,
   if (t < n) rg.recvFrom[t] = packetRegion(dc, r, 0, t, pl.packetRegion);
   if (t >= 1 && t < n) {
     const int q = (r + t) % n, p = (r + n - t) % n;
-    rg.to[t - 1] = q;
     rg.from[t - 1] = p;
     rg.send[t - 1] = packetRegion(dc, q, 0, r, pl.packetRegion);
     rg.recv[t - 1] = packetRegion(dc, r, 0, p, pl.packetRegion);
@@ -256,8 +255,8 @@ __device__ __forceinline__ void program(const DeviceComm& dc, const Plan& pl, co
 /// multiple of 32: every warp is whole), no dynamic shared memory.
 ///
 /// Programmatic dependent launch (sm_90): ctaBeginCall waits for the previous
-/// grid before any memory access (only the packet region addresses, from
-/// the parameters, are computed before it); right after it this kernel lets
+/// grid before any memory access (only Regions, from the parameters, is
+/// computed before it); right after it this kernel lets
 /// the next call's grid be scheduled, so its launch overlaps this call.
 template <CollKind K, class E, RedOp Op, bool W8>
 __global__ void latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
