@@ -24,9 +24,9 @@ using namespace colltest;
 
 namespace {
 
-/// Latency-program variants: crossover, max CTAs x threads, words per thread
+/// Latency-program variants: crossover, max CTAs x threads, packet slots per thread
 /// (-1 = fixed full shape), programmatic dependent launch on/off.
-#define LAT_POLICY(NAME, MAXB, CTAS, THREADS, WPT, PDL)                                                \
+#define LAT_POLICY(NAME, MAXB, CTAS, THREADS, SPT, PDL)                                                \
   struct NAME {                                                                                      \
     static constexpr const char* label = #NAME;                                                      \
     static constexpr bool programmaticLaunch = PDL;                                                  \
@@ -35,11 +35,11 @@ namespace {
     static constexpr sn::WorldConsts world[kMaxRanks + 1] = {                                        \
         {}, {}, {.latencyMaxBytes = MAXB, .latencyCtas = CTAS, .latencyThreads = THREADS,               \
                  .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,                      \
-                 .chunkBytes = 2u << 20, .push = false, .latencySlotsPerThread = WPT}};                    \
+                 .chunkBytes = 2u << 20, .push = false, .latencySlotsPerThread = SPT}};                    \
   };
 constexpr std::size_t kAll = std::size_t(8) << 20;  // latency program for every size swept
 LAT_POLICY(L16_fixed_nopdl, kAll, 16, 512, -1, false)  // the configuration before E5
-LAT_POLICY(L128_nopdl, kAll, 128, 512, 0, false)       // default shape (spread, 1 word per thread), no PDL
+LAT_POLICY(L128_nopdl, kAll, 128, 512, 0, false)       // default shape (spread, 1 slot per thread), no PDL
 LAT_POLICY(L128, kAll, 128, 512, 0, true)              // the sm_90 world-2 default (Defaults.cpp)
 LAT_POLICY(L128_w2, kAll, 128, 512, 2, true)
 
