@@ -55,8 +55,10 @@ done
 
 if [ $BENCH -eq 1 ]; then
   [ $MICRO -eq 1 ] && [ -x "$BIN/atom_micro" ] && step micro 300 "$BIN/atom_micro" "$LOG/micro"
-  # E11 (bench/NOTES.md): per-call floor and packet formats, two GPUs, ~2 s.
+  # E11-E12 (bench/NOTES.md): per-call floor, packet formats, the runtime's
+  # latency kernel per collective, and the phases of one call; two GPUs, ~3 s.
   [ -x "$BIN/lat_floor_micro" ] && [ "$NGPU" -ge 2 ] && step lat_floor_micro 120 "$BIN/lat_floor_micro"
+  [ -x "$BIN/lat_trace_micro" ] && [ "$NGPU" -ge 2 ] && step lat_trace_micro 120 "$BIN/lat_trace_micro"
   if [ -x "$BIN/coll_bench" ] && [ -x "$LAUNCH" ]; then
     step bench 420 "$LAUNCH" -n "$NGPU" "$BIN/coll_bench" "$LOG/bench"
     # The same sweep with every call staged (direct program off), for the summary.

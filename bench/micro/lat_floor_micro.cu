@@ -23,13 +23,26 @@
 ///                all before griddepcontrol.wait
 ///   runtime B    the runtime's own latency kernel (snac::latencyKernel,
 ///                AllGather of bf16, makePlan's shape) on the same buffers
-/// Both exchange kernels are checked after their replays: every output byte
-/// equals the sender's input (inputs have bit 63 set in many words).
+///   rt-AG/RS/AR/A2A M  the runtime's latency kernel of each collective,
+///                bf16 sum, M = coll_bench's message size (AllGather: the
+///                gathered output; the others: the input per rank)
+/// Every exchange row is checked after its replays: every output byte
+/// equals what the sender sent (inputs have bit 63 set in many words), and
+/// reductions equal the host's fp32 sum rounded to bf16.
+///
+/// The runtime rows run unchecked, as the runtime does by default;
+/// `--checked` bounds their waits (DeviceComm::spinLimit) like
+/// CommOptions::checked. `--loopback` (or a machine with one GPU) puts both ranks on device 0,
+/// two streams: the "peer" memory is then local, so a row shows the cost of
+/// the kernel's own code with the NVLink delivery replaced by an L2 one.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include "micro_check.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -327,18 +340,104 @@ __global__ void setKernel(uint64_t* p, int n, uint64_t v) {
   if (threadIdx.x < unsigned(n)) p[threadIdx.x] = v;
 }
 
+/// rt-* rows: label, and coll_bench's element count for a message of `m`
+/// bytes of bf16 with two ranks (AllGather: gathered output; the others:
+/// input per rank; counts as in docs/snac-protocol.md).
+const char* collLabel(sn::CollKind c) {
+  switch (c) {
+    case sn::CollKind::AllGather: return "rt-AG";
+    case sn::CollKind::ReduceScatter: return "rt-RS";
+    case sn::CollKind::AllReduce: return "rt-AR";
+    case sn::CollKind::AllToAll: return "rt-A2A";
+  }
+  return "rt-?";
+}
+std::size_t messageCount(sn::CollKind c, std::size_t m) {
+  return c == sn::CollKind::AllReduce ? m / 2 : m / 4;  // AG: n*count*2 = m; RS, A2A: input n*count*2 = m
+}
+
+using RuntimeFn = void (*)(purlin::DeviceComm, sn::Plan, const std::byte*, std::byte*);
+RuntimeFn runtimeKernel(sn::CollKind c) {
+  using E = __nv_bfloat16;
+  constexpr auto Sum = purlin::RedOp::Sum;
+  switch (c) {
+    case sn::CollKind::AllGather: return sn::latencyKernel<sn::CollKind::AllGather, E, Sum, true>;
+    case sn::CollKind::ReduceScatter: return sn::latencyKernel<sn::CollKind::ReduceScatter, E, Sum, true>;
+    case sn::CollKind::AllReduce: return sn::latencyKernel<sn::CollKind::AllReduce, E, Sum, true>;
+    case sn::CollKind::AllToAll: return sn::latencyKernel<sn::CollKind::AllToAll, E, Sum, true>;
+  }
+  return nullptr;
+}
+
+/// bf16 a + b in fp32, rounded to nearest even; NaN stays NaN (any payload).
+uint16_t bf16Add(uint16_t a, uint16_t b) {
+  auto f = [](uint16_t h) { uint32_t u = uint32_t(h) << 16; float x; std::memcpy(&x, &u, 4); return x; };
+  const float s = f(a) + f(b);
+  if (std::isnan(s)) return 0x7fc0;
+  uint32_t u;
+  std::memcpy(&u, &s, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+bool sameBf16(uint16_t got, uint16_t want) {
+  const bool nanGot = (got & 0x7f80) == 0x7f80 && (got & 0x7f) != 0, nanWant = (want & 0x7f80) == 0x7f80 && (want & 0x7f) != 0;
+  return nanWant ? nanGot : got == want;
+}
+
+/// Checks an rt-* row: both ranks' outputs against the host's result from
+/// both inputs, and no wait of either rank gave up.
+bool checkCollective(sn::CollKind c, std::size_t m, const Rank (&R)[2]) {
+  const std::size_t count = messageCount(c, m);
+  const std::size_t inElems = c == sn::CollKind::AllGather ? count : c == sn::CollKind::AllReduce ? count : 2 * count;
+  const std::size_t outElems = c == sn::CollKind::ReduceScatter ? count : c == sn::CollKind::AllReduce ? count : 2 * count;
+  std::vector<uint16_t> in[2], out(outElems);
+  for (int r = 0; r < 2; ++r) {
+    in[r].resize(inElems);
+    CK(cudaMemcpy(in[r].data(), R[r].in, inElems * 2, cudaMemcpyDeviceToHost));
+  }
+  for (int r = 0; r < 2; ++r) {
+    purlin::WaitError err{};
+    CK(cudaMemcpy(&err, &R[r].state->error, sizeof err, cudaMemcpyDeviceToHost));
+    if (err.failed != 0) return false;
+    CK(cudaMemcpy(out.data(), R[r].out, outElems * 2, cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < outElems; ++i) {
+      uint16_t want = 0;
+      switch (c) {
+        case sn::CollKind::AllGather: want = in[i / count][i % count]; break;
+        case sn::CollKind::AllToAll: want = in[i / count][r * count + i % count]; break;
+        case sn::CollKind::ReduceScatter: want = bf16Add(in[0][r * count + i], in[1][r * count + i]); break;
+        case sn::CollKind::AllReduce: want = bf16Add(in[0][i], in[1][i]); break;
+      }
+      const bool copy = c == sn::CollKind::AllGather || c == sn::CollKind::AllToAll;
+      if (copy ? out[i] != want : !sameBf16(out[i], want)) return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   int ndev = 0;
   CK(cudaGetDeviceCount(&ndev));
-  if (ndev < 2) { std::fprintf(stderr, "lat_floor_micro: needs 2 GPUs\n"); return 2; }
+  bool loopback = ndev < 2, checked = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--loopback") == 0) loopback = true;
+    else if (std::strcmp(argv[i], "--checked") == 0) checked = true;
+    else {
+      std::fprintf(stderr, "lat_floor_micro: unknown argument '%s' (usage: lat_floor_micro [--loopback] [--checked])\n", argv[i]);
+      return 2;
+    }
+  }
+  if (ndev < 1) { std::fprintf(stderr, "lat_floor_micro: no GPU\n"); return 2; }
+  const int dev[2] = {0, loopback ? 0 : 1};
+  std::printf("mode: %s\n", loopback ? "loopback (both ranks on device 0, two streams)" : "two GPUs (devices 0 and 1)");
   const int calls = 128, reps = 8;
   const std::size_t maxBytes = std::size_t(1) << 20;
   Rank R[2];
   for (int r = 0; r < 2; ++r) {
-    CK(cudaSetDevice(r));
-    CK(cudaDeviceEnablePeerAccess(1 - r, 0));
+    CK(cudaSetDevice(dev[r]));
+    if (!loopback) CK(cudaDeviceEnablePeerAccess(1 - r, 0));
     CK(cudaStreamCreateWithFlags(&R[r].s, cudaStreamNonBlocking));
     CK(cudaMalloc(&R[r].epochs, 128 * sizeof(uint64_t)));
     CK(cudaMalloc(&R[r].packets, 2 * kHalfBytes));
@@ -350,7 +449,11 @@ int main(int argc, char** argv) {
     fillKernel<<<256, 256>>>(reinterpret_cast<uint64_t*>(R[r].in), maxBytes / 8, r);
     CK(cudaDeviceSynchronize());
   }
-  struct Row { Kind k; const char* name; std::size_t bytes; bool pdl; int ctas = 0, threads = 0, flags = 0; };
+  struct Row {
+    Kind k; const char* name; std::size_t bytes; bool pdl; int ctas = 0, threads = 0, flags = 0;
+    sn::CollKind coll = sn::CollKind::AllGather;
+    bool message = false;  // bytes = coll_bench's message size (rt-* rows)
+  };
   std::vector<Row> rows = {
       {Kind::Empty, "empty", 0, true, 1, 32},          {Kind::Empty, "empty", 0, false, 1, 32},
       {Kind::Epoch, "epoch", 0, true, 1, 32},          {Kind::LocalStore, "local-store", 0, true, 1, 32},
@@ -366,6 +469,13 @@ int main(int argc, char** argv) {
     rows.push_back({Kind::GroupSpreadPf, "group-spr-pf", b, true});
   }
   for (std::size_t b = 512; b <= maxBytes; b *= 2) rows.push_back({Kind::Runtime, "runtime", b, true});
+  for (sn::CollKind c : {sn::CollKind::AllGather, sn::CollKind::ReduceScatter, sn::CollKind::AllReduce, sn::CollKind::AllToAll})
+    for (std::size_t m : {std::size_t(1024), std::size_t(4096), std::size_t(65536), std::size_t(524288)}) {
+      Row v{Kind::Runtime, collLabel(c), m, true};
+      v.coll = c;
+      v.message = true;
+      rows.push_back(v);
+    }
   for (std::size_t b : {std::size_t(1024), std::size_t(524288)})
     for (int f : {0, int(kVEpoch), int(kVRegion), int(kVWord), int(kVPoll), 15, int(kVEnd), int(kVLoad), int(kVStore),
                   int(kVRegionPf), int(kVSlots), int(kVMirror)}) {
@@ -395,14 +505,15 @@ int main(int argc, char** argv) {
         for (int p = 0; p < 2; ++p) dc.packets[p] = reinterpret_cast<purlin::Packet*>(R[p].packets);
         dc.state = R[r].state;
         dc.packetHalfBytes = kHalfBytes;
+        dc.spinLimit = checked ? uint64_t(1) << 26 : 0;  // --checked: a lost packet fails the row instead of hanging
         sn::CallArgs a;
         a.in = R[r].in;
         a.out = R[r].out;
-        a.count = row.bytes / 2;
+        a.count = row.message ? messageCount(row.coll, row.bytes) : row.bytes / 2;
         a.dtype = purlin::DType::BF16;
         std::string e;
-        if (sn::makePlan(sn::CollKind::AllGather, 2, r, a, w, 0, kHalfBytes, plan[r], e) != purlin::Status::Ok ||
-            !plan[r].latency) {
+        if (sn::makePlan(row.coll, 2, r, a, w, 0, kHalfBytes, plan[r], e) != purlin::Status::Ok || !plan[r].latency ||
+            !plan[r].words8) {
           std::fprintf(stderr, "lat_floor_micro: makePlan: %s\n", e.c_str());
           return 2;
         }
@@ -416,7 +527,7 @@ int main(int argc, char** argv) {
     }
     cudaGraphExec_t ge[2];
     for (int r = 0; r < 2; ++r) {
-      CK(cudaSetDevice(r));
+      CK(cudaSetDevice(dev[r]));
       setKernel<<<1, 128>>>(R[r].epochs, 128, 1);
       CK(cudaMemset(R[r].state, 0, sizeof(purlin::DeviceState)));
       setKernel<<<1, 128>>>(reinterpret_cast<uint64_t*>(reinterpret_cast<std::byte*>(R[r].state) +
@@ -456,8 +567,8 @@ int main(int argc, char** argv) {
             default: launch(variantKernel<15>); break;
           }
         } else if (row.k == Kind::Runtime)
-          CK(cudaLaunchKernelEx(&cfg, sn::latencyKernel<sn::CollKind::AllGather, __nv_bfloat16, purlin::RedOp::Sum, true>,
-                                dcs[r], plan[r], static_cast<const std::byte*>(R[r].in), R[r].out));
+          CK(cudaLaunchKernelEx(&cfg, runtimeKernel(row.coll), dcs[r], plan[r], static_cast<const std::byte*>(R[r].in),
+                                R[r].out));
         else if (row.k == Kind::GroupSpread) CK(cudaLaunchKernelEx(&cfg, spreadKernel<false>, sp));
         else if (row.k == Kind::GroupSpreadPf) CK(cudaLaunchKernelEx(&cfg, spreadKernel<true>, sp));
         else CK(cudaLaunchKernelEx(&cfg, kernelOf(row.k), s, row.bytes));
@@ -467,10 +578,14 @@ int main(int argc, char** argv) {
       CK(cudaGraphInstantiate(&ge[r], g, 0));
       CK(cudaGraphDestroy(g));
     }
-    const float ms = replayOnTwoGpus(ge, {R[0].s, R[1].s}, reps, "lat_floor_micro");
+    const float ms = replayOnTwoGpus(ge, {R[0].s, R[1].s}, reps, "lat_floor_micro", dev);
     for (int r = 0; r < 2; ++r) CK(cudaGraphExecDestroy(ge[r]));
     std::string check = "-";
-    if (row.k == Kind::Flag16 || row.k >= Kind::Group) {
+    if (row.message) {
+      const bool ok = checkCollective(row.coll, row.bytes, R);
+      check = ok ? "ok" : "WRONG";
+      allOk = allOk && ok;
+    } else if (row.k == Kind::Flag16 || row.k >= Kind::Group) {
       bool ok = true;
       std::vector<unsigned char> in[2], out(2 * row.bytes);
       for (int r = 0; r < 2; ++r) {

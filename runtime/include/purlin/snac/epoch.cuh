@@ -41,13 +41,19 @@ __device__ __forceinline__ void gridLaunchDependents() {
 }
 
 /// The epoch of the current call (>= 1), the same in every thread of the
-/// grid. Waits for the previous grid first (see the file comment). Needs
+/// grid, for a kernel that has already called gridDependencyWait(). Every
+/// thread loads its CTA's slot (one broadcast transaction per warp); nobody
+/// writes slot blockIdx.x before this CTA's ctaEndCall barrier. Needs
 /// gridDim.x <= kMaxEpochSlots (checked by the launcher).
+__device__ __forceinline__ uint64_t ctaEpoch(const DeviceComm& dc) {
+  return *reinterpret_cast<volatile const uint64_t*>(&dc.state->epochs[blockIdx.x]);
+}
+
+/// Waits for the previous grid (see the file comment), then returns the
+/// call's epoch (ctaEpoch).
 __device__ __forceinline__ uint64_t ctaBeginCall(const DeviceComm& dc) {
   gridDependencyWait();
-  // Every thread loads its CTA's slot (one broadcast transaction per warp).
-  // Nobody writes slot blockIdx.x before this CTA's ctaEndCall barrier.
-  return *reinterpret_cast<volatile const uint64_t*>(&dc.state->epochs[blockIdx.x]);
+  return ctaEpoch(dc);
 }
 
 /// CTA-collective, called once by every CTA of the grid at its very end

@@ -15,6 +15,11 @@
 /// collectives) or keeps it in registers (reductions) while the packets
 /// travel, then polls. A lane reads every input word it will overwrite before
 /// writing it, so NCCL's in-place forms are safe.
+///
+/// In the reduction programs the call's epoch (which packet half) is read
+/// only after the lane's first input loads were issued (CallEpoch): both are
+/// L2 round trips right after the grid dependency wait, and issued together
+/// they overlap instead of adding (bench/NOTES.md E12).
 #pragma once
 
 #include <cstddef>
@@ -100,7 +105,7 @@ struct Regions {
   Packet* send[kMaxRanks - 1];
   Packet* recv[kMaxRanks - 1];
   Packet* recvFrom[kMaxRanks];
-  std::size_t tx[kMaxRanks - 1], rx[kMaxRanks - 1], ownTx, ownRx, len;
+  std::size_t tx[kMaxRanks - 1], rx[kMaxRanks - 1], ownTx, ownRx, len, W, G;
   int from[kMaxRanks - 1];
   std::size_t halfPackets;
 };
@@ -127,9 +132,51 @@ __device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl,
     rg.len = K == CollKind::AllReduce       ? pl.txOff[n - 1] + pl.txLen[n - 1]
              : K == CollKind::ReduceScatter ? pl.txLen[r]
                                             : pl.txLen[0];  // the same for every (source, destination) pair
+    rg.W = words(rg.len);
+    rg.G = packetGroups(rg.len);
   }
   __syncthreads();
 }
+
+/// The sizes of one call's words: bytes each source sends (Regions::len),
+/// their 8-byte words W and packet groups G, as ctaRegions computed them
+/// before the grid dependency wait (computed after it, the division by 504
+/// sat between the wait and the first input load; the compiler sinks
+/// register arithmetic past the wait, shared memory it cannot).
+struct CallShape {
+  std::size_t len, W, G;
+  __device__ __forceinline__ explicit CallShape(const Regions& rg) : len(rg.len), W(rg.W), G(rg.G) {}
+};
+
+/// The call's epoch and the packet offset of its half, read once per thread
+/// by ensure(). Nothing uses the epoch before it. Where it is called is
+/// measured per collective, not derived (bench/NOTES.md E12; latencyKernel
+/// picks):
+///  - the reductions call it right after the loads of their first push were
+///    issued, so that the epoch's L2 round trip overlaps theirs (-0.09 to
+///    -0.19 us per call); a thread with nothing to push calls it after the
+///    program;
+///  - the copy collectives call it right after the grid dependency wait
+///    (overlapping gained them nothing).
+/// TriggerOnRead: ensure() also lets the next call's grid be scheduled
+/// (griddepcontrol.launch_dependents) right after issuing the epoch load;
+/// otherwise the kernel does so right after the wait (AllReduce: with the
+/// trigger here it lost its whole gain; the others lost 0.03-0.06 us with
+/// it there). A ReduceScatter warp with no group (calls of one group, under
+/// 504 bytes per source) thus triggers only at its end.
+template <bool TriggerOnRead>
+struct CallEpoch {
+  uint64_t e = 0;
+  std::size_t h = 0;  ///< packets from a half-0 region to the same region in the call's half
+  bool read = false;
+  __device__ __forceinline__ void ensure(const DeviceComm& dc, const Regions& rg) {
+    if (read) return;
+    e = ctaEpoch(dc);
+    if constexpr (TriggerOnRead) gridLaunchDependents();
+    h = std::size_t(parityHalf(e)) * rg.halfPackets;
+    read = true;
+  }
+};
 
 /// Warp-collective: polls the lane's slot of group `g` of region `src`
 /// (source rank `p`) until every slot of the group is full, empties it and
@@ -150,12 +197,11 @@ __device__ __forceinline__ bool pollLane(const DeviceComm& dc, const Plan& pl, P
 /// Loops over peers are not unrolled (here and in reduceProgram): n is
 /// known only at run time, and unrolled copies put the common path behind
 /// jumps through kilobytes of code (E11).
-template <CollKind K, bool W8>
-__device__ bool copyProgram(const DeviceComm& dc, const Plan& pl, const Regions& rg, const std::byte* in,
-                            std::byte* out, int half, std::size_t warp, std::size_t warps) {
+template <CollKind K, bool W8, class Epoch>
+__device__ void copyProgram(const DeviceComm& dc, const Plan& pl, const Regions& rg, const CallShape& cs,
+                            const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp, std::size_t warps) {
   const int n = pl.n, lane = laneId();
-  const std::size_t len = rg.len;
-  const std::size_t W = words(len), G = packetGroups(len), h = std::size_t(half) * rg.halfPackets;
+  const std::size_t len = cs.len, W = cs.W, G = cs.G;
   const std::byte* own = in + (K == CollKind::AllGather ? 0 : rg.ownTx);
   std::byte* ownDst = out + rg.ownRx;
   for (std::size_t g = warp; g < G; g += warps) {
@@ -163,14 +209,16 @@ __device__ bool copyProgram(const DeviceComm& dc, const Plan& pl, const Regions&
     uint64_t a, b;
     if constexpr (K == CollKind::AllGather) {
       loadLane<W8>(x, in, len, a, b);
+      ce.ensure(dc, rg);
       const SlotWords s = groupPack(a, b, lane);
 #pragma unroll 1
-      for (int i = 1; i < n; ++i) slotPut(laneSlot(rg.send[i - 1] + h, g, lane), s);
+      for (int i = 1; i < n; ++i) slotPut(laneSlot(rg.send[i - 1] + ce.h, g, lane), s);
     } else {
 #pragma unroll 1
       for (int i = 1; i < n; ++i) {
         loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
-        slotPut(laneSlot(rg.send[i - 1] + h, g, lane), groupPack(a, b, lane));
+        ce.ensure(dc, rg);
+        slotPut(laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));
       }
       loadLane<W8>(x, own, len, a, b);
     }
@@ -178,36 +226,37 @@ __device__ bool copyProgram(const DeviceComm& dc, const Plan& pl, const Regions&
 #pragma unroll 1
     for (int i = 1; i < n; ++i) {
       const int p = rg.from[i - 1];
-      if (!pollLane(dc, pl, rg.recv[i - 1] + h, p, g, lane, a, b)) return false;
+      if (!pollLane(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b)) return;  // checked wait gave up
       storeLane<W8>(x, out + rg.rx[i - 1], len, a, b);
     }
   }
-  return true;
 }
 
 /// ReduceScatter / one-shot AllReduce: push the words each peer reduces,
 /// then accumulate this rank's result over ranks 0..n-1 in order (own
 /// contribution kept in registers from the input).
-template <CollKind K, class E, RedOp Op, bool W8>
-__device__ bool reduceProgram(const DeviceComm& dc, const Plan& pl, const Regions& rg, const std::byte* in,
-                              std::byte* out, int half, std::size_t warp, std::size_t warps) {
+template <CollKind K, class E, RedOp Op, bool W8, class Epoch>
+__device__ void reduceProgram(const DeviceComm& dc, const Plan& pl, const Regions& rg, const CallShape& cs,
+                              const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
+                              std::size_t warps) {
   const int r = pl.rank, n = pl.n, lane = laneId();
-  const std::size_t len = rg.len;
-  const std::size_t W = words(len), G = packetGroups(len), h = std::size_t(half) * rg.halfPackets;
+  const std::size_t len = cs.len, W = cs.W, G = cs.G;
   const std::byte* own = in + (K == CollKind::AllReduce ? 0 : rg.ownTx);
   for (std::size_t g = warp; g < G; g += warps) {
     const LaneWords x(g, lane, W);
     uint64_t mineA, mineB, a, b;
     if constexpr (K == CollKind::AllReduce) {
       loadLane<W8>(x, in, len, mineA, mineB);
+      ce.ensure(dc, rg);
       const SlotWords s = groupPack(mineA, mineB, lane);
 #pragma unroll 1
-      for (int i = 1; i < n; ++i) slotPut(laneSlot(rg.send[i - 1] + h, g, lane), s);
+      for (int i = 1; i < n; ++i) slotPut(laneSlot(rg.send[i - 1] + ce.h, g, lane), s);
     } else {
 #pragma unroll 1
       for (int i = 1; i < n; ++i) {
         loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
-        slotPut(laneSlot(rg.send[i - 1] + h, g, lane), groupPack(a, b, lane));
+        ce.ensure(dc, rg);
+        slotPut(laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));
       }
       loadLane<W8>(x, own, len, mineA, mineB);
     }
@@ -217,8 +266,8 @@ __device__ bool reduceProgram(const DeviceComm& dc, const Plan& pl, const Region
       if (p == r) {
         a = mineA;
         b = mineB;
-      } else if (!pollLane(dc, pl, rg.recvFrom[p] + h, p, g, lane, a, b)) {
-        return false;
+      } else if (!pollLane(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {
+        return;  // checked wait gave up
       }
       if (p == 0) {
         accA.first(a);
@@ -230,17 +279,17 @@ __device__ bool reduceProgram(const DeviceComm& dc, const Plan& pl, const Region
     }
     storeLane<W8>(x, out, len, accA.result(), accB.result());
   }
-  return true;
 }
 
 /// The program of collective K on this call's words.
-template <CollKind K, class E, RedOp Op, bool W8>
-__device__ __forceinline__ void program(const DeviceComm& dc, const Plan& pl, const Regions& rg, const std::byte* in,
-                                        std::byte* out, int half, std::size_t warp, std::size_t warps) {
+template <CollKind K, class E, RedOp Op, bool W8, class Epoch>
+__device__ __forceinline__ void program(const DeviceComm& dc, const Plan& pl, const Regions& rg, const CallShape& cs,
+                                        const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
+                                        std::size_t warps) {
   if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll)
-    copyProgram<K, W8>(dc, pl, rg, in, out, half, warp, warps);
+    copyProgram<K, W8>(dc, pl, rg, cs, in, out, ce, warp, warps);
   else
-    reduceProgram<K, E, Op, W8>(dc, pl, rg, in, out, half, warp, warps);
+    reduceProgram<K, E, Op, W8>(dc, pl, rg, cs, in, out, ce, warp, warps);
 }
 
 } // namespace latency_detail
@@ -254,21 +303,29 @@ __device__ __forceinline__ void program(const DeviceComm& dc, const Plan& pl, co
 /// by makePlan from the payload, latencyShape in plan_impl.h; threads a
 /// multiple of 32: every warp is whole), no dynamic shared memory.
 ///
-/// Programmatic dependent launch (sm_90): ctaBeginCall waits for the previous
-/// grid before any memory access (only Regions, from the parameters, is
-/// computed before it); right after it this kernel lets
-/// the next call's grid be scheduled, so its launch overlaps this call.
+/// Programmatic dependent launch (sm_90): gridDependencyWait waits for the
+/// previous grid before any memory access (only Regions and CallShape, from
+/// the parameters, are computed before it); soon after it this kernel lets
+/// the next call's grid be scheduled, so its launch overlaps this call:
+/// right after the wait (AllReduce) or once the epoch load is issued (the
+/// others). Where the epoch is read: CallEpoch.
 template <CollKind K, class E, RedOp Op, bool W8>
 __global__ void latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+  // Measured per collective, not derived (CallEpoch, E12).
+  constexpr bool kEpochFirst = K == CollKind::AllGather || K == CollKind::AllToAll;
+  constexpr bool kTriggerOnRead = K != CollKind::AllReduce;
   __shared__ latency_detail::Regions rg;
   latency_detail::ctaRegions<K>(dc, pl, rg);  // parameters only: before the wait
-  const uint64_t e = ctaBeginCall(dc);
-  gridLaunchDependents();
-  const int half = parityHalf(e);
+  const latency_detail::CallShape cs(rg);
   const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   const std::size_t warp = std::size_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  latency_detail::program<K, E, Op, W8>(dc, pl, rg, in, out, half, warp, warps);
-  ctaEndCall(dc, e);
+  gridDependencyWait();
+  if constexpr (!kTriggerOnRead) gridLaunchDependents();
+  latency_detail::CallEpoch<kTriggerOnRead> ce;
+  if constexpr (kEpochFirst) ce.ensure(dc, rg);
+  latency_detail::program<K, E, Op, W8>(dc, pl, rg, cs, in, out, ce, warp, warps);
+  ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group, n == 1)
+  ctaEndCall(dc, ce.e);
 }
 
 } // namespace purlin::snac
