@@ -16,9 +16,9 @@
 /// travel, then polls. A lane reads every input word it will overwrite before
 /// writing it, so NCCL's in-place forms are safe.
 ///
-/// In the reduction programs the call's epoch (which packet half) is read
-/// only after the lane's first input loads were issued (CallEpoch): both are
-/// L2 round trips right after the grid dependency wait, and issued together
+/// Except in AllGather, the call's epoch (which packet half) is read only
+/// after the lane's first input loads were issued (CallEpoch): both are L2
+/// round trips right after the grid dependency wait, and issued together
 /// they overlap instead of adding (bench/NOTES.md E12).
 #pragma once
 
@@ -152,18 +152,18 @@ struct CallShape {
 /// by ensure(). Nothing uses the epoch before it. Where it is called is
 /// measured per collective, not derived (bench/NOTES.md E12; latencyKernel
 /// picks):
-///  - the reductions call it right after the loads of their first push were
-///    issued, so that the epoch's L2 round trip overlaps theirs (-0.09 to
-///    -0.19 us per call); a thread with nothing to push calls it after the
-///    program;
-///  - the copy collectives call it right after the grid dependency wait
-///    (overlapping gained them nothing).
+///  - ReduceScatter, AllReduce and AllToAll call it right after the loads
+///    of their first push were issued, so that the epoch's L2 round trip
+///    overlaps theirs (-0.06 to -0.19 us per call); a thread with nothing
+///    to push calls it after the program;
+///  - AllGather calls it right after the grid dependency wait (overlapping
+///    cost it 0.04-0.12 us).
 /// TriggerOnRead: ensure() also lets the next call's grid be scheduled
 /// (griddepcontrol.launch_dependents) right after issuing the epoch load;
 /// otherwise the kernel does so right after the wait (AllReduce: with the
 /// trigger here it lost its whole gain; the others lost 0.03-0.06 us with
-/// it there). A ReduceScatter warp with no group (calls of one group, under
-/// 504 bytes per source) thus triggers only at its end.
+/// it there). A ReduceScatter or AllToAll warp with no group (calls of one
+/// group, under 504 bytes per source) thus triggers only at its end.
 template <bool TriggerOnRead>
 struct CallEpoch {
   uint64_t e = 0;
@@ -312,7 +312,7 @@ __device__ __forceinline__ void program(const DeviceComm& dc, const Plan& pl, co
 template <CollKind K, class E, RedOp Op, bool W8>
 __global__ void latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   // Measured per collective, not derived (CallEpoch, E12).
-  constexpr bool kEpochFirst = K == CollKind::AllGather || K == CollKind::AllToAll;
+  constexpr bool kEpochFirst = K == CollKind::AllGather;
   constexpr bool kTriggerOnRead = K != CollKind::AllReduce;
   __shared__ latency_detail::Regions rg;
   latency_detail::ctaRegions<K>(dc, pl, rg);  // parameters only: before the wait
