@@ -16,10 +16,10 @@
 /// travel, then polls. A lane reads every input word it will overwrite before
 /// writing it, so NCCL's in-place forms are safe.
 ///
-/// Except in AllGather, the call's epoch (which packet half) is read only
-/// after the lane's first input loads were issued (CallEpoch): both are L2
-/// round trips right after the grid dependency wait, and issued together
-/// they overlap instead of adding (bench/NOTES.md E12).
+/// The call's epoch (which packet half) is read only after the lane's first
+/// input loads were issued (CallEpoch): both are L2 round trips right after
+/// the grid dependency wait, and issued together they overlap instead of
+/// adding (bench/NOTES.md E12).
 #pragma once
 
 #include <cstddef>
@@ -149,21 +149,18 @@ struct CallShape {
 };
 
 /// The call's epoch and the packet offset of its half, read once per thread
-/// by ensure(). Nothing uses the epoch before it. Where it is called is
-/// measured per collective, not derived (bench/NOTES.md E12; latencyKernel
-/// picks):
-///  - ReduceScatter, AllReduce and AllToAll call it right after the loads
-///    of their first push were issued, so that the epoch's L2 round trip
-///    overlaps theirs (-0.06 to -0.19 us per call); a thread with nothing
-///    to push calls it after the program;
-///  - AllGather calls it right after the grid dependency wait (overlapping
-///    cost it 0.04-0.12 us).
+/// by ensure(). Nothing uses the epoch before it. The programs call it
+/// right after the loads of their first push were issued, so that the
+/// epoch's L2 round trip overlaps theirs (bench/NOTES.md E12: -0.04 to
+/// -0.19 us per call); a thread with nothing to push calls it after the
+/// program.
 /// TriggerOnRead: ensure() also lets the next call's grid be scheduled
 /// (griddepcontrol.launch_dependents) right after issuing the epoch load;
 /// otherwise the kernel does so right after the wait (AllReduce: with the
 /// trigger here it lost its whole gain; the others lost 0.03-0.06 us with
-/// it there). A ReduceScatter or AllToAll warp with no group (calls of one
-/// group, under 504 bytes per source) thus triggers only at its end.
+/// it there); measured, not derived. A warp with no group (calls of one
+/// group, under 504 bytes per source) thus triggers only at its end,
+/// except in AllReduce.
 template <bool TriggerOnRead>
 struct CallEpoch {
   uint64_t e = 0;
@@ -207,21 +204,16 @@ __device__ void copyProgram(const DeviceComm& dc, const Plan& pl, const Regions&
   for (std::size_t g = warp; g < G; g += warps) {
     const LaneWords x(g, lane, W);
     uint64_t a, b;
-    if constexpr (K == CollKind::AllGather) {
-      loadLane<W8>(x, in, len, a, b);
+    // AllGather too loads its input once per peer (tx = 0) and once for its
+    // own copy: measured 0.04-0.09 us faster per call than loading it once
+    // and putting the packed slot to every peer (E12 run 22).
+#pragma unroll 1
+    for (int i = 1; i < n; ++i) {
+      loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
       ce.ensure(dc, rg);
-      const SlotWords s = groupPack(a, b, lane);
-#pragma unroll 1
-      for (int i = 1; i < n; ++i) slotPut(laneSlot(rg.send[i - 1] + ce.h, g, lane), s);
-    } else {
-#pragma unroll 1
-      for (int i = 1; i < n; ++i) {
-        loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
-        ce.ensure(dc, rg);
-        slotPut(laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));
-      }
-      loadLane<W8>(x, own, len, a, b);
+      slotPut(laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));
     }
+    loadLane<W8>(x, own, len, a, b);
     if (own != ownDst) storeLane<W8>(x, ownDst, len, a, b);  // skipped when in place
 #pragma unroll 1
     for (int i = 1; i < n; ++i) {
@@ -311,9 +303,7 @@ __device__ __forceinline__ void program(const DeviceComm& dc, const Plan& pl, co
 /// others). Where the epoch is read: CallEpoch.
 template <CollKind K, class E, RedOp Op, bool W8>
 __global__ void latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
-  // Measured per collective, not derived (CallEpoch, E12).
-  constexpr bool kEpochFirst = K == CollKind::AllGather;
-  constexpr bool kTriggerOnRead = K != CollKind::AllReduce;
+  constexpr bool kTriggerOnRead = K != CollKind::AllReduce;  // measured, not derived (CallEpoch, E12)
   __shared__ latency_detail::Regions rg;
   latency_detail::ctaRegions<K>(dc, pl, rg);  // parameters only: before the wait
   const latency_detail::CallShape cs(rg);
@@ -322,7 +312,6 @@ __global__ void latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::
   gridDependencyWait();
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   latency_detail::CallEpoch<kTriggerOnRead> ce;
-  if constexpr (kEpochFirst) ce.ensure(dc, rg);
   latency_detail::program<K, E, Op, W8>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group, n == 1)
   ctaEndCall(dc, ce.e);
