@@ -39,6 +39,7 @@
 #include <cuda_runtime.h>
 
 #include "micro_check.h"
+#include "exchange_micro.h"
 
 #include <algorithm>
 #include <cmath>
@@ -320,25 +321,9 @@ void shape(std::size_t items, int& ctas, int& threads) {
   threads = int(t);
 }
 
-struct Rank {
-  purlin::DeviceState* state;
-  cudaStream_t s;
-  uint64_t* epochs;
-  std::byte *packets, *in, *out;
-  int* err;
+struct Rank : micro::ExchangeRank {
+  purlin::DeviceState* state;  // the runtime rows' DeviceState
 };
-
-__global__ void fillKernel(uint64_t* p, std::size_t words, int rank) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < words; i += std::size_t(gridDim.x) * blockDim.x) {
-    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t(rank + 1) << 17);
-    x ^= x >> 29;
-    p[i] = x * 0xBF58476D1CE4E5B9ull;
-  }
-}
-
-__global__ void setKernel(uint64_t* p, int n, uint64_t v) {
-  if (threadIdx.x < unsigned(n)) p[threadIdx.x] = v;
-}
 
 /// rt-* rows: label, and coll_bench's element count for a message of `m`
 /// bytes of bf16 with two ranks (AllGather: gathered output; the others:
@@ -418,9 +403,7 @@ bool checkCollective(sn::CollKind c, std::size_t m, const Rank (&R)[2]) {
 } // namespace
 
 int main(int argc, char** argv) {
-  int ndev = 0;
-  CK(cudaGetDeviceCount(&ndev));
-  bool loopback = ndev < 2, checked = false;
+  bool loopback = false, checked = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--loopback") == 0) loopback = true;
     else if (std::strcmp(argv[i], "--checked") == 0) checked = true;
@@ -429,25 +412,14 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (ndev < 1) { std::fprintf(stderr, "lat_floor_micro: no GPU\n"); return 2; }
-  const int dev[2] = {0, loopback ? 0 : 1};
-  std::printf("mode: %s\n", loopback ? "loopback (both ranks on device 0, two streams)" : "two GPUs (devices 0 and 1)");
+  int dev[2];
+  micro::twoRankDevices("lat_floor_micro", loopback, dev);
   const int calls = 128, reps = 8;
   const std::size_t maxBytes = std::size_t(1) << 20;
   Rank R[2];
   for (int r = 0; r < 2; ++r) {
-    CK(cudaSetDevice(dev[r]));
-    if (!loopback) CK(cudaDeviceEnablePeerAccess(1 - r, 0));
-    CK(cudaStreamCreateWithFlags(&R[r].s, cudaStreamNonBlocking));
-    CK(cudaMalloc(&R[r].epochs, 128 * sizeof(uint64_t)));
-    CK(cudaMalloc(&R[r].packets, 2 * kHalfBytes));
-    CK(cudaMalloc(&R[r].in, maxBytes));
-    CK(cudaMalloc(&R[r].out, 2 * maxBytes));
-    CK(cudaMalloc(&R[r].err, sizeof(int)));
+    R[r].allocate("lat_floor_micro", dev[r], r, maxBytes, kHalfBytes);
     CK(cudaMalloc(&R[r].state, sizeof(purlin::DeviceState)));
-    CK(cudaMemset(R[r].err, 0, sizeof(int)));
-    fillKernel<<<256, 256>>>(reinterpret_cast<uint64_t*>(R[r].in), maxBytes / 8, r);
-    CK(cudaDeviceSynchronize());
   }
   struct Row {
     Kind k; const char* name; std::size_t bytes; bool pdl; int ctas = 0, threads = 0, flags = 0;
@@ -528,9 +500,9 @@ int main(int argc, char** argv) {
     cudaGraphExec_t ge[2];
     for (int r = 0; r < 2; ++r) {
       CK(cudaSetDevice(dev[r]));
-      setKernel<<<1, 128>>>(R[r].epochs, 128, 1);
+      micro::setWords<<<1, 128>>>(R[r].epochs, 128, 1);
       CK(cudaMemset(R[r].state, 0, sizeof(purlin::DeviceState)));
-      setKernel<<<1, 128>>>(reinterpret_cast<uint64_t*>(reinterpret_cast<std::byte*>(R[r].state) +
+      micro::setWords<<<1, 128>>>(reinterpret_cast<uint64_t*>(reinterpret_cast<std::byte*>(R[r].state) +
                                                      offsetof(purlin::DeviceState, epochs)),
                             128, 1);
       CK(cudaMemset(R[r].packets, 0, 2 * kHalfBytes));
@@ -586,19 +558,8 @@ int main(int argc, char** argv) {
       check = ok ? "ok" : "WRONG";
       allOk = allOk && ok;
     } else if (row.k == Kind::Flag16 || row.k >= Kind::Group) {
-      bool ok = true;
-      std::vector<unsigned char> in[2], out(2 * row.bytes);
-      for (int r = 0; r < 2; ++r) {
-        in[r].resize(row.bytes);
-        CK(cudaMemcpy(in[r].data(), R[r].in, row.bytes, cudaMemcpyDeviceToHost));
-      }
-      for (int r = 0; r < 2 && ok; ++r) {
-        int err = 0;
-        CK(cudaMemcpy(&err, R[r].err, sizeof(int), cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(out.data(), R[r].out, 2 * row.bytes, cudaMemcpyDeviceToHost));
-        ok = err == 0 && std::equal(in[0].begin(), in[0].end(), out.begin()) &&
-             std::equal(in[1].begin(), in[1].end(), out.begin() + row.bytes);
-      }
+      const bool ok = micro::allGatherOk("lat_floor_micro", {R[0].in, R[1].in}, {R[0].out, R[1].out},
+                                         {R[0].err, R[1].err}, row.bytes);
       check = ok ? "ok" : "WRONG";
       allOk = allOk && ok;
     }

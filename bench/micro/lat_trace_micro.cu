@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include "micro_check.h"
+#include "exchange_micro.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -195,23 +196,8 @@ __global__ void traceKernel(Side s, std::size_t bytes) {
   if (threadIdx.x == 0) *reinterpret_cast<volatile uint64_t*>(&s.epochs[blockIdx.x]) = e + 1;
 }
 
-__global__ void fillKernel(uint64_t* p, std::size_t words, int rank) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < words; i += std::size_t(gridDim.x) * blockDim.x) {
-    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t(rank + 1) << 17);
-    x ^= x >> 29;
-    p[i] = x * 0xBF58476D1CE4E5B9ull;
-  }
-}
-
-__global__ void setKernel(uint64_t* p, int n, uint64_t v) {
-  if (threadIdx.x < unsigned(n)) p[threadIdx.x] = v;
-}
-
-struct Rank {
-  cudaStream_t s;
-  uint64_t *epochs, *trace;
-  std::byte *packets, *in, *out;
-  int* err;
+struct Rank : micro::ExchangeRank {
+  uint64_t* trace;  // kTraceSlots x kRecord
 };
 
 double median(std::vector<double> v) {
@@ -222,32 +208,19 @@ double median(std::vector<double> v) {
 } // namespace
 
 int main(int argc, char** argv) {
-  int ndev = 0;
-  CK(cudaGetDeviceCount(&ndev));
-  bool loopback = ndev < 2;
+  bool loopback = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--loopback") == 0) loopback = true;
     else { std::fprintf(stderr, "lat_trace_micro: unknown argument '%s' (usage: lat_trace_micro [--loopback])\n", argv[i]); return 2; }
   }
-  if (ndev < 1) { std::fprintf(stderr, "lat_trace_micro: no GPU\n"); return 2; }
-  const int dev[2] = {0, loopback ? 0 : 1};
-  std::printf("mode: %s\n", loopback ? "loopback (both ranks on device 0, two streams)" : "two GPUs (devices 0 and 1)");
+  int dev[2];
+  micro::twoRankDevices("lat_trace_micro", loopback, dev);
   const int calls = 128, reps = 8;
   const std::size_t maxBytes = std::size_t(1) << 20;
   Rank R[2];
   for (int r = 0; r < 2; ++r) {
-    CK(cudaSetDevice(dev[r]));
-    if (!loopback) CK(cudaDeviceEnablePeerAccess(1 - r, 0));
-    CK(cudaStreamCreateWithFlags(&R[r].s, cudaStreamNonBlocking));
-    CK(cudaMalloc(&R[r].epochs, 128 * sizeof(uint64_t)));
+    R[r].allocate("lat_trace_micro", dev[r], r, maxBytes, kHalfBytes);
     CK(cudaMalloc(&R[r].trace, kTraceSlots * kRecord * sizeof(uint64_t)));
-    CK(cudaMalloc(&R[r].packets, 2 * kHalfBytes));
-    CK(cudaMalloc(&R[r].in, maxBytes));
-    CK(cudaMalloc(&R[r].out, 2 * maxBytes));
-    CK(cudaMalloc(&R[r].err, sizeof(int)));
-    CK(cudaMemset(R[r].err, 0, sizeof(int)));
-    fillKernel<<<256, 256>>>(reinterpret_cast<uint64_t*>(R[r].in), maxBytes / 8, r);
-    CK(cudaDeviceSynchronize());
   }
   std::printf("%-12s %8s %2s %5s %7s %4s %9s | %6s %6s %6s %6s %6s %6s | %6s %6s %6s | %6s %s\n", "variant", "bytes", "k",
               "ctas", "threads", "rank", "us/call", "epoch", "input", "put", "poll", "store", "bar", "skew0", "late6",
@@ -283,7 +256,7 @@ int main(int argc, char** argv) {
     cudaGraphExec_t ge[2];
     for (int r = 0; r < 2; ++r) {
       CK(cudaSetDevice(dev[r]));
-      setKernel<<<1, 128>>>(R[r].epochs, 128, 1);
+      micro::setWords<<<1, 128>>>(R[r].epochs, 128, 1);
       CK(cudaMemset(R[r].trace, 0, kTraceSlots * kRecord * sizeof(uint64_t)));
       CK(cudaMemset(R[r].packets, 0, 2 * kHalfBytes));
       CK(cudaMemset(R[r].out, 0, 2 * maxBytes));
@@ -307,20 +280,8 @@ int main(int argc, char** argv) {
     }
     const float ms = replayOnTwoGpus(ge, {R[0].s, R[1].s}, reps, "lat_trace_micro", dev);
     for (int r = 0; r < 2; ++r) CK(cudaGraphExecDestroy(ge[r]));
-    // Check: every output byte is the sender's input.
-    bool ok = true;
-    std::vector<unsigned char> in[2], out(2 * bytes);
-    for (int r = 0; r < 2; ++r) {
-      in[r].resize(bytes);
-      CK(cudaMemcpy(in[r].data(), R[r].in, bytes, cudaMemcpyDeviceToHost));
-    }
-    for (int r = 0; r < 2 && ok; ++r) {
-      int err = 0;
-      CK(cudaMemcpy(&err, R[r].err, sizeof(int), cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(out.data(), R[r].out, 2 * bytes, cudaMemcpyDeviceToHost));
-      ok = err == 0 && std::equal(in[0].begin(), in[0].end(), out.begin()) &&
-           std::equal(in[1].begin(), in[1].end(), out.begin() + bytes);
-    }
+    const bool ok = micro::allGatherOk("lat_trace_micro", {R[0].in, R[1].in}, {R[0].out, R[1].out},
+                                       {R[0].err, R[1].err}, bytes);
     allOk = allOk && ok;
     // Phases of the timed calls (epochs 1 + calls .. 1 + (reps + 1) * calls - 1).
     for (int r = 0; r < 2; ++r) {
