@@ -57,15 +57,23 @@ struct ExchangeRank {
 };
 
 /// The devices of the two ranks: 0 and 1 with peer access both ways, or
-/// both 0 (`loopback`, or a machine with one GPU: the peer's memory is then
-/// local, two streams). Prints the mode line; exits with status 2 and a
+/// both 0 (`loopback`, a machine with one GPU, or two GPUs without peer
+/// access: the peer's memory is then local, two streams). Prints the mode
+/// line and returns whether it is loopback; exits with status 2 and a
 /// message when there is no GPU.
-inline void twoRankDevices(const char* program, bool loopback, int (&dev)[2]) {
+inline bool twoRankDevices(const char* program, bool loopback, int (&dev)[2]) {
   int ndev = 0;
   MICRO_CUDA_CHECK(program, cudaGetDeviceCount(&ndev));
   if (ndev < 1) {
     std::fprintf(stderr, "%s: no GPU\n", program);
     std::exit(2);
+  }
+  if (!loopback && ndev >= 2) {
+    int a = 0, b = 0;
+    MICRO_CUDA_CHECK(program, cudaDeviceCanAccessPeer(&a, 0, 1));
+    MICRO_CUDA_CHECK(program, cudaDeviceCanAccessPeer(&b, 1, 0));
+    if (!a || !b) std::printf("%s: devices 0 and 1 have no peer access; running loopback\n", program);
+    loopback = !a || !b;
   }
   loopback = loopback || ndev < 2;
   dev[0] = 0;
@@ -76,10 +84,15 @@ inline void twoRankDevices(const char* program, bool loopback, int (&dev)[2]) {
       MICRO_CUDA_CHECK(program, cudaDeviceEnablePeerAccess(1 - r, 0));
     }
   std::printf("mode: %s\n", loopback ? "loopback (both ranks on device 0, two streams)" : "two GPUs (devices 0 and 1)");
+  return loopback;
 }
 
 /// True if neither rank's error flag is set and each rank's output holds
 /// rank 0's `bytes` input bytes, then rank 1's (an AllGather, byte for byte).
+/// Only the final output is seen: every call of a row sends the same input,
+/// so this catches lost, misplaced or corrupted packets (wrong bytes or an
+/// expired wait), not a call that read an earlier call's identical packet
+/// (tests/gpu/coll_correctness_test's stale-words probe covers that).
 inline bool allGatherOk(const char* program, const std::byte* const (&in)[2], const std::byte* const (&out)[2],
                         int* const (&err)[2], std::size_t bytes) {
   std::vector<unsigned char> src[2], got(2 * bytes);

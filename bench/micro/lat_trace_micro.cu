@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
     else { std::fprintf(stderr, "lat_trace_micro: unknown argument '%s' (usage: lat_trace_micro [--loopback])\n", argv[i]); return 2; }
   }
   int dev[2];
-  micro::twoRankDevices("lat_trace_micro", loopback, dev);
+  micro::twoRankDevices("lat_trace_micro", loopback, dev);  // waits here are bounded (1 s) in every mode
   const int calls = 128, reps = 8;
   const std::size_t maxBytes = std::size_t(1) << 20;
   Rank R[2];
@@ -257,6 +257,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < 2; ++r) {
       CK(cudaSetDevice(dev[r]));
       micro::setWords<<<1, 128>>>(R[r].epochs, 128, 1);
+      CK(cudaMemset(R[r].err, 0, sizeof(int)));
       CK(cudaMemset(R[r].trace, 0, kTraceSlots * kRecord * sizeof(uint64_t)));
       CK(cudaMemset(R[r].packets, 0, 2 * kHalfBytes));
       CK(cudaMemset(R[r].out, 0, 2 * maxBytes));

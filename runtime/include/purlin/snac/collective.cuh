@@ -293,8 +293,9 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
     }
   } else if (pl.latency) {
     // Programmatic stream serialization: this call's grid may be scheduled
-    // while the previous one runs; it waits in ctaBeginCall (griddepcontrol.wait)
-    // for the previous grid's completion before touching memory.
+    // while the previous one runs; it waits in gridDependencyWait
+    // (griddepcontrol.wait) for the previous grid's completion before
+    // touching memory.
     cudaLaunchConfig_t cfg{};
     cudaLaunchAttribute attr[1];
     cfg.gridDim = dim3(unsigned(pl.latencyCtas));

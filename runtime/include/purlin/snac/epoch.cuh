@@ -1,18 +1,20 @@
 /// @file epoch.cuh
 /// @brief Per-CTA epochs kept on the device (paper §4.2; docs/snac-protocol.md
-/// "Per-CTA epochs"): CTA i reads DeviceState::epochs[i] at kernel start (all
-/// slots are equal between calls, so every CTA sees the call's epoch e); at
-/// its end it writes e+1 to every slot j = i (mod gridDim). No atomics and no
+/// "Per-CTA epochs"): CTA i reads DeviceState::epochs[i] after the grid
+/// dependency wait and before its end barrier (all slots are equal between
+/// calls, so every CTA sees the call's epoch e); at its end it writes e+1 to
+/// every slot j = i (mod gridDim). No atomics and no
 /// CTA waits for another; the kernel boundary (or, under programmatic
 /// dependent launch, griddepcontrol.wait, which waits for the previous grid's
 /// completion and memory flush) publishes the slots to the next call. Nothing
 /// happens on the host per call, so calls can be captured in CUDA graphs.
 /// Calls on one communicator are stream-ordered (like NCCL).
 ///
-/// Programmatic dependent launch (sm_90+): ctaBeginCall first waits for the
-/// previous grid of the stream (a no-op when the kernel was not launched with
-/// the programmatic-serialization attribute), so nothing of a call touches
-/// memory before the previous call has fully finished.
+/// Programmatic dependent launch (sm_90+): every kernel first waits for the
+/// previous grid of the stream (gridDependencyWait, also inside ctaBeginCall;
+/// a no-op when the kernel was not launched with the programmatic-
+/// serialization attribute), so nothing of a call touches memory before the
+/// previous call has fully finished.
 #pragma once
 
 #include <cstdint>

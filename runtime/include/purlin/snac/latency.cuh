@@ -17,9 +17,10 @@
 /// writing it, so NCCL's in-place forms are safe.
 ///
 /// The call's epoch (which packet half) is read only after the lane's first
-/// input loads were issued (CallEpoch): both are L2 round trips right after
-/// the grid dependency wait, and issued together they overlap instead of
-/// adding (bench/NOTES.md E12).
+/// input loads were issued (CallEpoch; a lane with nothing to push reads it
+/// after its empty program): both are L2 round trips right after the grid
+/// dependency wait, and issued together they overlap instead of adding
+/// (bench/NOTES.md E12).
 #pragma once
 
 #include <cstddef>
@@ -158,9 +159,12 @@ struct CallShape {
 /// (griddepcontrol.launch_dependents) right after issuing the epoch load;
 /// otherwise the kernel does so right after the wait (AllReduce: with the
 /// trigger here it lost its whole gain; the others lost 0.03-0.06 us with
-/// it there); measured, not derived. A warp with no group (calls of one
-/// group, under 504 bytes per source) thus triggers only at its end,
-/// except in AllReduce.
+/// it there); measured, not derived. A warp with no group (the launch shape
+/// rounds warps up to whole CTAs) skips the program and so calls ensure()
+/// right after the wait; a CTA's first launch_dependents is the one that
+/// counts, so a CTA with such a warp lets the next grid in right after the
+/// wait, as AllReduce does. In the measured rows such warps were only in
+/// the last CTAs (warps are numbered CTA by CTA).
 template <bool TriggerOnRead>
 struct CallEpoch {
   uint64_t e = 0;
@@ -313,7 +317,7 @@ __global__ void latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   latency_detail::CallEpoch<kTriggerOnRead> ce;
   latency_detail::program<K, E, Op, W8>(dc, pl, rg, cs, in, out, ce, warp, warps);
-  ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group, n == 1)
+  ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   ctaEndCall(dc, ce.e);
 }
 
