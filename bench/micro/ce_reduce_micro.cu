@@ -295,10 +295,7 @@ int main(int argc, char** argv) {
       CK(cudaDeviceSynchronize());
       CK(cudaStreamBeginCapture(R[r].s, cudaStreamCaptureModeThreadLocal));
       for (int i = 0; i < calls; ++i) enqueueCall(R, r, c.ar, bytes, ch, c.ctas, c.threads);
-      cudaGraph_t g;
-      CK(cudaStreamEndCapture(R[r].s, &g));
-      CK(cudaGraphInstantiate(&ge[r], g, 0));
-      CK(cudaGraphDestroy(g));
+      ge[r] = instantiateCapture(R[r].s, "ce_reduce_micro");
     }
     const float ms = replayOnTwoGpus(ge, {R[0].s, R[1].s}, 4, "ce_reduce_micro");
     const double us = ms * 1000.0 / (4.0 * calls);

@@ -550,10 +550,7 @@ int main(int argc, char** argv) {
         else if (row.k == Kind::GroupSpreadPf) CK(cudaLaunchKernelEx(&cfg, spreadKernel<true>, sp));
         else CK(cudaLaunchKernelEx(&cfg, kernelOf(row.k), s, row.bytes));
       }
-      cudaGraph_t g;
-      CK(cudaStreamEndCapture(R[r].s, &g));
-      CK(cudaGraphInstantiate(&ge[r], g, 0));
-      CK(cudaGraphDestroy(g));
+      ge[r] = instantiateCapture(R[r].s, "lat_floor_micro");
     }
     const float ms = replayOnTwoGpus(ge, {R[0].s, R[1].s}, reps, "lat_floor_micro", dev);
     for (int r = 0; r < 2; ++r) CK(cudaGraphExecDestroy(ge[r]));

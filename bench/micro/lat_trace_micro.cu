@@ -274,10 +274,7 @@ int main(int argc, char** argv) {
       cfg.numAttrs = 1;
       CK(cudaStreamBeginCapture(R[r].s, cudaStreamCaptureModeThreadLocal));
       for (int i = 0; i < calls; ++i) CK(cudaLaunchKernelEx(&cfg, kernel, s, bytes));
-      cudaGraph_t g;
-      CK(cudaStreamEndCapture(R[r].s, &g));
-      CK(cudaGraphInstantiate(&ge[r], g, 0));
-      CK(cudaGraphDestroy(g));
+      ge[r] = instantiateCapture(R[r].s, "lat_trace_micro");
     }
     const float ms = replayOnTwoGpus(ge, {R[0].s, R[1].s}, reps, "lat_trace_micro", dev);
     for (int r = 0; r < 2; ++r) CK(cudaGraphExecDestroy(ge[r]));

@@ -19,6 +19,17 @@
     }                                                                                                        \
   } while (0)
 
+/// Ends the stream capture on `s`, instantiates the captured graph and frees
+/// the graph (the executable graph is the caller's).
+inline cudaGraphExec_t instantiateCapture(cudaStream_t s, const char* program) {
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  MICRO_CUDA_CHECK(program, cudaStreamEndCapture(s, &g));
+  MICRO_CUDA_CHECK(program, cudaGraphInstantiate(&ge, g, 0));
+  MICRO_CUDA_CHECK(program, cudaGraphDestroy(g));
+  return ge;
+}
+
 /// Two ranks of one process (rank r on device dev[r]; by default devices 0
 /// and 1, or both on one device in a loopback run): replays graph ge[r] on
 /// stream s[r] once as a warm-up, then `reps` times (launched alternately,
