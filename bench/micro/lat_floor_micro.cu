@@ -32,7 +32,9 @@
 ///
 /// The runtime rows run unchecked, as the runtime does by default;
 /// `--checked` bounds their waits (DeviceComm::spinLimit) like
-/// CommOptions::checked. `--loopback` (or a machine with one GPU) puts both ranks on device 0,
+/// CommOptions::checked. `--only PREFIX` runs only the rows whose kernel
+/// name starts with PREFIX (E13: `--only rt-`, A/B of runtime variants).
+/// `--loopback` (or a machine with one GPU) puts both ranks on device 0,
 /// two streams: the "peer" memory is then local, so a row shows the cost of
 /// the kernel's own code with the NVLink delivery replaced by an L2 one.
 #include <cuda_bf16.h>
@@ -404,11 +406,15 @@ bool checkCollective(sn::CollKind c, std::size_t m, const Rank (&R)[2]) {
 
 int main(int argc, char** argv) {
   bool loopback = false, checked = false;
+  const char* only = "";  // --only PREFIX: the rows whose kernel name starts with PREFIX
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--loopback") == 0) loopback = true;
     else if (std::strcmp(argv[i], "--checked") == 0) checked = true;
+    else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else {
-      std::fprintf(stderr, "lat_floor_micro: unknown argument '%s' (usage: lat_floor_micro [--loopback] [--checked])\n", argv[i]);
+      std::fprintf(stderr,
+                   "lat_floor_micro: unknown argument '%s' (usage: lat_floor_micro [--loopback] [--checked] [--only PREFIX])\n",
+                   argv[i]);
       return 2;
     }
   }
@@ -461,6 +467,11 @@ int main(int argc, char** argv) {
   for (std::size_t b = 2048; b <= maxBytes; b *= 2) {
     rows.push_back({Kind::Flag16, "flag16", b, true});
     rows.push_back({Kind::Group, "group", b, true});
+  }
+  std::erase_if(rows, [&](const Row& row) { return std::strncmp(row.name, only, std::strlen(only)) != 0; });
+  if (rows.empty()) {
+    std::fprintf(stderr, "lat_floor_micro: no row's kernel name starts with '%s'\n", only);
+    return 2;
   }
   std::printf("%-13s %8s %6s %5s %7s %9s %s\n", "kernel", "bytes", "pdl", "ctas", "threads", "us/call", "check");
   bool allOk = true;

@@ -241,11 +241,15 @@ __device__ void copyProgram(const DeviceComm& dc, const Plan& pl, const Regions&
 /// ReduceScatter / one-shot AllReduce: push the words each peer reduces,
 /// then accumulate this rank's result over ranks 0..n-1 in order (own
 /// contribution kept in registers from the input).
-template <CollKind K, class E, RedOp Op, bool W8, class Epoch>
+/// N2 (two ranks, chosen at run time by `program`): one poll of the peer,
+/// then one reducePair of the two words in rank order, instead of the loop
+/// over ranks with WordAcc (the same arithmetic; measured -0.05 to -0.15 us
+/// per call at 64-512 KiB, bench/NOTES.md E13).
+template <CollKind K, class E, RedOp Op, bool W8, bool N2, class Epoch>
 __device__ void reduceProgram(const DeviceComm& dc, const Plan& pl, const Regions& rg, const CallShape& cs,
                               const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
                               std::size_t warps) {
-  const int r = pl.rank, n = pl.n, lane = laneId();
+  const int r = pl.rank, n = N2 ? 2 : pl.n, lane = laneId();
   const std::size_t len = cs.len, W = cs.W, G = cs.G;
   const std::byte* own = in + (K == CollKind::AllReduce ? 0 : rg.ownTx);
   for (std::size_t g = warp; g < G; g += warps) {
@@ -261,24 +265,32 @@ __device__ void reduceProgram(const DeviceComm& dc, const Plan& pl, const Region
       pushPerPeer<W8>(dc, rg, x, g, lane, n, in, len, ce, a, b);
       loadLane<W8>(x, own, len, mineA, mineB);
     }
-    WordAcc<E, Op> accA, accB;
+    if constexpr (N2) {
+      // recv[0]: the peer's region (from[0] = the other rank)
+      if (!pollLane(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b)) return;  // checked wait gave up
+      const bool ownFirst = r == 0;  // ascending rank order
+      storeLane<W8>(x, out, len, reducePair<E, Op>(ownFirst ? mineA : a, ownFirst ? a : mineA),
+                    reducePair<E, Op>(ownFirst ? mineB : b, ownFirst ? b : mineB));
+    } else {
+      WordAcc<E, Op> accA, accB;
 #pragma unroll 1
-    for (int p = 0; p < n; ++p) {
-      if (p == r) {
-        a = mineA;
-        b = mineB;
-      } else if (!pollLane(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {
-        return;  // checked wait gave up
+      for (int p = 0; p < n; ++p) {
+        if (p == r) {
+          a = mineA;
+          b = mineB;
+        } else if (!pollLane(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {
+          return;  // checked wait gave up
+        }
+        if (p == 0) {
+          accA.first(a);
+          accB.first(b);
+        } else {
+          accA.next(a);
+          accB.next(b);
+        }
       }
-      if (p == 0) {
-        accA.first(a);
-        accB.first(b);
-      } else {
-        accA.next(a);
-        accB.next(b);
-      }
+      storeLane<W8>(x, out, len, accA.result(), accB.result());
     }
-    storeLane<W8>(x, out, len, accA.result(), accB.result());
   }
 }
 
@@ -289,8 +301,10 @@ __device__ __forceinline__ void program(const DeviceComm& dc, const Plan& pl, co
                                         std::size_t warps) {
   if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll)
     copyProgram<K, W8>(dc, pl, rg, cs, in, out, ce, warp, warps);
+  else if (pl.n == 2)
+    reduceProgram<K, E, Op, W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);
   else
-    reduceProgram<K, E, Op, W8>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduceProgram<K, E, Op, W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);
 }
 
 } // namespace latency_detail

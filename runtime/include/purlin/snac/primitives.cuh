@@ -126,20 +126,53 @@ __device__ __forceinline__ Packet* packetRegion(const DeviceComm& dc, int dst, i
   return base + std::size_t(src) * perSource;
 }
 
+/// Cycles between a lane's two outstanding poll loads (warpPollSlot): about
+/// half an L2 round trip (~400 cycles at 1.98 GHz, bench/NOTES.md E12), so
+/// that a load samples the slot every ~60 ns instead of once per round trip.
+inline constexpr long long kPollStaggerCycles = 120;
+
+/// Spins for `cycles` SM clock cycles (no memory access).
+__device__ __forceinline__ void spinCycles(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
 /// Warp-collective poll of one slot per lane (packet groups,
 /// packet_group.cuh): spins until both words of every lane's slot are full,
-/// then empties the lane's own slot (a store after its load of the same
+/// then empties the lane's own slot (a store after its loads of the same
 /// address) and returns the words read. `index` names the slot in a checked
 /// wait's error. Returns false in every lane if a wait gave up (checked mode).
+///
+/// Each lane keeps two loads of its slot in flight, issued
+/// kPollStaggerCycles apart and each reissued as soon as it returned empty:
+/// the slot is sampled twice per L2 round trip, which shortens the time from
+/// the packet's arrival to its detection (bench/NOTES.md E13: -0.03 to -0.07
+/// us per call for every collective at 64-512 KiB; four loads in flight were
+/// slower at 1-4 KiB). Either load seeing the slot full is this call's
+/// packet (packet_group.cuh); a load still in flight when the lane clears
+/// the slot reads it before the clear (same address, program order) and its
+/// value is dropped.
 __device__ __forceinline__ bool warpPollSlot(const DeviceComm& dc, Packet* slot, uint32_t index, SlotWords& w) {
   // Each lane spins on its own slot; the vote below is where the warp
   // converges again (every lane's slot full, or some wait gave up).
   SpinBound bound;
   bool gaveUp = false;
+  SlotWords s0 = slotLoad(slot);
+  spinCycles(kPollStaggerCycles);
+  SlotWords s1 = slotLoad(slot);
   for (;;) {
-    w = slotLoad(slot);
-    if (slotFull(w)) break;
-    if (!bound.step(dc, WaitKind::Packet, index, 3, (w.lo >> 63) | ((w.hi >> 63) << 1))) {
+    if (slotFull(s0)) {
+      w = s0;
+      break;
+    }
+    s0 = slotLoad(slot);
+    if (slotFull(s1)) {
+      w = s1;
+      break;
+    }
+    s1 = slotLoad(slot);
+    if (!bound.step(dc, WaitKind::Packet, index, 3, (s0.lo >> 63) | ((s0.hi >> 63) << 1))) {
       gaveUp = true;
       break;
     }

@@ -1,0 +1,2 @@
+import sys,subprocess
+subprocess.check_call(['python3','/tmp/pv/poll.py',sys.argv[1],'1','0','1000'])

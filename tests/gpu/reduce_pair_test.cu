@@ -1,0 +1,104 @@
+/// @file reduce_pair_test.cu
+/// @brief The latency program's two-rank reduction (elementwise.cuh
+/// reducePair: one packed __hadd2 per element pair for bf16 / fp16 Sum)
+/// against its general one (WordAcc: fp32 accumulation, rounded once), for
+/// every pair of 16-bit values, both types, every lane of a word, both
+/// operand orders (Max and Min take WordAcc in both, nothing to compare). Results must be
+/// bit-identical, except that a NaN may be any NaN. The collective tests
+/// cannot catch a rounding difference: their inputs (multiples of 1/8) sum
+/// exactly. Prints PASS/FAIL per (type, op); exits non-zero on any failure.
+#include <cstdint>
+#include <cstdio>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "purlin/snac/elementwise.cuh"
+
+namespace sn = purlin::snac;
+using purlin::RedOp;
+
+namespace {
+
+#define RP_CK(call)                                                                                       \
+  do {                                                                                                    \
+    cudaError_t e_ = (call);                                                                              \
+    if (e_ != cudaSuccess) {                                                                              \
+      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, #call);     \
+      return false;                                                                                       \
+    }                                                                                                     \
+  } while (0)
+
+/// True if the 16-bit value is a NaN of type E (bf16: 8 exponent bits; fp16: 5).
+template <class E> __device__ bool isNan16(uint32_t v) {
+  if constexpr (std::is_same_v<E, __half>) return (v & 0x7c00u) == 0x7c00u && (v & 0x03ffu) != 0;
+  else return (v & 0x7f80u) == 0x7f80u && (v & 0x007fu) != 0;
+}
+
+struct Mismatch {
+  unsigned long long count;
+  uint32_t x, y, got, want;
+};
+
+/// Block x (0..65535) pairs value x with every value y: word X holds
+/// {x, y, x, y} and word Y holds {y, x, y, x} (lanes low to high), so every
+/// lane position and both operand orders are covered.
+template <class E, RedOp Op> __global__ void pairKernel(Mismatch* m) {
+  const uint64_t x = blockIdx.x;
+  for (uint64_t y = threadIdx.x; y < 65536; y += blockDim.x) {
+    const uint64_t X = x | (y << 16) | (x << 32) | (y << 48), Y = y | (x << 16) | (y << 32) | (x << 48);
+    const uint64_t got = sn::reducePair<E, Op>(X, Y);
+    sn::WordAcc<E, Op> acc;
+    acc.first(X);
+    acc.next(Y);
+    const uint64_t want = acc.result();
+    for (int l = 0; l < 4; ++l) {
+      const uint32_t g = uint32_t(got >> (16 * l)) & 0xffffu, w = uint32_t(want >> (16 * l)) & 0xffffu;
+      const bool same = isNan16<E>(w) ? isNan16<E>(g) : g == w;
+      if (!same && atomicAdd(&m->count, 1ull) == 0) {
+        m->x = uint32_t(X >> (16 * l)) & 0xffffu;
+        m->y = uint32_t(Y >> (16 * l)) & 0xffffu;
+        m->got = g;
+        m->want = w;
+      }
+    }
+  }
+}
+
+template <class E, RedOp Op> bool run(const char* name, Mismatch* dm) {
+  RP_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
+  pairKernel<E, Op><<<65536, 256>>>(dm);
+  RP_CK(cudaGetLastError());
+  RP_CK(cudaDeviceSynchronize());
+  Mismatch m{};
+  RP_CK(cudaMemcpy(&m, dm, sizeof m, cudaMemcpyDeviceToHost));
+  if (m.count != 0) {
+    std::printf("FAIL reducePair %s: %llu lanes differ from WordAcc; e.g. 0x%04x op 0x%04x = 0x%04x, WordAcc 0x%04x\n",
+                name, m.count, m.x, m.y, m.got, m.want);
+    return false;
+  }
+  std::printf("PASS reducePair %s: all 2^32 pairs bit-identical to WordAcc\n", name);
+  return true;
+}
+
+} // namespace
+
+int main() {
+  int ngpu = 0;
+  if (cudaGetDeviceCount(&ngpu) != cudaSuccess || ngpu == 0) {
+    std::printf("FAIL reduce_pair_test: no CUDA device\n");
+    return 1;
+  }
+  Mismatch* dm = nullptr;
+  if (cudaMalloc(&dm, sizeof(Mismatch)) != cudaSuccess) {
+    std::printf("FAIL reduce_pair_test: cudaMalloc\n");
+    return 1;
+  }
+  bool ok = true;
+  ok &= run<__nv_bfloat16, RedOp::Sum>("bf16 sum", dm);
+  ok &= run<__half, RedOp::Sum>("fp16 sum", dm);
+  cudaFree(dm);
+  std::printf("%s reduce_pair_test\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
