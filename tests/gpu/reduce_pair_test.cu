@@ -14,21 +14,13 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "atom_test_common.cuh"  // ATOMTEST_CK
 #include "purlin/snac/elementwise.cuh"
 
 namespace sn = purlin::snac;
 using purlin::RedOp;
 
 namespace {
-
-#define RP_CK(call)                                                                                       \
-  do {                                                                                                    \
-    cudaError_t e_ = (call);                                                                              \
-    if (e_ != cudaSuccess) {                                                                              \
-      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, #call);     \
-      return false;                                                                                       \
-    }                                                                                                     \
-  } while (0)
 
 /// True if the 16-bit value is a NaN of type E (bf16: 8 exponent bits; fp16: 5).
 template <class E> __device__ bool isNan16(uint32_t v) {
@@ -67,12 +59,12 @@ template <class E, RedOp Op> __global__ void pairKernel(Mismatch* m) {
 }
 
 template <class E, RedOp Op> bool run(const char* name, Mismatch* dm) {
-  RP_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
+  ATOMTEST_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
   pairKernel<E, Op><<<65536, 256>>>(dm);
-  RP_CK(cudaGetLastError());
-  RP_CK(cudaDeviceSynchronize());
+  ATOMTEST_CK(cudaGetLastError());
+  ATOMTEST_CK(cudaDeviceSynchronize());
   Mismatch m{};
-  RP_CK(cudaMemcpy(&m, dm, sizeof m, cudaMemcpyDeviceToHost));
+  ATOMTEST_CK(cudaMemcpy(&m, dm, sizeof m, cudaMemcpyDeviceToHost));
   if (m.count != 0) {
     std::printf("FAIL reducePair %s: %llu lanes differ from WordAcc; e.g. 0x%04x op 0x%04x = 0x%04x, WordAcc 0x%04x\n",
                 name, m.count, m.x, m.y, m.got, m.want);
