@@ -255,7 +255,7 @@ __global__ void variantKernel(Side s, purlin::DeviceComm dc, sn::Plan pl, std::s
     }
     sn::SlotWords w{};
     if constexpr ((F & kVPoll) != 0) {
-      if (!sn::warpPollSlot(dc, reinterpret_cast<purlin::Packet*>(slotIn), 0, w)) break;
+      if (!sn::warpPollSlot<sn::PollStagger::First>(dc, reinterpret_cast<purlin::Packet*>(slotIn), 0, w)) break;
     } else {
       const uint64_t t0 = arch::globalTimerNs();
       bool gaveUp = false;
@@ -410,8 +410,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--loopback") == 0) loopback = true;
     else if (std::strcmp(argv[i], "--checked") == 0) checked = true;
-    else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
-    else {
+    else if (std::strcmp(argv[i], "--only") == 0) {
+      if (i + 1 == argc) {
+        std::fprintf(stderr, "lat_floor_micro: --only needs a PREFIX (e.g. --only rt-)\n");
+        return 2;
+      }
+      only = argv[++i];
+    } else {
       std::fprintf(stderr,
                    "lat_floor_micro: unknown argument '%s' (usage: lat_floor_micro [--loopback] [--checked] [--only PREFIX])\n",
                    argv[i]);

@@ -4,7 +4,8 @@
 /// against its general one (WordAcc: fp32 accumulation, rounded once), for
 /// every pair of 16-bit values, both types, every lane of a word, both
 /// operand orders (Max and Min take WordAcc in both, nothing to compare). Results must be
-/// bit-identical, except that a NaN may be any NaN. The collective tests
+/// bit-identical, except that a NaN may be any NaN. The H200 runs the sm_90
+/// code; the sm_80 form (fma.rn.bf16x2) is compiled, not run. The collective tests
 /// cannot catch a rounding difference: their inputs (multiples of 1/8) sum
 /// exactly. Prints PASS/FAIL per (type, op); exits non-zero on any failure.
 #include <cstdint>
@@ -59,6 +60,7 @@ template <class E, RedOp Op> __global__ void pairKernel(Mismatch* m) {
 }
 
 template <class E, RedOp Op> bool run(const char* name, Mismatch* dm) {
+  static_assert(sn::kReducePairPacked<E, Op>, "the case must take reducePair's packed path, or it compares WordAcc with itself");
   ATOMTEST_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
   pairKernel<E, Op><<<65536, 256>>>(dm);
   ATOMTEST_CK(cudaGetLastError());

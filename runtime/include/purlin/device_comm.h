@@ -65,7 +65,7 @@ struct DeviceComm {
   std::size_t numSignals = 0;
   std::size_t packetHalfBytes = 0;
   std::size_t stagingHalfBytes = 0;
-  uint64_t spinLimit = 0;              ///< checked mode: polls before a wait gives up (a packet poll: two loads); 0 = unbounded
+  uint64_t spinLimit = 0;              ///< checked mode: polls before a wait gives up (packet slots: two loads per poll); 0 = unbounded
 };
 
 } // namespace purlin

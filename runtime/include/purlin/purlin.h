@@ -46,7 +46,7 @@ typedef struct purlin_comm_options_t {
   size_t staging_half_bytes; /**< bytes of one staging half (default 256 MiB) */
   size_t packet_half_bytes;  /**< bytes of one packet half (default 16 MiB) */
   int checked;               /**< non-zero: bound every spin-wait */
-  uint64_t spin_limit;       /**< polls before a checked wait gives up */
+  uint64_t spin_limit;       /**< polls before a checked wait gives up (a packet-slot poll round: two loads) */
 } purlin_comm_options_t;
 
 /** The default options. */

@@ -22,7 +22,7 @@ struct CommOptions {
   std::size_t stagingHalfBytes = 256u << 20; ///< bytes of one staging half (two halves, by epoch parity)
   std::size_t packetHalfBytes = 16u << 20;   ///< bytes of one packet half
   bool checked = false;                      ///< bound every spin-wait (DeviceComm::spinLimit)
-  uint64_t spinLimit = 1ull << 31;           ///< polls before a checked wait gives up
+  uint64_t spinLimit = 1ull << 31;           ///< polls before a checked wait gives up (packet slots: two loads per poll)
   /// Let calls captured in a CUDA graph take the direct program (no
   /// staging; registerDirect). false: every call stages, captured or not.
   bool direct = true;

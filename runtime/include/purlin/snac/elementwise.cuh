@@ -3,11 +3,13 @@
 /// and stored to element-aligned (not necessarily 8-byte-aligned) addresses,
 /// with short tails, and the reduction of one word's lanes in fp32 in
 /// ascending rank order (the same arithmetic as Atom::reduce and the host
-/// reference: acc = float(x0); acc = op(acc, float(xi)); round once).
+/// reference: acc = float(x0); acc = op(acc, float(xi)); round once);
+/// reducePair, the same result for two ranks in fewer instructions.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include <cuda_bf16.h>
@@ -107,15 +109,23 @@ template <class E, RedOp Op> struct WordAcc {
   }
 };
 
+/// True when reducePair<E, Op> is the packed add (bf16 or fp16 sum).
+template <class E, RedOp Op>
+inline constexpr bool kReducePairPacked =
+    Op == RedOp::Sum && (std::is_same_v<E, __nv_bfloat16> || std::is_same_v<E, __half>);
+
 /// op(x, y) of two ranks' words, lane-wise, x the lower rank's: the whole
-/// reduction when there are two ranks. Sum of bf16 or fp16 is one packed
-/// add per element pair (__hadd2), rounded once from the exact sum; WordAcc
-/// rounds the fp32 sum once, and the two agree because fp32's 24 bits are
+/// reduction when there are two ranks. Sum of bf16 or fp16
+/// (kReducePairPacked) is one packed add per element pair (__hadd2:
+/// add.bf16x2 / add.f16x2 on sm_90, fma.rn.bf16x2 x*1+y on sm_80, no
+/// flush to zero), rounded once from the exact sum. WordAcc rounds the fp32
+/// sum once; the two agree (NaN payloads aside) because fp32's 24 bits are
 /// at least 2p + 2 for p = 8 (bf16) and 11 (fp16), so rounding twice is
-/// innocuous for one addition (Figueroa). Measured 0.01-0.02 us per call
-/// below WordAcc (bench/NOTES.md E13). Other cases: WordAcc.
+/// innocuous for one addition (Figueroa), subnormals and overflow included
+/// (reduce_pair_test checks all 2^32 pairs of each type). Part of the
+/// two-rank reduce path's gain (bench/NOTES.md E13). Other cases: WordAcc.
 template <class E, RedOp Op> __device__ __forceinline__ uint64_t reducePair(uint64_t x, uint64_t y) {
-  if constexpr (Op == RedOp::Sum && (std::is_same_v<E, __nv_bfloat16> || std::is_same_v<E, __half>)) {
+  if constexpr (kReducePairPacked<E, Op>) {
     using E2 = std::conditional_t<std::is_same_v<E, __half>, __half2, __nv_bfloat162>;
     static_assert(sizeof(E2) == 4, "a packed pair is 4 bytes");
     const uint32_t xs[2] = {uint32_t(x), uint32_t(x >> 32)}, ys[2] = {uint32_t(y), uint32_t(y >> 32)};

@@ -182,12 +182,14 @@ struct CallEpoch {
 /// Warp-collective: polls the lane's slot of group `g` of region `src`
 /// (source rank `p`) until every slot of the group is full, empties it and
 /// returns the lane's payload words. False in every lane if a checked wait
-/// gave up.
+/// gave up. S: the placement of the poll's loads (PollStagger: First for
+/// the copy programs, EveryRound for the reduce programs, measured).
+template <PollStagger S>
 __device__ __forceinline__ bool pollLane(const DeviceComm& dc, const Plan& pl, Packet* src, int p, std::size_t g,
                                          int lane, uint64_t& a, uint64_t& b) {
   Packet* slot = laneSlot(src, g, lane);
   SlotWords w;
-  if (!warpPollSlot(dc, slot, uint32_t(std::size_t(p) * pl.packetRegion + g * kGroupSlots + std::size_t(lane)), w))
+  if (!warpPollSlot<S>(dc, slot, uint32_t(std::size_t(p) * pl.packetRegion + g * kGroupSlots + std::size_t(lane)), w))
     return false;
   groupUnpack(w, lane, a, b);
   return true;
@@ -232,7 +234,7 @@ __device__ void copyProgram(const DeviceComm& dc, const Plan& pl, const Regions&
 #pragma unroll 1
     for (int i = 1; i < n; ++i) {
       const int p = rg.from[i - 1];
-      if (!pollLane(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b)) return;  // checked wait gave up
+      if (!pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b)) return;  // checked wait gave up
       storeLane<W8>(x, out + rg.rx[i - 1], len, a, b);
     }
   }
@@ -243,8 +245,10 @@ __device__ void copyProgram(const DeviceComm& dc, const Plan& pl, const Regions&
 /// contribution kept in registers from the input).
 /// N2 (two ranks, chosen at run time by `program`): one poll of the peer,
 /// then one reducePair of the two words in rank order, instead of the loop
-/// over ranks with WordAcc (the same arithmetic; measured -0.05 to -0.15 us
-/// per call at 64-512 KiB, bench/NOTES.md E13).
+/// over ranks with WordAcc (the same arithmetic). Measured with the
+/// two-load poll in both (bench/NOTES.md E13 run3): ReduceScatter -0.07 /
+/// -0.09 us per call at 64 / 512 KiB (+0.01 at 1-4 KiB), AllReduce -0.05
+/// to -0.08 at every size.
 template <CollKind K, class E, RedOp Op, bool W8, bool N2, class Epoch>
 __device__ void reduceProgram(const DeviceComm& dc, const Plan& pl, const Regions& rg, const CallShape& cs,
                               const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
@@ -267,7 +271,7 @@ __device__ void reduceProgram(const DeviceComm& dc, const Plan& pl, const Region
     }
     if constexpr (N2) {
       // recv[0]: the peer's region (from[0] = the other rank)
-      if (!pollLane(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b)) return;  // checked wait gave up
+      if (!pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b)) return;  // checked wait gave up
       const bool ownFirst = r == 0;  // ascending rank order
       storeLane<W8>(x, out, len, reducePair<E, Op>(ownFirst ? mineA : a, ownFirst ? a : mineA),
                     reducePair<E, Op>(ownFirst ? mineB : b, ownFirst ? b : mineB));
@@ -278,7 +282,7 @@ __device__ void reduceProgram(const DeviceComm& dc, const Plan& pl, const Region
         if (p == r) {
           a = mineA;
           b = mineB;
-        } else if (!pollLane(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {
+        } else if (!pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {
           return;  // checked wait gave up
         }
         if (p == 0) {

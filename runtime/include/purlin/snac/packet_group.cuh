@@ -74,7 +74,7 @@ __device__ __forceinline__ SlotWords slotLoad(const void* slot) {
 }
 
 /// Empties a lane's slot after its words were read (the reader's store, in
-/// program order after its load of the same address).
+/// program order after its loads of the same address).
 __device__ __forceinline__ void slotClear(void* slot) { arch::stVolatile2x64(slot, 0, 0); }
 
 } // namespace purlin::snac

@@ -126,9 +126,8 @@ __device__ __forceinline__ Packet* packetRegion(const DeviceComm& dc, int dst, i
   return base + std::size_t(src) * perSource;
 }
 
-/// Cycles between a lane's two outstanding poll loads (warpPollSlot): about
-/// half an L2 round trip (~400 cycles at 1.98 GHz, bench/NOTES.md E12), so
-/// that a load samples the slot every ~60 ns instead of once per round trip.
+/// Cycles between a lane's two poll loads of one round (warpPollSlot), about
+/// a third of an L2 round trip (~400 cycles at 1.98 GHz, bench/NOTES.md E12).
 inline constexpr long long kPollStaggerCycles = 120;
 
 /// Spins for `cycles` SM clock cycles (no memory access).
@@ -138,43 +137,80 @@ __device__ __forceinline__ void spinCycles(long long cycles) {
   }
 }
 
+/// How warpPollSlot's two loads per round are placed (measured per
+/// program, bench/NOTES.md E13 runs 1-3 and 9):
+///  - First: the first pair kPollStaggerCycles apart; then each load is
+///    reissued right after it was checked. As compiled (sm_80, sm_90)
+///    ptxas gives the loads one scoreboard, so each check waits for both
+///    loads of its round and after the first round the pair is only a few
+///    cycles apart. The copy programs use it: against one load per round,
+///    -0.03 to -0.07 us per call at 64-512 KiB, about even at 1-4 KiB; the
+///    EveryRound form cost AllGather +0.08 at 64-512 KiB.
+///  - EveryRound: every round issues a load, spins kPollStaggerCycles,
+///    issues the second, then checks both. The reduce programs use it:
+///    against First, ReduceScatter -0.06 us per call at 1-64 KiB and
+///    AllReduce -0.07 to -0.09 at 1-64 KiB, even at 512 KiB.
+/// Why either is faster than one load per round is not separated (E13).
+enum class PollStagger { First, EveryRound };
+
 /// Warp-collective poll of one slot per lane (packet groups,
 /// packet_group.cuh): spins until both words of every lane's slot are full,
 /// then empties the lane's own slot (a store after its loads of the same
 /// address) and returns the words read. `index` names the slot in a checked
 /// wait's error. Returns false in every lane if a wait gave up (checked mode).
 ///
-/// Each lane keeps two loads of its slot in flight, issued
-/// kPollStaggerCycles apart and each reissued as soon as it returned empty:
-/// the slot is sampled twice per L2 round trip, which shortens the time from
-/// the packet's arrival to its detection (bench/NOTES.md E13: -0.03 to -0.07
-/// us per call for every collective at 64-512 KiB; four loads in flight were
-/// slower at 1-4 KiB). Either load seeing the slot full is this call's
-/// packet (packet_group.cuh); a load still in flight when the lane clears
-/// the slot reads it before the clear (same address, program order) and its
-/// value is dropped.
+/// Each lane samples its slot with two loads per round, placed as S says.
+/// Either load seeing the slot full holds this call's packet
+/// (packet_group.cuh); a load still in flight when the lane clears the slot
+/// reads it before the clear (same address, program order) and its value
+/// is dropped. A slot already full when polled costs the stagger (~60 ns)
+/// more than one load would; with more than two ranks the later peers'
+/// packets are often there already (unmeasured: no such machine). A checked
+/// wait that gives up reports the full bits of the last sample it checked.
+template <PollStagger S>
 __device__ __forceinline__ bool warpPollSlot(const DeviceComm& dc, Packet* slot, uint32_t index, SlotWords& w) {
   // Each lane spins on its own slot; the vote below is where the warp
   // converges again (every lane's slot full, or some wait gave up).
   SpinBound bound;
   bool gaveUp = false;
-  SlotWords s0 = slotLoad(slot);
-  spinCycles(kPollStaggerCycles);
-  SlotWords s1 = slotLoad(slot);
-  for (;;) {
-    if (slotFull(s0)) {
-      w = s0;
-      break;
+  if constexpr (S == PollStagger::EveryRound) {
+    for (;;) {
+      const SlotWords s0 = slotLoad(slot);
+      spinCycles(kPollStaggerCycles);
+      const SlotWords s1 = slotLoad(slot);
+      if (slotFull(s0)) {
+        w = s0;
+        break;
+      }
+      if (slotFull(s1)) {
+        w = s1;
+        break;
+      }
+      if (!bound.step(dc, WaitKind::Packet, index, 3, (s1.lo >> 63) | ((s1.hi >> 63) << 1))) {
+        gaveUp = true;
+        break;
+      }
     }
-    s0 = slotLoad(slot);
-    if (slotFull(s1)) {
-      w = s1;
-      break;
-    }
-    s1 = slotLoad(slot);
-    if (!bound.step(dc, WaitKind::Packet, index, 3, (s0.lo >> 63) | ((s0.hi >> 63) << 1))) {
-      gaveUp = true;
-      break;
+  } else {
+    SlotWords s0 = slotLoad(slot);
+    spinCycles(kPollStaggerCycles);
+    SlotWords s1 = slotLoad(slot);
+    for (;;) {
+      if (slotFull(s0)) {
+        w = s0;
+        break;
+      }
+      s0 = slotLoad(slot);
+      if (slotFull(s1)) {
+        w = s1;
+        break;
+      }
+      const uint64_t seen = (s1.lo >> 63) | ((s1.hi >> 63) << 1);  // the sample just checked
+      s1 = slotLoad(slot);
+      if (!bound.step(dc, WaitKind::Packet, index, 3, seen)) {
+        gaveUp = true;
+        break;
+      }
     }
   }
   if (__any_sync(~0u, gaveUp)) return false;
