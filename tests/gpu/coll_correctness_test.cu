@@ -539,14 +539,21 @@ int staleWordsCase(Rank& R, Communicator& comm) {
 /// Checked mode: only rank 0 calls, so its waits can never be satisfied;
 /// the kernel must end and report a timeout instead of hanging, and the
 /// communicator must then refuse further collectives (its epochs no longer
-/// agree with the peer's). One communicator per program.
+/// agree with the peer's). One communicator per case: the throughput
+/// program (AllReduce), and the latency program's reduce poll (AllReduce,
+/// PollStagger::EveryRound) and copy poll (AllGather, PollStagger::First).
 void checkedCase(Rank& R) {
   CommOptions o;
   o.stagingHalfBytes = 4u << 20;
   o.packetHalfBytes = 1u << 20;
   o.checked = true;
   o.spinLimit = 1u << 16;
-  for (bool tput : {true, false}) {
+  struct Case {
+    bool tput;
+    Coll c;
+  };
+  for (const Case k : {Case{true, Coll::AllReduce}, Case{false, Coll::AllReduce}, Case{false, Coll::AllGather}}) {
+    const bool tput = k.tput;
     Communicator comm(*R.boot, R.dev, o);
     if (R.rank == 0) {
       DevBufs bufs;
@@ -559,8 +566,7 @@ void checkedCase(Rank& R) {
       a.count = tput ? count : 1000;
       a.dtype = DType::BF16;
       auto t0 = std::chrono::steady_clock::now();
-      Status s = tput ? launchColl<PTput>(Coll::AllReduce, comm, a, R.stream)
-                      : launchColl<PAuto>(Coll::AllReduce, comm, a, R.stream);
+      Status s = tput ? launchColl<PTput>(k.c, comm, a, R.stream) : launchColl<PAuto>(k.c, comm, a, R.stream);
       cudaError_t ce = cudaStreamSynchronize(R.stream);
       const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       // The device's record first (checkDeviceErrors clears it once reported).
@@ -575,15 +581,15 @@ void checkedCase(Rank& R) {
         msg = e.what();
       }
       char b[400];
-      std::snprintf(b, sizeof b, "checked mode, %s program, peer never calls: kernel ended in %.2f s, timeout reported "
+      std::snprintf(b, sizeof b, "checked mode, %s program %s, peer never calls: kernel ended in %.2f s, timeout reported "
                     "(kind %u, signal %u, expected %llu, observed %llu): %s",
-                    tput ? "throughput" : "latency", sec, we.kind, we.signal, (unsigned long long)we.expected,
+                    tput ? "throughput" : "latency", name(k.c), sec, we.kind, we.signal, (unsigned long long)we.expected,
                     (unsigned long long)we.observed, msg.c_str());
       check(R, s == Status::Ok && ce == cudaSuccess && timeout && we.failed == 1, b);
       // The next call is refused with the reason, nothing is launched.
-      Status again = launchColl<PAuto>(Coll::AllReduce, comm, a, R.stream);
-      std::snprintf(b, sizeof b, "checked mode, %s program: the call after the timeout is refused (%s)",
-                    tput ? "throughput" : "latency", sn::lastError());
+      Status again = launchColl<PAuto>(k.c, comm, a, R.stream);
+      std::snprintf(b, sizeof b, "checked mode, %s program %s: the call after the timeout is refused (%s)",
+                    tput ? "throughput" : "latency", name(k.c), sn::lastError());
       check(R, again == Status::Timeout && !comm.broken().empty(), b);
     }
     R.boot->barrier();

@@ -116,8 +116,8 @@ inline constexpr bool kReducePairPacked =
 
 /// op(x, y) of two ranks' words, lane-wise, x the lower rank's: the whole
 /// reduction when there are two ranks. Sum of bf16 or fp16
-/// (kReducePairPacked) is one packed add per element pair (__hadd2:
-/// add.bf16x2 / add.f16x2 on sm_90, fma.rn.bf16x2 x*1+y on sm_80, no
+/// (kReducePairPacked) is one packed add per element pair (__hadd2; bf16:
+/// add.bf16x2 on sm_90, fma.rn.bf16x2 x*1+y on sm_80; fp16: add.f16x2; no
 /// flush to zero), rounded once from the exact sum. WordAcc rounds the fp32
 /// sum once; the two agree (NaN payloads aside) because fp32's 24 bits are
 /// at least 2p + 2 for p = 8 (bf16) and 11 (fp16), so rounding twice is

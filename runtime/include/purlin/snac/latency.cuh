@@ -246,7 +246,7 @@ __device__ void copyProgram(const DeviceComm& dc, const Plan& pl, const Regions&
 /// N2 (two ranks, chosen at run time by `program`): one poll of the peer,
 /// then one reducePair of the two words in rank order, instead of the loop
 /// over ranks with WordAcc (the same arithmetic). Measured with the
-/// two-load poll in both (bench/NOTES.md E13 run3): ReduceScatter -0.07 /
+/// PollStagger::First poll in both (bench/NOTES.md E13 run3): ReduceScatter -0.07 /
 /// -0.09 us per call at 64 / 512 KiB (+0.01 at 1-4 KiB), AllReduce -0.05
 /// to -0.08 at every size.
 template <CollKind K, class E, RedOp Op, bool W8, bool N2, class Epoch>

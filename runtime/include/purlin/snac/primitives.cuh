@@ -126,8 +126,9 @@ __device__ __forceinline__ Packet* packetRegion(const DeviceComm& dc, int dst, i
   return base + std::size_t(src) * perSource;
 }
 
-/// Cycles between a lane's two poll loads of one round (warpPollSlot), about
-/// a third of an L2 round trip (~400 cycles at 1.98 GHz, bench/NOTES.md E12).
+/// Cycles between a lane's two poll loads of a staggered round
+/// (warpPollSlot), about a third of an L2 round trip (~400 cycles at 1.98
+/// GHz, bench/NOTES.md E12).
 inline constexpr long long kPollStaggerCycles = 120;
 
 /// Spins for `cycles` SM clock cycles (no memory access).
@@ -138,19 +139,25 @@ __device__ __forceinline__ void spinCycles(long long cycles) {
 }
 
 /// How warpPollSlot's two loads per round are placed (measured per
-/// program, bench/NOTES.md E13 runs 1-3 and 9):
+/// program with two ranks, bench/NOTES.md E13 runs 1-3, 9 and 10):
 ///  - First: the first pair kPollStaggerCycles apart; then each load is
-///    reissued right after it was checked. As compiled (sm_80, sm_90)
-///    ptxas gives the loads one scoreboard, so each check waits for both
-///    loads of its round and after the first round the pair is only a few
+///    reissued right after it was checked. As compiled (nvcc 13.0, sm_80 and
+///    sm_90) ptxas gives the loads one scoreboard, so each check waits for
+///    both loads of its round and after the first round the pair is a few
 ///    cycles apart. The copy programs use it: against one load per round,
-///    -0.03 to -0.07 us per call at 64-512 KiB, about even at 1-4 KiB; the
-///    EveryRound form cost AllGather +0.08 at 64-512 KiB.
+///    -0.04 to -0.08 us per call at 64-512 KiB; at 1-4 KiB about even for
+///    AllGather, -0.01 to -0.08 for AllToAll. EveryRound cost AllGather
+///    +0.06 to +0.08 at 64-512 KiB; for AllToAll it was mixed (-0.08 to
+///    +0.03 over sizes and sessions), so the copy programs share First.
 ///  - EveryRound: every round issues a load, spins kPollStaggerCycles,
 ///    issues the second, then checks both. The reduce programs use it:
-///    against First, ReduceScatter -0.06 us per call at 1-64 KiB and
-///    AllReduce -0.07 to -0.09 at 1-64 KiB, even at 512 KiB.
-/// Why either is faster than one load per round is not separated (E13).
+///    against First, ReduceScatter -0.06 to -0.12 us per call and
+///    AllReduce -0.07 to -0.15 at 1-64 KiB, even at 512 KiB.
+/// A slot stays full until its lane clears it, so the first load of a
+/// round seeing it full implies the second does too: with one scoreboard
+/// the second sample decides, and the first is one more sample only in
+/// First's first round. Why either form is faster than one load per round
+/// is not separated (E13); for more than two ranks neither is measured.
 enum class PollStagger { First, EveryRound };
 
 /// Warp-collective poll of one slot per lane (packet groups,
