@@ -234,7 +234,8 @@ __device__ void copyProgram(const DeviceComm& dc, const Plan& pl, const Regions&
 #pragma unroll 1
     for (int i = 1; i < n; ++i) {
       const int p = rg.from[i - 1];
-      if (!pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b)) return;  // checked wait gave up
+      if (!pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b))
+        return;  // checked wait gave up
       storeLane<W8>(x, out + rg.rx[i - 1], len, a, b);
     }
   }
@@ -246,9 +247,9 @@ __device__ void copyProgram(const DeviceComm& dc, const Plan& pl, const Regions&
 /// N2 (two ranks, chosen at run time by `program`): one poll of the peer,
 /// then one reducePair of the two words in rank order, instead of the loop
 /// over ranks with WordAcc (the same arithmetic). Measured with the
-/// PollStagger::First poll in both (bench/NOTES.md E13 run3): ReduceScatter -0.07 /
-/// -0.09 us per call at 64 / 512 KiB (+0.01 at 1-4 KiB), AllReduce -0.05
-/// to -0.08 at every size.
+/// PollStagger::First poll in both (bench/NOTES.md E13 run3):
+/// ReduceScatter -0.07 / -0.09 us per call at 64 / 512 KiB (+0.01 at 1-4
+/// KiB), AllReduce -0.05 to -0.08 at every size.
 template <CollKind K, class E, RedOp Op, bool W8, bool N2, class Epoch>
 __device__ void reduceProgram(const DeviceComm& dc, const Plan& pl, const Regions& rg, const CallShape& cs,
                               const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
@@ -271,7 +272,8 @@ __device__ void reduceProgram(const DeviceComm& dc, const Plan& pl, const Region
     }
     if constexpr (N2) {
       // recv[0]: the peer's region (from[0] = the other rank)
-      if (!pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b)) return;  // checked wait gave up
+      if (!pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b))
+        return;  // checked wait gave up
       const bool ownFirst = r == 0;  // ascending rank order
       storeLane<W8>(x, out, len, reducePair<E, Op>(ownFirst ? mineA : a, ownFirst ? a : mineA),
                     reducePair<E, Op>(ownFirst ? mineB : b, ownFirst ? b : mineB));
