@@ -53,7 +53,10 @@ step_cuda() {
   case " $CUDA_EXAMPLES " in
     *" $base "*)
       "$PURLINC" "$1" -o "$OUTDIR/$base.cu"
-      echo "wrote $OUTDIR/$base.cu and $OUTDIR/$base.h ($(wc -l < "$OUTDIR/$base.cu") + $(wc -l < "$OUTDIR/$base.h") lines)";;
+      echo "wrote $OUTDIR/$base.cu and $OUTDIR/$base.h ($(wc -l < "$OUTDIR/$base.cu") + $(wc -l < "$OUTDIR/$base.h") lines)"
+      # The latency program is printed from the IR: its statements cite the ops.
+      echo "latency program printed from the IR, statements citing ops:"
+      grep -E '^ *// %[0-9]+ ' "$OUTDIR/$base.cu" | sed 's/^ */  /' | cut -c1-110;;
     *) echo "(no CUDA: the runtime does not implement this collective yet)";;
   esac
 }

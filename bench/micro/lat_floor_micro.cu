@@ -21,9 +21,10 @@
 ///   group-spread the group kernel with its parameters spread over 64-byte
 ///                lines like the runtime's; group-spr-pf also reads them
 ///                all before griddepcontrol.wait
-///   runtime B    the runtime's own latency kernel (snac::latencyKernel,
-///                AllGather of bf16, makePlan's shape) on the same buffers
-///   rt-AG/RS/AR/A2A M  the runtime's latency kernel of each collective,
+///   runtime B    the generated AllGather's latency kernel (printed by
+///                purlinc from the SNAC IR, generated/allgather.cu; bf16,
+///                makePlan's shape) on the same buffers
+///   rt-AG/RS/AR/A2A M  the generated latency kernel of each collective,
 ///                bf16 sum, M = coll_bench's message size (AllGather: the
 ///                gathered output; the others: the input per rank)
 /// Every exchange row is checked after its replays: every output byte
@@ -55,9 +56,16 @@
 
 #include "purlin/arch/common.cuh"
 #include "purlin/snac/epoch.cuh"
-#include "purlin/snac/latency.cuh"
+#include "purlin/snac/packet_lane.cuh"
 #include "purlin/snac/packet_group.cuh"
 #include "purlin/snac/plan.h"
+
+// The generated collectives' device code (the rt-* rows run their latency kernels).
+#define PURLIN_GEN_DEVICE_ONLY
+#include "allgather.cu"
+#include "allreduce.cu"
+#include "alltoall.cu"
+#include "reducescatter.cu"
 
 #define CK(call) MICRO_CUDA_CHECK("lat_floor_micro", call)
 
@@ -200,7 +208,7 @@ enum : int {
 };
 template <int F>
 __global__ void variantKernel(Side s, purlin::DeviceComm dc, sn::Plan pl, std::size_t bytes) {
-  namespace ld = sn::latency_detail;
+  namespace ld = sn::packet;
   uint64_t e;
   std::byte *outBase = nullptr, *inBase = nullptr;
   std::size_t halfStride = 0;
@@ -343,15 +351,17 @@ std::size_t messageCount(sn::CollKind c, std::size_t m) {
   return c == sn::CollKind::AllReduce ? m / 2 : m / 4;  // AG: n*count*2 = m; RS, A2A: input n*count*2 = m
 }
 
-using RuntimeFn = void (*)(purlin::DeviceComm, sn::Plan, const std::byte*, std::byte*);
+/// The latency kernels purlinc printed from the SNAC IR (generated/*.cu,
+/// included above with PURLIN_GEN_DEVICE_ONLY), bf16 sum, whole words.
+using RuntimeFn = sn::LatencyKernel;
 RuntimeFn runtimeKernel(sn::CollKind c) {
   using E = __nv_bfloat16;
   constexpr auto Sum = purlin::RedOp::Sum;
   switch (c) {
-    case sn::CollKind::AllGather: return sn::latencyKernel<sn::CollKind::AllGather, E, Sum, true>;
-    case sn::CollKind::ReduceScatter: return sn::latencyKernel<sn::CollKind::ReduceScatter, E, Sum, true>;
-    case sn::CollKind::AllReduce: return sn::latencyKernel<sn::CollKind::AllReduce, E, Sum, true>;
-    case sn::CollKind::AllToAll: return sn::latencyKernel<sn::CollKind::AllToAll, E, Sum, true>;
+    case sn::CollKind::AllGather: return allGather_Programs::latency<E, Sum, true>();
+    case sn::CollKind::ReduceScatter: return reduceScatter_Programs::latency<E, Sum, true>();
+    case sn::CollKind::AllReduce: return allReduce_Programs::latency<E, Sum, true>();
+    case sn::CollKind::AllToAll: return allToAll_Programs::latency<E, Sum, true>();
   }
   return nullptr;
 }

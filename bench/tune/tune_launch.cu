@@ -1,8 +1,9 @@
 /// @file tune_launch.cu
 /// @brief The tuner's calls into the runtime (tune_launch.h): the four
-/// collectives as the SNAC types purlinc emits for dsl_examples, the Hopper
-/// datapath, and a few compiled-in pipeline variants, launched through the
-/// same snac::launch the generated code calls.
+/// collectives as the SNAC types purlinc emits for dsl_examples with the
+/// device programs it printed for them (generated/), the Hopper datapath,
+/// and a few compiled-in pipeline variants, launched through the same
+/// snac::launch the generated code calls.
 ///
 /// Run-time knobs: snac::launch reads `P::world[n]` when it plans a call, so
 /// a policy type whose `world` is a mutable static array (set just before
@@ -15,6 +16,14 @@
 #include "purlin/host/communicator.h"
 #include "purlin/host/error.h"
 #include "purlin/snac/collective.cuh"
+
+// The device programs purlinc printed for dsl_examples (generated/), without
+// their host API: the tuner launches them with its own run-time policy.
+#define PURLIN_GEN_DEVICE_ONLY
+#include "allgather.cu"
+#include "allreduce.cu"
+#include "alltoall.cu"
+#include "reducescatter.cu"
 
 namespace purlin::bench {
 namespace {
@@ -46,10 +55,10 @@ Status callWith(Communicator &comm, Coll c, const snac::CallArgs &a, cudaStream_
                 const snac::WorldConsts &w) {
   P::world[comm.size()] = w;
   switch (c) {
-  case Coll::AllGather: return snac::launch<AG, P, Datapath>(comm, a, st);
-  case Coll::ReduceScatter: return snac::launch<RS, P, Datapath>(comm, a, st);
-  case Coll::AllReduce: return snac::launch<AR, P, Datapath>(comm, a, st);
-  case Coll::AllToAll: return snac::launch<A2A, P, Datapath>(comm, a, st);
+  case Coll::AllGather: return snac::launch<AG, P, Datapath, allGather_Programs>(comm, a, st);
+  case Coll::ReduceScatter: return snac::launch<RS, P, Datapath, reduceScatter_Programs>(comm, a, st);
+  case Coll::AllReduce: return snac::launch<AR, P, Datapath, allReduce_Programs>(comm, a, st);
+  case Coll::AllToAll: return snac::launch<A2A, P, Datapath, allToAll_Programs>(comm, a, st);
   }
   return Status::InvalidArgument;
 }

@@ -4,6 +4,7 @@
 #include "codegen/CudaBackend.h"
 
 #include "codegen/EmitCUDA.h"
+#include "codegen/FromIR.h"
 #include "codegen/FromModule.h"
 
 namespace purlin::codegen {
@@ -21,17 +22,23 @@ std::string stemOf(const std::string &path) {
 
 std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet &policies,
                                        const std::string &output, std::ostream &stdoutStream,
-                                       const NotesProvider &notes) {
+                                       const IRProvider &irOf) {
   const bool toStdout = output.empty() || output == "-";
   const std::string cuPath = toStdout ? stemOf(module.file) + ".cu" : output;
   BuildResult built = buildEmitInput(module, policies, {}, cuPath);
   if (built.error) return CodegenFailure{*built.error, built.errorLoc};
-  if (notes) {
-    std::size_t i = 0;
-    for (const auto &c : module.collectives) {
-      if (!c) continue;
-      EmitCollective &e = built.input.collectives.at(i++);
-      if (auto err = notes(*c, e.policy, e.programs)) return CodegenFailure{*err, c->loc};
+  // The IR of every emitted collective, verified, then its device code
+  // printed from that very IR object.
+  std::size_t i = 0;
+  for (const auto &c : module.collectives) {
+    if (!c || i >= built.input.collectives.size() || built.input.collectives[i].name != c->name) continue;
+    EmitCollective &e = built.input.collectives[i++];
+    if (!irOf) return CodegenFailure{"internal: no SNAC IR provider", c->loc};
+    if (auto err = irOf(*c, e.policy, e)) return CodegenFailure{*err, c->loc};
+    try {
+      printPrograms(e);
+    } catch (const EmitError &err) {
+      return CodegenFailure{"code generation for " + c->name + " (" + toString(e.kind) + "): " + err.what(), c->loc};
     }
   }
   EmitOutput out = emitCUDA(built.input);

@@ -16,10 +16,9 @@
 
 namespace purlin::codegen {
 
-/// Supplies the SNAC IR notes (programs, roles, op ids) of one collective,
-/// or an error message. Empty function = no IR notes in the output.
-using NotesProvider = std::function<std::optional<std::string>(
-    const Collective &, const Policy &, std::vector<ProgramNote> &)>;
+/// Supplies the verified SNAC IR of one collective (EmitCollective::ir) and
+/// its notes (programs, roles, op ids), or an error message.
+using IRProvider = std::function<std::optional<std::string>(const Collective &, const Policy &, EmitCollective &)>;
 
 /// Emits every collective of `module` (already filtered by --collective).
 /// `output`: the .cu path (header = same path with ".h"); "" or "-" prints
@@ -34,6 +33,6 @@ struct CodegenFailure {
 };
 std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet &policies,
                                        const std::string &output, std::ostream &stdoutStream,
-                                       const NotesProvider &notes = {});
+                                       const IRProvider &irOf);
 
 } // namespace purlin::codegen

@@ -3,14 +3,18 @@
 /// instantiates (Transform/Compose stages, datapath, policy constants) and
 /// the IR facts its comments cite (programs, roles, op ids).
 ///
-/// Filled from the front end's Module, the PolicySet and the SNAC IR by
-/// buildEmitInput (FromIR.h); tests fill it directly.
+/// Filled from the front end's Module and the PolicySet by buildEmitInput
+/// (FromModule.h), the verified SNAC IR by an IRProvider (FromIR.h) and the
+/// device code by printPrograms (FromIR.h); tests fill it directly.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "codegen/CollectiveKind.h"
+#include "codegen/EmitLatency.h"
+#include "ir/Pipeline.h"
 #include "purlin/AST.h"
 #include "purlin/Policy.h"
 
@@ -49,6 +53,10 @@ struct EmitCollective {
   std::vector<std::string> stageNames; ///< names of F and G for a compose (comments)
   Policy policy;                  ///< the policy named in the declaration
   std::vector<ProgramNote> programs; ///< from the SNAC IR (may be empty)
+  /// The verified SNAC IR the device code is printed from (ir::lowerVerified).
+  std::optional<ir::VerifiedIR> ir;
+  /// The latency program's device code, printed from `ir` (printPrograms).
+  std::optional<LatencyCode> latency;
 };
 
 /// One .pl file's worth of output.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "codegen/Spelling.h"
 #include "ir/Pipeline.h"
 
 namespace purlin::codegen {
@@ -75,17 +76,21 @@ std::vector<ProgramNote> programNotes(const ir::CollectiveIR &ir) {
   return notes;
 }
 
-NotesProvider irNotesProvider(int n) {
-  return [n](const Collective &c, const Policy &policy,
-             std::vector<ProgramNote> &out) -> std::optional<std::string> {
+IRProvider irProvider(int n) {
+  return [n](const Collective &c, const Policy &policy, EmitCollective &out) -> std::optional<std::string> {
     try {
-      ir::CollectiveIR lowered = ir::lower(c, policy, n);
-      out = programNotes(lowered);
+      out.ir = ir::lowerVerified(c, policy, n);
+      out.programs = programNotes(out.ir->ir());
       return std::nullopt;
     } catch (const ir::IRError &e) {
       return "SNAC IR of " + c.name + ": " + e.message;
     }
   };
+}
+
+void printPrograms(EmitCollective &c) {
+  if (!c.ir) throw EmitError("internal: no verified SNAC IR for " + c.name);
+  c.latency = printLatencyProgram(flatName(c.name), c.ir->ir().latency);
 }
 
 } // namespace purlin::codegen

@@ -22,10 +22,16 @@ std::vector<ProgramNote> programNotes(const ir::CollectiveIR &ir);
 /// merged, e.g. "wait STAGED; reduce; arrive; notify REDUCED (last)".
 std::string summarizeRole(const ir::Role &role);
 
-/// A NotesProvider for runCudaEmit that lowers each collective through the
-/// IR pipeline (ir::lower, verifier included) for world size `n` and cites
-/// its programs. The programs are symbolic over ranks, so op ids and roles
-/// are those `purlinc --emit=ir` prints; an IRError becomes the error.
-NotesProvider irNotesProvider(int n = kMinWorld);
+/// An IRProvider for runCudaEmit that lowers each collective through the
+/// IR pipeline for world size `n` (ir::lowerVerified: the verifier
+/// included), keeps the verified IR in the EmitCollective and cites its
+/// programs. The programs are symbolic over ranks, so op ids and roles are
+/// those `purlinc --emit=ir` prints; an IRError becomes the error.
+IRProvider irProvider(int n = kMinWorld);
+
+/// Prints the device code of `c`'s programs from its verified IR (c.ir,
+/// required) into c.latency. Throws EmitError for an op the printer has no
+/// CUDA form for.
+void printPrograms(EmitCollective &c);
 
 } // namespace purlin::codegen

@@ -16,7 +16,7 @@ namespace purlin {
 int runBackend(const Options &opts, const Module &m, const PolicySet &policies, Diagnostics &diags) {
   // --emit=cuda (the default): compiler/codegen writes <out>.cu and <out>.h.
   if (opts.emit == EmitKind::Cuda && !opts.printIRAfterAll && !opts.simulateRanks) {
-    if (auto error = codegen::runCudaEmit(m, policies, opts.output, std::cout, codegen::irNotesProvider())) {
+    if (auto error = codegen::runCudaEmit(m, policies, opts.output, std::cout, codegen::irProvider())) {
       diags.report(DiagKind::CodegenError, error->loc, error->message);
       return 1;
     }

@@ -158,16 +158,22 @@ Program throughput(Kind k) {
   return p;
 }
 
-/// Latency program: push packets to consumers, poll, copy or reduce.
+/// Latency program: push packets to consumers, poll, copy or reduce. The
+/// role's body is one packet group's work (Role::perWarpGroup). Peer orders
+/// are the runtime's: pushes go to r+1, r+2, ... (mod n); copy collectives
+/// poll r-1, r-2, ... (the source whose push reaches r first in its order);
+/// reductions walk 0..n-1 in ascending order, polling every p != r and
+/// accumulating as they go (reduce.step), so the result's rank order is
+/// fixed and each packet is combined as soon as it is seen.
 Program latency(Kind k) {
   Program prog;
   prog.regime = Regime::Latency;
   Role role;
   role.name = "latency";
   role.ctasFrom = "latency.ctas";
+  role.perWarpGroup = true;
   auto &b = role.body;
   auto R = RankRef::R, P = RankRef::P, K = RankRef::K, Root = RankRef::Root, None = RankRef::None;
-  bool copyOp = !reducesKind(k);
   switch (k) {
   case Kind::AllGather:
   case Kind::AllGatherV:
@@ -175,12 +181,12 @@ Program latency(Kind k) {
   case Kind::AllToAllV: {
     bool packed = k == Kind::AllGather || k == Kind::AllGatherV;
     RankRef part = packed ? None : K;
-    b.push_back(Stmt::of(Op::put(packets(K, R, part), acc(Buf::X, R, part)).each(K, Domain::Others)));
+    b.push_back(Stmt::of(Op::put(packets(K, R, part), acc(Buf::X, R, part)).each(K, Domain::Ring)));
     b.push_back(Stmt::of(Op::copy(acc(Buf::O, R, R), acc(Buf::X, R, packed ? None : R)).why("own contribution, local")));
     std::vector<Stmt> body;
     body.push_back(Stmt::of(Op::poll(packets(R, P, packed ? None : R))));
     body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, P), packets(R, P, packed ? None : R))));
-    b.push_back(Stmt::loop(P, Domain::Others, false, false, std::move(body)));
+    b.push_back(Stmt::loop(P, Domain::RevRing, false, false, std::move(body)));
     break;
   }
   case Kind::Gather: {
@@ -189,14 +195,14 @@ Program latency(Kind k) {
     std::vector<Stmt> body;
     body.push_back(Stmt::of(Op::poll(packets(R, P, None)).on(RunsOn::Root)));
     body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, P), packets(R, P, None)).on(RunsOn::Root)));
-    b.push_back(Stmt::loop(P, Domain::Others, false, false, std::move(body)));
+    b.push_back(Stmt::loop(P, Domain::RevRing, false, false, std::move(body)));
     break;
   }
   case Kind::Scatter:
   case Kind::Broadcast: {
     RankRef part = k == Kind::Scatter ? K : None;
     RankRef own = k == Kind::Scatter ? R : None;
-    b.push_back(Stmt::of(Op::put(packets(K, R, part), acc(Buf::X, R, part)).each(K, Domain::Others).on(RunsOn::Root)));
+    b.push_back(Stmt::of(Op::put(packets(K, R, part), acc(Buf::X, R, part)).each(K, Domain::Ring).on(RunsOn::Root)));
     b.push_back(Stmt::of(Op::copy(acc(Buf::O, R), acc(Buf::X, R, own)).on(RunsOn::Root).why("root's own data, local")));
     b.push_back(Stmt::of(Op::poll(packets(R, Root, own)).on(RunsOn::NonRoot)));
     b.push_back(Stmt::of(Op::copy(acc(Buf::O, R), packets(R, Root, own)).on(RunsOn::NonRoot)));
@@ -213,19 +219,20 @@ Program latency(Kind k) {
     if (k == Kind::Reduce)
       b.push_back(Stmt::of(Op::put(packets(Root, R, None), acc(Buf::X, R)).on(RunsOn::NonRoot)));
     else
-      b.push_back(Stmt::of(Op::put(packets(K, R, part), acc(Buf::X, R, part)).each(K, Domain::Others)));
-    b.push_back(Stmt::of(Op::poll(packets(R, P, own)).each(P, Domain::Others).on(consumer)));
-    Op red = Op::reduce(acc(Buf::O, R), packets(R, P, own), P, Domain::All).on(consumer);
+      b.push_back(Stmt::of(Op::put(packets(K, R, part), acc(Buf::X, R, part)).each(K, Domain::Ring)));
+    std::vector<Stmt> body;
+    body.push_back(Stmt::of(Op::poll(packets(R, P, own)).when(Cond::NotSelf).on(consumer)));
+    Op red = Op::reduce(acc(Buf::O, R), packets(R, P, own), P, Domain::All).stepwise().on(consumer);
     red.srcSelf = acc(Buf::X, R, own);
     red.hasSrcSelf = true;
     red.why("p == r reads X_r directly; ascending rank order, fp32 accumulation");
-    b.push_back(Stmt::of(red));
+    body.push_back(Stmt::of(red));
+    b.push_back(Stmt::loop(P, Domain::All, false, false, std::move(body)));
     break;
   }
   default:
     break;
   }
-  (void)copyOp;
   prog.roles.push_back(std::move(role));
   return prog;
 }

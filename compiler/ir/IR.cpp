@@ -117,14 +117,14 @@ const char *toString(Sig s) {
 
 uint32_t sigBase(Sig s) {
   switch (s) {
-  case Sig::STAGED: return 0;
-  case Sig::REDUCED: return 8192;
-  case Sig::CONSUMED: return 16384;
-  case Sig::GATHERED: return 24576;
-  case Sig::DONE: return 32768;
-  case Sig::ARRIVED: return 33792;
-  case Sig::PUT: return 34816;
-  case Sig::BACK: return 35840;
+  case Sig::STAGED: return snac::kStagedBase;
+  case Sig::REDUCED: return snac::kReducedBase;
+  case Sig::CONSUMED: return snac::kConsumedBase;
+  case Sig::GATHERED: return snac::kGatheredBase;
+  case Sig::DONE: return snac::kDoneBase;
+  case Sig::ARRIVED: return snac::kArrivedBase;
+  case Sig::PUT: return snac::kPutBase;
+  case Sig::BACK: return snac::kBackBase;
   }
   return 0;
 }
@@ -137,6 +137,7 @@ const char *toString(Cond c) {
   case Cond::FirstOfChunk: return "if m == 0";
   case Cond::InRound: return "if j < rounds";
   case Cond::HasRounds: return "if rounds > 0";
+  case Cond::NotSelf: return "if p != r";
   }
   return "?";
 }

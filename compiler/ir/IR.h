@@ -21,6 +21,7 @@
 
 #include "purlin/AST.h"
 #include "purlin/Policy.h"
+#include "purlin/snac/plan.h"
 
 namespace purlin::ir {
 
@@ -114,6 +115,7 @@ enum class Cond {
   FirstOfChunk, ///< the first rank (m == 0) of the enclosing loop's domain for this chunk
   InRound,   ///< direct: the rounds loop's j < rounds(this CTA's slice of `roundOf`)
   HasRounds, ///< direct: this CTA's slice of `roundOf` is not empty (at least one round)
+  NotSelf,   ///< the enclosing loop's rank p is not r (latency reduce: poll every source but r)
 };
 const char *toString(Cond);
 
@@ -144,6 +146,12 @@ struct Op {
   Cond cond = Cond::Always;
   RunsOn onlyOn = RunsOn::All; ///< rank condition: all ranks, only the root, or only non-roots
   bool last = false;           ///< run only by the last arriver of the preceding Arrive
+  /// Reduce only: one step of a running reduction over the enclosing loop's
+  /// rank `var` (ascending over the loop's domain): the loop's first rank
+  /// sets dst to its operand, each later one combines dst with its operand.
+  /// The latency program keeps the accumulator in fp32 registers and stores
+  /// dst after the last step; the IR names the accumulator by dst.
+  bool step = false;
   // forEach
   RankRef var = RankRef::None;
   Domain domain = Domain::All;
@@ -183,6 +191,7 @@ struct Op {
   Op &when(Cond c) { cond = c; return *this; }
   Op &on(RunsOn r) { onlyOn = r; return *this; }
   Op &byLast() { last = true; return *this; }
+  Op &stepwise() { step = true; return *this; }
   Op &why(std::string s) { note = std::move(s); return *this; }
 };
 
@@ -219,6 +228,11 @@ struct Role {
   int ctas = 0;
   int threads = 0;
   RunsOn runsOn = RunsOn::All;
+  /// Latency role: the body is the work of one packet group; group g of
+  /// every flow runs on warp g mod (warps of the grid), each warp over its
+  /// groups in ascending order (docs/snac-ir.md "Latency program"). The
+  /// instantiation models a warp's groups by its CTA's slices.
+  bool perWarpGroup = false;
   std::vector<Stmt> body;
 };
 
@@ -291,31 +305,34 @@ struct CollectiveIR {
   std::string dispatchBytes;    ///< how the dispatch size is computed, e.g. "n*count*E"
 };
 
-/// Protocol constants mirrored from runtime/include/purlin/snac/protocol.h.
-constexpr int kSlotsPerSource = 1024;
-constexpr int kMaxSlots = 256;
-constexpr int kMaxYSlots = 128;
-constexpr int kStageCounterBase = 0;
-constexpr int kConsumeCounterBase = kMaxSlots;
-constexpr int kGatherCounterBase = kConsumeCounterBase + 8 * kMaxSlots;
-constexpr int kDoneCounter = kGatherCounterBase + 8 * kMaxYSlots;
-/// Push: per-source slots are capped so that the stage counters
+/// Protocol constants: the runtime's own (runtime/include/purlin/snac/
+/// protocol.h and plan.h, plain C++ compiled by purlinc and the kernels
+/// alike), so the IR's bound values are the values the kernels use.
+inline constexpr int kSlotsPerSource = int(snac::kSlotsPerSource);
+inline constexpr int kMaxSlots = snac::kMaxSlots;
+inline constexpr int kMaxYSlots = snac::kMaxYSlots;
+inline constexpr int kStageCounterBase = int(snac::kStageCounterBase);
+inline constexpr int kConsumeCounterBase = int(snac::kConsumeCounterBase);
+inline constexpr int kGatherCounterBase = int(snac::kGatherCounterBase);
+/// The rooted programs' DONE counter (the IR's; the runtime does not run
+/// them yet): after the gather role's counters.
+inline constexpr int kDoneCounter = int(snac::kNumCounters);
+/// Push, sliced variant (the IR's; the runtime runs the per-CTA one):
+/// per-source slots are capped so that the stage counters
 /// `kStageCounterBase + kPushSlotStride*k + pslot` of all destinations k fit
-/// the stage counter region (8 * 32 = kMaxSlots).
-constexpr int kPushSlotStride = 32;
-/// Direct program signals: one per (source rank, CTA index < 128).
-constexpr int kDirectSlotsPerSource = 128;
-constexpr int kMaxDirectCtas = 128;
-/// The runtime's round bounds (protocol.h directRoundBytes): a round is
-/// half of the CTA's slice, within [256 KiB, 4 MiB], rounded up to 16.
-constexpr uint64_t kDirectRoundDivisor = 2;
-constexpr uint64_t kDirectRoundMin = uint64_t(256) << 10, kDirectRoundMax = uint64_t(4) << 20;
-/// The runtime's defaults for a policy number 0 (plan.h kDirectMinBytes,
-/// kDirectCtas, kDirectThreads).
-constexpr uint64_t kDirectDefaultMinBytes = uint64_t(4) << 20;
-constexpr int kDirectDefaultCtas = 32, kDirectDefaultThreads = 512;
-/// sig(e, round) = (e << 20) + round + 1.
-inline uint64_t sigValue(uint64_t e, uint64_t round) { return (e << 20) + round + 1; }
+/// the stage counter region (kMaxRanks * 32 = kMaxSlots).
+inline constexpr int kPushSlotStride = snac::kMaxSlots / kMaxRanks;
+/// Direct program signals: one per (source rank, CTA index < kMaxEpochSlots).
+inline constexpr int kDirectSlotsPerSource = kMaxEpochSlots;
+inline constexpr int kMaxDirectCtas = kMaxEpochSlots;
+/// The runtime's round bounds (protocol.h directRoundBytes).
+inline constexpr uint64_t kDirectRoundDivisor = 2;
+inline constexpr uint64_t kDirectRoundMin = uint64_t(256) << 10, kDirectRoundMax = uint64_t(4) << 20;
+/// The runtime's defaults for a policy number 0 (plan.h).
+inline constexpr uint64_t kDirectDefaultMinBytes = snac::kDirectMinBytes;
+inline constexpr int kDirectDefaultCtas = snac::kDirectCtas, kDirectDefaultThreads = snac::kDirectThreads;
+/// sig(e, round) = (e << 20) + round + 1 (protocol.h signalValue).
+inline uint64_t sigValue(uint64_t e, uint64_t round) { return snac::signalValue(e, uint32_t(round)); }
 
 /// A user-facing error of the IR library (unsupported declaration, bad
 /// policy numbers, bad simulation arguments). Never a crash.

@@ -9,18 +9,10 @@
 namespace purlin::ir {
 namespace {
 
-/// Slice i of `len` bytes over `parts` CTAs: multiples of 16 bytes except the
-/// last non-empty one (runtime protocol.h sliceBegin).
-uint64_t sliceBegin(uint64_t len, int parts, int i) {
-  uint64_t per = (len + parts - 1) / parts;
-  per = (per + 15) & ~uint64_t(15);
-  return std::min(per * i, len);
-}
-uint64_t chunkBegin(uint64_t len, uint64_t chunk, int c) { return std::min(chunk * c, len); }
-uint64_t chunkSize(uint64_t len, uint64_t chunk, int c) {
-  uint64_t b = chunkBegin(len, chunk, c);
-  return std::min(b + chunk, len) - b;
-}
+// Slices and chunks as the runtime cuts them (protocol.h).
+using snac::chunkBegin;
+using snac::chunkSize;
+using snac::sliceBegin;
 
 struct Env {
   int r = 0, p = -1, k = -1, c = -1;
@@ -358,6 +350,7 @@ private:
         continue;
       }
       if (o.cond == Cond::FirstOfChunk && e.m != 0) continue;
+      if (o.cond == Cond::NotSelf && e.p == e.r) continue;
       if (o.cond == Cond::HasRounds && roundsOf(o.roundOf, e) == 0) continue;
       data(o, e, out);
     }
@@ -385,7 +378,12 @@ private:
       Mem whole = mem(o.dst, e);
       c.emptyFlow = o.kind == OpKind::PacketPut && whole.len == 0 && cta_ == 0;
       c.dst = place(o.dst, e);
-      if (o.kind == OpKind::Reduce) {
+      if (o.kind == OpKind::Reduce && o.step) {
+        // One step of a running reduction over the enclosing loop's rank:
+        // the first rank of the loop (m == 0) sets dst, later ones combine.
+        if (e.m > 0) c.srcs.push_back(c.dst);
+        c.srcs.push_back(place(o.hasSrcSelf && e.p == e.r ? o.srcSelf : o.src, e));
+      } else if (o.kind == OpKind::Reduce) {
         for (int p : ranks(o.domain, e)) {
           Env pe = e;
           bind(pe, o.var, p);

@@ -36,4 +36,19 @@ CollectiveIR lower(const Collective &c, const Policy &policy, int n, const Pipel
   return ir;
 }
 
+VerifiedIR VerifiedIR::check(CollectiveIR ir) {
+  Report rep = verify(ir);
+  if (!rep.ok()) throw IRError{"'" + ir.name + "': the SNAC verifier rejects the program:\n" + rep.text()};
+  return VerifiedIR(std::make_shared<const CollectiveIR>(std::move(ir)));
+}
+
+VerifiedIR lowerVerified(const Collective &c, const Policy &policy, int n, const PipelineOptions &opts) {
+  PipelineOptions o = opts;
+  o.verify = false;  // check() runs it on the object it keeps
+  CollectiveIR ir = lower(c, policy, n, o);
+  VerifiedIR v = VerifiedIR::check(std::move(ir));
+  if (opts.printAfterAll) *opts.printAfterAll << "// IR after verify\n" << toText(v.ir());
+  return v;
+}
+
 } // namespace purlin::ir

@@ -4,6 +4,8 @@
 /// optionally printing the IR after every pass (`--print-ir-after-all`).
 #pragma once
 
+#include <memory>
+
 #include <ostream>
 #include <string>
 #include <vector>
@@ -24,5 +26,23 @@ const std::vector<std::string> &passNames();
 /// Lowers `c` for world size n with `policy`. Throws IRError (unsupported
 /// declaration, unusable policy numbers, or a verifier report).
 CollectiveIR lower(const Collective &c, const Policy &policy, int n, const PipelineOptions &opts = {});
+
+/// A collective's IR that the verifier accepted. Only check() (and
+/// lowerVerified) make one, and the IR it holds cannot be changed, so code
+/// printed from a VerifiedIR is printed from a verified program (the CUDA
+/// emitter takes nothing else).
+class VerifiedIR {
+public:
+  const CollectiveIR &ir() const { return *ir_; }
+  /// Runs the verifier on `ir`; throws IRError with the report when it rejects it.
+  static VerifiedIR check(CollectiveIR ir);
+
+private:
+  explicit VerifiedIR(std::shared_ptr<const CollectiveIR> ir) : ir_(std::move(ir)) {}
+  std::shared_ptr<const CollectiveIR> ir_;
+};
+
+/// lower() with the verify pass, returning the verified IR itself.
+VerifiedIR lowerVerified(const Collective &c, const Policy &policy, int n, const PipelineOptions &opts = {});
 
 } // namespace purlin::ir

@@ -87,7 +87,7 @@ void printBody(std::ostream &os, const std::vector<Stmt> &body, int indent) {
       printBody(os, s.body, indent + 2);
       os << pad << "}\n";
     } else {
-      os << pad << "%" << s.op.id << " " << opText(s.op) << suffix(s.op) << "\n";
+      os << pad << opLine(s.op) << "\n";
     }
   }
 }
@@ -108,6 +108,7 @@ void printProgram(std::ostream &os, const Program &p) {
   for (auto &r : p.roles) {
     os << "    role " << r.name << " (" << r.ctas << " ctas x " << r.threads << " threads, " << r.ctasFrom;
     if (r.runsOn != RunsOn::All) os << ", on " << toString(r.runsOn);
+    if (r.perWarpGroup) os << "; per packet group g, on warp g mod warps";
     os << ") {\n";
     printBody(os, r.body, 6);
     os << "    }\n";
@@ -141,6 +142,7 @@ nlohmann::json opJson(const Op &o) {
     j["dst"] = accessJson(o.dst);
     j["src"] = accessJson(o.src);
     if (o.hasSrcSelf) j["srcSelf"] = accessJson(o.srcSelf);
+    if (o.step) j["step"] = true;
     break;
   case OpKind::PacketPoll: j["src"] = accessJson(o.src); break;
   case OpKind::Arrive:
@@ -198,6 +200,8 @@ std::string accessText(const Access &a) {
   return s;
 }
 
+std::string opLine(const Op &o) { return "%" + std::to_string(o.id) + " " + opText(o) + suffix(o); }
+
 const char *remoteMode(const Op &o) {
   if (o.kind != OpKind::Copy && o.kind != OpKind::Reduce) return nullptr;
   auto shared = [](const Access &a) { return a.buf == Buf::S || a.buf == Buf::Y; };
@@ -215,6 +219,9 @@ std::string opText(const Op &o) {
   case OpKind::Reduce: {
     std::string src = accessText(o.src);
     if (o.hasSrcSelf) src = "(p == r ? " + accessText(o.srcSelf) + " : " + src + ")";
+    if (o.step)
+      return s + ".step " + accessText(o.dst) + " <- op(" + accessText(o.dst) + ", " + src + ") over " +
+             toString(o.var) + " ascending (the first " + toString(o.var) + " sets " + accessText(o.dst) + ")";
     return s + " " + accessText(o.dst) + " <- op(" + src + " for " + toString(o.var) + " in " +
            toString(o.domain) + ")";
   }
@@ -302,7 +309,8 @@ nlohmann::json toJson(const CollectiveIR &ir) {
                                {"to", s.consumers}, {"value", s.value}});
     for (auto &r : p->roles)
       pj["roles"].push_back({{"name", r.name}, {"ctas", r.ctas}, {"threads", r.threads},
-                             {"ctasFrom", r.ctasFrom}, {"runsOn", toString(r.runsOn)}, {"body", bodyJson(r.body)}});
+                             {"ctasFrom", r.ctasFrom}, {"runsOn", toString(r.runsOn)},
+                             {"perWarpGroup", r.perWarpGroup}, {"body", bodyJson(r.body)}});
     j["programs"].push_back(pj);
   }
   return j;

@@ -17,6 +17,10 @@ namespace purlin::ir {
 void print(std::ostream &os, const CollectiveIR &ir);
 std::string toText(const CollectiveIR &ir);
 
+/// One op as `--emit=ir` prints its line, without indentation:
+/// "%id <opText><conditions, [last arriver], // note>". The emitted CUDA
+/// cites ops by this text.
+std::string opLine(const Op &o);
 /// One op without its id, e.g. "wait.acquire STAGED[p][slot(seq(r,c))] >= sig(e,round) for p in 0..n-1".
 std::string opText(const Op &o);
 /// "remote_write" when a copy/reduce writes another rank's S/Y (push),

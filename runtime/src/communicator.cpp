@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <random>
@@ -47,6 +48,8 @@ struct PeerInfo {
   uint64_t stagingHalfBytes = 0, packetHalfBytes = 0, spinLimit = 0, totalBytes = 0;
   int32_t checked = 0;
   int32_t direct = 0;
+  int32_t multiprocessors = 0, ccMajor = 0, ccMinor = 0;
+  unsigned char uuid[16] = {}; ///< cudaDeviceProp::uuid of the rank's GPU
   cudaIpcMemHandle_t handle{};
   StepResult result;
 };
@@ -142,6 +145,8 @@ struct Communicator::Impl {
   std::vector<void *> peerBase;         ///< workspace of rank p as mapped here
   std::vector<void *> opened;           ///< IPC mappings to close
   std::string broken;                   ///< why collectives are refused ("" = usable)
+  int ranksPerDevice = 1;               ///< most ranks on one GPU (by UUID)
+  int multiprocessors = 0;              ///< SMs of this rank's GPU
   Bootstrap *bootstrap = nullptr;       ///< not owned; outlives the communicator
   std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
 
@@ -187,6 +192,14 @@ struct Communicator::Impl {
                        std::to_string(count) + " visible)");
     detail::DeviceScope scope(cudaDevice);
     device = cudaDevice;
+    cudaDeviceProp prop{};
+    PURLIN_CUDA_CHECK(cudaGetDeviceProperties(&prop, cudaDevice));
+    static_assert(sizeof(prop.uuid) == sizeof(info.uuid), "device UUID is 16 bytes");
+    std::memcpy(info.uuid, &prop.uuid, sizeof(info.uuid));
+    info.multiprocessors = prop.multiProcessorCount;
+    info.ccMajor = prop.major;
+    info.ccMinor = prop.minor;
+    multiprocessors = prop.multiProcessorCount;
     PURLIN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     PURLIN_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
     PURLIN_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
@@ -230,6 +243,23 @@ struct Communicator::Impl {
                          ", direct " + std::to_string(me.direct) + " vs " +
                          std::to_string(o.direct) + "); all ranks must pass equal options");
     }
+    // Ranks that share a GPU: the launcher sizes programs by the busiest
+    // GPU's share, which every rank must compute alike (same GPU model).
+    ranksPerDevice = 1;
+    for (int p = 0; p < size; ++p) {
+      int same = 0;
+      for (int q = 0; q < size; ++q) same += std::memcmp(all[p].uuid, all[q].uuid, sizeof(all[p].uuid)) == 0;
+      ranksPerDevice = std::max(ranksPerDevice, same);
+    }
+    if (ranksPerDevice > 1)
+      for (int p = 0; p < size; ++p)
+        if (all[p].multiprocessors != me.multiprocessors || all[p].ccMajor != me.ccMajor || all[p].ccMinor != me.ccMinor)
+          PURLIN_THROW(Status::Unsupported,
+                       "rank " + std::to_string(rank) + ": ranks share GPUs, and rank " + std::to_string(p) +
+                           "'s GPU (" + std::to_string(all[p].multiprocessors) + " SMs, sm_" +
+                           std::to_string(all[p].ccMajor) + std::to_string(all[p].ccMinor) + ") differs from this rank's (" +
+                           std::to_string(me.multiprocessors) + " SMs, sm_" + std::to_string(me.ccMajor) +
+                           std::to_string(me.ccMinor) + "); a communicator whose ranks share GPUs needs GPUs of one model");
   }
 
   /// Round 2, local part: map every peer's workspace into this process.
@@ -354,6 +384,8 @@ Communicator::~Communicator() = default;
 int Communicator::rank() const { return impl_->rank; }
 int Communicator::size() const { return impl_->size; }
 int Communicator::device() const { return impl_->device; }
+int Communicator::ranksPerDevice() const { return impl_->ranksPerDevice; }
+int Communicator::multiprocessors() const { return impl_->multiprocessors; }
 const CommOptions &Communicator::options() const { return impl_->options; }
 const std::string &Communicator::broken() const { return impl_->broken; }
 const WorkspaceLayout &Communicator::layout() const { return impl_->layout; }

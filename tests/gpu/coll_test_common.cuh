@@ -26,6 +26,14 @@
 #include "purlin/host/communicator.h"
 #include "purlin/snac/collective.cuh"
 
+// The device programs purlinc printed for dsl_examples (generated/), without
+// their host API: the tests launch them with their own policies.
+#define PURLIN_GEN_DEVICE_ONLY
+#include "allgather.cu"
+#include "allreduce.cu"
+#include "alltoall.cu"
+#include "reducescatter.cu"
+
 namespace colltest {
 
 using namespace purlin;
@@ -79,10 +87,10 @@ inline bool isReduce(Coll c) { return c == Coll::ReduceScatter || c == Coll::All
 template <class P>
 Status launchColl(Coll c, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
   switch (c) {
-    case Coll::AllGather: return sn::launch<AG, P, Datapath>(comm, a, s);
-    case Coll::ReduceScatter: return sn::launch<RS, P, Datapath>(comm, a, s);
-    case Coll::AllReduce: return sn::launch<AR, P, Datapath>(comm, a, s);
-    case Coll::AllToAll: return sn::launch<A2A, P, Datapath>(comm, a, s);
+    case Coll::AllGather: return sn::launch<AG, P, Datapath, allGather_Programs>(comm, a, s);
+    case Coll::ReduceScatter: return sn::launch<RS, P, Datapath, reduceScatter_Programs>(comm, a, s);
+    case Coll::AllReduce: return sn::launch<AR, P, Datapath, allReduce_Programs>(comm, a, s);
+    case Coll::AllToAll: return sn::launch<A2A, P, Datapath, allToAll_Programs>(comm, a, s);
   }
   return Status::Internal;
 }

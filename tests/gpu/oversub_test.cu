@@ -9,7 +9,10 @@
 /// mode bounds every wait, so a rank pair that is not co-resident reports a
 /// timeout instead of hanging. Not a performance test (ranks share GPUs).
 ///
-/// Run: gpu-bin/oversub_test [--ranks N]   (N in 3..8; default: 4, then 8)
+/// Ranks that share a GPU run with programs sized so that all of them are
+/// resident together (Communicator::ranksPerDevice, snac/resident.cuh).
+///
+/// Run: gpu-bin/oversub_test [--ranks N]   (N in 2..8; default: 4, then 8)
 #include "coll_test_common.cuh"
 
 #include <atomic>
@@ -115,7 +118,10 @@ int rankMain(Bootstrap& boot, int dev, bool push) {
         }
       }
       const bool direct = comm.directRegistrations() > before;
-      const bool wantDirect = k.graph && !isReduce(k.c);  // n > 2: only copies take the direct program
+      // The direct program: captured calls of >= 4 MiB (the default policy's
+      // directMinBytes) of a copy, or of a reduction on two ranks.
+      const std::size_t msgBytes = (k.c == Coll::AllReduce ? 1 : std::size_t(n)) * k.count * E;
+      const bool wantDirect = k.graph && (!isReduce(k.c) || n == 2) && msgBytes >= (std::size_t(4) << 20);
       if (why.empty() && direct != wantDirect)
         why = std::string("direct program ") + (direct ? "used" : "not used") + " for this captured call";
       if (k.graph) comm.releaseDirect();  // before the buffers are freed
@@ -149,8 +155,8 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--ranks" && i + 1 < argc) {
       const int v = std::atoi(argv[++i]);
-      if (v < 3 || v > kMaxRanks) {
-        std::printf("oversub_test: --ranks takes 3..%d, not '%s'\n", kMaxRanks, argv[i]);
+      if (v < 2 || v > kMaxRanks) {
+        std::printf("oversub_test: --ranks takes 2..%d, not '%s'\n", kMaxRanks, argv[i]);
         return 2;
       }
       worlds = {v};

@@ -10,6 +10,7 @@
 
 #include "SampleInput.h"
 #include "codegen/CudaBackend.h"
+#include "codegen/FromIR.h"
 
 using namespace purlin;
 using namespace purlin::codegen;
@@ -32,14 +33,14 @@ std::string tempDir() {
 TEST_CASE("runCudaEmit writes .cu and .h beside it, identically on reruns", "[codegen]") {
   std::string dir = tempDir();
   std::ostringstream sink;
-  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), dir + "/ar.cu", sink));
+  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), dir + "/ar.cu", sink, irProvider()));
   std::string cu1 = slurp(dir + "/ar.cu"), h1 = slurp(dir + "/ar.h");
   REQUIRE(cu1.find("#include \"ar.h\"") != std::string::npos);
   REQUIRE(h1.find("Status allReduce(") != std::string::npos);
   REQUIRE(sink.str().empty());
   // A different directory gives byte-identical files (no paths, no time).
   std::string dir2 = tempDir();
-  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), dir2 + "/ar.cu", sink));
+  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), dir2 + "/ar.cu", sink, irProvider()));
   REQUIRE(slurp(dir2 + "/ar.cu") == cu1);
   REQUIRE(slurp(dir2 + "/ar.h") == h1);
   REQUIRE(cu1.find(dir) == std::string::npos);
@@ -47,7 +48,7 @@ TEST_CASE("runCudaEmit writes .cu and .h beside it, identically on reruns", "[co
 
 TEST_CASE("runCudaEmit without -o prints header then .cu", "[codegen]") {
   std::ostringstream os;
-  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), "", os));
+  REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), "", os, irProvider()));
   const std::string s = os.str();
   auto h = s.find("// ===== purlinc: allreduce.h =====");
   auto cu = s.find("// ===== purlinc: allreduce.cu =====");
@@ -56,32 +57,41 @@ TEST_CASE("runCudaEmit without -o prints header then .cu", "[codegen]") {
   REQUIRE(s.find("#include \"allreduce.h\"", cu) != std::string::npos);
 }
 
-TEST_CASE("runCudaEmit adds IR notes and reports their errors", "[codegen]") {
+TEST_CASE("runCudaEmit prints from the provider's IR and reports its errors", "[codegen]") {
   std::ostringstream os;
-  NotesProvider notes = [](const Collective &c, const Policy &, std::vector<ProgramNote> &out)
-      -> std::optional<std::string> {
-    out.push_back(ProgramNote{"latency", "bytes <= world[n].latencyMaxBytes",
-                              {RoleNote{"latency", "world[n].latencyCtas", "%0..%2", "note for " + c.name}}});
+  IRProvider lowered = irProvider();
+  IRProvider notes = [&](const Collective &c, const Policy &p, EmitCollective &out) -> std::optional<std::string> {
+    if (auto err = lowered(c, p, out)) return err;
+    out.programs.push_back(ProgramNote{"latency", "bytes <= world[n].latencyMaxBytes",
+                                       {RoleNote{"latency", "world[n].latencyCtas", "%0..%2", "note for " + c.name}}});
     return std::nullopt;
   };
   REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), "-", os, notes));
   REQUIRE(os.str().find("//       note for allReduce") != std::string::npos);
   REQUIRE(os.str().find("//       note for reduceScatter") != std::string::npos);
+  // The device code comes from the IR the provider verified.
+  REQUIRE(os.str().find("__global__ void allReduce_latencyKernel") != std::string::npos);
+  REQUIRE(os.str().find("// %0 packet.put PK_k[r] <- X_r (full) for k in r+1..r-1 (mod n)") != std::string::npos);
 
-  NotesProvider failing = [](const Collective &, const Policy &, std::vector<ProgramNote> &)
-      -> std::optional<std::string> { return std::string("IR derivation failed"); };
+  IRProvider failing = [](const Collective &, const Policy &, EmitCollective &) -> std::optional<std::string> {
+    return std::string("IR derivation failed");
+  };
   auto err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "-", os, failing);
   REQUIRE(err.has_value());
   REQUIRE(err->message == "IR derivation failed");
   REQUIRE(err->loc.line == 4);
+  // No provider: nothing is emitted without a verified IR.
+  err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "-", os, IRProvider{});
+  REQUIRE(err.has_value());
+  REQUIRE(err->message.find("no SNAC IR provider") != std::string::npos);
 }
 
 TEST_CASE("runCudaEmit errors: unwritable path, header clash", "[codegen]") {
   std::ostringstream os;
-  auto err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "/nonexistent-purlin/x.cu", os);
+  auto err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "/nonexistent-purlin/x.cu", os, irProvider());
   REQUIRE(err.has_value());
   REQUIRE(err->message.find("/nonexistent-purlin/x.h") != std::string::npos);
-  err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "/tmp/x.h", os);
+  err = runCudaEmit(test::sampleModule(), test::samplePolicySet(), "/tmp/x.h", os, irProvider());
   REQUIRE(err.has_value());
   REQUIRE(err->message.find("overwritten") != std::string::npos);
 }

@@ -63,7 +63,8 @@ TEST_CASE("compose instantiates Compose of two Transforms and the native datapat
                       "snac::Layout::Scattered, snac::Layout::Packed>,"));
   REQUIRE(has(out.cu, "snac::Transform<snac::Consume::Copy, snac::Layout::Packed, snac::Layout::Scattered>>;"));
   REQUIRE(has(out.cu, "using allReduce_Datapath = atom::Native;"));
-  REQUIRE(has(out.cu, "snac::launch<allReduce_Collective, allReduce_Policy, allReduce_Datapath>(comm, args, stream)"));
+  REQUIRE(has(out.cu, "snac::launch<allReduce_Collective, allReduce_Policy, allReduce_Datapath, allReduce_Programs>(comm, args, stream)"));
+  REQUIRE(has(out.cu, "struct allReduce_Programs {"));
   REQUIRE(has(out.cu, "#include \"allreduce.h\""));
   REQUIRE(has(out.cu, "#include \"purlin/snac/collective.cuh\""));
 }

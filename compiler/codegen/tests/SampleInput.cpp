@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "codegen/FromIR.h"
+
 namespace purlin::codegen::test {
 
 Policy samplePolicy(const std::string &name) {
@@ -82,6 +84,11 @@ EmitInput sampleAllReduceInput() {
                   {RoleNote{"stage", "world[n].stageCtas", "%4..%6", "copy input chunks to staging; notifyOne"},
                    RoleNote{"consume", "world[n].consumeCtas", "%7..%9", "wait STAGED; reduce; notify REDUCED"},
                    RoleNote{"gather", "world[n].gatherCtas", "%10..%11", "wait REDUCED; copy"}}}};
+  // The verified IR of the allReduce of sampleModule() and the device code
+  // printed from it (as runCudaEmit adds them).
+  Module m = sampleModule();
+  c.ir = ir::lowerVerified(*m.collectives[2], c.policy, kMinWorld);
+  printPrograms(c);
   in.collectives.push_back(c);
   return in;
 }

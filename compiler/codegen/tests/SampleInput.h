@@ -17,7 +17,8 @@ PolicySet samplePolicySet();
 /// reduceScatter (line 4), allGather (line 5), allReduce = compose (line 6),
 /// as the front end would build them from allreduce.pl.
 Module sampleModule();
-/// The EmitInput for allReduce alone, with two IR program notes.
+/// The EmitInput for allReduce alone, with two IR program notes, its
+/// verified IR and the latency device code printed from it.
 EmitInput sampleAllReduceInput();
 
 } // namespace purlin::codegen::test

@@ -41,7 +41,9 @@ TEST_CASE("allReduce text shows Algorithm 1's three roles and the crossover", "[
   CHECK(t.find("wait.acquire CONSUMED[part(prev)][slot(seq(k,c))] >= sig(e,round(prev)) if prev(slot) exists") !=
         std::string::npos);
   CHECK(t.find("program latency") != std::string::npos);
-  CHECK(t.find("packet.put PK_k[r] <- X_r (full) for k in others(r)") != std::string::npos);
+  CHECK(t.find("packet.put PK_k[r] <- X_r (full) for k in r+1..r-1 (mod n)") != std::string::npos);
+  CHECK(t.find("for p in 0..n-1 {\n        %1 packet.poll PK_r[p] until full, then empty if p != r") != std::string::npos);
+  CHECK(t.find("%2 reduce.step O_r <- op(O_r, (p == r ? X_r : PK_r[p])) over p ascending") != std::string::npos);
 }
 
 TEST_CASE("rooted collectives get DONE acks; others do not", "[derive]") {

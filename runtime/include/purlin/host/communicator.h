@@ -58,6 +58,16 @@ public:
   const DeviceComm &deviceComm() const;
   /// Base address of rank `peer`'s workspace as mapped in this process.
   void *peerWorkspace(int peer) const;
+  /// The most ranks of this communicator that share one GPU (by device
+  /// UUID, exchanged at creation): 1 when every rank has a GPU of its own.
+  /// The same on every rank. When it is above 1 the launcher sizes every
+  /// program so that the CTAs of that many ranks are resident on one GPU
+  /// together (their CTAs wait on each other), or refuses the call.
+  int ranksPerDevice() const;
+  /// Multiprocessors of this rank's GPU. Ranks that share GPUs must have
+  /// GPUs of one model (same SM count and compute capability; checked at
+  /// creation), so this is the same on every rank whenever it matters.
+  int multiprocessors() const;
 
   /// Reads this rank's DeviceState::error record on a private non-blocking
   /// stream (it does not wait for the caller's streams: synchronize the

@@ -1,9 +1,14 @@
 /// @file collective.cuh
 /// @brief The host launch API the generated code instantiates:
-/// snac::launch<Collective, P, AtomArch>(comm, args, stream). A Collective
-/// is a Transform (consume op + input/output layouts + root) or a
+/// snac::launch<Collective, P, AtomArch, Programs>(comm, args, stream). A
+/// Collective is a Transform (consume op + input/output layouts + root) or a
 /// Compose<F, G>; P is a policy type with static constexpr members (NCCL
-/// ProtoSimple style, emitted by purlinc); AtomArch an Atom datapath tag.
+/// ProtoSimple style, emitted by purlinc); AtomArch an Atom datapath tag;
+/// Programs the device programs purlinc printed from the SNAC IR for this
+/// collective (`template <class E, RedOp Op, bool W8> static LatencyKernel
+/// latency()`: the latency kernel). The throughput and direct programs are
+/// still the runtime's (throughput.cuh, direct.cuh) until they are printed
+/// from the IR too (docs/codegen.md).
 ///
 /// launch validates the arguments (never throws), decides the program by
 /// message bytes against P::world[n].latencyMaxBytes (the same decision on
@@ -30,11 +35,16 @@
 #include "purlin/host/communicator.h"
 #include "purlin/host/stream_memops.h"
 #include "purlin/snac/direct.cuh"
-#include "purlin/snac/latency.cuh"
+#include "purlin/snac/packet_lane.cuh"
 #include "purlin/snac/plan.h"
+#include "purlin/snac/resident.cuh"
 #include "purlin/snac/throughput.cuh"
 
 namespace purlin::snac {
+
+/// The signature of a latency kernel purlinc prints (launch: grid =
+/// plan.latencyCtas, block = plan.latencyThreads, no dynamic shared memory).
+using LatencyKernel = void (*)(DeviceComm, Plan, const std::byte*, std::byte*);
 
 enum class Consume { Copy, Reduce };
 enum class Layout { Packed, Scattered, Transposed, PackedV, ScatteredV, TransposedV };
@@ -263,7 +273,7 @@ Status enqueueEngineReduce(const Plan& pl, const DeviceComm& dc, const CallArgs&
   return st;
 }
 
-template <CollKind K, class E, RedOp Op, class AtomT>
+template <CollKind K, class E, RedOp Op, class AtomT, class Programs>
 Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
                const DirectPeers& peers, const CaptureSide& side) {
   const auto* in = static_cast<const std::byte*>(a.in);
@@ -306,8 +316,9 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = pdl ? 1 : 0;
-    cudaError_t err = pl.words8 ? cudaLaunchKernelEx(&cfg, latencyKernel<K, E, Op, true>, dc, pl, in, out)
-                                : cudaLaunchKernelEx(&cfg, latencyKernel<K, E, Op, false>, dc, pl, in, out);
+    const LatencyKernel kernel =
+        pl.words8 ? Programs::template latency<E, Op, true>() : Programs::template latency<E, Op, false>();
+    cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, dc, pl, in, out);
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: latency kernel launch (" +
@@ -342,27 +353,27 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
   return Status::Ok;
 }
 
-template <CollKind K, class E, class AtomT>
+template <CollKind K, class E, class AtomT, class Programs>
 Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
                  const DirectPeers& peers, const CaptureSide& side) {
   switch (a.op) {
-    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl, peers, side);
-    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT>(pl, dc, a, stream, pdl, peers, side);
-    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT>(pl, dc, a, stream, pdl, peers, side);
+    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
+    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
+    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
   }
   return report(Status::Unsupported, "purlin::snac::launch: unsupported reduction op");
 }
 
-template <CollKind K, class AtomT>
+template <CollKind K, class AtomT, class Programs>
 Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
                     const DirectPeers& peers, const CaptureSide& side) {
   if constexpr (!isReduction(K)) {
-    return enqueue<K, float, RedOp::Sum, AtomT>(pl, dc, a, stream, pdl, peers, side);  // copies move bytes
+    return enqueue<K, float, RedOp::Sum, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);  // copies move bytes
   } else {
     switch (a.dtype) {
-      case DType::F32: return enqueueOp<K, float, AtomT>(pl, dc, a, stream, pdl, peers, side);
-      case DType::F16: return enqueueOp<K, __half, AtomT>(pl, dc, a, stream, pdl, peers, side);
-      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT>(pl, dc, a, stream, pdl, peers, side);
+      case DType::F32: return enqueueOp<K, float, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
+      case DType::F16: return enqueueOp<K, __half, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
+      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
     }
     return report(Status::Unsupported, "purlin::snac::launch: unsupported dtype");
   }
@@ -370,9 +381,10 @@ Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cud
 
 } // namespace detail
 
-/// Runs collective `Collective` with policy `P` and datapath `AtomArch` on
-/// `stream`. Never throws. See the file comment.
-template <class Collective, class P, class AtomArch>
+/// Runs collective `Collective` with policy `P`, datapath `AtomArch` and
+/// the printed programs `Programs` on `stream`. Never throws. See the file
+/// comment.
+template <class Collective, class P, class AtomArch, class Programs>
 Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
   using detail::report;
   if constexpr (!KindOf<Collective>::supported) {
@@ -391,7 +403,12 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if (!comm.broken().empty())
         return report(Status::Timeout, "purlin::snac::launch: communicator unusable after a checked-mode timeout (" +
                                            comm.broken() + "); destroy it and create a new one");
-      const WorldConsts w = P::world[n];
+      WorldConsts w = P::world[n];
+      // Ranks sharing a GPU: every program sized to be resident together.
+      bool throughputFits = true;
+      std::string fitError;
+      if (Status s = detail::fitColocated<K, AtomT, Programs>(comm, args, w, throughputFits, fitError); s != Status::Ok)
+        return report(s, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
       std::size_t capacity = dc.stagingHalfBytes;
       if (P::stagingBytes != 0 && P::stagingBytes < capacity) capacity = P::stagingBytes;
       Plan pl;
@@ -443,6 +460,8 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         }
       }
 
+      if (!pl.latency && !pl.direct && !throughputFits)
+        return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
       if (pl.ctas() > kMaxEpochSlots)
         return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) + ">: " +
                                                    std::to_string(pl.ctas()) + " CTAs; a collective kernel has at most " +
@@ -453,7 +472,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                      static_cast<cudaEvent_t>(comm.captureJoinEvent()),
                                      {static_cast<cudaEvent_t>(comm.captureChunkEvent(0)),
                                       static_cast<cudaEvent_t>(comm.captureChunkEvent(1))}};
-      return detail::enqueueTyped<K, AtomT>(pl, dc, args, stream, pdl, peers, side);
+      return detail::enqueueTyped<K, AtomT, Programs>(pl, dc, args, stream, pdl, peers, side);
     } catch (const Error& e) {
       return report(e.status(), std::string("purlin::snac::launch: ") + e.what());
     } catch (const std::exception& e) {

@@ -149,6 +149,9 @@ struct Plan {
   // Latency program (shape from latencyShape: grows with the payload).
   int latencyCtas = 0, latencyThreads = 0;
   std::size_t packetRegion = 0;  ///< packets per source rank in a packet half
+  /// Bytes every source sends every destination in the latency program:
+  /// the largest segment, or the whole input of a one-shot AllReduce.
+  std::size_t packetFlowBytes = 0;
   /// Input, output and every segment are whole 8-byte words at 8-byte
   /// aligned addresses: the latency kernel's fast path (plain word loads
   /// and stores, no tail or alignment cases).

@@ -229,6 +229,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   // (AllReduce's latency program is one-shot: every source sends its whole input.)
   const std::size_t perSource = kind == CollKind::AllReduce ? p.msgBytes : p.maxLen;
   const std::size_t slotsNeeded = packetGroups(perSource) * kGroupSlots;
+  p.packetFlowBytes = perSource;
   p.latency = w.latencyCtas > 0 && w.latencyThreads > 0 && p.msgBytes <= w.latencyMaxBytes &&
               slotsNeeded <= p.packetRegion;
   p.latencyCtas = w.latencyCtas;

@@ -1,0 +1,41 @@
+/// @file EmitLatency.h
+/// @brief The printer of a latency program's device code: from the SNAC
+/// IR's latency role (ir::Program, regime Latency) one `__device__` role
+/// function whose statements are the role's ops in order, each after a
+/// comment `// %N <op text>` citing the op it implements, and the
+/// `__global__` kernel that runs it on every warp of the grid
+/// (docs/codegen.md "Latency program").
+///
+/// The printer knows op shapes, not collectives: a put to every peer in
+/// ring order, the rank's own copy, a poll-and-copy loop over the peers in
+/// reverse ring order, a poll-and-accumulate loop over all ranks. An op of
+/// another shape is an EmitError naming the op (the rooted and V
+/// collectives' shapes come with their runtime support).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace purlin::codegen {
+
+/// The IR has an op (or a loop) the CUDA printer has no form for.
+struct EmitError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// What the printer produced for one latency program.
+struct LatencyCode {
+  std::string text;      ///< device code: role function(s) and the kernel
+  std::string kernel;    ///< the kernel template's name, e.g. "allReduce_latencyKernel"
+  bool typed = false;    ///< the kernel is a template on <E, Op, W8> (reductions), else on <W8>
+  std::vector<int> ops;  ///< the ids of the ops printed, in print order (each once)
+};
+
+/// Prints the latency program `prog` of the collective whose flat C++
+/// identifier is `id`. Throws EmitError for an op it cannot print.
+LatencyCode printLatencyProgram(const std::string &id, const ir::Program &prog);
+
+} // namespace purlin::codegen

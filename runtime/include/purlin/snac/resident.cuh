@@ -1,0 +1,156 @@
+/// @file resident.cuh
+/// @brief Ranks that share a GPU (Communicator::ranksPerDevice() > 1, e.g.
+/// several in-process ranks on one device): the CTAs of every program spin
+/// on signals that CTAs of the other ranks send, so all CTAs of all ranks on
+/// one GPU must be resident at once, or the spinning ones starve the ones
+/// they wait for (a hang, or a checked-mode timeout). fitColocated() sizes
+/// the policy's CTA counts, before the call is planned, so that
+/// ranksPerDevice ranks' grids fit the GPU together (occupancy API), and
+/// says when a program cannot fit at all. The counts depend only on the
+/// kernel, the policy, the GPU model and ranksPerDevice, so every rank
+/// computes the same ones (the communicator checks that ranks sharing GPUs
+/// have GPUs of one model). With one rank per GPU nothing changes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "purlin/host/communicator.h"
+#include "purlin/snac/direct.cuh"
+#include "purlin/snac/plan.h"
+#include "purlin/snac/throughput.cuh"
+
+namespace purlin::snac::detail {
+
+/// CTAs of `kernel` (blockDim `threads`, `smem` dynamic shared bytes) one
+/// rank may launch so that `sharing` ranks' grids are resident together on
+/// a GPU of `sms` multiprocessors; 0 if not even one CTA each fits; -1 (and
+/// `error`) if the occupancy query fails.
+template <class Kernel>
+int residentCtas(Kernel kernel, int threads, std::size_t smem, int sms, int sharing, std::string& error) {
+  int perSm = 0;
+  if (smem > 48 * 1024) {
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+        e != cudaSuccess) {
+      (void)cudaGetLastError();
+      error = std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(e);
+      return -1;
+    }
+  }
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, smem);
+      e != cudaSuccess) {
+    (void)cudaGetLastError();
+    error = std::string("cudaOccupancyMaxActiveBlocksPerMultiprocessor: ") + cudaGetErrorString(e);
+    return -1;
+  }
+  return perSm * sms / sharing;
+}
+
+/// Scales the present roles' CTA counts (roles[i] > 0) down to at most
+/// `budget` CTAs in all, each role keeping at least one, in proportion;
+/// false if even one CTA per role exceeds the budget.
+inline bool scaleRoles(int budget, int* roles, int count) {
+  int total = 0, present = 0;
+  for (int i = 0; i < count; ++i)
+    if (roles[i] > 0) total += roles[i], ++present;
+  if (total <= budget) return true;
+  if (present > budget) return false;
+  int sum = 0;
+  for (int i = 0; i < count; ++i)
+    if (roles[i] > 0) {
+      roles[i] = roles[i] * budget / total;
+      if (roles[i] < 1) roles[i] = 1;
+      sum += roles[i];
+    }
+  while (sum > budget) {  // rounding up to one CTA can overshoot: trim the largest role
+    int big = 0;
+    for (int i = 1; i < count; ++i)
+      if (roles[i] > roles[big]) big = i;
+    --roles[big];
+    --sum;
+  }
+  return true;
+}
+
+/// The sizing for one element type and op (the kernels that would run).
+template <CollKind K, class AtomT, class Programs, class E, RedOp Op>
+Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputFits, std::string& error) {
+  throughputFits = true;
+  // Latency program: fewer CTAs only mean more packet groups per warp.
+  if (w.latencyCtas > 0 && w.latencyThreads > 0) {
+    const int threads = w.latencyThreads > 32 ? w.latencyThreads / 32 * 32 : 32;
+    const int a = residentCtas(Programs::template latency<E, Op, true>(), threads, 0, sms, sharing, error);
+    const int b = residentCtas(Programs::template latency<E, Op, false>(), threads, 0, sms, sharing, error);
+    if (a < 0 || b < 0) return Status::CudaError;
+    const int budget = a < b ? a : b;
+    if (budget < 1) w.latencyCtas = 0;  // never the latency program
+    else if (w.latencyCtas > budget) w.latencyCtas = budget;
+  }
+  // Throughput program: the roles shrink together.
+  if (w.stageCtas > 0 && w.threads > 0) {
+    const int budget =
+        residentCtas(throughputKernel<K, AtomT, E, Op>, w.threads, AtomT::kWorkspaceBytes, sms, sharing, error);
+    if (budget < 0) return Status::CudaError;
+    int roles[3] = {w.stageCtas, w.consumeCtas, K == CollKind::AllReduce ? w.gatherCtas : 0};
+    throughputFits = scaleRoles(budget, roles, 3);
+    if (throughputFits) {
+      w.stageCtas = roles[0];
+      w.consumeCtas = roles[1];
+      if (K == CollKind::AllReduce) w.gatherCtas = roles[2];
+    } else {
+      error = std::to_string(sharing) + " ranks share one GPU and the throughput program needs at least " +
+              std::to_string(K == CollKind::AllReduce ? 3 : 2) + " CTAs per rank resident at once; the GPU holds " +
+              std::to_string(budget) + " per rank";
+    }
+  }
+  // Direct program: CTA c of every rank waits on CTA c of its peers.
+  if (w.directCtas >= 0) {
+    const int most = w.directCtas > 0 ? w.directCtas : kDirectCtas;
+    int threads = w.directThreads > 0 ? w.directThreads : kDirectThreads;
+    threads = (threads + 31) / 32 * 32;
+    if (threads < 64) threads = 64;
+    if (threads > kDirectMaxThreads) threads = kDirectMaxThreads;
+    std::string ignored;
+    const int budget = residentCtas(directKernel<K, E, Op>, threads, 0, sms, sharing, ignored);
+    if (budget < 1) w.directCtas = -1;  // staged instead
+    else w.directCtas = most < budget ? most : budget;
+  }
+  return Status::Ok;
+}
+
+/// Sizes `w` for `comm`'s ranks sharing GPUs (see the file comment);
+/// nothing to do when every rank has its own GPU. `throughputFits` is false
+/// when the throughput program cannot be resident (`error` says why): the
+/// launcher refuses the call if it is planned for that program.
+template <CollKind K, class AtomT, class Programs>
+Status fitColocated(const Communicator& comm, const CallArgs& a, WorldConsts& w, bool& throughputFits,
+                    std::string& error) {
+  throughputFits = true;
+  const int sharing = comm.ranksPerDevice(), sms = comm.multiprocessors();
+  if (sharing <= 1) return Status::Ok;
+  if constexpr (!isReduction(K)) {
+    return fitColocatedTyped<K, AtomT, Programs, float, RedOp::Sum>(sms, sharing, w, throughputFits, error);
+  } else {
+    auto byOp = [&](auto e) {
+      using E = decltype(e);
+      switch (a.op) {
+        case RedOp::Sum: return fitColocatedTyped<K, AtomT, Programs, E, RedOp::Sum>(sms, sharing, w, throughputFits, error);
+        case RedOp::Max: return fitColocatedTyped<K, AtomT, Programs, E, RedOp::Max>(sms, sharing, w, throughputFits, error);
+        case RedOp::Min: return fitColocatedTyped<K, AtomT, Programs, E, RedOp::Min>(sms, sharing, w, throughputFits, error);
+      }
+      return Status::Ok;  // makePlan rejects the op
+    };
+    switch (a.dtype) {
+      case DType::F32: return byOp(float{});
+      case DType::F16: return byOp(__half{});
+      case DType::BF16: return byOp(__nv_bfloat16{});
+    }
+    return Status::Ok;  // makePlan rejects the dtype
+  }
+}
+
+} // namespace purlin::snac::detail
