@@ -54,10 +54,7 @@ Role stageRole(Kind k) {
     else n.each(RankRef::K, Domain::Others).why("input packed: notify every consumer");
     body.push_back(Stmt::of(n));
     role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(body)));
-    Op own = Op::copy(acc(Buf::O, R, R), acc(Buf::X, R)).why("own contribution, local");
-    if (k == Kind::Gather) own.on(RunsOn::Root);
-    role.body.push_back(Stmt::of(own));
-    return role;
+    return role; // the own contribution is copied by the consume role
   }
   role.runsOn = scatterLike(k) ? RunsOn::Root : RunsOn::All;
   body.push_back(Stmt::of(Op::copy(stagingSlot(R, RankRef::K), acc(Buf::X, R, RankRef::K, true))));
@@ -69,8 +66,6 @@ Role stageRole(Kind k) {
   // chunk c+1, so every consumer progresses at once (a partition-major
   // order deadlocks against chunk-major gathers once slots are reused).
   role.body.push_back(Stmt::loop(RankRef::K, Domain::Ring, true, true, std::move(body)));
-  if (k == Kind::AllToAll || k == Kind::AllToAllV)
-    role.body.push_back(Stmt::of(Op::copy(acc(Buf::O, R, R), acc(Buf::X, R, R)).why("own partition, local")));
   if (k == Kind::Scatter)
     role.body.push_back(Stmt::of(Op::copy(acc(Buf::O, R), acc(Buf::X, R, R)).why("root's own partition, local")));
   return role;
@@ -93,10 +88,12 @@ Role consumeRole(Kind k) {
     red.hasSrcSelf = true;
     body.push_back(Stmt::of(red));
     if (composed(k)) {
-      // Indexed by Y slot: the next use of the counter follows the GATHERED
-      // wait of that Y slot, hence this use's REDUCED (sent after the reset).
-      body.push_back(Stmt::of(Op::arrive(kConsumeCounterBase, kMaxSlots, SlotSpace::Y, RankRef::None)));
-      body.back().op.counterRank = RankRef::R;
+      // Indexed by the slot that rank r+1 stages chunk c of partition r in
+      // (the runtime's counter; insertSlotReuseGuards uses it for a leaf
+      // reduction too): the counter's next use is a chunk staged in that
+      // slot again, which waits for this use's CONSUMED, sent after the reset.
+      body.push_back(Stmt::of(Op::arrive(kConsumeCounterBase, 0, SlotSpace::S, RankRef::R)));
+      body.back().op.slotOwner = RankRef::Next;
       Op n = Op::notify(Sig::REDUCED, SlotSpace::Y, RankRef::None, RankRef::K).byLast();
       if (k == Kind::Reduce) n.target = RankRef::Root, n.why("last reducer: G's consumer is the root");
       else n.each(RankRef::K, Domain::All).why("last reducer publishes Y_r[c] to every rank");
@@ -125,14 +122,18 @@ Role consumeRole(Kind k) {
     role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(body)));
     return role;
   }
-  // AllGather / Gather (packed input) and AllToAll (scattered input): copy
-  // each source's chunk into its output partition; own data from input.
+  // AllGather / Gather (packed input) and AllToAll (scattered input): first
+  // the own contribution input -> output (local work while the first
+  // chunks are staged), then copy each source's chunk into its output
+  // partition, sources r-1, r-2, ... (mod n) for each chunk.
   bool packed = packedInput(k);
   RankRef part = packed ? RankRef::None : RankRef::R;
   if (k == Kind::Gather) role.runsOn = RunsOn::Root;
+  role.body.push_back(Stmt::of(Op::copy(acc(Buf::O, RankRef::R, RankRef::R), acc(Buf::X, RankRef::R, part))
+                                   .why("own contribution, local, before the pulls")));
   body.push_back(Stmt::of(stagedWait(RankRef::P, part)));
   body.push_back(Stmt::of(Op::copy(acc(Buf::O, RankRef::R, RankRef::P, true), stagingSlot(RankRef::P, part))));
-  role.body.push_back(Stmt::loop(RankRef::P, Domain::Others, true, true, std::move(body)));
+  role.body.push_back(Stmt::loop(RankRef::P, Domain::RevRing, true, true, std::move(body)));
   return role;
 }
 
@@ -145,7 +146,8 @@ Role gatherRole(Kind k) {
   std::vector<Stmt> body;
   body.push_back(Stmt::of(Op::wait(Sig::REDUCED, SlotSpace::Y, RankRef::None, RankRef::K, RoundOf::Cur)));
   body.push_back(Stmt::of(Op::copy(acc(Buf::O, RankRef::R, RankRef::K, true), ySlot(RankRef::K)).why("F's result read in place")));
-  role.body.push_back(Stmt::loop(RankRef::K, Domain::All, true, true, std::move(body)));
+  // Partitions r, r+1, ..., r-1 (mod n): the own one first.
+  role.body.push_back(Stmt::loop(RankRef::K, Domain::SelfRing, true, true, std::move(body)));
   return role;
 }
 

@@ -73,6 +73,7 @@ const char *toString(RankRef r) {
   case RankRef::K: return "k";
   case RankRef::Root: return "root";
   case RankRef::Prev: return "part(prev)";
+  case RankRef::Next: return "r+1";
   }
   return "?";
 }
@@ -86,6 +87,7 @@ const char *toString(Domain d) {
   case Domain::Ring: return "r+1..r-1 (mod n)";
   case Domain::RevRing: return "r-1..r+1 (mod n)";
   case Domain::RingSelf: return "r+1..r (mod n)";
+  case Domain::SelfRing: return "r..r-1 (mod n)";
   }
   return "?";
 }

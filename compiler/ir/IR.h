@@ -42,8 +42,9 @@ Kind classify(const Collective &c);
 
 /// Names of a rank: the generic rank `r`, the loop variables `p` (a peer or
 /// producer) and `k` (a partition / consumer), and the call's `root`.
-/// `Prev` is the partition of the previous staged use of a slot (reuse guards).
-enum class RankRef { None, R, P, K, Root, Prev };
+/// `Prev` is the partition of the previous staged use of a slot (reuse guards);
+/// `Next` is rank r+1 (mod n), whose stage sequence indexes a reducer's counter.
+enum class RankRef { None, R, P, K, Root, Prev, Next };
 const char *toString(RankRef);
 
 /// A set of ranks relative to r and root. Iterated in ascending rank order.
@@ -55,6 +56,7 @@ enum class Domain {
   Ring,     ///< r+1, r+2, ..., r-1 (mod n): the stage order of partitions
   RevRing,  ///< r-1, r-2, ..., r+1 (mod n): push receivers (step m hears from the source whose step m targets r)
   RingSelf, ///< r+1, ..., r-1, r (mod n): the direct program's destinations, peers first, own output last
+  SelfRing, ///< r, r+1, ..., r-1 (mod n): the gather role's partitions, own first
 };
 const char *toString(Domain);
 
@@ -326,8 +328,8 @@ inline constexpr int kPushSlotStride = snac::kMaxSlots / kMaxRanks;
 inline constexpr int kDirectSlotsPerSource = kMaxEpochSlots;
 inline constexpr int kMaxDirectCtas = kMaxEpochSlots;
 /// The runtime's round bounds (protocol.h directRoundBytes).
-inline constexpr uint64_t kDirectRoundDivisor = 2;
-inline constexpr uint64_t kDirectRoundMin = uint64_t(256) << 10, kDirectRoundMax = uint64_t(4) << 20;
+inline constexpr uint64_t kDirectRoundDivisor = snac::kDirectRoundDivisor;
+inline constexpr uint64_t kDirectRoundMin = snac::kDirectRoundMinBytes, kDirectRoundMax = snac::kDirectRoundMaxBytes;
 /// The runtime's defaults for a policy number 0 (plan.h).
 inline constexpr uint64_t kDirectDefaultMinBytes = snac::kDirectMinBytes;
 inline constexpr int kDirectDefaultCtas = snac::kDirectCtas, kDirectDefaultThreads = snac::kDirectThreads;

@@ -53,6 +53,7 @@ private:
     case RankRef::K: return e.k;
     case RankRef::Root: return S.root;
     case RankRef::Prev: return prevPart;
+    case RankRef::Next: return (e.r + 1) % S.n;
     case RankRef::None: return -1;
     }
     return -1;
@@ -69,6 +70,10 @@ private:
     }
     if (d == Domain::RingSelf) {
       for (int m = 0; m < S.n; ++m) v.push_back((e.r + 1 + m) % S.n);
+      return v;
+    }
+    if (d == Domain::SelfRing) {
+      for (int m = 0; m < S.n; ++m) v.push_back((e.r + m) % S.n);
       return v;
     }
     for (int q = 0; q < S.n; ++q)

@@ -57,8 +57,16 @@ void freeAfterReads(std::vector<Stmt> &body, Buf space) {
     } else {
       Op a = y ? Op::arrive(kGatherCounterBase, kMaxYSlots, SlotSpace::Y, RankRef::None)
                : Op::arrive(kConsumeCounterBase, kMaxSlots, SlotSpace::S, rd.src.part);
-      a.slotOwner = rd.kind == OpKind::Reduce ? RankRef::R : owner;
-      a.counterRank = a.slotOwner;
+      a.slotOwner = owner;
+      a.counterRank = owner;
+      if (rd.kind == OpKind::Reduce) {
+        // A reduction reads every source's slot of chunk c; its one counter
+        // per chunk is indexed by the slot rank r+1 stages it in (the
+        // runtime's): the next use of that index is a chunk staged in that
+        // slot again, which waits for this use's CONSUMED (sent after the reset).
+        a = Op::arrive(kConsumeCounterBase, 0, SlotSpace::S, rd.src.part);
+        a.slotOwner = RankRef::Next;
+      }
       a.onlyOn = rd.onlyOn;
       body.insert(body.begin() + long(at), {Stmt::of(a), Stmt::of(n)});
     }

@@ -229,7 +229,8 @@ std::string opText(const Op &o) {
     std::string idx = std::to_string(o.counterBase);
     if (o.counterStride) idx += " + " + std::to_string(o.counterStride) + "*" + toString(o.counterRank);
     if (pushSlot(o)) idx += " + pslot(c)";
-    else if (o.slotSpace == SlotSpace::S) idx += " + slot(" + seqText(o.slotPart) + ")";
+    else if (o.slotSpace == SlotSpace::S)
+      idx += " + slot(" + seqText(o.slotPart) + (o.slotOwner == RankRef::R ? "" : std::string(" of ") + toString(o.slotOwner)) + ")";
     if (o.slotSpace == SlotSpace::Y) idx += " + yslot(c)";
     return s + " counter[" + idx + "] of " + std::to_string(o.arrivals) + " ctas";
   }

@@ -511,3 +511,35 @@ TEST_CASE("copy-engine reduction chunks tile the partition, 16-byte multiples, f
   CHECK(engineChunkBytes(true, std::size_t(512) << 20, 0, 0) == (std::size_t(256) << 20));
   CHECK(engineChunks(true, std::size_t(512) << 20) == 2);
 }
+
+TEST_CASE("scaleRoleCtas fits the roles of ranks sharing a GPU into the budget") {
+  // 8 ranks on a 132-SM GPU, one throughput CTA per SM: 16 CTAs per rank.
+  int ar[3] = {8, 16, 8};
+  REQUIRE(snac::scaleRoleCtas(16, ar, 3));
+  CHECK(ar[0] + ar[1] + ar[2] == 16);
+  CHECK(ar[0] == 4);
+  CHECK(ar[1] == 8);
+  CHECK(ar[2] == 4);
+  // Absent roles stay absent; what fits is unchanged.
+  int rs[3] = {8, 16, 0};
+  REQUIRE(snac::scaleRoleCtas(24, rs, 3));
+  CHECK((rs[0] == 8 && rs[1] == 16 && rs[2] == 0));
+  REQUIRE(snac::scaleRoleCtas(5, rs, 3));
+  CHECK(rs[2] == 0);
+  CHECK(rs[0] >= 1);
+  CHECK(rs[0] + rs[1] <= 5);
+  // Rounding up to one CTA per role cannot overshoot the budget.
+  int skew[3] = {1, 30, 1};
+  REQUIRE(snac::scaleRoleCtas(3, skew, 3));
+  CHECK((skew[0] == 1 && skew[1] == 1 && skew[2] == 1));
+  for (int budget = 3; budget <= 40; ++budget) {
+    int r[3] = {7, 19, 3};
+    REQUIRE(snac::scaleRoleCtas(budget, r, 3));
+    CHECK(r[0] + r[1] + r[2] <= budget);
+    CHECK((r[0] >= 1 && r[1] >= 1 && r[2] >= 1));
+  }
+  // Not even one CTA per role: refused, counts unchanged.
+  int tight[3] = {8, 16, 8};
+  CHECK_FALSE(snac::scaleRoleCtas(2, tight, 3));
+  CHECK((tight[0] == 8 && tight[1] == 16 && tight[2] == 8));
+}

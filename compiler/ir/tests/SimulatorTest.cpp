@@ -71,7 +71,7 @@ TEST_CASE("simulator: many seeds on the composed AllReduce with cyclic staging",
 TEST_CASE("simulator: a program that reads before the release is reported as a race", "[simulate]") {
   CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), test::testPolicy(), 3);
   // Move the STAGED wait of the consume role after its copy.
-  auto &body = ir.throughput.roles[1].body[0].body;
+  auto &body = ir.throughput.roles[1].body[1].body; // the loop after the own copy
   REQUIRE(body[0].op.kind == OpKind::Wait);
   std::swap(body[0], body[1]);
   CallArgs a = argsFor(Kind::AllGather, 3, 40, 1);

@@ -29,7 +29,7 @@ TEST_CASE("verifier accepts every derived program on many sizes", "[verify]") {
 TEST_CASE("pairing names both sides and both counts", "[verify]") {
   CollectiveIR ir = lower(*test::collectiveOf(Kind::AllToAll), test::testPolicy(), 4);
   // Delete the consume role's STAGED wait.
-  auto &loop = ir.throughput.roles[1].body[0].body;
+  auto &loop = ir.throughput.roles[1].body[1].body; // after the own copy
   REQUIRE(loop[0].op.kind == OpKind::Wait);
   int waitId = loop[0].op.id;
   loop.erase(loop.begin());

@@ -183,6 +183,12 @@ struct Plan {
 /// of (slots, policy) only, so identical on every rank.
 void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int& threads);
 
+/// Ranks sharing a GPU (resident.cuh): scales the present roles' CTA counts
+/// (roles[i] > 0; 0 = role absent) down to at most `budget` CTAs in all,
+/// in proportion, each present role keeping at least one; false (counts
+/// unchanged) if even one CTA per present role exceeds the budget.
+bool scaleRoleCtas(int budget, int* roles, int count);
+
 /// Validates a call and plans it. `stagingCapacity` = usable bytes of one
 /// staging half (min of the policy's and the communicator's),
 /// `packetHalfBytes` = bytes of one packet half. Returns Ok, or an error

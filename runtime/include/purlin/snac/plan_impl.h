@@ -115,6 +115,29 @@ inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t s
 
 } // namespace detail
 
+inline bool scaleRoleCtas(int budget, int* roles, int count) {
+  int total = 0, present = 0;
+  for (int i = 0; i < count; ++i)
+    if (roles[i] > 0) total += roles[i], ++present;
+  if (total <= budget) return true;
+  if (present > budget) return false;
+  int sum = 0;
+  for (int i = 0; i < count; ++i)
+    if (roles[i] > 0) {
+      roles[i] = roles[i] * budget / total;
+      if (roles[i] < 1) roles[i] = 1;
+      sum += roles[i];
+    }
+  while (sum > budget) {  // rounding up to one CTA can overshoot: trim the largest role
+    int big = 0;
+    for (int i = 1; i < count; ++i)
+      if (roles[i] > roles[big]) big = i;
+    --roles[big];
+    --sum;
+  }
+  return true;
+}
+
 inline void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int& threads) {
   const std::size_t maxCtas = std::size_t(w.latencyCtas < kMaxEpochSlots ? w.latencyCtas : kMaxEpochSlots);
   // Whole warps only (a packet group is one warp's slots).

@@ -125,10 +125,13 @@ PURLIN_HD std::size_t chunkSize(std::size_t len, std::size_t chunk, int c) {
 /// a multiple of 16 (each round costs a fence that drains the CTA's NVLink
 /// stores, ~8 us measured: bench/NOTES.md E9, so few rounds). Sender and
 /// receiver of a partition compute it from the same slice length.
+inline constexpr std::size_t kDirectRoundDivisor = 2;
+inline constexpr std::size_t kDirectRoundMinBytes = std::size_t(256) << 10;
+inline constexpr std::size_t kDirectRoundMaxBytes = std::size_t(4) << 20;
 PURLIN_HD std::size_t directRoundBytes(std::size_t sliceLen) {
-  std::size_t r = sliceLen / 2;
-  if (r < (std::size_t(256) << 10)) r = std::size_t(256) << 10;
-  if (r > (std::size_t(4) << 20)) r = std::size_t(4) << 20;
+  std::size_t r = sliceLen / kDirectRoundDivisor;
+  if (r < kDirectRoundMinBytes) r = kDirectRoundMinBytes;
+  if (r > kDirectRoundMaxBytes) r = kDirectRoundMaxBytes;
   return (r + 15) & ~std::size_t(15);
 }
 /// Rounds of a slice: ceil(sliceLen / directRoundBytes(sliceLen)), 0 for an empty slice.

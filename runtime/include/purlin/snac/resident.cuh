@@ -50,32 +50,6 @@ int residentCtas(Kernel kernel, int threads, std::size_t smem, int sms, int shar
   return perSm * sms / sharing;
 }
 
-/// Scales the present roles' CTA counts (roles[i] > 0) down to at most
-/// `budget` CTAs in all, each role keeping at least one, in proportion;
-/// false if even one CTA per role exceeds the budget.
-inline bool scaleRoles(int budget, int* roles, int count) {
-  int total = 0, present = 0;
-  for (int i = 0; i < count; ++i)
-    if (roles[i] > 0) total += roles[i], ++present;
-  if (total <= budget) return true;
-  if (present > budget) return false;
-  int sum = 0;
-  for (int i = 0; i < count; ++i)
-    if (roles[i] > 0) {
-      roles[i] = roles[i] * budget / total;
-      if (roles[i] < 1) roles[i] = 1;
-      sum += roles[i];
-    }
-  while (sum > budget) {  // rounding up to one CTA can overshoot: trim the largest role
-    int big = 0;
-    for (int i = 1; i < count; ++i)
-      if (roles[i] > roles[big]) big = i;
-    --roles[big];
-    --sum;
-  }
-  return true;
-}
-
 /// The sizing for one element type and op (the kernels that would run).
 template <CollKind K, class AtomT, class Programs, class E, RedOp Op>
 Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputFits, std::string& error) {
@@ -96,7 +70,7 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
         residentCtas(throughputKernel<K, AtomT, E, Op>, w.threads, AtomT::kWorkspaceBytes, sms, sharing, error);
     if (budget < 0) return Status::CudaError;
     int roles[3] = {w.stageCtas, w.consumeCtas, K == CollKind::AllReduce ? w.gatherCtas : 0};
-    throughputFits = scaleRoles(budget, roles, 3);
+    throughputFits = scaleRoleCtas(budget, roles, 3);
     if (throughputFits) {
       w.stageCtas = roles[0];
       w.consumeCtas = roles[1];
