@@ -1,38 +1,19 @@
 /// @file CollectiveKind.h
-/// @brief Which of the eleven collectives a declaration is, and how its
-/// generated host API looks (count vs per-rank counts, root argument).
+/// @brief How the generated host API of a collective takes its sizes. The
+/// kinds themselves, their classification and properties are
+/// purlin/Collectives.h (the one definition, collectives.def).
 #pragma once
 
 #include "purlin/AST.h"
+#include "purlin/Collectives.h"
 
 namespace purlin::codegen {
 
-/// The eleven collectives of the design brief, plus Unknown for
-/// declarations that are none of them.
-enum class CollectiveKind {
-  AllGather, ReduceScatter, AllReduce, AllToAll,
-  AllGatherV, ReduceScatterV, AllToAllV,
-  Broadcast, Reduce, Scatter, Gather,
-  Unknown
-};
+using purlin::CollectiveKind;
 
-const char *toString(CollectiveKind);
-
-/// Classifies a (sema-checked) declaration by its consume op, layouts,
-/// root and, for a compose, its two stages:
-///   copy   packed    -> scattered            AllGather   (root consumer: Gather)
-///   reduce scattered -> packed               ReduceScatter
-///   copy   scattered -> transposed           AllToAll
-///   copy   scattered -> packed, producer     Scatter
-///   compose<ReduceScatter, AllGather>        AllReduce
-///   compose<Scatter, AllGather>              Broadcast
-///   compose<ReduceScatter, Gather>           Reduce
-/// and the V forms of the first three.
-CollectiveKind classify(const Collective &c);
-
-/// True when the runtime's launch template implements this kind, so the
-/// emitter can generate code for it.
-bool runtimeSupports(CollectiveKind k);
+/// True when the runtime runs this kind, so the emitter can generate code
+/// for it (collectives.def `Runs`).
+inline bool runtimeSupports(CollectiveKind k) { return runtimeRuns(k); }
 
 /// How the generated host function takes its sizes.
 enum class SizeArgs {
@@ -40,13 +21,9 @@ enum class SizeArgs {
   Counts,           ///< `const std::size_t *counts` (counts[n], AllGatherV, ReduceScatterV)
   SendRecvCounts,   ///< `sendCounts`, `recvCounts` (AllToAllV)
 };
+/// From the layouts: a V input read per (source, destination) pair
+/// (transposedV output: AllToAllV) takes send and receive counts; any other
+/// V layout one count per rank; fixed layouts one count.
 SizeArgs sizeArgs(CollectiveKind k);
-
-/// True for Broadcast, Reduce, Scatter and Gather (take `int root`).
-bool isRooted(CollectiveKind k);
-
-/// True when the collective reduces (dtype and op both matter); copy
-/// collectives use dtype only for the element size and ignore op.
-bool reduces(CollectiveKind k);
 
 } // namespace purlin::codegen

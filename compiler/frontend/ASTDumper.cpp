@@ -38,8 +38,8 @@ void dumpAST(const Collective &c, std::ostream &os, unsigned indent) {
     return;
   }
   os << (c.isCompose ? "Compose '" : "SNAC '") << c.name << "'";
-  if (auto k = classify(c))
-    os << " [" << toString(*k) << "]";
+  if (const CollectiveKind k = classify(c); k != CollectiveKind::Unknown)
+    os << " [" << toString(k) << "]";
   if (!c.isCompose)
     os << " atom " << toString(c.atom) << ", policy " << c.policy << ",";
   os << ' ' << toString(c.op) << ", " << toString(c.in) << " -> " << toString(c.out) << ", root "

@@ -1,61 +1,18 @@
 /// @file Sema.cpp
-/// @brief purlinc's own semantic checks (the table of supported collectives
-/// is in classify(); diagnostics in DiagnosticKinds.def).
+/// @brief purlinc's own semantic checks (the supported collectives are
+/// runtime/include/purlin/collectives.def, read through purlin/Collectives.h;
+/// diagnostics in DiagnosticKinds.def).
 #include "Sema.h"
 
 #include <map>
 
 namespace purlin {
 
-const char *toString(CollectiveKind k) {
-  switch (k) {
-  case CollectiveKind::AllGather: return "AllGather";
-  case CollectiveKind::ReduceScatter: return "ReduceScatter";
-  case CollectiveKind::AllReduce: return "AllReduce";
-  case CollectiveKind::AllToAll: return "AllToAll";
-  case CollectiveKind::AllGatherV: return "AllGatherV";
-  case CollectiveKind::ReduceScatterV: return "ReduceScatterV";
-  case CollectiveKind::AllToAllV: return "AllToAllV";
-  case CollectiveKind::Broadcast: return "Broadcast";
-  case CollectiveKind::Reduce: return "Reduce";
-  case CollectiveKind::Scatter: return "Scatter";
-  case CollectiveKind::Gather: return "Gather";
-  }
-  return "?";
-}
 
 namespace {
 
 using CK = CollectiveKind;
 using L = Layout;
-
-struct LeafRule {
-  ConsumeOp op;
-  Layout in, out;
-  Root root;
-  CollectiveKind kind;
-};
-
-constexpr LeafRule kLeaves[] = {
-    {ConsumeOp::Copy, L::Packed, L::Scattered, Root::None, CK::AllGather},
-    {ConsumeOp::Copy, L::Packed, L::Scattered, Root::Consumer, CK::Gather},
-    {ConsumeOp::Reduce, L::Scattered, L::Packed, Root::None, CK::ReduceScatter},
-    {ConsumeOp::Copy, L::Scattered, L::Transposed, Root::None, CK::AllToAll},
-    {ConsumeOp::Copy, L::Scattered, L::Packed, Root::Producer, CK::Scatter},
-    {ConsumeOp::Copy, L::PackedV, L::ScatteredV, Root::None, CK::AllGatherV},
-    {ConsumeOp::Reduce, L::ScatteredV, L::PackedV, Root::None, CK::ReduceScatterV},
-    {ConsumeOp::Copy, L::ScatteredV, L::TransposedV, Root::None, CK::AllToAllV},
-};
-
-struct ComposeRule {
-  CollectiveKind first, second, kind;
-};
-
-constexpr ComposeRule kCompositions[] = {
-    {CK::ReduceScatter, CK::AllGather, CK::AllReduce},
-    {CK::Scatter, CK::AllGather, CK::Broadcast},
-    {CK::ReduceScatter, CK::Gather, CK::Reduce},
-};
 
 constexpr const char *kSupportedLeaves =
     "copy packed -> scattered (AllGather; Root::consumer: Gather), reduce scattered -> packed "
@@ -66,9 +23,9 @@ constexpr const char *kSupportedCompositions =
     "compose<ReduceScatter, Gather> (Reduce)";
 
 std::string describe(const Collective &c) {
-  std::optional<CollectiveKind> k = classify(c);
-  if (k)
-    return toString(*k);
+  const CollectiveKind k = classify(c);
+  if (k != CollectiveKind::Unknown)
+    return toString(k);
   return std::string(toString(c.op)) + " " + toString(c.in) + " -> " + toString(c.out);
 }
 
@@ -111,7 +68,7 @@ private:
       return fail(DiagKind::MissingPolicy, at, alias, c.policy, source_);
     if (isVariable(c.in) != isVariable(c.out))
       return fail(DiagKind::MixedVariableLayouts, at, alias, toString(c.in), toString(c.out));
-    if (!classify(c))
+    if (classify(c) == CollectiveKind::Unknown)
       return fail(DiagKind::UnsupportedCollective, at, alias, toString(c.op), toString(c.in),
                   toString(c.out), toString(c.root), kSupportedLeaves);
     return true;
@@ -139,7 +96,7 @@ private:
     if (f.atom != g.atom)
       return fail(DiagKind::ComposeDatapathMismatch, c.loc, alias, f.name, g.name, toString(f.atom),
                   toString(g.atom));
-    if (!classify(c))
+    if (classify(c) == CollectiveKind::Unknown)
       return fail(DiagKind::UnsupportedComposition, c.loc, alias, f.name, g.name, describe(f), describe(g),
                   kSupportedCompositions);
     return true;
@@ -159,24 +116,6 @@ private:
 
 } // namespace
 
-std::optional<CollectiveKind> classify(const Collective &c) {
-  if (!c.isCompose) {
-    for (const LeafRule &r : kLeaves)
-      if (r.op == c.op && r.in == c.in && r.out == c.out && r.root == c.root)
-        return r.kind;
-    return std::nullopt;
-  }
-  if (c.children.size() != 2 || !c.children[0] || !c.children[1] || c.children[0]->notACollective ||
-      c.children[1]->notACollective || c.children[0]->isCompose || c.children[1]->isCompose)
-    return std::nullopt;
-  std::optional<CollectiveKind> f = classify(*c.children[0]), g = classify(*c.children[1]);
-  if (!f || !g)
-    return std::nullopt;
-  for (const ComposeRule &r : kCompositions)
-    if (r.first == *f && r.second == *g)
-      return r.kind;
-  return std::nullopt;
-}
 
 bool checkModule(const Module &m, const PolicySet &policies, const std::string &policySource,
                  Diagnostics &diags) {

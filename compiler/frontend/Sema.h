@@ -13,6 +13,8 @@
 /// Broadcast = compose<Scatter, AllGather>, Reduce = compose<ReduceScatter, Gather>.
 #pragma once
 
+#include "purlin/Collectives.h"
+
 #include "purlin/AST.h"
 #include "purlin/Diagnostics.h"
 #include "purlin/Policy.h"
@@ -22,16 +24,9 @@
 
 namespace purlin {
 
-enum class CollectiveKind {
-  AllGather, ReduceScatter, AllReduce, AllToAll, AllGatherV, ReduceScatterV, AllToAllV,
-  Broadcast, Reduce, Scatter, Gather
-};
-const char *toString(CollectiveKind); ///< "AllGather", ...
-
-/// Which of the eleven collectives `c` is, or nullopt if unsupported.
-/// Looks only at op/in/out/root of a leaf and at the kinds of a compose's
-/// children (never at atom or policy).
-std::optional<CollectiveKind> classify(const Collective &c);
+// CollectiveKind, toString and classify: purlin/Collectives.h (the one
+// definition, collectives.def). A collective is supported when classify()
+// gives a kind other than Unknown.
 
 /// Checks every collective of `m`; reports each problem once, at the alias
 /// (a compose whose argument already failed is not reported again).

@@ -1,69 +1,9 @@
 /// @file IR.cpp
-/// @brief Names, classification and op constructors of the SNAC IR.
+/// @brief Names and op constructors of the SNAC IR (the kinds and their
+/// classification: purlin/Collectives.h).
 #include "ir/IR.h"
 
 namespace purlin::ir {
-
-const char *toString(Kind k) {
-  switch (k) {
-  case Kind::AllGather: return "AllGather";
-  case Kind::ReduceScatter: return "ReduceScatter";
-  case Kind::AllReduce: return "AllReduce";
-  case Kind::AllToAll: return "AllToAll";
-  case Kind::AllGatherV: return "AllGatherV";
-  case Kind::ReduceScatterV: return "ReduceScatterV";
-  case Kind::AllToAllV: return "AllToAllV";
-  case Kind::Broadcast: return "Broadcast";
-  case Kind::Reduce: return "Reduce";
-  case Kind::Scatter: return "Scatter";
-  case Kind::Gather: return "Gather";
-  case Kind::Unknown: return "Unknown";
-  }
-  return "?";
-}
-
-bool isRootedKind(Kind k) {
-  return k == Kind::Broadcast || k == Kind::Reduce || k == Kind::Scatter || k == Kind::Gather;
-}
-bool reducesKind(Kind k) {
-  return k == Kind::ReduceScatter || k == Kind::AllReduce || k == Kind::ReduceScatterV ||
-         k == Kind::Reduce;
-}
-
-const std::vector<Kind> &allKinds() {
-  static const std::vector<Kind> kinds = {
-      Kind::AllGather, Kind::ReduceScatter, Kind::AllReduce, Kind::AllToAll,
-      Kind::AllGatherV, Kind::ReduceScatterV, Kind::AllToAllV, Kind::Broadcast,
-      Kind::Reduce, Kind::Scatter, Kind::Gather};
-  return kinds;
-}
-
-static Kind classifyLeaf(ConsumeOp op, Layout in, Layout out, Root root) {
-  using L = Layout;
-  if (op == ConsumeOp::Copy && in == L::Packed && out == L::Scattered)
-    return root == Root::None ? Kind::AllGather : root == Root::Consumer ? Kind::Gather : Kind::Unknown;
-  if (op == ConsumeOp::Reduce && in == L::Scattered && out == L::Packed && root == Root::None)
-    return Kind::ReduceScatter;
-  if (op == ConsumeOp::Copy && in == L::Scattered && out == L::Transposed && root == Root::None)
-    return Kind::AllToAll;
-  if (op == ConsumeOp::Copy && in == L::Scattered && out == L::Packed && root == Root::Producer)
-    return Kind::Scatter;
-  if (root != Root::None) return Kind::Unknown;
-  if (op == ConsumeOp::Copy && in == L::PackedV && out == L::ScatteredV) return Kind::AllGatherV;
-  if (op == ConsumeOp::Reduce && in == L::ScatteredV && out == L::PackedV) return Kind::ReduceScatterV;
-  if (op == ConsumeOp::Copy && in == L::ScatteredV && out == L::TransposedV) return Kind::AllToAllV;
-  return Kind::Unknown;
-}
-
-Kind classify(const Collective &c) {
-  if (!c.isCompose) return classifyLeaf(c.op, c.in, c.out, c.root);
-  if (c.children.size() != 2 || !c.children[0] || !c.children[1]) return Kind::Unknown;
-  Kind f = classify(*c.children[0]), g = classify(*c.children[1]);
-  if (f == Kind::ReduceScatter && g == Kind::AllGather) return Kind::AllReduce;
-  if (f == Kind::Scatter && g == Kind::AllGather) return Kind::Broadcast;
-  if (f == Kind::ReduceScatter && g == Kind::Gather) return Kind::Reduce;
-  return Kind::Unknown;
-}
 
 const char *toString(RankRef r) {
   switch (r) {

@@ -20,25 +20,19 @@
 #include <vector>
 
 #include "purlin/AST.h"
+#include "purlin/Collectives.h"
 #include "purlin/Policy.h"
 #include "purlin/snac/plan.h"
 
 namespace purlin::ir {
 
-/// The eleven collectives (plus Unknown for declarations that are none).
-enum class Kind {
-  AllGather, ReduceScatter, AllReduce, AllToAll,
-  AllGatherV, ReduceScatterV, AllToAllV,
-  Broadcast, Reduce, Scatter, Gather, Unknown
-};
-const char *toString(Kind);
-bool isRootedKind(Kind);
-bool reducesKind(Kind);
-/// Every supported kind, in a fixed order (tests iterate it).
-const std::vector<Kind> &allKinds();
-
-/// Classifies (op, in, out, root) and compose shapes; Unknown if unsupported.
-Kind classify(const Collective &c);
+/// The eleven collectives (plus Unknown for declarations that are none):
+/// purlin/Collectives.h, from the one definition collectives.def.
+using Kind = CollectiveKind;
+inline bool isRootedKind(Kind k) { return isRooted(k); }
+inline bool reducesKind(Kind k) { return reduces(k); }
+/// Every supported kind, in collectives.def order (tests iterate it).
+inline const std::vector<Kind> &allKinds() { return allCollectiveKinds(); }
 
 /// Names of a rank: the generic rank `r`, the loop variables `p` (a peer or
 /// producer) and `k` (a partition / consumer), and the call's `root`.

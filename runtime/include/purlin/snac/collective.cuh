@@ -18,7 +18,7 @@
 /// exchange at capture time, so every rank must capture the same calls).
 /// Errors: a Status plus a message from snac::lastError().
 ///
-/// Supported now: AllGather = Transform<Copy, Packed, Scattered>,
+/// Supported now (collectives.def, Runs = 1): AllGather = Transform<Copy, Packed, Scattered>,
 /// ReduceScatter = Transform<Reduce, Scattered, Packed>, AllToAll =
 /// Transform<Copy, Scattered, Transposed>, AllReduce = Compose<ReduceScatter,
 /// AllGather>. Other collectives compile and return Status::Unsupported.
@@ -66,29 +66,27 @@ template <class F, class G> struct Compose {
 };
 
 /// The runtime collective a Collective type maps to (`supported` = false
-/// for those not implemented yet).
+/// for those it does not run yet), from collectives.def: each leaf's
+/// Transform, each composition's Compose of its stages' Transforms.
 template <class C> struct KindOf {
   static constexpr bool supported = false;
   static constexpr CollKind kind = CollKind::AllGather;
 };
-template <> struct KindOf<Transform<Consume::Copy, Layout::Packed, Layout::Scattered>> {
-  static constexpr bool supported = true;
-  static constexpr CollKind kind = CollKind::AllGather;
-};
-template <> struct KindOf<Transform<Consume::Reduce, Layout::Scattered, Layout::Packed>> {
-  static constexpr bool supported = true;
-  static constexpr CollKind kind = CollKind::ReduceScatter;
-};
-template <> struct KindOf<Transform<Consume::Copy, Layout::Scattered, Layout::Transposed>> {
-  static constexpr bool supported = true;
-  static constexpr CollKind kind = CollKind::AllToAll;
-};
-template <>
-struct KindOf<Compose<Transform<Consume::Reduce, Layout::Scattered, Layout::Packed>,
-                      Transform<Consume::Copy, Layout::Packed, Layout::Scattered>>> {
-  static constexpr bool supported = true;
-  static constexpr CollKind kind = CollKind::AllReduce;
-};
+namespace leaf {
+#define PURLIN_LEAF(Name, Op, In, Out, R, Runs) using Name = Transform<Consume::Op, Layout::In, Layout::Out, Root::R>;
+#include "purlin/collectives.def"
+} // namespace leaf
+#define PURLIN_KINDOF_0(Name, ...)
+#define PURLIN_KINDOF_1(Name, ...)                                                                        \
+  template <> struct KindOf<__VA_ARGS__> {                                                                \
+    static constexpr bool supported = true;                                                               \
+    static constexpr CollKind kind = CollKind::Name;                                                      \
+  };
+#define PURLIN_LEAF(Name, Op, In, Out, R, Runs) PURLIN_KINDOF_##Runs(Name, leaf::Name)
+#define PURLIN_COMPOSE(Name, F, G, Runs) PURLIN_KINDOF_##Runs(Name, Compose<leaf::F, leaf::G>)
+#include "purlin/collectives.def"
+#undef PURLIN_KINDOF_0
+#undef PURLIN_KINDOF_1
 
 namespace detail {
 /// The communicator's side stream and fork/join/chunk events (Communicator::captureSideStream).

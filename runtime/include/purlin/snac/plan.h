@@ -13,6 +13,7 @@
 #include <string>
 
 #include "purlin/device_comm.h"
+#include "purlin/snac/kinds.h"
 #include "purlin/snac/protocol.h"
 #include "purlin/types.h"
 
@@ -105,12 +106,8 @@ struct CallArgs {
   const std::size_t* recvCounts = nullptr;
 };
 
-/// The collectives the runtime runs (the ones a Transform/Compose maps to).
-enum class CollKind : int { AllGather, ReduceScatter, AllReduce, AllToAll };
-const char* toString(CollKind);
-inline constexpr bool isReduction(CollKind k) {
-  return k == CollKind::ReduceScatter || k == CollKind::AllReduce;
-}
+// CollKind (the collectives the runtime runs), toString, isReduction:
+// kinds.h, from collectives.def.
 
 /// Everything a kernel needs besides the DeviceComm. Byte ranges:
 ///  tx[k]: the bytes of this rank's input that go to rank k

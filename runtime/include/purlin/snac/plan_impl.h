@@ -9,16 +9,6 @@
 
 namespace purlin::snac {
 
-inline const char* toString(CollKind k) {
-  switch (k) {
-    case CollKind::AllGather: return "AllGather";
-    case CollKind::ReduceScatter: return "ReduceScatter";
-    case CollKind::AllReduce: return "AllReduce";
-    case CollKind::AllToAll: return "AllToAll";
-  }
-  return "?";
-}
-
 namespace detail {
 
 inline Status fail(std::string& error, Status s, CollKind k, const std::string& what) {
