@@ -12,6 +12,9 @@
 /// Ranks that share a GPU run with programs sized so that all of them are
 /// resident together (Communicator::ranksPerDevice, snac/resident.cuh).
 ///
+/// Each world runs the cases under pull and under push, then (unchecked)
+/// the direct program's copy-engine forms.
+///
 /// Run: gpu-bin/oversub_test [--ranks N]   (N in 2..8; default: 4, then 8)
 #include "coll_test_common.cuh"
 
@@ -29,6 +32,7 @@ struct Case {
   std::size_t count;
   bool tput;   ///< PTput (no latency program)
   bool graph;  ///< captured and replayed once
+  bool engine = false;  ///< the direct program's copy-engine form expected (unchecked communicator)
 };
 
 /// Rank r's expected output element i of case k (host reference).
@@ -48,9 +52,9 @@ void expected(const Case& k, int n, int r, uint32_t seed, std::size_t i, std::by
   }
 }
 
-Status run(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
+Status run(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s, int* memcpyNodes) {
   if (!k.graph) return k.tput ? launchColl<PTput>(k.c, comm, a, s) : launchColl<PAuto>(k.c, comm, a, s);
-  return captureAndReplay(s, 1, [&] { return launchColl<PAuto>(k.c, comm, a, s); });
+  return captureAndReplay(s, 1, [&] { return launchColl<PAuto>(k.c, comm, a, s); }, memcpyNodes);
 }
 
 std::vector<Case> cases() {
@@ -68,8 +72,25 @@ std::vector<Case> cases() {
   return cs;
 }
 
-/// One rank's whole run; returns its failures.
-int rankMain(Bootstrap& boot, int dev, bool push) {
+/// The copy-engine form of the direct program: captured calls of 128 MiB
+/// (sn::kDirectEngineMinBytes) of bf16 on an unchecked communicator (a copy
+/// cannot be withheld after a timeout, so checked ones never take it);
+/// reductions only on two ranks.
+std::vector<Case> engineCases(int n) {
+  std::vector<Case> cs;
+  const std::size_t msgElems = sn::kDirectEngineMinBytes / 2;
+  for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
+    if (isReduce(c) && n != 2) continue;
+    const std::size_t count = c == Coll::AllReduce ? msgElems : msgElems / std::size_t(n);
+    cs.push_back({c, DType::BF16, RedOp::Sum, count, false, true, true});
+  }
+  return cs;
+}
+
+/// One rank's whole run; returns its failures. `engine`: the copy-engine
+/// cases on an unchecked communicator (waits never give up: a hang, which
+/// the caller's timeout reports), else every other case, checked.
+int rankMain(Bootstrap& boot, int dev, bool push, bool engine) {
   int failures = 0;
   cudaStream_t s = nullptr;
   CT_CUDA(cudaSetDevice(dev));
@@ -78,13 +99,13 @@ int rankMain(Bootstrap& boot, int dev, bool push) {
   CommOptions o;
   o.stagingHalfBytes = 64u << 20;
   o.packetHalfBytes = 8u << 20;
-  o.checked = true;
+  o.checked = !engine;
   o.spinLimit = 1u << 26;
   const int n = boot.size(), r = boot.rank();
   {
     Communicator comm(boot, dev, o);
     uint32_t seed = 7;
-    for (const Case& k : cases()) {
+    for (const Case& k : engine ? engineCases(n) : cases()) {
       ++seed;
       const std::size_t E = dtypeSize(k.t);
       const std::size_t inE = k.c == Coll::AllGather || k.c == Coll::AllReduce ? k.count : n * k.count;
@@ -97,7 +118,8 @@ int rankMain(Bootstrap& boot, int dev, bool push) {
       CT_CUDA(cudaStreamSynchronize(s));
       const sn::CallArgs a = callArgs(k, in, out);
       const std::size_t before = comm.directRegistrations();
-      Status st = run(k, comm, a, s);
+      int memcpyNodes = 0;
+      Status st = run(k, comm, a, s, &memcpyNodes);
       CT_CUDA(cudaStreamSynchronize(s));
       std::string why;
       if (st != Status::Ok) why = std::string("launch: ") + sn::lastError();
@@ -124,13 +146,17 @@ int rankMain(Bootstrap& boot, int dev, bool push) {
       const bool wantDirect = k.graph && (!isReduce(k.c) || n == 2) && msgBytes >= (std::size_t(4) << 20);
       if (why.empty() && direct != wantDirect)
         why = std::string("direct program ") + (direct ? "used" : "not used") + " for this captured call";
+      if (why.empty() && k.graph && (memcpyNodes > 0) != k.engine)
+        why = std::to_string(memcpyNodes) + " memcpy nodes captured: copy-engine form " +
+              (k.engine ? "expected" : "not expected");
       if (k.graph) comm.releaseDirect();  // before the buffers are freed
       cudaFree(in);
       cudaFree(out);
       char b[160];
       std::snprintf(b, sizeof b, "%s %s/%s count=%zu%s%s n=%d %s", name(k.c), toString(k.t),
                     isReduce(k.c) ? toString(k.op) : "copy", k.count, k.tput ? " throughput-policy" : "",
-                    k.graph ? (direct ? " graph(direct)" : " graph") : "", n, push ? "push" : "pull");
+                    k.graph ? (direct ? (k.engine ? " graph(direct, copy engine)" : " graph(direct)") : " graph") : "", n,
+                    engine ? "unchecked" : push ? "push" : "pull");
       if (!why.empty()) {
         ++failures;
         std::printf("FAIL rank %d: %s: %s\n", r, b, why.c_str());
@@ -172,7 +198,8 @@ int main(int argc, char** argv) {
   }
   int total = 0;
   for (int n : worlds)
-    for (bool push : {false, true}) {
+    for (int pass = 0; pass < 3; ++pass) {  // pull, push, then the copy-engine cases
+      const bool push = pass == 1, engine = pass == 2;
       const auto t0 = std::chrono::steady_clock::now();
       InProcessGroup group(n);
       std::atomic<int> failures{0};
@@ -180,7 +207,7 @@ int main(int argc, char** argv) {
       for (int r = 0; r < n; ++r)
         threads.emplace_back([&, r] {
           try {
-            failures += rankMain(*group.bootstrap(r), r % gpus, push);
+            failures += rankMain(*group.bootstrap(r), r % gpus, push, engine);
           } catch (const std::exception& e) {
             std::printf("FAIL rank %d: %s\n", r, e.what());
             ++failures;
@@ -188,8 +215,8 @@ int main(int argc, char** argv) {
         });
       for (auto& t : threads) t.join();
       const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("oversub_test: %d ranks on %d GPU(s), %s transfer: %d failure(s), %.1f s\n", n, gpus,
-                  push ? "push" : "pull", failures.load(), sec);
+      std::printf("oversub_test: %d ranks on %d GPU(s), %s: %d failure(s), %.1f s\n", n, gpus,
+                  engine ? "copy-engine forms (unchecked)" : push ? "push transfer" : "pull transfer", failures.load(), sec);
       total += failures.load();
     }
   std::printf("oversub_test: %s\n", total ? "FAIL" : "PASS");
