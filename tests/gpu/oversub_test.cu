@@ -78,11 +78,18 @@ std::vector<Case> cases() {
 /// reductions only on two ranks.
 std::vector<Case> engineCases(int n) {
   std::vector<Case> cs;
+  // Ranks sharing one GPU take the copy-engine form only while their
+  // streams fit its hardware queues (resident.cuh engineFitsQueues); past
+  // that the same calls must take the direct kernel instead.
+  const bool engine = sn::detail::engineFitsQueues(n);
   const std::size_t msgElems = sn::kDirectEngineMinBytes / 2;
   for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
     if (isReduce(c) && n != 2) continue;
-    const std::size_t count = c == Coll::AllReduce ? msgElems : msgElems / std::size_t(n);
-    cs.push_back({c, DType::BF16, RedOp::Sum, count, false, true, true});
+    // Per-rank blocks of whole 16-byte units (the direct program's rule) and
+    // at least the threshold in all.
+    std::size_t count = c == Coll::AllReduce ? msgElems : (msgElems + std::size_t(n) - 1) / std::size_t(n);
+    count = (count + 7) / 8 * 8;
+    cs.push_back({c, DType::BF16, RedOp::Sum, count, false, true, engine});
   }
   return cs;
 }

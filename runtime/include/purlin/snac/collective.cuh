@@ -447,9 +447,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                                                     : std::size_t(n) * pl.rxLen[0];
           const bool eligible = capture == cudaStreamCaptureStatusActive && directEligible(pl, args);
           // Copy-engine form: not on a checked communicator (a copy cannot
-          // be withheld after an arrive timeout) and, for reductions, only
-          // with stream memory operations; agreed over all ranks.
-          bool engine = !comm.options().checked && (!isReduction(K) || streamMemOpsAvailable());
+          // be withheld after an arrive timeout), for reductions only with
+          // stream memory operations, and with ranks sharing a GPU only
+          // while their streams fit its hardware queues; agreed over all ranks.
+          bool engine = !comm.options().checked && (!isReduction(K) || streamMemOpsAvailable()) &&
+                        detail::engineFitsQueues(comm.ranksPerDevice());
           if (comm.registerDirect(args.out, outBytes, eligible, peers.out, &engine)) {
             WorldConsts ww = w;
             if (!engine) ww.directEngineMinBytes = ~std::size_t(0);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 
 #include <cuda_bf16.h>
@@ -49,6 +50,22 @@ int residentCtas(Kernel kernel, int threads, std::size_t smem, int sms, int shar
   }
   return perSm * sms / sharing;
 }
+
+/// Hardware work queues of a device (CUDA_DEVICE_MAX_CONNECTIONS, default 8).
+inline int deviceConnections() {
+  const char* v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  const int c = v ? std::atoi(v) : 0;
+  return c > 0 ? c : 8;
+}
+
+/// Whether the copy-engine form of the direct program may run with
+/// `sharing` ranks per GPU: it forks each call onto a second stream, and
+/// when the ranks' streams outnumber the device's hardware queues, two of
+/// them share a queue, so a rank's arrive kernel (spinning on its peers')
+/// can sit in front of a peer's in the same queue: measured on one H200, 8
+/// ranks hung while 4 passed. The launcher ANDs the answer over all ranks
+/// (registerDirect), so every rank takes the same form.
+inline bool engineFitsQueues(int sharing) { return sharing <= 1 || 2 * sharing <= deviceConnections(); }
 
 /// The sizing for one element type and op (the kernels that would run).
 template <CollKind K, class AtomT, class Programs, class E, RedOp Op>
