@@ -46,6 +46,10 @@ for t in "$BIN"/*_test; do
   to=300; [ "$n" = coll_correctness_test ] && to=600
   step "$n" "$to" "$t"
   case "$n" in
+    oversub_test)
+      # Its default worlds are 4 and 8 ranks; the others of 2..8 too
+      # (ranks share GPUs: the residency sizing, resident.cuh).
+      for k in 2 3 5; do step "$n.ranks$k" 200 "$t" --ranks "$k"; done;;
     comm_*|coll_*|demo_*)
       if [ -x "$LAUNCH" ] && [ "$NGPU" -ge 2 ]; then
         # The in-process run covers every throughput transfer; one process
@@ -61,6 +65,8 @@ if [ $BENCH -eq 1 ]; then
   # E11-E12 (bench/NOTES.md): per-call floor, packet formats, the runtime's
   # latency kernel per collective, and the phases of one call; two GPUs, ~3 s.
   [ -x "$BIN/lat_floor_micro" ] && [ "$NGPU" -ge 2 ] && step lat_floor_micro 120 "$BIN/lat_floor_micro"
+  # One GPU: the printed latency kernels' own code, both ranks on device 0.
+  [ -x "$BIN/lat_floor_micro" ] && [ "$NGPU" -eq 1 ] && step lat_floor_micro.loopback 120 "$BIN/lat_floor_micro" --only rt- --loopback
   [ -x "$BIN/lat_trace_micro" ] && [ "$NGPU" -ge 2 ] && step lat_trace_micro 120 "$BIN/lat_trace_micro"
   if [ -x "$BIN/coll_bench" ] && [ -x "$LAUNCH" ]; then
     step bench 420 "$LAUNCH" -n "$NGPU" "$BIN/coll_bench" "$LOG/bench"
