@@ -119,6 +119,7 @@ Shape recognise(const ir::Role &role) {
       sh.put = &op;
     } else if (op.kind == OpKind::Copy) {
       if (sh.ownCopy || sh.pollCopy || sh.pollRed) unsupported(op, "one own copy, before the polls");
+      if (!sh.put) unsupported(op, "the own copy comes after the put (the words travel while it runs)");
       checkOwnCopy(op);
       sh.ownCopy = &op;
     } else {

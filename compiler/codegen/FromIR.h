@@ -25,7 +25,8 @@ std::string summarizeRole(const ir::Role &role);
 /// An IRProvider for runCudaEmit that lowers each collective through the
 /// IR pipeline for world size `n` (ir::lowerVerified: the verifier
 /// included), keeps the verified IR in the EmitCollective and cites its
-/// programs. The programs are symbolic over ranks, so op ids and roles are
+/// programs; the collective is also lowered and verified for every other
+/// world size 2..8 (the code it prints runs for any of them). The programs are symbolic over ranks, so op ids and roles are
 /// those `purlinc --emit=ir` prints; an IRError becomes the error.
 IRProvider irProvider(int n = kMinWorld);
 

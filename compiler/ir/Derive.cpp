@@ -37,8 +37,9 @@ bool rsLike(Kind k) {
 }
 
 /// Stage role: copy each contributed chunk into staging, last arriver
-/// notifies; then the rank's own partition goes input -> output directly
-/// (copy collectives; it is never staged).
+/// notifies. The rank's own partition is never staged: copy collectives
+/// copy it input -> output at the start of their consume role (Scatter's
+/// root here, after staging, since its consume role runs on the others).
 Role stageRole(Kind k) {
   Role role;
   role.name = "stage";

@@ -32,7 +32,7 @@ struct Case {
   std::size_t count;
   bool tput;   ///< PTput (no latency program)
   bool graph;  ///< captured and replayed once
-  bool engine = false;  ///< the direct program's copy-engine form expected (unchecked communicator)
+  bool engine = false;  ///< a copy-engine case (unchecked communicator; the form expected where it applies)
 };
 
 /// Rank r's expected output element i of case k (host reference).
@@ -78,10 +78,6 @@ std::vector<Case> cases() {
 /// reductions only on two ranks.
 std::vector<Case> engineCases(int n) {
   std::vector<Case> cs;
-  // Ranks sharing one GPU take the copy-engine form only while their
-  // streams fit its hardware queues (resident.cuh engineFitsQueues); past
-  // that the same calls must take the direct kernel instead.
-  const bool engine = sn::detail::engineFitsQueues(n);
   const std::size_t msgElems = sn::kDirectEngineMinBytes / 2;
   for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
     if (isReduce(c) && n != 2) continue;
@@ -89,7 +85,7 @@ std::vector<Case> engineCases(int n) {
     // at least the threshold in all.
     std::size_t count = c == Coll::AllReduce ? msgElems : (msgElems + std::size_t(n) - 1) / std::size_t(n);
     count = (count + 7) / 8 * 8;
-    cs.push_back({c, DType::BF16, RedOp::Sum, count, false, true, engine});
+    cs.push_back({c, DType::BF16, RedOp::Sum, count, false, true, true});
   }
   return cs;
 }
@@ -153,16 +149,21 @@ int rankMain(Bootstrap& boot, int dev, bool push, bool engine) {
       const bool wantDirect = k.graph && (!isReduce(k.c) || n == 2) && msgBytes >= (std::size_t(4) << 20);
       if (why.empty() && direct != wantDirect)
         why = std::string("direct program ") + (direct ? "used" : "not used") + " for this captured call";
-      if (why.empty() && k.graph && (memcpyNodes > 0) != k.engine)
+      // The copy-engine form: for the engine cases, while the ranks sharing
+      // a GPU fit its hardware queues (resident.cuh engineFitsQueues; past
+      // that the direct kernel), reductions only with stream memory operations.
+      const bool wantEngine = k.engine && sn::detail::engineFitsQueues(comm.ranksPerDevice()) &&
+                              (!isReduce(k.c) || streamMemOpsAvailable());
+      if (why.empty() && k.graph && (memcpyNodes > 0) != wantEngine)
         why = std::to_string(memcpyNodes) + " memcpy nodes captured: copy-engine form " +
-              (k.engine ? "expected" : "not expected");
+              (wantEngine ? "expected" : "not expected");
       if (k.graph) comm.releaseDirect();  // before the buffers are freed
       cudaFree(in);
       cudaFree(out);
       char b[160];
       std::snprintf(b, sizeof b, "%s %s/%s count=%zu%s%s n=%d %s", name(k.c), toString(k.t),
                     isReduce(k.c) ? toString(k.op) : "copy", k.count, k.tput ? " throughput-policy" : "",
-                    k.graph ? (direct ? (k.engine ? " graph(direct, copy engine)" : " graph(direct)") : " graph") : "", n,
+                    k.graph ? (direct ? (memcpyNodes > 0 ? " graph(direct, copy engine)" : " graph(direct)") : " graph") : "", n,
                     engine ? "unchecked" : push ? "push" : "pull");
       if (!why.empty()) {
         ++failures;

@@ -3,7 +3,8 @@
 /// several in-process ranks on one device): the CTAs of every program spin
 /// on signals that CTAs of the other ranks send, so all CTAs of all ranks on
 /// one GPU must be resident at once, or the spinning ones starve the ones
-/// they wait for (a hang, or a checked-mode timeout). fitColocated() sizes
+/// they wait for (a hang, or a checked-mode timeout). fitColocated() (with
+/// this rank's device current) sizes
 /// the policy's CTA counts, before the call is planned, so that
 /// ranksPerDevice ranks' grids fit the GPU together (occupancy API), and
 /// says when a program cannot fit at all. The counts depend only on the
@@ -51,6 +52,12 @@ int residentCtas(Kernel kernel, int threads, std::size_t smem, int sms, int shar
   return perSm * sms / sharing;
 }
 
+/// The latency and direct kernels are launched with programmatic dependent
+/// launch: a rank's next grid may be scheduled (and sit in its grid
+/// dependency wait) while its current one still spins on the peers, so each
+/// rank may hold two grids of such a kernel on the GPU at once.
+inline constexpr int kGridsPerRankWithPdl = 2;
+
 /// Hardware work queues of a device (CUDA_DEVICE_MAX_CONNECTIONS, default 8).
 inline int deviceConnections() {
   const char* v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
@@ -77,7 +84,7 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
     const int a = residentCtas(Programs::template latency<E, Op, true>(), threads, 0, sms, sharing, error);
     const int b = residentCtas(Programs::template latency<E, Op, false>(), threads, 0, sms, sharing, error);
     if (a < 0 || b < 0) return Status::CudaError;
-    const int budget = a < b ? a : b;
+    const int budget = (a < b ? a : b) / kGridsPerRankWithPdl;
     if (budget < 1) w.latencyCtas = 0;  // never the latency program
     else if (w.latencyCtas > budget) w.latencyCtas = budget;
   }
@@ -106,7 +113,7 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
     if (threads < 64) threads = 64;
     if (threads > kDirectMaxThreads) threads = kDirectMaxThreads;
     std::string ignored;
-    const int budget = residentCtas(directKernel<K, E, Op>, threads, 0, sms, sharing, ignored);
+    const int budget = residentCtas(directKernel<K, E, Op>, threads, 0, sms, sharing, ignored) / kGridsPerRankWithPdl;
     if (budget < 1) w.directCtas = -1;  // staged instead
     else w.directCtas = most < budget ? most : budget;
   }
