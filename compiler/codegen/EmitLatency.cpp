@@ -133,8 +133,8 @@ Shape recognise(const ir::Role &role) {
   return sh;
 }
 
-/// The C++ expression of an operand of the group body; `peer` is the
-/// peer-index variable of the enclosing loop over ranks (ring position i).
+/// The C++ expression of an operand of the group body; a peer's partition
+/// is indexed by the ring position `i` of the enclosing loop over peers.
 std::string pointer(const Access &a) {
   if (a.buf == Buf::X) return a.part == RankRef::None ? "in" : a.part == RankRef::R ? "in + rg.ownTx" : "in + rg.tx[i - 1]";
   if (a.part == RankRef::None) return "out";

@@ -407,10 +407,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       std::string fitError;
       if (comm.ranksPerDevice() > 1) {
         detail::DeviceGuard onDevice(comm.device());  // occupancy queries and attributes of this device
-        Status s = onDevice.error != cudaSuccess ? Status::CudaError
-                                                 : detail::fitColocated<K, AtomT, Programs>(comm, args, w, throughputFits, fitError);
-        if (onDevice.error != cudaSuccess) fitError = std::string("cudaSetDevice: ") + cudaGetErrorString(onDevice.error);
-        if (s != Status::Ok) return report(s, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
+        if (onDevice.error != cudaSuccess)
+          return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
+                                               std::to_string(comm.device()) + "): " + cudaGetErrorString(onDevice.error));
+        if (Status s = detail::fitColocated<K, AtomT, Programs>(comm, args, w, throughputFits, fitError); s != Status::Ok)
+          return report(s, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
       }
       std::size_t capacity = dc.stagingHalfBytes;
       if (P::stagingBytes != 0 && P::stagingBytes < capacity) capacity = P::stagingBytes;

@@ -3,11 +3,10 @@
 /// several in-process ranks on one device): the CTAs of every program spin
 /// on signals that CTAs of the other ranks send, so all CTAs of all ranks on
 /// one GPU must be resident at once, or the spinning ones starve the ones
-/// they wait for (a hang, or a checked-mode timeout). fitColocated() (with
-/// this rank's device current) sizes
-/// the policy's CTA counts, before the call is planned, so that
-/// ranksPerDevice ranks' grids fit the GPU together (occupancy API), and
-/// says when a program cannot fit at all. The counts depend only on the
+/// they wait for (a hang, or a checked-mode timeout). fitColocated(), with
+/// this rank's device current, sizes the policy's CTA counts before the
+/// call is planned, so that ranksPerDevice ranks' grids fit the GPU
+/// together (occupancy API), and says when a program cannot fit at all. The counts depend only on the
 /// kernel, the policy, the GPU model and ranksPerDevice, so every rank
 /// computes the same ones (the communicator checks that ranks sharing GPUs
 /// have GPUs of one model). With one rank per GPU nothing changes.
