@@ -24,8 +24,9 @@ using namespace purlin::snac;
 // allToAll: AllToAll, declared at alltoall.pl:3
 //   SNAC<copy, scattered -> transposed>
 //   datapath: Atom (native datapath of each compiled architecture; Hopper on sm_90); policy: Policy (sm_90)
-// SNAC IR (purlinc --emit=ir alltoall.pl); the latency program's
-// device code below is printed from it, op by op (// %N cites op N):
+// SNAC IR (purlinc --emit=ir alltoall.pl); the latency and throughput
+// programs' device code below is printed from it, op by op (// %N cites op N
+// of the program named in the section's heading):
 //   latency program, when n*count*E <= world[n].latencyMaxBytes:
 //     role latency [world[n].latencyCtas CTAs] ops %0..%3
 //       packet put; copy X->O; packet poll; copy PK->O
@@ -84,7 +85,7 @@ using allToAll_Collective = snac::Transform<snac::Consume::Copy, snac::Layout::S
 /// The datapath (Atom) moving the bytes.
 using allToAll_Datapath = atom::Native;
 
-// ---- allToAll: latency program, printed from the SNAC IR ----
+// ---- allToAll: program latency, printed from the SNAC IR ----
 
 /// Role latency (every CTA of the grid; IR ops %0, %1, %2, %3): packet group g of every
 /// flow on warp g mod warps; lane l carries payload words 63g+2l and 63g+2l+1.
@@ -139,10 +140,202 @@ __global__ void allToAll_latencyKernel(DeviceComm dc, Plan pl, const std::byte* 
   ctaEndCall(dc, ce.e);
 }
 
+// ---- allToAll: program throughput (pull), printed from the SNAC IR of world n = 8 ----
+
+/// Role stage (pull; IR ops %4, %5, %6, %7), CTA i of ctas, a slice of every chunk.
+template <class AtomT>
+__device__ void allToAll_pull_stage(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
+  const Plan& pl = cx.pl;
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in;
+  (void)out;
+  for (int c = 0; c < pl.cpp; ++c) {
+    for (int s = 1; s < n; ++s) {  // k in r+1..r-1 (mod n)
+      const int k = (r + s) % n;
+      // %4 wait.acquire CONSUMED[part(prev)][slot(seq(k,c))] >= sig(e,round(prev)) if prev(slot) exists  // slot reuse: its previous use was read
+      if (cx.seqIndex(r, k, c) >= pl.slots) {
+        if (!ctaWaitSignal(cx.dc, consumedIndex(cx.stageDest(r, (cx.seqIndex(r, k, c) - pl.slots) % pl.stageParts()), cx.slotOf(cx.seqIndex(r, k, c))), cx.sig(cx.roundOf(cx.seqIndex(r, k, c) - pl.slots)))) return;  // a checked wait gave up
+      }
+      // %5 copy S_r[slot(seq(k,c))] <- X_r[k][c]
+      {
+        const std::size_t len = chunkSize(pl.txLen[k], pl.chunk, c);
+        const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
+        if (sz) AtomT::copy(cx.staging(r) + std::size_t(cx.slotOf(cx.seqIndex(r, k, c))) * pl.chunk + b, in + pl.txOff[k] + chunkBegin(pl.txLen[k], pl.chunk, c) + b, sz, cx.ws);
+      }
+      // %6 arrive.acq_rel counter[0 + slot(seq(k,c))] of 8 ctas
+      const bool last = ctaArriveLast(cx.dc, 0u + uint32_t(cx.slotOf(cx.seqIndex(r, k, c))), ctas);
+      if (last && threadIdx.x == 0) {
+        // %7 notify.release STAGED[r][slot(seq(k,c))] -> rank k = sig(e,round) [last arriver]  // input scattered: notify partition k's owner only
+        notify(cx.dc, k, stagedIndex(r, cx.slotOf(cx.seqIndex(r, k, c))), cx.sig(cx.roundOf(cx.seqIndex(r, k, c))));
+      }
+    }
+  }
+}
+
+/// Role consume (pull; IR ops %8, %9, %10, %11, %12), CTA i of ctas, a slice of every chunk.
+template <class AtomT>
+__device__ void allToAll_pull_consume(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
+  const Plan& pl = cx.pl;
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in;
+  (void)out;
+  // %8 copy O_r[r] <- X_r[r]  // own contribution, local, before the pulls
+  {
+    const std::size_t len = pl.rxLen[r];
+    const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
+    const std::byte* const src = in + pl.txOff[r];
+    std::byte* const dst = out + pl.rxOff[r];
+    if (src != dst && sz) AtomT::copy(dst + b, src + b, sz, cx.ws);  // skipped in place
+  }
+  __syncthreads();  // the Atom workspace is reused by the next op
+  for (int c = 0; c < pl.cpp; ++c) {
+    for (int s = 1; s < n; ++s) {  // p in r-1..r+1 (mod n)
+      const int p = (r + n - s) % n;
+      // %9 wait.acquire STAGED[p][slot(seq(r,c))] >= sig(e,round)
+      if (!ctaWaitSignal(cx.dc, stagedIndex(p, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))))) return;  // a checked wait gave up
+      // %10 copy.remote_read O_r[p][c] <- S_p[slot(seq(r,c))]
+      {
+        const std::size_t len = chunkSize(pl.rxLen[p], pl.chunk, c);
+        const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
+        if (sz) AtomT::copy(out + pl.rxOff[p] + chunkBegin(pl.rxLen[p], pl.chunk, c) + b, cx.staging(p) + std::size_t(cx.slotOf(cx.seqIndex(p, r, c))) * pl.chunk + b, sz, cx.ws);
+      }
+      // %11 arrive.acq_rel counter[256 + 256*p + slot(seq(r,c) of p)] of 16 ctas
+      const bool last = ctaArriveLast(cx.dc, 256u + 256u * uint32_t(p) + uint32_t(cx.slotOf(cx.seqIndex(p, r, c))), ctas);
+      if (last && threadIdx.x == 0) {
+        // %12 notify.release CONSUMED[r][slot(seq(r,c))] -> rank p = sig(e,round) if next(slot) exists [last arriver]  // slot used again: free it
+        if (cx.slotReused(cx.seqIndex(p, r, c))) {
+          notify(cx.dc, p, consumedIndex(r, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))));
+        }
+      }
+    }
+  }
+}
+
+// ---- allToAll: program throughput (push), printed from the SNAC IR of world n = 2 ----
+
+/// Role stage (push; IR ops %4, %5, %6), worker w of W (lane of a CTA: lane.cuh), whole chunks.
+template <class AtomL, int L>
+__device__ void allToAll_push_stage(const TpContext& cx, const Lane<L>& ln, const std::byte* in, std::byte* out,
+    int w, int W) {
+  const Plan& pl = cx.pl;
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in;
+  (void)out;
+  for (int j = w; j < pl.cpp * (n - 1); j += W) {  // step j = c*(n-1) + m
+    const int c = j / (n - 1), m = j % (n - 1);
+    const int k = (r + 1 + m) % n;  // r+1..r-1 (mod n): the m-th
+    // %4 wait.acquire CONSUMED[k][pslot(c)] >= sig(e,pround(prev)) if prev(slot) exists  // slot reuse: rank k consumed its previous use
+    if (c >= pl.slots) {
+      if (!ln.wait(cx.dc, consumedIndex(k, cx.pushSlotOf(c)), cx.sig(cx.pushRoundOf(c - pl.slots)))) return;  // a checked wait gave up
+    }
+    // %5 copy.remote_write S_k[r][pslot(c)] <- X_r[k][c]  // remote write into rank k's region r
+    {
+      const std::size_t len = chunkSize(pl.txLen[k], pl.chunk, c);
+      if (len) AtomL::copy(cx.pushSlot(k, r, c), in + pl.txOff[k] + chunkBegin(pl.txLen[k], pl.chunk, c), len, ln.ws, ln.slice);
+    }
+    ln.sync();  // the lane's workspace is reused; its writes precede the notify
+    if (ln.leader()) {
+      // %6 fence.acq_rel.sys; notify.release STAGED[r][pslot(c)] -> rank k = sig(e,pround)  // each destination gets its own copy
+      notify(cx.dc, k, stagedIndex(r, cx.pushSlotOf(c)), cx.sig(cx.pushRoundOf(c)));
+    }
+  }
+}
+
+/// Role consume (push; IR ops %7, %8, %9, %10), worker w of W (lane of a CTA: lane.cuh), whole chunks.
+template <class AtomL, int L>
+__device__ void allToAll_push_consume(const TpContext& cx, const Lane<L>& ln, const std::byte* in, std::byte* out,
+    int w, int W) {
+  const Plan& pl = cx.pl;
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in;
+  (void)out;
+  for (int j = w; j < pl.cpp * (n - 1); j += W) {  // step j = c*(n-1) + m
+    const int c = j / (n - 1), m = j % (n - 1);
+    const int p = (r + n - 1 - m) % n;  // r-1..r+1 (mod n): the m-th
+    // %7 copy O_r[r][c] <- X_r[r][c] if m == 0  // own contribution, local
+    if (m == 0) {
+      {
+        const std::size_t len = chunkSize(pl.rxLen[r], pl.chunk, c);
+        const std::byte* const src = in + pl.txOff[r] + chunkBegin(pl.txLen[r], pl.chunk, c);
+        std::byte* const dst = out + pl.rxOff[r] + chunkBegin(pl.rxLen[r], pl.chunk, c);
+        if (src != dst && len) AtomL::copy(dst, src, len, ln.ws, ln.slice);  // skipped in place
+      }
+      ln.sync();  // the lane's workspace is reused; its writes precede the notify
+    }
+    // %8 wait.acquire STAGED[p][pslot(c)] >= sig(e,pround)
+    if (!ln.wait(cx.dc, stagedIndex(p, cx.pushSlotOf(c)), cx.sig(cx.pushRoundOf(c)))) return;  // a checked wait gave up
+    // %9 copy O_r[p][c] <- S_r[p][pslot(c)]  // local read of region p
+    {
+      const std::size_t len = chunkSize(pl.rxLen[p], pl.chunk, c);
+      if (len) AtomL::copy(out + pl.rxOff[p] + chunkBegin(pl.rxLen[p], pl.chunk, c), cx.pushSlot(r, p, c), len, ln.ws, ln.slice);
+    }
+    ln.sync();  // the lane's workspace is reused; its writes precede the notify
+    if (ln.leader()) {
+      // %10 fence.acq_rel.sys; notify.release CONSUMED[r][pslot(c)] -> rank p = sig(e,pround) if next(slot) exists  // slot used again: free it
+      if (cx.pushReused(c)) {
+        notify(cx.dc, p, consumedIndex(r, cx.pushSlotOf(c)), cx.sig(cx.pushRoundOf(c)));
+      }
+    }
+  }
+}
+
+/// A CTA of the push program: role by CTA range, LS lanes per stage CTA, LC per other CTA
+/// (Plan::lanes, Plan::consumeLanes; the kernel instantiates 2 only where LaneAtomOf allows).
+template <class AtomT, int LS, int LC>
+__device__ void allToAll_pushCta(const TpContext& cx, const std::byte* in, std::byte* out, int b) {
+  const Plan& pl = cx.pl;
+  const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
+  if (b < begin1) {  // stage
+    const Lane<LS> ln = Lane<LS>::make(cx.ws, AtomT::kWorkspaceBytes);
+    allToAll_push_stage<typename LaneAtomOf<AtomT, LS>::type, LS>(cx, ln, in, out, (b - begin0) * LS + ln.lane, pl.stageCtas * LS);
+  } else {  // consume
+    const Lane<LC> ln = Lane<LC>::make(cx.ws, AtomT::kWorkspaceBytes);
+    allToAll_push_consume<typename LaneAtomOf<AtomT, LC>::type, LC>(cx, ln, in, out, (b - begin1) * LC + ln.lane, pl.consumeCtas * LC);
+  }
+}
+
+// ---- allToAll: the throughput kernel (pull or push by Plan::push) ----
+
+/// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =
+/// plan.threads, dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
+/// resident at once (they wait on each other: launch sizes the grid to fit). In a
+/// compilation pass for an architecture older than the datapath needs, the kernel traps.
+template <class AtomT>
+__global__ void allToAll_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+  extern __shared__ __align__(128) std::byte atomWorkspace[];
+  if constexpr (!atom::kAtomCompiled<AtomT>) {
+    __trap();  // this pass's architecture is older than the datapath needs
+  } else {
+    const uint64_t e = ctaBeginCall(dc);
+    const TpContext cx{dc, pl, e, atomWorkspace};
+    const int b = int(blockIdx.x);
+    if (pl.push) {
+      if constexpr (LaneAtomOf<AtomT, 2>::supported) {
+        if (pl.lanes == 2) {
+          if (pl.consumeLanes == 2) allToAll_pushCta<AtomT, 2, 2>(cx, in, out, b);
+          else allToAll_pushCta<AtomT, 2, 1>(cx, in, out, b);
+        } else {
+          if (pl.consumeLanes == 2) allToAll_pushCta<AtomT, 1, 2>(cx, in, out, b);
+          else allToAll_pushCta<AtomT, 1, 1>(cx, in, out, b);
+        }
+      } else {
+        allToAll_pushCta<AtomT, 1, 1>(cx, in, out, b);
+      }
+    } else {
+      const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
+      if (b < begin1) allToAll_pull_stage<AtomT>(cx, in, out, b - begin0, pl.stageCtas);
+      else allToAll_pull_consume<AtomT>(cx, in, out, b - begin1, pl.consumeCtas);
+    }
+    ctaEndCall(dc, e);
+  }
+}
+
 /// The programs purlinc printed for allToAll, as snac::launch takes them.
 struct allToAll_Programs {
   /// The latency kernel for element type E, op Op and the whole-word form W8 (a copy: E and Op do not matter).
-  template <class E, RedOp Op, bool W8> static snac::LatencyKernel latency() { return allToAll_latencyKernel<W8>; }
+  template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return allToAll_latencyKernel<W8>; }
+  /// The throughput kernel for datapath AtomT, element type E and op Op (a copy: E and Op do not matter).
+  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return allToAll_throughputKernel<AtomT>; }
 };
 
 } // namespace

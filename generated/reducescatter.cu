@@ -24,8 +24,9 @@ using namespace purlin::snac;
 // reduceScatter: ReduceScatter, declared at reducescatter.pl:4
 //   SNAC<reduce, scattered -> packed>
 //   datapath: Atom (native datapath of each compiled architecture; Hopper on sm_90); policy: Policy (sm_90)
-// SNAC IR (purlinc --emit=ir reducescatter.pl); the latency program's
-// device code below is printed from it, op by op (// %N cites op N):
+// SNAC IR (purlinc --emit=ir reducescatter.pl); the latency and throughput
+// programs' device code below is printed from it, op by op (// %N cites op N
+// of the program named in the section's heading):
 //   latency program, when n*count*E <= world[n].latencyMaxBytes:
 //     role latency [world[n].latencyCtas CTAs] ops %0..%2
 //       packet put; packet poll; reduce ->O
@@ -84,7 +85,7 @@ using reduceScatter_Collective = snac::Transform<snac::Consume::Reduce, snac::La
 /// The datapath (Atom) moving the bytes.
 using reduceScatter_Datapath = atom::Native;
 
-// ---- reduceScatter: latency program, printed from the SNAC IR ----
+// ---- reduceScatter: program latency, printed from the SNAC IR ----
 
 /// Role latency (every CTA of the grid; IR ops %0, %1, %2): packet group g of every
 /// flow on warp g mod warps; lane l carries payload words 63g+2l and 63g+2l+1.
@@ -163,10 +164,208 @@ __global__ void reduceScatter_latencyKernel(DeviceComm dc, Plan pl, const std::b
   ctaEndCall(dc, ce.e);
 }
 
+// ---- reduceScatter: program throughput (pull), printed from the SNAC IR of world n = 8 ----
+
+/// Role stage (pull; IR ops %3, %4, %5, %6), CTA i of ctas, a slice of every chunk.
+template <class AtomT, class E, RedOp Op>
+__device__ void reduceScatter_pull_stage(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
+  const Plan& pl = cx.pl;
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in;
+  (void)out;
+  for (int c = 0; c < pl.cpp; ++c) {
+    for (int s = 1; s < n; ++s) {  // k in r+1..r-1 (mod n)
+      const int k = (r + s) % n;
+      // %3 wait.acquire CONSUMED[part(prev)][slot(seq(k,c))] >= sig(e,round(prev)) if prev(slot) exists  // slot reuse: its previous use was read
+      if (cx.seqIndex(r, k, c) >= pl.slots) {
+        if (!ctaWaitSignal(cx.dc, consumedIndex(cx.stageDest(r, (cx.seqIndex(r, k, c) - pl.slots) % pl.stageParts()), cx.slotOf(cx.seqIndex(r, k, c))), cx.sig(cx.roundOf(cx.seqIndex(r, k, c) - pl.slots)))) return;  // a checked wait gave up
+      }
+      // %4 copy S_r[slot(seq(k,c))] <- X_r[k][c]
+      {
+        const std::size_t len = chunkSize(pl.txLen[k], pl.chunk, c);
+        const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
+        if (sz) AtomT::copy(cx.staging(r) + std::size_t(cx.slotOf(cx.seqIndex(r, k, c))) * pl.chunk + b, in + pl.txOff[k] + chunkBegin(pl.txLen[k], pl.chunk, c) + b, sz, cx.ws);
+      }
+      // %5 arrive.acq_rel counter[0 + slot(seq(k,c))] of 8 ctas
+      const bool last = ctaArriveLast(cx.dc, 0u + uint32_t(cx.slotOf(cx.seqIndex(r, k, c))), ctas);
+      if (last && threadIdx.x == 0) {
+        // %6 notify.release STAGED[r][slot(seq(k,c))] -> rank k = sig(e,round) [last arriver]  // input scattered: notify partition k's owner only
+        notify(cx.dc, k, stagedIndex(r, cx.slotOf(cx.seqIndex(r, k, c))), cx.sig(cx.roundOf(cx.seqIndex(r, k, c))));
+      }
+    }
+  }
+}
+
+/// Role reduce (pull; IR ops %7, %8, %9, %10), CTA i of ctas, a slice of every chunk.
+template <class AtomT, class E, RedOp Op>
+__device__ void reduceScatter_pull_reduce(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
+  const Plan& pl = cx.pl;
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in;
+  (void)out;
+  for (int c = 0; c < pl.cpp; ++c) {
+    // %7 wait.acquire STAGED[p][slot(seq(r,c))] >= sig(e,round) for p in others(r)
+    {
+      int ok = 1;
+      if (threadIdx.x == 0)
+        for (int p = 0; p < n && ok; ++p)
+          if (p != r) ok = waitSignal(cx.dc, stagedIndex(p, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))));
+      if (!__syncthreads_and(ok)) return;  // a checked wait gave up
+    }
+    // %8 reduce.remote_read O_r[c] <- op((p == r ? X_r[r][c] : S_p[slot(seq(r,c))]) for p in 0..n-1)  // own contribution from X_r; ascending rank order, fp32 accumulation
+    {
+      const std::size_t len = chunkSize(pl.rxLen[r], pl.chunk, c);
+      const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
+      if (sz) {
+        const std::byte* sources[kMaxRanks];
+        for (int p = 0; p < n; ++p)
+          sources[p] = (p == r ? in + pl.txOff[r] + chunkBegin(pl.txLen[r], pl.chunk, c)
+                               : cx.staging(p) + std::size_t(cx.slotOf(cx.seqIndex(p, r, c))) * pl.chunk) + b;
+        AtomT::template reduce<E, Op>(out + chunkBegin(pl.rxLen[r], pl.chunk, c) + b, sources, sz, n, cx.ws);
+      }
+    }
+    // %9 arrive.acq_rel counter[256 + slot(seq(r,c) of r+1)] of 16 ctas
+    const bool last = ctaArriveLast(cx.dc, 256u + uint32_t(cx.slotOf(cx.seqIndex((r + 1) % n, r, c))), ctas);
+    if (last && threadIdx.x == 0) {
+      // %10 notify.release CONSUMED[r][slot(seq(r,c))] -> rank p = sig(e,round) for p in others(r) if next(slot) exists [last arriver]  // slot used again: free it
+      arch::fenceAcqRelSys();  // one fence, then a release per target
+      for (int p = 0; p < n; ++p) {
+        if (p == r) continue;
+        if (cx.slotReused(cx.seqIndex(p, r, c))) arch::stReleaseSys(cx.dc.signals[p] + consumedIndex(r, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))));
+      }
+    }
+  }
+}
+
+// ---- reduceScatter: program throughput (push), printed from the SNAC IR of world n = 2 ----
+
+/// Role stage (push; IR ops %3, %4, %5), worker w of W (lane of a CTA: lane.cuh), whole chunks.
+template <class AtomL, int L, class E, RedOp Op>
+__device__ void reduceScatter_push_stage(const TpContext& cx, const Lane<L>& ln, const std::byte* in, std::byte* out,
+    int w, int W) {
+  const Plan& pl = cx.pl;
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in;
+  (void)out;
+  for (int j = w; j < pl.cpp * (n - 1); j += W) {  // step j = c*(n-1) + m
+    const int c = j / (n - 1), m = j % (n - 1);
+    const int k = (r + 1 + m) % n;  // r+1..r-1 (mod n): the m-th
+    // %3 wait.acquire CONSUMED[k][pslot(c)] >= sig(e,pround(prev)) if prev(slot) exists  // slot reuse: rank k consumed its previous use
+    if (c >= pl.slots) {
+      if (!ln.wait(cx.dc, consumedIndex(k, cx.pushSlotOf(c)), cx.sig(cx.pushRoundOf(c - pl.slots)))) return;  // a checked wait gave up
+    }
+    // %4 copy.remote_write S_k[r][pslot(c)] <- X_r[k][c]  // remote write into rank k's region r
+    {
+      const std::size_t len = chunkSize(pl.txLen[k], pl.chunk, c);
+      if (len) AtomL::copy(cx.pushSlot(k, r, c), in + pl.txOff[k] + chunkBegin(pl.txLen[k], pl.chunk, c), len, ln.ws, ln.slice);
+    }
+    ln.sync();  // the lane's workspace is reused; its writes precede the notify
+    if (ln.leader()) {
+      // %5 fence.acq_rel.sys; notify.release STAGED[r][pslot(c)] -> rank k = sig(e,pround)  // each destination gets its own copy
+      notify(cx.dc, k, stagedIndex(r, cx.pushSlotOf(c)), cx.sig(cx.pushRoundOf(c)));
+    }
+  }
+}
+
+/// Role reduce (push; IR ops %6, %7, %8), worker w of W (lane of a CTA: lane.cuh), whole chunks.
+template <class AtomL, int L, class E, RedOp Op>
+__device__ void reduceScatter_push_reduce(const TpContext& cx, const Lane<L>& ln, const std::byte* in, std::byte* out,
+    int w, int W) {
+  const Plan& pl = cx.pl;
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in;
+  (void)out;
+  for (int c = w; c < pl.cpp; c += W) {
+    // %6 wait.acquire STAGED[p][pslot(c)] >= sig(e,pround) for p in others(r)
+    {
+      int ok = 1;
+      if (ln.leader())
+        for (int p = 0; p < n && ok; ++p)
+          if (p != r) ok = waitSignal(cx.dc, stagedIndex(p, cx.pushSlotOf(c)), cx.sig(cx.pushRoundOf(c)));
+      if (!ln.agree(ok)) return;  // a checked wait gave up
+    }
+    // %7 reduce O_r[c] <- op((p == r ? X_r[r][c] : S_r[p][pslot(c)]) for p in 0..n-1)  // own contribution from X_r; ascending rank order, fp32 accumulation
+    {
+      const std::size_t len = chunkSize(pl.rxLen[r], pl.chunk, c);
+      if (len) {
+        const std::byte* sources[kMaxRanks];
+        for (int p = 0; p < n; ++p)
+          sources[p] = (p == r ? in + pl.txOff[r] + chunkBegin(pl.txLen[r], pl.chunk, c)
+                               : cx.pushSlot(r, p, c));
+        AtomL::template reduce<E, Op>(out + chunkBegin(pl.rxLen[r], pl.chunk, c), sources, len, n, ln.ws, ln.slice);
+      }
+    }
+    ln.sync();  // the lane's workspace is reused; its writes precede the notify
+    if (ln.leader()) {
+      // %8 fence.acq_rel.sys; notify.release CONSUMED[r][pslot(c)] -> rank p = sig(e,pround) for p in others(r) if next(slot) exists  // slot used again: free it
+      if (cx.pushReused(c)) {
+        arch::fenceAcqRelSys();  // one fence, then a release per target
+        for (int p = 0; p < n; ++p) {
+          if (p == r) continue;
+          arch::stReleaseSys(cx.dc.signals[p] + consumedIndex(r, cx.pushSlotOf(c)), cx.sig(cx.pushRoundOf(c)));
+        }
+      }
+    }
+  }
+}
+
+/// A CTA of the push program: role by CTA range, LS lanes per stage CTA, LC per other CTA
+/// (Plan::lanes, Plan::consumeLanes; the kernel instantiates 2 only where LaneAtomOf allows).
+template <class AtomT, int LS, int LC, class E, RedOp Op>
+__device__ void reduceScatter_pushCta(const TpContext& cx, const std::byte* in, std::byte* out, int b) {
+  const Plan& pl = cx.pl;
+  const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
+  if (b < begin1) {  // stage
+    const Lane<LS> ln = Lane<LS>::make(cx.ws, AtomT::kWorkspaceBytes);
+    reduceScatter_push_stage<typename LaneAtomOf<AtomT, LS>::type, LS, E, Op>(cx, ln, in, out, (b - begin0) * LS + ln.lane, pl.stageCtas * LS);
+  } else {  // reduce
+    const Lane<LC> ln = Lane<LC>::make(cx.ws, AtomT::kWorkspaceBytes);
+    reduceScatter_push_reduce<typename LaneAtomOf<AtomT, LC>::type, LC, E, Op>(cx, ln, in, out, (b - begin1) * LC + ln.lane, pl.consumeCtas * LC);
+  }
+}
+
+// ---- reduceScatter: the throughput kernel (pull or push by Plan::push) ----
+
+/// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =
+/// plan.threads, dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
+/// resident at once (they wait on each other: launch sizes the grid to fit). In a
+/// compilation pass for an architecture older than the datapath needs, the kernel traps.
+template <class AtomT, class E, RedOp Op>
+__global__ void reduceScatter_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+  extern __shared__ __align__(128) std::byte atomWorkspace[];
+  if constexpr (!atom::kAtomCompiled<AtomT>) {
+    __trap();  // this pass's architecture is older than the datapath needs
+  } else {
+    const uint64_t e = ctaBeginCall(dc);
+    const TpContext cx{dc, pl, e, atomWorkspace};
+    const int b = int(blockIdx.x);
+    if (pl.push) {
+      if constexpr (LaneAtomOf<AtomT, 2>::supported) {
+        if (pl.lanes == 2) {
+          if (pl.consumeLanes == 2) reduceScatter_pushCta<AtomT, 2, 2, E, Op>(cx, in, out, b);
+          else reduceScatter_pushCta<AtomT, 2, 1, E, Op>(cx, in, out, b);
+        } else {
+          if (pl.consumeLanes == 2) reduceScatter_pushCta<AtomT, 1, 2, E, Op>(cx, in, out, b);
+          else reduceScatter_pushCta<AtomT, 1, 1, E, Op>(cx, in, out, b);
+        }
+      } else {
+        reduceScatter_pushCta<AtomT, 1, 1, E, Op>(cx, in, out, b);
+      }
+    } else {
+      const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
+      if (b < begin1) reduceScatter_pull_stage<AtomT, E, Op>(cx, in, out, b - begin0, pl.stageCtas);
+      else reduceScatter_pull_reduce<AtomT, E, Op>(cx, in, out, b - begin1, pl.consumeCtas);
+    }
+    ctaEndCall(dc, e);
+  }
+}
+
 /// The programs purlinc printed for reduceScatter, as snac::launch takes them.
 struct reduceScatter_Programs {
   /// The latency kernel for element type E, op Op and the whole-word form W8.
-  template <class E, RedOp Op, bool W8> static snac::LatencyKernel latency() { return reduceScatter_latencyKernel<E, Op, W8>; }
+  template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return reduceScatter_latencyKernel<E, Op, W8>; }
+  /// The throughput kernel for datapath AtomT, element type E and op Op.
+  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return reduceScatter_throughputKernel<AtomT, E, Op>; }
 };
 
 } // namespace

@@ -353,7 +353,7 @@ std::size_t messageCount(sn::CollKind c, std::size_t m) {
 
 /// The latency kernels purlinc printed from the SNAC IR (generated/*.cu,
 /// included above with PURLIN_GEN_DEVICE_ONLY), bf16 sum, whole words.
-using RuntimeFn = sn::LatencyKernel;
+using RuntimeFn = sn::ProgramKernel;
 RuntimeFn runtimeKernel(sn::CollKind c) {
   using E = __nv_bfloat16;
   constexpr auto Sum = purlin::RedOp::Sum;

@@ -14,6 +14,7 @@
 
 #include "codegen/CollectiveKind.h"
 #include "codegen/EmitLatency.h"
+#include "codegen/EmitThroughput.h"
 #include "ir/Pipeline.h"
 #include "purlin/AST.h"
 #include "purlin/Policy.h"
@@ -55,8 +56,14 @@ struct EmitCollective {
   std::vector<ProgramNote> programs; ///< from the SNAC IR (may be empty)
   /// The verified SNAC IR the device code is printed from (ir::lowerVerified).
   std::optional<ir::VerifiedIR> ir;
+  /// The verified IR of the world sizes showing the pull and the push
+  /// throughput program (ir::worldShowing; push absent when no world size
+  /// of the policy binds it): the throughput device code is printed from them.
+  std::optional<ir::VerifiedIR> pullIR, pushIR;
   /// The latency program's device code, printed from `ir` (printPrograms).
   std::optional<LatencyCode> latency;
+  /// The throughput programs' device code, printed from pullIR/pushIR.
+  std::optional<ThroughputCode> throughput;
 };
 
 /// One .pl file's worth of output.

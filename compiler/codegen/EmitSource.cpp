@@ -39,8 +39,9 @@ void emitBanner(std::ostringstream &o, const EmitInput &in, const EmitCollective
   o << "//   datapath: " << describeDatapath(c.atom, in.arch) << "; policy: " << c.policy.name
     << " (" << archName(in.arch) << ")\n";
   if (!c.programs.empty())
-    o << "// SNAC IR (purlinc --emit=ir " << in.sourceName << "); the latency program's\n"
-      << "// device code below is printed from it, op by op (// %N cites op N):\n";
+    o << "// SNAC IR (purlinc --emit=ir " << in.sourceName << "); the latency and throughput\n"
+      << "// programs' device code below is printed from it, op by op (// %N cites op N\n"
+      << "// of the program named in the section's heading):\n";
   for (const ProgramNote &p : c.programs) {
     o << "//   " << p.name << " program" << (p.when.empty() ? "" : ", when " + p.when) << ":\n";
     for (const RoleNote &r : p.roles) {
@@ -79,7 +80,11 @@ void emitPolicy(std::ostringstream &o, const EmitCollective &c, const std::strin
       << "       .stageCtas = " << w.throughput.stageCtas << ", .consumeCtas = " << w.throughput.consumeCtas
       << ", .gatherCtas = " << w.throughput.gatherCtas << ", .threads = " << w.throughput.threads << ",\n"
       << "       .chunkBytes = " << u64(w.throughput.chunkBytes)
-      << ", .push = " << (w.throughput.transfer == Transfer::Push ? "true" : "false") << ",\n"
+      << ", .push = " << (w.throughput.transfer == Transfer::Push ? "true" : "false");
+    // Lanes only when the policy sets them (0: the runtime's default).
+    if (w.throughput.lanes) o << ", .lanes = " << w.throughput.lanes;
+    if (w.throughput.consumeLanes) o << ", .consumeLanes = " << w.throughput.consumeLanes;
+    o << ",\n"
       << "       .directMinBytes = " << u64(w.direct.minBytes) << ", .directCtas = "
       << (w.direct.enabled ? w.direct.ctas : -1) << ", .directThreads = " << w.direct.threads << "}, // n = " << n
       << (w.direct.enabled ? "" : " (direct program off)") << "\n";
@@ -137,15 +142,30 @@ void emitCApi(std::ostringstream &o, const EmitCollective &c) {
 /// The device code printed from the IR, and the Programs struct that hands
 /// its kernels to snac::launch.
 void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
-  if (!c.latency) return;
+  if (!c.latency || !c.throughput) return;
   const LatencyCode &lat = *c.latency;
-  o << "// ---- " << c.name << ": latency program, printed from the SNAC IR ----\n\n" << lat.text << "\n"
+  const ThroughputCode &tp = *c.throughput;
+  auto world = [](const std::optional<ir::VerifiedIR> &v) { return v ? std::to_string(v->ir().n) : std::string("?"); };
+  o << "// ---- " << c.name << ": program latency, printed from the SNAC IR ----\n\n" << lat.text << "\n"
+    << "// ---- " << c.name << ": program throughput (pull), printed from the SNAC IR of world n = " << world(c.pullIR)
+    << " ----\n\n"
+    << tp.pullText;
+  if (!tp.pushText.empty())
+    o << "// ---- " << c.name << ": program throughput (push), printed from the SNAC IR of world n = "
+      << world(c.pushIR) << " ----\n\n"
+      << tp.pushText;
+  o << "// ---- " << c.name << ": the throughput kernel (pull or push by Plan::push) ----\n\n"
+    << tp.kernelText << "\n"
     << "/// The programs purlinc printed for " << c.name << ", as snac::launch takes them.\n"
     << "struct " << id << "_Programs {\n"
     << "  /// The latency kernel for element type E, op Op and the whole-word form W8"
     << (lat.typed ? "" : " (a copy: E and Op do not matter)") << ".\n"
-    << "  template <class E, RedOp Op, bool W8> static snac::LatencyKernel latency() { return "
+    << "  template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return "
     << lat.kernel << (lat.typed ? "<E, Op, W8>" : "<W8>") << "; }\n"
+    << "  /// The throughput kernel for datapath AtomT, element type E and op Op"
+    << (tp.typed ? "" : " (a copy: E and Op do not matter)") << ".\n"
+    << "  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return "
+    << tp.kernel << (tp.typed ? "<AtomT, E, Op>" : "<AtomT>") << "; }\n"
     << "};\n\n";
 }
 

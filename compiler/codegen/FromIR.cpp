@@ -80,11 +80,21 @@ IRProvider irProvider(int n) {
   return [n](const Collective &c, const Policy &policy, EmitCollective &out) -> std::optional<std::string> {
     try {
       out.ir = ir::lowerVerified(c, policy, n);
+      // The throughput programs come from the world sizes --emit=ir shows
+      // them for (each transfer the policy binds somewhere).
+      const ir::Kind kind = out.ir->ir().kind;
+      const int pullWorld = ir::worldShowing(kind, policy, Transfer::Pull);
+      const int pushWorld = ir::worldShowing(kind, policy, Transfer::Push);
       // The programs are symbolic over ranks, but peer orders (r+1..r-1,
       // r-1..r+1, r..r-1) only differ from each other for n > 2: the
       // verifier accepts them for every world size the code may run on.
-      for (int m = kMinWorld; m <= kMaxWorld; ++m)
-        if (m != n) (void)ir::lower(c, policy, m);
+      for (int m = kMinWorld; m <= kMaxWorld; ++m) {
+        if (m == pullWorld) out.pullIR = ir::lowerVerified(c, policy, m);
+        else if (m == pushWorld) out.pushIR = ir::lowerVerified(c, policy, m);
+        else if (m != n) (void)ir::lower(c, policy, m);
+      }
+      if (pullWorld == n) out.pullIR = out.ir;
+      if (pushWorld == n) out.pushIR = out.ir;
       out.programs = programNotes(out.ir->ir());
       return std::nullopt;
     } catch (const ir::IRError &e) {
@@ -96,6 +106,9 @@ IRProvider irProvider(int n) {
 void printPrograms(EmitCollective &c) {
   if (!c.ir) throw EmitError("internal: no verified SNAC IR for " + c.name);
   c.latency = printLatencyProgram(flatName(c.name), c.ir->ir().latency);
+  if (!c.pullIR) throw EmitError("internal: no world size of " + c.name + "'s policy shows its pull program");
+  c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR->ir().throughput,
+                                         c.pushIR ? &c.pushIR->ir().throughput : nullptr);
 }
 
 } // namespace purlin::codegen

@@ -115,15 +115,14 @@ std::vector<IRProblem> runIR(const IRRequest &req, const Module &m, const Policy
       problems.push_back({c.loc, "'" + c.name + "': internal error in the SNAC IR: " + e.what()});
     }
     if (req.mode != IRRequest::Mode::Simulate && req.everyTransfer) {
-      // The smallest world size whose transfer differs from that of req.ranks.
+      // The world size showing the other transfer (worldShowing: the one the
+      // CUDA emitter prints that program from).
       const Policy &pol = pit->second;
-      // Compared as bound (boundTransfer): a push policy only changes the
-      // programs of the collectives with a push derivation.
       const Kind kind = classify(c);
-      for (int n = kMinWorld; n <= kMaxWorld; ++n) {
-        const Transfer tn = boundTransfer(kind, pol.forWorld(n).throughput.transfer);
-        if (tn == boundTransfer(kind, pol.forWorld(req.ranks).throughput.transfer)) continue;
-        std::string tr = tn == Transfer::Push ? "push" : "pull";
+      const Transfer here = boundTransfer(kind, pol.forWorld(req.ranks).throughput.transfer);
+      const Transfer other = here == Transfer::Push ? Transfer::Pull : Transfer::Push;
+      if (const int n = worldShowing(kind, pol, other, req.ranks); n != 0) {
+        std::string tr = other == Transfer::Push ? "push" : "pull";
         try {
           PipelineOptions po;
           if (req.mode == IRRequest::Mode::PrintAfterAll) po.printAfterAll = &os;
@@ -137,7 +136,6 @@ std::vector<IRProblem> runIR(const IRRequest &req, const Module &m, const Policy
         } catch (const std::exception &e) {
           problems.push_back({c.loc, "'" + c.name + "': internal error in the SNAC IR: " + e.what()});
         }
-        break;
       }
     }
   }

@@ -223,6 +223,10 @@ struct Role {
   std::string ctasFrom;        ///< policy field giving `ctas`, e.g. "throughput.stageCtas"
   int ctas = 0;
   int threads = 0;
+  /// Push roles: independent workers per CTA (runtime lane.cuh), bound by
+  /// bindPolicy with snac::pushLanes; a perCta loop's workers are the
+  /// role's ctas x lanes. 1 elsewhere.
+  int lanes = 1;
   RunsOn runsOn = RunsOn::All;
   /// Latency role: the body is the work of one packet group; group g of
   /// every flow runs on warp g mod (warps of the grid), each warp over its
@@ -266,6 +270,8 @@ struct Bound {
   uint64_t crossoverBytes = 0;  ///< dispatch bytes <= this take the latency program
   int latencyCtas = 0, latencyThreads = 0;
   int stageCtas = 0, consumeCtas = 0, gatherCtas = 0, threads = 0;
+  /// Push: lanes per CTA of the stage role and of the other roles (snac::pushLanes).
+  int stageLanes = 1, consumeLanes = 1;
   uint64_t chunkBytes = 0;      ///< policy chunk (the run-time chunk may be smaller)
   int pipelineStages = 0, stageBytes = 0;
   uint64_t stagingBytes = 0;    ///< one staging half

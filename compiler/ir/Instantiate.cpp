@@ -496,7 +496,8 @@ Instance instantiate(const CollectiveIR &ir, const Program &prog, const Sizes &s
         if (!on) continue;
         RoleInstance ri;
         ri.sym = &role;
-        int ctas = std::max(1, std::min(role.ctas > 0 ? role.ctas : 1, maxCtas));
+        // A push role's workers: ctas x lanes (each an independent thread of the model).
+        int ctas = std::max(1, std::min(role.ctas > 0 ? role.ctas * std::max(1, role.lanes) : 1, maxCtas));
         ri.ctas.resize(ctas);
         for (int i = 0; i < ctas; ++i) ex.role(r, role, i, ctas, ri.ctas[i].ops);
         inst.ranks[r].roles.push_back(std::move(ri));

@@ -146,9 +146,14 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
   b.bound = true;
 
   for (auto &role : ir.latency.roles) role.ctas = b.latencyCtas, role.threads = b.latencyThreads;
+  if (b.transfer == Transfer::Push) {
+    b.stageLanes = snac::pushLanes(w.throughput.lanes, snac::kDefaultLanes, b.threads, b.pipelineStages);
+    b.consumeLanes = snac::pushLanes(w.throughput.consumeLanes, snac::kDefaultConsumeLanes, b.threads, b.pipelineStages);
+  }
   for (auto &role : ir.throughput.roles) {
     role.threads = b.threads;
     role.ctas = role.name == "stage" ? b.stageCtas : role.name == "gather" ? b.gatherCtas : b.consumeCtas;
+    role.lanes = role.name == "stage" ? b.stageLanes : b.consumeLanes;
   }
   for (auto &role : ir.direct.roles) role.ctas = b.directCtas, role.threads = b.directThreads;
   for (Program *p : {&ir.latency, &ir.throughput})

@@ -3,6 +3,7 @@
 #include "ir/Pipeline.h"
 
 #include "ir/Derive.h"
+#include "ir/DerivePush.h"
 #include "ir/Passes.h"
 #include "ir/Printer.h"
 
@@ -34,6 +35,14 @@ CollectiveIR lower(const Collective &c, const Policy &policy, int n, const Pipel
     dump("verify", ir);
   }
   return ir;
+}
+
+int worldShowing(Kind k, const Policy &policy, Transfer t, int shown) {
+  auto binds = [&](int n) { return boundTransfer(k, policy.forWorld(n).throughput.transfer) == t; };
+  if (shown >= kMinWorld && shown <= kMaxWorld && binds(shown)) return shown;
+  for (int n = kMinWorld; n <= kMaxWorld; ++n)
+    if (binds(n)) return n;
+  return 0;
 }
 
 VerifiedIR VerifiedIR::check(CollectiveIR ir) {

@@ -42,6 +42,12 @@ private:
   std::shared_ptr<const CollectiveIR> ir_;
 };
 
+/// The world size whose IR shows the throughput program of transfer `t`
+/// (what `purlinc --emit=ir` prints and the CUDA emitter prints from): `shown`
+/// when its bound transfer is `t`, else the smallest world size 2..8 whose
+/// bound transfer is `t`; 0 when no world size of the policy binds `t`.
+int worldShowing(Kind k, const Policy &policy, Transfer t, int shown = kMaxWorld);
+
 /// lower() with the verify pass, returning the verified IR itself.
 VerifiedIR lowerVerified(const Collective &c, const Policy &policy, int n, const PipelineOptions &opts = {});
 

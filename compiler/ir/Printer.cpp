@@ -107,6 +107,8 @@ void printProgram(std::ostream &os, const Program &p) {
        << s.consumers << "; value " << s.value << "\n";
   for (auto &r : p.roles) {
     os << "    role " << r.name << " (" << r.ctas << " ctas x " << r.threads << " threads, " << r.ctasFrom;
+    if (p.transfer == Transfer::Push && p.regime == Regime::Throughput)
+      os << "; workers = ctas x " << r.lanes << (r.lanes == 1 ? " lane" : " lanes");
     if (r.runsOn != RunsOn::All) os << ", on " << toString(r.runsOn);
     if (r.perWarpGroup) os << "; per packet group g, on warp g mod warps";
     os << ") {\n";
@@ -264,6 +266,8 @@ void print(std::ostream &os, const CollectiveIR &ir) {
        << ", ySlots " << b.ySlots << "; transfer " << (b.transfer == Transfer::Pull ? "pull" : "push");
     if (b.policyTransfer != b.transfer)
       os << " (policy: " << (b.policyTransfer == Transfer::Pull ? "pull" : "push") << "; " << kPushOnlyFor << ")";
+    if (b.transfer == Transfer::Push)
+      os << ", lanes per cta: stage " << b.stageLanes << ", others " << b.consumeLanes;
     os << "\n";
     if (b.directOn)
       os << "  direct: captured calls with " << ir.dispatchBytes << " >= " << b.directMinBytes
@@ -296,6 +300,7 @@ nlohmann::json toJson(const CollectiveIR &ir) {
                  {"regionBytes", b.regionBytes}, {"slots", b.slots}, {"ySlots", b.ySlots},
                  {"transfer", b.transfer == Transfer::Pull ? "pull" : "push"},
                  {"policyTransfer", b.policyTransfer == Transfer::Pull ? "pull" : "push"},
+                 {"stageLanes", b.stageLanes}, {"consumeLanes", b.consumeLanes},
                  {"direct", b.directOn}, {"directMinBytes", b.directMinBytes}, {"directCtas", b.directCtas},
                  {"directThreads", b.directThreads}}}};
   if (!ir.directWhyNot.empty()) j["noDirect"] = ir.directWhyNot;
@@ -309,7 +314,7 @@ nlohmann::json toJson(const CollectiveIR &ir) {
       pj["signals"].push_back({{"name", toString(s.sig)}, {"base", sigBase(s.sig)}, {"from", s.producers},
                                {"to", s.consumers}, {"value", s.value}});
     for (auto &r : p->roles)
-      pj["roles"].push_back({{"name", r.name}, {"ctas", r.ctas}, {"threads", r.threads},
+      pj["roles"].push_back({{"name", r.name}, {"ctas", r.ctas}, {"threads", r.threads}, {"lanes", r.lanes},
                              {"ctasFrom", r.ctasFrom}, {"runsOn", toString(r.runsOn)},
                              {"perWarpGroup", r.perWarpGroup}, {"body", bodyJson(r.body)}});
     j["programs"].push_back(pj);

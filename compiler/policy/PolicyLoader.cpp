@@ -76,12 +76,15 @@ void readLatency(const json &v, const std::string &path, LatencyPolicy &l) {
 }
 
 void readThroughput(const json &v, const std::string &path, ThroughputPolicy &t) {
-  requireObject(v, path, {"stageCtas", "consumeCtas", "gatherCtas", "threads", "chunkBytes", "transfer"});
+  requireObject(v, path, {"stageCtas", "consumeCtas", "gatherCtas", "threads", "chunkBytes", "transfer", "lanes",
+                          "consumeLanes"});
   readUInt(v, "stageCtas", path, 1, 1024, 1, t.stageCtas);
   readUInt(v, "consumeCtas", path, 1, 1024, 1, t.consumeCtas);
   readUInt(v, "gatherCtas", path, 1, 1024, 1, t.gatherCtas);
   readUInt(v, "threads", path, 32, 1024, 32, t.threads);
   readUInt(v, "chunkBytes", path, 4 * KiB, 1 * GiB, 16, t.chunkBytes);
+  readUInt(v, "lanes", path, 1, 2, 1, t.lanes);
+  readUInt(v, "consumeLanes", path, 1, 2, 1, t.consumeLanes);
   if (auto it = v.find("transfer"); it != v.end()) {
     if (*it == "pull")
       t.transfer = Transfer::Pull;

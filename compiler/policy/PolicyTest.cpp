@@ -195,3 +195,23 @@ TEST_CASE("policyToJson round-trips the direct knobs") {
   CHECK_FALSE(back.policies.at("t").forWorld(5).direct.enabled);
   CHECK(policyToJson(s).find("\"direct\": false") != std::string::npos);
 }
+
+TEST_CASE("push lanes: optional, 1 or 2, round-tripped") {
+  std::string e;
+  PolicySet s = parse(R"({"policies": {"t": {"throughput": {"transfer": "push", "lanes": 1},
+      "world": {"2": {"throughput": {"consumeLanes": 2}}}}}})",
+                      e);
+  REQUIRE(e == "");
+  const Policy &t = s.policies.at("t");
+  CHECK(t.forWorld(2).throughput.lanes == 1);
+  CHECK(t.forWorld(2).throughput.consumeLanes == 2);
+  CHECK(t.forWorld(3).throughput.consumeLanes == 0);  // 0: the runtime's default
+  CHECK(s.policies.at("Policy").forWorld(2).throughput.lanes == 0);
+  PolicySet back = parsePolicies(policyToJson(s), "rt.json", Arch::Sm90, e);
+  REQUIRE(e == "");
+  CHECK(back.policies.at("t").forWorld(2).throughput.lanes == 1);
+  CHECK(back.policies.at("t").forWorld(2).throughput.consumeLanes == 2);
+  CHECK(back.policies.at("t").forWorld(3).throughput.consumeLanes == 0);
+  parse(R"({"policies": {"t": {"throughput": {"lanes": 3}}}})", e);
+  CHECK(e == "p.json: policies.t.throughput.lanes: expected an integer in [1, 2], got 3");
+}

@@ -20,7 +20,8 @@ std::string policyToJson(const PolicySet &set) {
     for (int n = kMinWorld; n <= kMaxWorld; ++n) {
       const WorldPolicy &w = p.world[n];
       const ThroughputPolicy &t = w.throughput;
-      worlds[std::to_string(n)] = {
+      json &world = worlds[std::to_string(n)];
+      world = {
           {"latency", {{"maxBytes", w.latency.maxBytes}, {"ctas", w.latency.ctas}, {"threads", w.latency.threads}}},
           {"throughput",
            {{"stageCtas", t.stageCtas},
@@ -29,6 +30,8 @@ std::string policyToJson(const PolicySet &set) {
             {"threads", t.threads},
             {"chunkBytes", t.chunkBytes},
             {"transfer", t.transfer == Transfer::Pull ? "pull" : "push"}}}};
+      if (t.lanes) world["throughput"]["lanes"] = t.lanes;
+      if (t.consumeLanes) world["throughput"]["consumeLanes"] = t.consumeLanes;
       const DirectPolicy &d = w.direct;
       if (d.enabled)
         worlds[std::to_string(n)]["direct"] = {{"minBytes", d.minBytes}, {"ctas", d.ctas}, {"threads", d.threads}};

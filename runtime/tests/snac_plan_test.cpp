@@ -15,6 +15,8 @@ using namespace purlin;
 using namespace purlin::snac;
 
 namespace {
+/// The Atom pipeline stages of the kernels the plans are for (even: 2 push lanes fit).
+constexpr int kAtomStages = 8;
 constexpr WorldConsts kWorld{512u << 10, 16, 512, 8, 16, 8, 512, 2u << 20, false};
 constexpr std::size_t kStaging = std::size_t(256) << 20, kPackets = std::size_t(16) << 20;
 
@@ -125,22 +127,22 @@ TEST_CASE("chunks and CTA slices tile a range, slices 16-byte aligned") {
 TEST_CASE("makePlan: byte ranges per collective") {
   Plan p;
   std::string err;
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, 7), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, 7), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.txOff[0] == 0);
   CHECK(p.txLen[0] == 3 * 2);
   CHECK(p.txOff[1] == 3 * 2);
   CHECK(p.txLen[1] == 4 * 2);
   CHECK(p.msgBytes == 14);
-  REQUIRE(makePlan(CollKind::AllGather, 4, 2, args(kIn, kOut, 5, DType::F32), kWorld, kStaging, kPackets, p, err) ==
+  REQUIRE(makePlan(CollKind::AllGather, 4, 2, args(kIn, kOut, 5, DType::F32), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK(p.rxOff[3] == 3 * 5 * 4);
   CHECK(p.txLen[0] == 20);
   CHECK(p.msgBytes == 4 * 20);
   CHECK(p.stageParts() == 1);
-  REQUIRE(makePlan(CollKind::ReduceScatter, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  REQUIRE(makePlan(CollKind::ReduceScatter, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.txOff[3] == 30);
   CHECK(p.rxOff[2] == 0);
-  REQUIRE(makePlan(CollKind::AllToAll, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  REQUIRE(makePlan(CollKind::AllToAll, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.rxOff[1] == 10);
   CHECK(p.txOff[1] == 10);
 }
@@ -154,7 +156,7 @@ TEST_CASE("makePlan: the dispatch decision is the same on every rank") {
         for (int r = 0; r < n; ++r) {
           Plan p;
           std::string err;
-          REQUIRE(makePlan(k, n, r, args(kIn, kOut, count), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+          REQUIRE(makePlan(k, n, r, args(kIn, kOut, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
           CHECK(p.latency == (p.msgBytes <= kWorld.latencyMaxBytes));
           if (!p.latency) {
             CHECK(p.chunk % 16 == 0);
@@ -180,10 +182,10 @@ TEST_CASE("makePlan: the latency program only when the packet window holds the p
   Plan p;
   std::string err;
   // 256 KiB message, AllReduce one shot: 256 KiB payload per source = 512 KiB of packets.
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 20, p, err) ==
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 20, p, err, kAtomStages) ==
           Status::Ok);
   CHECK(p.latency);
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 19, p, err) ==
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 19, p, err, kAtomStages) ==
           Status::Ok);
   CHECK_FALSE(p.latency);
 }
@@ -191,14 +193,14 @@ TEST_CASE("makePlan: the latency program only when the packet window holds the p
 TEST_CASE("makePlan: staging beyond capacity uses cyclic slots; too small is an error") {
   Plan p;
   std::string err;
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 1u << 20, kPackets, p, err) ==
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 1u << 20, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK_FALSE(p.latency);
   CHECK(p.yOffset == 512u << 10);
   CHECK(std::size_t(p.slots) * p.chunk <= p.yOffset);
   CHECK(p.stageSequence() > p.slots);  // cyclic
   CHECK(p.ySlots >= 1);
-  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 4096, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 4096, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("staging too small") != std::string::npos);
 }
@@ -210,38 +212,38 @@ TEST_CASE("makePlan: a chunk count that would overflow is an error, not a trunca
   tiny.chunkBytes = 16;  // the smallest the policy loader accepts
   tiny.latencyMaxBytes = 0;
   // 2^34 bf16 per rank = 32 GiB: 2^31 chunks of 16 B, beyond int.
-  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 34), tiny, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 34), tiny, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("chunks of 16 bytes per partition: too many") != std::string::npos);
   // The same policy with a message that fits is fine.
-  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, 1u << 20), tiny, kStaging, kPackets, p, err) == Status::Ok);
+  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, 1u << 20), tiny, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
 }
 
 TEST_CASE("makePlan: bad arguments give a status and a message") {
   Plan p;
   std::string err;
-  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(nullptr, kOut, 5), kWorld, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(nullptr, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("input pointer is null") != std::string::npos);
-  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, nullptr, 5), kWorld, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, nullptr, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CallArgs a = args(kIn, kOut, 5);
   a.dtype = DType(9);
-  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err) == Status::Unsupported);
+  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Unsupported);
   a = args(kIn, kOut, 5);
   a.op = RedOp(9);
-  CHECK(makePlan(CollKind::ReduceScatter, 2, 0, a, kWorld, kStaging, kPackets, p, err) == Status::Unsupported);
-  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err) == Status::Ok);  // copies ignore op
-  CHECK(makePlan(CollKind::AllReduce, 9, 0, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::ReduceScatter, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Unsupported);
+  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);  // copies ignore op
+  CHECK(makePlan(CollKind::AllReduce, 9, 0, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  CHECK(makePlan(CollKind::AllReduce, 2, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllReduce, 2, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn + 1, kOut, 5), kWorld, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn + 1, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);  // not element-aligned
   CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, std::size_t(1) << 62), kWorld, kStaging, kPackets, p,
-                 err) == Status::InvalidArgument);
+                 err, kAtomStages) == Status::InvalidArgument);
   WorldConsts none{};
-  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5), none, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5), none, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
 }
 
@@ -250,16 +252,16 @@ TEST_CASE("makePlan: in place in NCCL's forms only; count 0 is empty") {
   std::string err;
   std::byte* buf = kOut;
   const std::size_t count = 100, E = 2;
-  CHECK(makePlan(CollKind::AllReduce, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err) == Status::Ok);
-  CHECK(makePlan(CollKind::AllGather, 2, 1, args(buf + count * E, buf, count), kWorld, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllReduce, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  CHECK(makePlan(CollKind::AllGather, 2, 1, args(buf + count * E, buf, count), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::Ok);
   CHECK(makePlan(CollKind::ReduceScatter, 2, 1, args(buf, buf + count * E, count), kWorld, kStaging, kPackets, p,
-                 err) == Status::Ok);
-  CHECK(makePlan(CollKind::AllToAll, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err) ==
+                 err, kAtomStages) == Status::Ok);
+  CHECK(makePlan(CollKind::AllToAll, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  CHECK(makePlan(CollKind::AllReduce, 2, 1, args(buf, buf + 2, count), kWorld, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllReduce, 2, 1, args(buf, buf + 2, count), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(nullptr, nullptr, 0), kWorld, kStaging, kPackets, p, err) ==
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(nullptr, nullptr, 0), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK(p.empty);
 }
@@ -275,7 +277,7 @@ TEST_CASE("makePlan (push): per-source regions fit the staging half; chunks scal
           w.chunkBytes = 4u << 20;
           Plan p;
           std::string err;
-          REQUIRE(makePlan(k, n, 0, args(kIn, kOut, count), w, staging, kPackets, p, err) == Status::Ok);
+          REQUIRE(makePlan(k, n, 0, args(kIn, kOut, count), w, staging, kPackets, p, err, kAtomStages) == Status::Ok);
           INFO(toString(k) << " n=" << n << " count=" << count << " staging=" << staging);
           CHECK(p.push);
           CHECK_FALSE(p.latency);
@@ -314,46 +316,54 @@ TEST_CASE("makePlan (push): about chunksPerCta chunks per CTA of the busiest rol
   std::string err;
   // AllGather on 2 ranks, 16 CTAs per role x 4 chunks per CTA = 64 chunks per peer.
   REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
-                   kPackets, p, err) == Status::Ok);
+                   kPackets, p, err, kAtomStages) == Status::Ok);
   // count is in f32 elements: 128 MiB per rank -> 2 MiB chunks (64 of them).
   CHECK(p.chunk == (std::size_t(2) << 20));
   CHECK(p.cpp == 64);
   w.chunksPerCta = 1;  // 8 MiB wanted, capped at 4 MiB
   REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
-                   kPackets, p, err) == Status::Ok);
+                   kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.chunk == (std::size_t(4) << 20));
   // Two lanes per CTA: twice the workers, so half the chunk (1 MiB).
   w.chunksPerCta = 0;
   w.lanes = 2;
   w.consumeLanes = 2;
   REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
-                   kPackets, p, err) == Status::Ok);
+                   kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.lanes == 2);
   CHECK(p.consumeLanes == 2);
   CHECK(p.chunk == (std::size_t(1) << 20));
   w.consumeLanes = 1;  // stage 32 workers, consume 16: chunks follow the larger
   REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
-                   kPackets, p, err) == Status::Ok);
+                   kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.consumeLanes == 1);
   CHECK(p.chunk == (std::size_t(1) << 20));
   w.consumeLanes = 2;
   w.threads = 96;  // 48-thread lanes are not whole warps: one lane
   REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
-                   kPackets, p, err) == Status::Ok);
+                   kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.lanes == 1);
   w.threads = 512;
+  // An Atom of an odd number of stages cannot be split between two lanes
+  // (pushLanes, the rule the printed kernel's LaneAtomOf and the IR share).
+  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+                   kPackets, p, err, 7) == Status::Ok);
+  CHECK(p.lanes == 1);
+  CHECK(p.consumeLanes == 1);
+  static_assert(pushLanes(0, kDefaultLanes, 512, 8) == 2 && pushLanes(0, kDefaultConsumeLanes, 512, 8) == 1);
+  static_assert(pushLanes(2, 1, 512, 6) == 2 && pushLanes(2, 1, 512, 1) == 1 && pushLanes(2, 1, 480, 8) == 1);
   w.lanes = 3;
-  CHECK(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("lanes") != std::string::npos);
   w.lanes = 1;
   w.consumeLanes = 1;
   // A small message gets the minimum chunk.
-  REQUIRE(makePlan(CollKind::ReduceScatter, 2, 0, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err) == Status::Ok);
+  REQUIRE(makePlan(CollKind::ReduceScatter, 2, 0, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.chunk == kMinPushChunk);
   CHECK(p.cpp == 1);
   // Staging below 4096 bytes per source is an error with a message.
-  CHECK(makePlan(CollKind::AllToAll, 8, 0, args(kIn, kOut, 1000), w, 7 * 4000, kPackets, p, err) ==
+  CHECK(makePlan(CollKind::AllToAll, 8, 0, args(kIn, kOut, 1000), w, 7 * 4000, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("push") != std::string::npos);
 }
@@ -370,7 +380,7 @@ TEST_CASE("direct program: wanted by sizes and policy only, the same on every ra
           // Rank-dependent pointers must not change the answer.
           const std::byte* in = kIn + 4096 * std::size_t(r) + (r % 2) * 2;
           std::byte* out = kOut + 4096 * std::size_t(r);
-          REQUIRE(makePlan(k, n, r, args(in, out, count), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+          REQUIRE(makePlan(k, n, r, args(in, out, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
           const int w = directWanted(p, kWorld) ? 1 : 0;
           if (wanted < 0) wanted = w;
           CHECK(w == wanted);
@@ -386,7 +396,7 @@ TEST_CASE("direct program: wanted by sizes and policy only, the same on every ra
   big.directMinBytes = std::size_t(128) << 20;  // above the 64 MiB message below
   Plan p;
   std::string err;
-  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(directWanted(p, kWorld));
   CHECK_FALSE(directWanted(p, off));
   CHECK_FALSE(directWanted(p, big));
@@ -396,7 +406,7 @@ TEST_CASE("direct program: this rank's buffers decide eligibility (alignment, 16
   auto plan = [](CollKind k, const void* in, void* out, std::size_t count, int r = 0) {
     Plan p;
     std::string err;
-    REQUIRE(makePlan(k, 2, r, args(in, out, count), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+    REQUIRE(makePlan(k, 2, r, args(in, out, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
     return p;
   };
   const std::size_t c = std::size_t(1) << 20;
@@ -418,7 +428,7 @@ TEST_CASE("direct program: this rank's buffers decide eligibility (alignment, 16
 TEST_CASE("direct program: shape grows with the message, at most directCtas; rounds tile a slice") {
   Plan p;
   std::string err;
-  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 18), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 18), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   planDirect(p, kWorld);
   CHECK(p.direct);
   CHECK_FALSE(p.latency);
@@ -426,7 +436,7 @@ TEST_CASE("direct program: shape grows with the message, at most directCtas; rou
   CHECK(p.ctas() == p.directCtas);
   CHECK(p.threadsPerCta() == kDirectThreads);
   // 64 MiB: the SM form (below kDirectEngineMinBytes).
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, std::size_t(1) << 25), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, std::size_t(1) << 25), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   WorldConsts w = kWorld;
   w.directCtas = 24;
   w.directThreads = 2000;
@@ -449,28 +459,28 @@ TEST_CASE("direct program, copy-engine form: copies with one CTA, reductions wit
   Plan p;
   std::string err;
   for (CollKind k : {CollKind::AllReduce, CollKind::ReduceScatter}) {
-    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
     planDirect(p, kWorld);
     CHECK(p.directEngine);                   // >= kDirectEngineMinBytes
     CHECK(p.directCtas == kDirectCtas);
     CHECK(p.directThreads == kDirectEngineReduceThreads);
-    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
     planDirect(p, kWorld);
     CHECK_FALSE(p.directEngine);             // 32-64 MiB: SM stores
     CHECK(p.directThreads == kDirectThreads);
   }
   for (CollKind k : {CollKind::AllGather, CollKind::AllToAll}) {
-    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
     planDirect(p, kWorld);
     CHECK(p.directEngine);                   // 1 GiB >= kDirectEngineMinBytes
     CHECK(p.directCtas == 1);
   }
-  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 20), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 20), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   planDirect(p, kWorld);
   CHECK_FALSE(p.directEngine);
   WorldConsts never = kWorld;
   never.directEngineMinBytes = ~std::size_t(0);
-  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err) == Status::Ok);
+  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   planDirect(p, never);
   CHECK_FALSE(p.directEngine);
 }

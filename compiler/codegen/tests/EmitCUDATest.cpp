@@ -28,6 +28,11 @@ TEST_CASE("emitter output is deterministic", "[codegen]") {
   EmitOutput c = emitCUDA(in);
   REQUIRE(c.cu != a.cu);
   REQUIRE(has(c.cu, ".chunkBytes = 777777"));
+  // Push lanes reach the table only when the policy sets them (0: the runtime's default).
+  REQUIRE_FALSE(has(a.cu, ".lanes = "));
+  in.collectives[0].policy.world[8].throughput.lanes = 1;
+  in.collectives[0].policy.world[8].throughput.consumeLanes = 2;
+  REQUIRE(has(emitCUDA(in).cu, ".push = true, .lanes = 1, .consumeLanes = 2,"));
 }
 
 TEST_CASE("policy struct carries every world size's constants", "[codegen]") {

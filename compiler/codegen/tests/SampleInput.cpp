@@ -88,6 +88,8 @@ EmitInput sampleAllReduceInput() {
   // printed from it (as runCudaEmit adds them).
   Module m = sampleModule();
   c.ir = ir::lowerVerified(*m.collectives[2], c.policy, kMinWorld);
+  c.pullIR = c.ir;                                                 // the sample policy pulls for n < 8
+  c.pushIR = ir::lowerVerified(*m.collectives[2], c.policy, kMaxWorld); // and pushes for n = 8
   printPrograms(c);
   in.collectives.push_back(c);
   return in;

@@ -37,6 +37,13 @@ struct ThroughputPolicy {
   int threads = 0;         ///< threads per CTA, all roles
   uint64_t chunkBytes = 0; ///< bytes per chunk of one partition
   Transfer transfer = Transfer::Pull;
+  /// Push only: lanes (independent workers) per CTA of the stage role and
+  /// of the consume / gather roles, 1 or 2; 0 = the runtime's default
+  /// (runtime plan.h kDefaultLanes, kDefaultConsumeLanes). Bound as
+  /// snac::pushLanes (2 only where a lane is whole warps and gets half
+  /// the Atom's pipeline stages).
+  int lanes = 0;
+  int consumeLanes = 0;
 };
 
 /// The Atom's pipeline (paper §3.3, Eq. 3: capacity Q = CTAs * S * B). One

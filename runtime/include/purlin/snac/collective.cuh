@@ -5,10 +5,11 @@
 /// Compose<F, G>; P is a policy type with static constexpr members (NCCL
 /// ProtoSimple style, emitted by purlinc); AtomArch an Atom datapath tag;
 /// Programs the device programs purlinc printed from the SNAC IR for this
-/// collective (`template <class E, RedOp Op, bool W8> static LatencyKernel
-/// latency()`: the latency kernel). The throughput and direct programs are
-/// still the runtime's (throughput.cuh, direct.cuh) until they are printed
-/// from the IR too (docs/codegen.md).
+/// collective: `template <class E, RedOp Op, bool W8> static ProgramKernel
+/// latency()` (the latency kernel) and `template <class AtomT, class E,
+/// RedOp Op> static ProgramKernel throughput()` (the throughput kernel,
+/// pull or push by Plan::push). The direct program is still the runtime's
+/// (direct.cuh) until it is printed from the IR too (docs/codegen.md).
 ///
 /// launch validates the arguments (never throws), decides the program by
 /// message bytes against P::world[n].latencyMaxBytes (the same decision on
@@ -38,13 +39,16 @@
 #include "purlin/snac/packet_lane.cuh"
 #include "purlin/snac/plan.h"
 #include "purlin/snac/resident.cuh"
-#include "purlin/snac/throughput.cuh"
+#include "purlin/snac/lane.cuh"
+#include "purlin/snac/tp_context.cuh"
 
 namespace purlin::snac {
 
-/// The signature of a latency kernel purlinc prints (launch: grid =
-/// plan.latencyCtas, block = plan.latencyThreads, no dynamic shared memory).
-using LatencyKernel = void (*)(DeviceComm, Plan, const std::byte*, std::byte*);
+/// The signature of the kernels purlinc prints: latency (grid =
+/// plan.latencyCtas, block = plan.latencyThreads, no dynamic shared
+/// memory) and throughput (grid = plan.ctas(), block = plan.threads,
+/// dynamic shared memory = the datapath's workspace).
+using ProgramKernel = void (*)(DeviceComm, Plan, const std::byte*, std::byte*);
 
 enum class Consume { Copy, Reduce };
 enum class Layout { Packed, Scattered, Transposed, PackedV, ScatteredV, TransposedV };
@@ -314,7 +318,7 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = pdl ? 1 : 0;
-    const LatencyKernel kernel =
+    const ProgramKernel kernel =
         pl.words8 ? Programs::template latency<E, Op, true>() : Programs::template latency<E, Op, false>();
     cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, dc, pl, in, out);
     if (err != cudaSuccess) {
@@ -324,7 +328,7 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
                                            std::to_string(pl.latencyThreads) + "): " + cudaGetErrorString(err));
     }
   } else {
-    auto kernel = throughputKernel<K, AtomT, E, Op>;
+    const ProgramKernel kernel = Programs::template throughput<AtomT, E, Op>();
     const std::size_t smem = AtomT::kWorkspaceBytes;
     if (smem > 48 * 1024) {
       cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
@@ -417,7 +421,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if (P::stagingBytes != 0 && P::stagingBytes < capacity) capacity = P::stagingBytes;
       Plan pl;
       std::string error;
-      Status s = makePlan(K, n, r, args, w, capacity, dc.packetHalfBytes, pl, error);
+      Status s = makePlan(K, n, r, args, w, capacity, dc.packetHalfBytes, pl, error, P::pipelineStages);
       if (s != Status::Ok) return report(s, error);
       if (pl.empty) return Status::Ok;
       detail::DeviceGuard guard(comm.device());

@@ -78,6 +78,21 @@ inline constexpr int kDefaultChunksPerCta = 4;
 inline constexpr int kDefaultLanes = 2;         // stage role (bench/NOTES.md E7-E8)
 inline constexpr int kDefaultConsumeLanes = 1;  // consume and gather roles (full pipeline depth for local copies)
 
+/// Whether `lanes` lanes of a CTA can share an Atom of `stages` pipeline
+/// stages (each lane gets stages / lanes: lane.cuh LaneAtomOf).
+PURLIN_HD constexpr bool lanesSplitStages(int lanes, int stages) {
+  return lanes == 1 || (stages % lanes == 0 && stages >= lanes);
+}
+/// Lanes per CTA a push role runs with (the one rule of the runtime's plan,
+/// the printed kernel and the SNAC IR): the policy's count (0 = `fallback`,
+/// kDefaultLanes or kDefaultConsumeLanes), 2 only when a lane is a whole
+/// number of warp pairs (named barriers count warps) and gets half of the
+/// Atom's `stages`; otherwise 1. `policyLanes` > 2 is refused by makePlan.
+PURLIN_HD constexpr int pushLanes(int policyLanes, int fallback, int threads, int stages) {
+  const int want = policyLanes > 0 ? policyLanes : fallback;
+  return want == 2 && threads % 64 == 0 && lanesSplitStages(2, stages) ? 2 : 1;
+}
+
 /// Direct program defaults (bench/NOTES.md E9).
 inline constexpr std::size_t kDirectMinBytes = std::size_t(4) << 20;
 inline constexpr int kDirectCtas = 32;
@@ -188,11 +203,12 @@ bool scaleRoleCtas(int budget, int* roles, int count);
 
 /// Validates a call and plans it. `stagingCapacity` = usable bytes of one
 /// staging half (min of the policy's and the communicator's),
-/// `packetHalfBytes` = bytes of one packet half. Returns Ok, or an error
-/// status with `error` set to a message naming the argument.
+/// `packetHalfBytes` = bytes of one packet half, `atomStages` = the pipeline
+/// stages of the throughput kernel's Atom (push lanes: pushLanes). Returns
+/// Ok, or an error status with `error` set to a message naming the argument.
 Status makePlan(CollKind kind, int n, int rank, const CallArgs& args,
                 const WorldConsts& world, std::size_t stagingCapacity,
-                std::size_t packetHalfBytes, Plan& plan, std::string& error);
+                std::size_t packetHalfBytes, Plan& plan, std::string& error, int atomStages);
 
 /// The direct program's view of the peers: out[p] = rank p's output buffer
 /// as mapped into this process (out[rank] = this rank's own). Filled by

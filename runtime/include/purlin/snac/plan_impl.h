@@ -65,7 +65,7 @@ inline std::size_t pickPushChunk(std::size_t maxLen, int n, const WorldConsts& w
 
 /// The push transfer's share of makePlan (CTA counts already set): region
 /// sizes, chunk, chunks per partition, slots per source region.
-inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t stagingCapacity,
+inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t stagingCapacity, int atomStages,
                        Plan& p, std::string& error) {
   const bool compose = kind == CollKind::AllReduce;
   const std::size_t area = compose ? stagingCapacity / 2 : stagingCapacity;
@@ -76,9 +76,8 @@ inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t s
     if (lanes > 2 || clanes > 2)
       return fail(error, Status::InvalidArgument, kind,
                   "push lanes must be 1 or 2, not " + std::to_string(lanes > 2 ? lanes : clanes));
-    // A lane is a whole number of warps (named barriers count warps).
-    p.lanes = lanes == 2 && p.threads % 64 == 0 ? 2 : 1;
-    p.consumeLanes = clanes == 2 && p.threads % 64 == 0 ? 2 : 1;
+    p.lanes = pushLanes(w.lanes, kDefaultLanes, p.threads, atomStages);
+    p.consumeLanes = pushLanes(w.consumeLanes, kDefaultConsumeLanes, p.threads, atomStages);
   }
   p.regionBytes = (area / std::size_t(n - 1)) & ~std::size_t(15);
   p.yRegionBytes = compose ? p.regionBytes : 0;
@@ -152,7 +151,7 @@ inline void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int
 
 inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
                        const WorldConsts& w, std::size_t stagingCapacity,
-                       std::size_t packetHalfBytes, Plan& p, std::string& error) {
+                       std::size_t packetHalfBytes, Plan& p, std::string& error, int atomStages) {
   using detail::fail;
   p = Plan{};
   p.kind = kind;
@@ -263,7 +262,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   p.gatherCtas = kind == CollKind::AllReduce ? w.gatherCtas : 0;
   p.threads = w.threads;
   const bool compose = kind == CollKind::AllReduce;
-  if (w.push) return detail::planPush(kind, n, w, stagingCapacity, p, error);
+  if (w.push) return detail::planPush(kind, n, w, stagingCapacity, atomStages, p, error);
   const std::size_t region = compose ? (stagingCapacity / 2) & ~std::size_t(15) : stagingCapacity & ~std::size_t(15);
   if (region < 4096)
     return fail(error, Status::InvalidArgument, kind,

@@ -23,7 +23,6 @@
 #include "purlin/host/communicator.h"
 #include "purlin/snac/direct.cuh"
 #include "purlin/snac/plan.h"
-#include "purlin/snac/throughput.cuh"
 
 namespace purlin::snac::detail {
 
@@ -90,7 +89,7 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
   // Throughput program: the roles shrink together.
   if (w.stageCtas > 0 && w.threads > 0) {
     const int budget =
-        residentCtas(throughputKernel<K, AtomT, E, Op>, w.threads, AtomT::kWorkspaceBytes, sms, sharing, error);
+        residentCtas(Programs::template throughput<AtomT, E, Op>(), w.threads, AtomT::kWorkspaceBytes, sms, sharing, error);
     if (budget < 0) return Status::CudaError;
     int roles[3] = {w.stageCtas, w.consumeCtas, K == CollKind::AllReduce ? w.gatherCtas : 0};
     throughputFits = scaleRoleCtas(budget, roles, 3);

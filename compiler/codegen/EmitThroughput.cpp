@@ -1,0 +1,603 @@
+/// @file EmitThroughput.cpp
+/// @brief printThroughputPrograms(): the throughput roles' device code,
+/// printed op by op from the SNAC IR (see EmitThroughput.h).
+///
+/// Printed forms (docs/codegen.md "Throughput program"):
+///  - sliced roles (pull): CTA i of `ctas` moves sliceBegin/sliceSize of
+///    every chunk; waits are CTA-collective (thread 0 polls, a barrier
+///    shares the verdict); an arrive is ctaArriveLast, and the `last` ops
+///    after it run in thread 0 of the last arriver;
+///  - worker roles (push, `step j on worker j mod workers`): worker w of W
+///    (one lane of a CTA, runtime lane.cuh) takes steps j = w, w+W, ...,
+///    moves whole chunks and notifies itself after its lane barrier.
+/// A notify is fence.acq_rel.sys then one st.release.sys per target (the
+/// runtime's notify primitive fences always; the IR marks the fences the
+/// protocol needs, docs/snac-ir.md).
+#include "codegen/EmitThroughput.h"
+
+#include <sstream>
+
+#include "ir/Printer.h"
+
+namespace purlin::codegen {
+
+namespace {
+
+using ir::Access;
+using ir::Buf;
+using ir::Cond;
+using ir::Domain;
+using ir::Op;
+using ir::OpKind;
+using ir::RankRef;
+using ir::RoundOf;
+using ir::Sig;
+using ir::SlotSpace;
+using ir::Stmt;
+
+[[noreturn]] void unsupported(const Op &op, const std::string &why) {
+  throw EmitError("throughput program: " + ir::opLine(op) + ": " + why);
+}
+
+std::string cite(const Op &op, const std::string &pad) { return pad + "// " + ir::opLine(op) + "\n"; }
+
+/// The C++ name of a rank of the printed code.
+std::string rankExpr(const Op &op, RankRef x) {
+  switch (x) {
+  case RankRef::R: return "r";
+  case RankRef::P: return "p";
+  case RankRef::K: return "k";
+  case RankRef::Next: return "(r + 1) % n";
+  default: unsupported(op, std::string("no CUDA form for rank ") + ir::toString(x));
+  }
+}
+
+/// seq(part, c) of `owner`'s stage sequence (pull staging).
+std::string seqExpr(const Op &op, RankRef owner, RankRef part) {
+  return "cx.seqIndex(" + rankExpr(op, owner) + ", " + (part == RankRef::None ? "r" : rankExpr(op, part)) + ", c)";
+}
+
+const char *sigIndexFn(const Op &op) {
+  switch (op.sig) {
+  case Sig::STAGED: return "stagedIndex";
+  case Sig::CONSUMED: return "consumedIndex";
+  case Sig::REDUCED: return "reducedIndex";
+  case Sig::GATHERED: return "gatheredIndex";
+  default: unsupported(op, "no CUDA form for this signal in a throughput program");
+  }
+}
+
+bool pushSlot(const Op &o) { return o.slotSpace == SlotSpace::S && o.slotRegion != RankRef::None; }
+bool pullSlot(const Op &o) { return o.slotSpace == SlotSpace::S && o.slotRegion == RankRef::None; }
+
+/// The slot a sync op (or an arrive) names.
+std::string slotExpr(const Op &o) {
+  if (o.slotSpace == SlotSpace::Y) return "cx.ySlotOf(c)";
+  if (pushSlot(o)) return "cx.pushSlotOf(c)";
+  if (pullSlot(o)) return "cx.slotOf(" + seqExpr(o, o.slotOwner, o.slotPart) + ")";
+  unsupported(o, "no slot");
+}
+
+/// sig(e, round) of a sync op.
+std::string valueExpr(const Op &o) {
+  const bool prev = o.round == RoundOf::Prev;
+  if (o.round != RoundOf::Cur && !prev) unsupported(o, "a throughput signal names this round or the previous one");
+  std::string round;
+  if (o.slotSpace == SlotSpace::Y) round = prev ? "cx.yRoundOf(c - pl.ySlots)" : "cx.yRoundOf(c)";
+  else if (pushSlot(o)) round = prev ? "cx.pushRoundOf(c - pl.slots)" : "cx.pushRoundOf(c)";
+  else if (pullSlot(o)) {
+    const std::string seq = seqExpr(o, o.slotOwner, o.slotPart);
+    round = prev ? "cx.roundOf(" + seq + " - pl.slots)" : "cx.roundOf(" + seq + ")";
+  } else
+    unsupported(o, "no slot");
+  return "cx.sig(" + round + ")";
+}
+
+/// The op's condition as a C++ expression ("" = always).
+std::string condExpr(const Op &o, bool worker) {
+  switch (o.cond) {
+  case Cond::Always: return "";
+  case Cond::HasPrev:
+    if (o.slotSpace == SlotSpace::Y) return "c >= pl.ySlots";
+    if (pushSlot(o)) return "c >= pl.slots";
+    if (pullSlot(o)) return seqExpr(o, o.slotOwner, o.slotPart) + " >= pl.slots";
+    break;
+  case Cond::HasNext:
+    if (o.slotSpace == SlotSpace::Y) return "cx.yReused(c)";
+    if (pushSlot(o)) return "cx.pushReused(c)";
+    if (pullSlot(o)) return "cx.slotReused(" + seqExpr(o, o.slotOwner, o.slotPart) + ")";
+    break;
+  case Cond::FirstOfChunk:
+    if (worker) return "m == 0";
+    break;
+  default: break;
+  }
+  unsupported(o, "no CUDA form for this condition in a throughput program");
+}
+
+/// Whether the op's slot (and so its condition and value) depends on its
+/// own forEach rank.
+bool slotDependsOnVar(const Op &o) {
+  return o.var != RankRef::None && pullSlot(o) && (o.slotOwner == o.var || o.slotPart == o.var);
+}
+
+/// A loop over the ranks of `d` bound to `v`, opened in `o` (closed by "}").
+void openRankLoop(std::ostream &o, const std::string &pad, const std::string &v, Domain d) {
+  o << pad << "for (int " << v << " = 0; " << v << " < n; ++" << v << ") {\n";
+  if (d == Domain::Others) o << pad << "  if (" << v << " == r) continue;\n";
+}
+
+struct Operand {
+  std::string ptr, len;
+  bool user = false;  ///< user memory (X or O): it gives the op's length
+};
+
+Operand operand(const Op &op, const Access &a) {
+  Operand x;
+  if (a.buf == Buf::X || a.buf == Buf::O) {
+    if (a.owner != RankRef::R) unsupported(op, "a rank reads and writes only its own user buffers");
+    const bool in = a.buf == Buf::X;
+    const std::string base = in ? "in" : "out";
+    const std::string offs = in ? "pl.txOff[" : "pl.rxOff[", lens = in ? "pl.txLen[" : "pl.rxLen[";
+    std::string len;
+    if (a.part == RankRef::None) {
+      x.ptr = base;  // the whole packed buffer (AllGather input, ReduceScatter output)
+      len = lens + "r]";
+    } else {
+      x.ptr = base + " + " + offs + rankExpr(op, a.part) + "]";
+      len = lens + rankExpr(op, a.part) + "]";
+    }
+    if (a.chunked) {
+      x.ptr += " + chunkBegin(" + len + ", pl.chunk, c)";
+      x.len = "chunkSize(" + len + ", pl.chunk, c)";
+    } else {
+      x.len = len;
+    }
+    x.user = true;
+    return x;
+  }
+  if (!a.chunked) unsupported(op, "a staging operand is one chunk's slot");
+  if (a.buf == Buf::S) {
+    x.ptr = a.region != RankRef::None
+                ? "cx.pushSlot(" + rankExpr(op, a.owner) + ", " + rankExpr(op, a.region) + ", c)"
+                : "cx.staging(" + rankExpr(op, a.owner) + ") + std::size_t(cx.slotOf(" +
+                      seqExpr(op, a.owner, a.part) + ")) * pl.chunk";
+    return x;
+  }
+  if (a.buf == Buf::Y) {
+    x.ptr = a.region != RankRef::None ? "cx.pushYSlot(" + rankExpr(op, a.owner) + ", " + rankExpr(op, a.region) + ", c)"
+                                      : "cx.ySlot(" + rankExpr(op, a.owner) + ", c)";
+    return x;
+  }
+  unsupported(op, "no CUDA form for this buffer in a throughput program");
+}
+
+/// The length of a data op: that of its user-memory operand (dst, src, then
+/// the reduction's own operand).
+std::string dataLength(const Op &op) {
+  for (const Access *a : {&op.dst, &op.src, &op.srcSelf}) {
+    if (a == &op.srcSelf && !op.hasSrcSelf) continue;
+    Operand x = operand(op, *a);
+    if (x.user) return x.len;
+  }
+  unsupported(op, "a data op has an operand in user memory, which gives its length");
+}
+
+/// Prints one role's function.
+class RolePrinter {
+public:
+  RolePrinter(const ir::Role &role, bool worker, bool typed, std::ostream &o, std::vector<int> &ops)
+      : role_(role), worker_(worker), typed_(typed), o_(o), ops_(ops) {}
+
+  void print(const std::string &fn) {
+    if (role_.runsOn != ir::RunsOn::All || role_.perWarpGroup)
+      throw EmitError("throughput program: role " + role_.name + " runs on every rank, on CTAs");
+    o_ << "/// Role " << role_.name << " (" << (worker_ ? "push" : "pull") << "; IR ops " << opRange() << "), "
+       << (worker_ ? "worker w of W (lane of a CTA: lane.cuh), whole chunks.\n"
+                   : "CTA i of ctas, a slice of every chunk.\n");
+    if (worker_) {
+      o_ << "template <class AtomL, int L" << (typed_ ? ", class E, RedOp Op" : "") << ">\n"
+         << "__device__ void " << fn << "(const TpContext& cx, const Lane<L>& ln, const std::byte* in, std::byte* out,\n"
+         << "    int w, int W) {\n";
+    } else {
+      o_ << "template <class AtomT" << (typed_ ? ", class E, RedOp Op" : "") << ">\n"
+         << "__device__ void " << fn << "(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {\n";
+    }
+    o_ << "  const Plan& pl = cx.pl;\n"
+       << "  [[maybe_unused]] const int r = pl.rank, n = pl.n;\n"
+       << "  (void)in;\n"
+       << "  (void)out;\n";
+    body(role_.body, "  ", false);
+    o_ << "}\n\n";
+  }
+
+private:
+  const ir::Role &role_;
+  bool worker_, typed_;
+  std::ostream &o_;
+  std::vector<int> &ops_;
+
+  std::string opRange() const {
+    std::string s;
+    ir::forEachOp(role_.body, [&](const Op &op) { s += (s.empty() ? "%" : ", %") + std::to_string(op.id); });
+    return s;
+  }
+
+  void body(const std::vector<Stmt> &stmts, const std::string &pad, bool inLoop) {
+    for (std::size_t i = 0; i < stmts.size(); ++i) {
+      const Stmt &s = stmts[i];
+      if (s.isLoop) {
+        loop(s, pad);
+        continue;
+      }
+      const Op &op = s.op;
+      if (op.last) unsupported(op, "a last-arriver op follows an arrive");
+      const Stmt *next = i + 1 < stmts.size() ? &stmts[i + 1] : nullptr;
+      const bool prevData = i > 0 && !stmts[i - 1].isLoop &&
+                            (stmts[i - 1].op.kind == OpKind::Copy || stmts[i - 1].op.kind == OpKind::Reduce);
+      switch (op.kind) {
+      case OpKind::Wait: wait(op, pad); break;
+      case OpKind::Copy:
+      case OpKind::Reduce: {
+        if (!inLoop && op.dst.chunked) unsupported(op, "a chunked op sits in a loop over chunks");
+        data(op, pad);
+        const bool arriveNext = next && !next->isLoop && next->op.kind == OpKind::Arrive;
+        if (!worker_ && !arriveNext) o_ << pad << "__syncthreads();  // the Atom workspace is reused by the next op\n";
+        break;
+      }
+      case OpKind::Arrive: {
+        if (worker_) unsupported(op, "a worker moves whole chunks: no last-arriver counter");
+        arrive(op, pad);
+        // The ops the last arriver runs.
+        std::size_t j = i + 1;
+        if (j < stmts.size() && !stmts[j].isLoop && stmts[j].op.last) {
+          o_ << pad << "if (last && threadIdx.x == 0) {\n";
+          for (; j < stmts.size() && !stmts[j].isLoop && stmts[j].op.last; ++j) notify(stmts[j].op, pad + "  ");
+          o_ << pad << "}\n";
+        }
+        i = j - 1;
+        break;
+      }
+      case OpKind::Notify:
+        if (!worker_) unsupported(op, "a sliced role notifies from its last arriver");
+        if (!prevData) o_ << pad << "ln.sync();  // the lane's accesses before the notify\n";
+        o_ << pad << "if (ln.leader()) {\n";
+        notify(op, pad + "  ");
+        o_ << pad << "}\n";
+        break;
+      default: unsupported(op, "no CUDA form for this op in a throughput program");
+      }
+    }
+  }
+
+  void loop(const Stmt &s, const std::string &pad) {
+    auto bad = [&](const std::string &why) {
+      const Stmt *first = &s;
+      while (first->isLoop && !first->body.empty()) first = &first->body[0];
+      if (!first->isLoop) unsupported(first->op, why);
+      throw EmitError("throughput program: a loop " + why);
+    };
+    if (!s.chunks || s.rounds) bad("of a throughput role runs over the call's chunks");
+    if (s.var != RankRef::None && !s.chunkMajor) bad("over chunks and ranks is chunk-major");
+    const std::string in = pad + "  ";
+    std::string v = s.var == RankRef::None ? "" : rankExpr(s.body.empty() ? Op{} : firstOp(s), s.var);
+    if (worker_) {
+      if (!s.perCta) bad("of a push role distributes its steps over workers");
+      if (s.var == RankRef::None) {
+        o_ << pad << "for (int c = w; c < pl.cpp; c += W) {\n";
+      } else {
+        if (s.domain != Domain::Ring && s.domain != Domain::RevRing)
+          bad("over peers of a push role runs r+1..r-1 or r-1..r+1 (mod n)");
+        o_ << pad << "for (int j = w; j < pl.cpp * (n - 1); j += W) {  // step j = c*(n-1) + m\n"
+           << in << "const int c = j / (n - 1), m = j % (n - 1);\n"
+           << in << "const int " << v << " = "
+           << (s.domain == Domain::Ring ? "(r + 1 + m) % n;  // " : "(r + n - 1 - m) % n;  // ")
+           << ir::toString(s.domain) << ": the m-th\n";
+      }
+      body(s.body, in, true);
+      o_ << pad << "}\n";
+      return;
+    }
+    if (s.perCta) bad("of a pull role slices every chunk over its CTAs");
+    o_ << pad << "for (int c = 0; c < pl.cpp; ++c) {\n";
+    if (s.var == RankRef::None) {
+      body(s.body, in, true);
+      o_ << pad << "}\n";
+      return;
+    }
+    const std::string in2 = in + "  ";
+    switch (s.domain) {
+    case Domain::Ring:
+      o_ << in << "for (int s = 1; s < n; ++s) {  // " << v << " in r+1..r-1 (mod n)\n"
+         << in2 << "const int " << v << " = (r + s) % n;\n";
+      break;
+    case Domain::RevRing:
+      o_ << in << "for (int s = 1; s < n; ++s) {  // " << v << " in r-1..r+1 (mod n)\n"
+         << in2 << "const int " << v << " = (r + n - s) % n;\n";
+      break;
+    case Domain::SelfRing:
+      o_ << in << "for (int s = 0; s < n; ++s) {  // " << v << " in r..r-1 (mod n)\n"
+         << in2 << "const int " << v << " = (r + s) % n;\n";
+      break;
+    default: bad("over ranks of a pull role runs a ring order");
+    }
+    body(s.body, in2, true);
+    o_ << in << "}\n" << pad << "}\n";
+  }
+
+  static const Op &firstOp(const Stmt &s) {
+    const Stmt *f = &s;
+    while (f->isLoop && !f->body.empty()) f = &f->body[0];
+    return f->op;
+  }
+
+  void record(const Op &op, const std::string &pad) {
+    o_ << cite(op, pad);
+    ops_.push_back(op.id);
+  }
+
+  /// `if (cond) {` when the op has a condition; returns the body's pad.
+  std::string openCond(const Op &op, const std::string &pad, bool &opened) {
+    const std::string c = condExpr(op, worker_);
+    opened = !c.empty();
+    if (!opened) return pad;
+    o_ << pad << "if (" << c << ") {\n";
+    return pad + "  ";
+  }
+  void closeCond(bool opened, const std::string &pad) {
+    if (opened) o_ << pad << "}\n";
+  }
+
+  std::string waitSource(const Op &op) {
+    if (op.sigSrc == RankRef::Prev) {
+      if (!pullSlot(op) || op.round != RoundOf::Prev) unsupported(op, "part(prev) names the previous use of a pull slot");
+      // The partition the slot's previous use was staged for.
+      return "cx.stageDest(r, (" + seqExpr(op, op.slotOwner, op.slotPart) + " - pl.slots) % pl.stageParts())";
+    }
+    return rankExpr(op, op.sigSrc);
+  }
+
+  void wait(const Op &op, const std::string &pad) {
+    if (op.onlyOn != ir::RunsOn::All) unsupported(op, "a throughput op runs on every rank");
+    record(op, pad);
+    if (slotDependsOnVar(op) && op.cond != Cond::Always)
+      unsupported(op, "a conditional wait over ranks names one slot");
+    bool opened;
+    const std::string p = openCond(op, pad, opened);
+    const std::string idx = std::string(sigIndexFn(op)) + "(" + waitSource(op) + ", " + slotExpr(op) + ")";
+    const std::string val = valueExpr(op);
+    if (op.var == RankRef::None) {
+      if (worker_) o_ << p << "if (!ln.wait(cx.dc, " << idx << ", " << val << ")) return;  // a checked wait gave up\n";
+      else o_ << p << "if (!ctaWaitSignal(cx.dc, " << idx << ", " << val << ")) return;  // a checked wait gave up\n";
+    } else {
+      if (op.domain != Domain::Others && op.domain != Domain::All) unsupported(op, "a wait over ranks waits on 0..n-1 or others(r)");
+      const std::string v = rankExpr(op, op.var);
+      o_ << p << "{\n"
+         << p << "  int ok = 1;\n"
+         << p << "  if (" << (worker_ ? "ln.leader()" : "threadIdx.x == 0") << ")\n"
+         << p << "    for (int " << v << " = 0; " << v << " < n && ok; ++" << v << ")\n"
+         << p << "      " << (op.domain == Domain::Others ? "if (" + v + " != r) " : "") << "ok = waitSignal(cx.dc, " << idx
+         << ", " << val << ");\n"
+         << p << "  if (!" << (worker_ ? "ln.agree(ok)" : "__syncthreads_and(ok)") << ") return;  // a checked wait gave up\n"
+         << p << "}\n";
+    }
+    closeCond(opened, pad);
+  }
+
+  void data(const Op &op, const std::string &pad) {
+    if (op.onlyOn != ir::RunsOn::All) unsupported(op, "a throughput op runs on every rank");
+    record(op, pad);
+    bool opened;
+    std::string p = openCond(op, pad, opened);
+    const bool each = op.kind == OpKind::Copy && op.var != RankRef::None;
+    if (each) {
+      if (op.domain != Domain::Others) unsupported(op, "a copy over ranks writes to every peer");
+      openRankLoop(o_, p, rankExpr(op, op.var), op.domain);
+      p += "  ";
+    }
+    const Operand dst = operand(op, op.dst);
+    const std::string len = dataLength(op);
+    o_ << p << "{\n";
+    const std::string q = p + "  ";
+    o_ << q << "const std::size_t len = " << len << ";\n";
+    std::string size = "len", plus = "";
+    if (!worker_) {
+      o_ << q << "const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);\n";
+      size = "sz", plus = " + b";
+    }
+    const std::string ws = worker_ ? "ln.ws, ln.slice" : "cx.ws";
+    const std::string atom = worker_ ? "AtomL" : "AtomT";
+    if (op.kind == OpKind::Copy) {
+      const Operand src = operand(op, op.src);
+      if (src.user && dst.user) {
+        // Input to output: nothing to move when the call is in place.
+        o_ << q << "const std::byte* const src = " << src.ptr << ";\n"
+           << q << "std::byte* const dst = " << dst.ptr << ";\n"
+           << q << "if (src != dst && " << size << ") " << atom << "::copy(dst" << plus << ", src" << plus << ", " << size
+           << ", " << ws << ");  // skipped in place\n";
+      } else {
+        o_ << q << "if (" << size << ") " << atom << "::copy(" << dst.ptr << plus << ", " << src.ptr << plus << ", "
+           << size << ", " << ws << ");\n";
+      }
+    } else {
+      if (!op.hasSrcSelf || op.var != RankRef::P || op.domain != Domain::All || op.step)
+        unsupported(op, "a throughput reduction reads (p == r ? own : peer p) for p in 0..n-1");
+      const Operand self = operand(op, op.srcSelf), src = operand(op, op.src);
+      o_ << q << "if (" << size << ") {\n"
+         << q << "  const std::byte* sources[kMaxRanks];\n"
+         << q << "  for (int p = 0; p < n; ++p)\n"
+         << q << "    sources[p] = (p == r ? " << self.ptr << "\n"
+         << q << "                         : " << src.ptr << ")" << plus << ";\n"
+         << q << "  " << atom << "::template reduce<E, Op>(" << dst.ptr << plus << ", sources, " << size << ", n, " << ws
+         << ");\n"
+         << q << "}\n";
+    }
+    o_ << p << "}\n";
+    if (worker_) o_ << p << "ln.sync();  // the lane's workspace is reused; its writes precede the notify\n";
+    if (each) o_ << pad << (opened ? "  }\n" : "}\n");
+    closeCond(opened, pad);
+  }
+
+  void arrive(const Op &op, const std::string &pad) {
+    record(op, pad);
+    std::string idx = std::to_string(op.counterBase) + "u";
+    if (op.counterStride) {
+      if (op.counterRank == RankRef::None) unsupported(op, "a counter stride names a rank");
+      idx += " + " + std::to_string(op.counterStride) + "u * uint32_t(" + rankExpr(op, op.counterRank) + ")";
+    }
+    if (op.slotSpace != SlotSpace::None) idx += " + uint32_t(" + slotExpr(op) + ")";
+    o_ << pad << "const bool last = ctaArriveLast(cx.dc, " << idx << ", ctas);\n";
+  }
+
+  void notify(const Op &op, const std::string &pad) {
+    if (op.onlyOn != ir::RunsOn::All) unsupported(op, "a throughput op runs on every rank");
+    record(op, pad);
+    const std::string idx = std::string(sigIndexFn(op)) + "(r, " + slotExpr(op) + ")";
+    const std::string val = valueExpr(op);
+    if (op.var == RankRef::None) {
+      bool opened;
+      const std::string p = openCond(op, pad, opened);
+      o_ << p << "notify(cx.dc, " << rankExpr(op, op.target) << ", " << idx << ", " << val << ");\n";
+      closeCond(opened, pad);
+      return;
+    }
+    if (op.target != op.var || (op.domain != Domain::Others && op.domain != Domain::All))
+      unsupported(op, "a notify over ranks notifies each rank of 0..n-1 or others(r)");
+    const std::string v = rankExpr(op, op.var);
+    const bool perTarget = slotDependsOnVar(op);  // each target's own slot and condition
+    bool opened = false;
+    std::string p = pad;
+    if (!perTarget) p = openCond(op, pad, opened);
+    o_ << p << "arch::fenceAcqRelSys();  // one fence, then a release per target\n";
+    openRankLoop(o_, p, v, op.domain);
+    const std::string c = perTarget ? condExpr(op, worker_) : "";
+    o_ << p << "  " << (c.empty() ? "" : "if (" + c + ") ") << "arch::stReleaseSys(cx.dc.signals[" << v << "] + " << idx
+       << ", " << val << ");\n"
+       << p << "}\n";
+    closeCond(opened, pad);
+  }
+};
+
+/// "throughput.stageCtas" -> "pl.stageCtas" (the Plan field of the role's CTA count).
+std::string ctasField(const ir::Role &role) {
+  const std::string f = role.ctasFrom.substr(role.ctasFrom.find_last_of('.') + 1);
+  if (f != "stageCtas" && f != "consumeCtas" && f != "gatherCtas")
+    throw EmitError("throughput program: role " + role.name + " takes its CTAs from " + role.ctasFrom);
+  return "pl." + f;
+}
+
+/// "const int begin0 = 0, begin1 = begin0 + pl.stageCtas, ...;": the first
+/// CTA of each role (roles take consecutive CTA ranges in program order).
+std::string roleBegins(const std::vector<ir::Role> &roles, const std::string &pad) {
+  std::string s = pad + "const int begin0 = 0";
+  for (std::size_t i = 1; i < roles.size(); ++i)
+    s += ", begin" + std::to_string(i) + " = begin" + std::to_string(i - 1) + " + " + ctasField(roles[i - 1]);
+  return s + ";\n";
+}
+
+bool reduces(const ir::Program &p) {
+  bool any = false;
+  for (const auto &role : p.roles) ir::forEachOp(role.body, [&](const Op &op) { any |= op.kind == OpKind::Reduce; });
+  return any;
+}
+
+std::string roleFn(const std::string &id, bool push, const ir::Role &role) {
+  return id + (push ? "_push_" : "_pull_") + role.name;
+}
+
+void checkProgram(const ir::Program &p, Transfer want) {
+  if (p.regime != ir::Regime::Throughput || p.transfer != want || p.roles.empty() || p.roles.size() > 3)
+    throw EmitError(std::string("throughput program: a ") + (want == Transfer::Push ? "push" : "pull") +
+                    " program of one to three roles is required");
+}
+
+} // namespace
+
+ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program &pull, const ir::Program *push) {
+  checkProgram(pull, Transfer::Pull);
+  if (push) checkProgram(*push, Transfer::Push);
+  ThroughputCode code;
+  code.kernel = id + "_throughputKernel";
+  code.typed = reduces(pull) || (push && reduces(*push));
+  const std::string tparams = code.typed ? ", E, Op" : "";
+  {
+    std::ostringstream o;
+    for (const auto &role : pull.roles) RolePrinter(role, false, code.typed, o, code.pullOps).print(roleFn(id, false, role));
+    code.pullText = o.str();
+  }
+  std::ostringstream k;
+  if (push) {
+    std::ostringstream o;
+    for (const auto &role : push->roles) RolePrinter(role, true, code.typed, o, code.pushOps).print(roleFn(id, true, role));
+    // A CTA of the push program: LS lanes per stage CTA, LC per other CTA.
+    o << "/// A CTA of the push program: role by CTA range, LS lanes per " << push->roles[0].name
+      << " CTA, LC per other CTA\n"
+      << "/// (Plan::lanes, Plan::consumeLanes; the kernel instantiates 2 only where LaneAtomOf allows).\n"
+      << "template <class AtomT, int LS, int LC" << (code.typed ? ", class E, RedOp Op" : "") << ">\n"
+      << "__device__ void " << id << "_pushCta(const TpContext& cx, const std::byte* in, std::byte* out, int b) {\n"
+      << "  const Plan& pl = cx.pl;\n"
+      << roleBegins(push->roles, "  ");
+    for (std::size_t i = 0; i < push->roles.size(); ++i) {
+      const ir::Role &role = push->roles[i];
+      const std::string L = i == 0 ? "LS" : "LC", begin = "begin" + std::to_string(i);
+      const bool lastRole = i + 1 == push->roles.size();
+      o << "  " << (i ? "} else " : "") << (lastRole ? "{" : "if (b < begin" + std::to_string(i + 1) + ") {") << "  // "
+        << role.name << "\n"
+        << "    const Lane<" << L << "> ln = Lane<" << L << ">::make(cx.ws, AtomT::kWorkspaceBytes);\n"
+        << "    " << roleFn(id, true, role) << "<typename LaneAtomOf<AtomT, " << L << ">::type, " << L << tparams
+        << ">(cx, ln, in, out, (b - " << begin << ") * " << L << " + ln.lane, " << ctasField(role) << " * " << L
+        << ");\n";
+    }
+    o << "  }\n";
+    o << "}\n\n";
+    code.pushText = o.str();
+  }
+  k << "/// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =\n"
+    << "/// plan.threads, dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be\n"
+    << "/// resident at once (they wait on each other: launch sizes the grid to fit). In a\n"
+    << "/// compilation pass for an architecture older than the datapath needs, the kernel traps.\n"
+    << "template <class AtomT" << (code.typed ? ", class E, RedOp Op" : "") << ">\n"
+    << "__global__ void " << code.kernel << "(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {\n"
+    << "  extern __shared__ __align__(128) std::byte atomWorkspace[];\n"
+    << "  if constexpr (!atom::kAtomCompiled<AtomT>) {\n"
+    << "    __trap();  // this pass's architecture is older than the datapath needs\n"
+    << "  } else {\n"
+    << "    const uint64_t e = ctaBeginCall(dc);\n"
+    << "    const TpContext cx{dc, pl, e, atomWorkspace};\n"
+    << "    const int b = int(blockIdx.x);\n"
+    << "    if (pl.push) {\n";
+  if (push) {
+    auto cta = [&](const char *ls, const char *lc) {
+      return id + "_pushCta<AtomT, " + ls + ", " + lc + tparams + ">(cx, in, out, b);\n";
+    };
+    k << "      if constexpr (LaneAtomOf<AtomT, 2>::supported) {\n"
+      << "        if (pl.lanes == 2) {\n"
+      << "          if (pl.consumeLanes == 2) " << cta("2", "2")
+      << "          else " << cta("2", "1")
+      << "        } else {\n"
+      << "          if (pl.consumeLanes == 2) " << cta("1", "2")
+      << "          else " << cta("1", "1")
+      << "        }\n"
+      << "      } else {\n"
+      << "        " << cta("1", "1")
+      << "      }\n";
+  } else {
+    k << "      __trap();  // no world size of this policy takes the push transfer\n";
+  }
+  k << "    } else {\n" << roleBegins(pull.roles, "      ");
+  for (std::size_t i = 0; i < pull.roles.size(); ++i) {
+    const ir::Role &role = pull.roles[i];
+    const bool lastRole = i + 1 == pull.roles.size();
+    k << "      " << (i ? "else " : "") << (lastRole ? "" : "if (b < begin" + std::to_string(i + 1) + ") ")
+      << roleFn(id, false, role) << "<AtomT" << tparams << ">(cx, in, out, b - begin" << i << ", " << ctasField(role)
+      << ");\n";
+  }
+  k << "    }\n"
+    << "    ctaEndCall(dc, e);\n"
+    << "  }\n"
+    << "}\n";
+  code.kernelText = k.str();
+  return code;
+}
+
+} // namespace purlin::codegen

@@ -1,0 +1,43 @@
+/// @file EmitThroughput.h
+/// @brief The printer of a throughput program's device code: from the SNAC
+/// IR's throughput programs (pull, and push where the policy takes it for
+/// some world size) one `__device__` function per role whose statements are
+/// the role's ops in order, each after a comment `// %N <op text>` citing
+/// the op it implements, and the `__global__` kernel that assigns CTAs to
+/// roles (docs/codegen.md "Throughput program").
+///
+/// The printer is a walk over the IR, op by op: loops over chunks and
+/// ranks, waits, notifies, last-arriver counters, copies and reductions
+/// each have one printed form, for the two work distributions the IR has:
+/// sliced (every CTA of the role moves its slice of each chunk; pull) and
+/// per worker (`step j on worker j mod workers`: a worker, one lane of a
+/// CTA, moves whole chunks; push). An op or loop outside these forms is an
+/// EmitError naming it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/EmitLatency.h"
+#include "ir/IR.h"
+
+namespace purlin::codegen {
+
+/// What the printer produced for one collective's throughput programs.
+struct ThroughputCode {
+  std::string pullText;      ///< device code of the pull roles
+  std::string pushText;      ///< device code of the push roles (empty: no push program)
+  std::string kernelText;    ///< the kernel
+  std::string kernel;        ///< the kernel template's name, e.g. "allReduce_throughputKernel"
+  bool typed = false;        ///< the kernel is a template on <AtomT, E, Op> (reductions), else on <AtomT>
+  std::vector<int> pullOps;  ///< ids of the pull program's ops, in print order (each once)
+  std::vector<int> pushOps;  ///< ids of the push program's ops, in print order (each once)
+};
+
+/// Prints the throughput programs of the collective whose flat C++
+/// identifier is `id`: `pull` (transfer Pull) always, `push` (transfer
+/// Push) when some world size of the policy takes it (else nullptr, and a
+/// push plan traps). Throws EmitError for an op it cannot print.
+ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program &pull, const ir::Program *push);
+
+} // namespace purlin::codegen

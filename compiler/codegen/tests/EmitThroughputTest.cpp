@@ -1,0 +1,178 @@
+/// @file EmitThroughputTest.cpp
+/// @brief Tests of the throughput program printer: every op of the pull and
+/// the push program printed exactly once under its own IR line, nothing
+/// cited that is not an op, the IR's loop orders and counters in the code,
+/// a deleted notify refused by the verifier (and printed differently when
+/// fed past it), shapes without a CUDA form are errors naming the op.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "SampleInput.h"
+#include "codegen/EmitThroughput.h"
+#include "ir/Mutation.h"
+#include "ir/Printer.h"
+
+using namespace purlin;
+using namespace purlin::codegen;
+
+namespace {
+
+std::shared_ptr<Collective> leaf(const std::string &name, ConsumeOp op, Layout in, Layout out,
+                                 Root root = Root::None) {
+  auto c = std::make_shared<Collective>();
+  c->name = name;
+  c->loc = Location{"x.pl", 1, 1};
+  c->op = op;
+  c->in = in;
+  c->out = out;
+  c->root = root;
+  return c;
+}
+
+/// The four collectives the runtime runs, as the front end builds them.
+std::vector<std::shared_ptr<const Collective>> runnable() {
+  Module m = test::sampleModule(); // reduceScatter, allGather, allReduce
+  auto a2a = leaf("allToAll", ConsumeOp::Copy, Layout::Scattered, Layout::Transposed);
+  return {m.collectives[0], m.collectives[1], m.collectives[2], a2a};
+}
+
+/// The sample policy pulls for n < 8 and pushes for n = 8.
+constexpr int kPullWorld = 4, kPushWorld = 8;
+
+std::map<int, std::string> opsOf(const ir::Program &p) {
+  std::map<int, std::string> ops;
+  for (const ir::Role &r : p.roles) ir::forEachOp(r.body, [&](const ir::Op &o) { ops[o.id] = ir::opLine(o); });
+  return ops;
+}
+
+/// Checks that `text` cites every op of `ops` exactly once in full, by its
+/// IR line, and cites nothing else.
+void checkCitations(const std::string &text, const std::map<int, std::string> &ops) {
+  std::map<int, int> full;
+  std::regex cite(R"(^\s*// %(\d+)( \[[^\]]+\])?(.*)$)");
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, cite)) continue;
+    const int id = std::stoi(m[1]);
+    REQUIRE(ops.count(id) == 1);
+    REQUIRE_FALSE(m[2].matched); // no specializations in the throughput code
+    ++full[id];
+    REQUIRE("%" + std::to_string(id) + m[3].str() == ops.at(id));
+  }
+  for (const auto &[id, line] : ops) {
+    INFO(line);
+    CHECK(full[id] == 1);
+  }
+}
+
+bool has(const std::string &text, const std::string &what) { return text.find(what) != std::string::npos; }
+
+int firstOpId(const ir::Program &p, ir::OpKind k, ir::Sig s) {
+  int id = -1;
+  for (const ir::Role &r : p.roles)
+    ir::forEachOp(r.body, [&](const ir::Op &o) {
+      if (id < 0 && o.kind == k && o.sig == s) id = o.id;
+    });
+  return id;
+}
+
+} // namespace
+
+TEST_CASE("the throughput printer cites every pull and push op once, by its IR line", "[codegen][throughput]") {
+  for (const auto &c : runnable()) {
+    INFO(c->name);
+    ir::VerifiedIR pull = ir::lowerVerified(*c, test::samplePolicy(), kPullWorld);
+    ir::VerifiedIR push = ir::lowerVerified(*c, test::samplePolicy(), kPushWorld);
+    REQUIRE(pull.ir().throughput.transfer == Transfer::Pull);
+    REQUIRE(push.ir().throughput.transfer == Transfer::Push);
+    ThroughputCode code = printThroughputPrograms(c->name, pull.ir().throughput, &push.ir().throughput);
+    checkCitations(code.pullText, opsOf(pull.ir().throughput));
+    checkCitations(code.pushText, opsOf(push.ir().throughput));
+    CHECK(code.pullOps.size() == opsOf(pull.ir().throughput).size());
+    CHECK(code.pushOps.size() == opsOf(push.ir().throughput).size());
+    // One function per (program, role); the kernel dispatches to each.
+    for (const auto &r : pull.ir().throughput.roles) CHECK(has(code.kernelText, c->name + "_pull_" + r.name + "<AtomT"));
+    for (const auto &r : push.ir().throughput.roles) CHECK(has(code.pushText, c->name + "_push_" + r.name + "<typename"));
+    CHECK(code.typed == (c->op == ConsumeOp::Reduce));
+    // Without a push program the kernel refuses a push plan.
+    ThroughputCode pullOnly = printThroughputPrograms(c->name, pull.ir().throughput, nullptr);
+    CHECK(pullOnly.pushText.empty());
+    CHECK(has(pullOnly.kernelText, "__trap();  // no world size of this policy takes the push transfer"));
+  }
+}
+
+TEST_CASE("the printed throughput code follows the IR's orders, counters and slots", "[codegen][throughput]") {
+  auto cs = runnable();
+  ir::VerifiedIR ar = ir::lowerVerified(*cs[2], test::samplePolicy(), kPullWorld);
+  ir::VerifiedIR arPush = ir::lowerVerified(*cs[2], test::samplePolicy(), kPushWorld);
+  ThroughputCode c = printThroughputPrograms("allReduce", ar.ir().throughput, &arPush.ir().throughput);
+  // Pull: stage in ring order, gather own partition first, the reducer's
+  // counter indexed by rank r+1's slot of chunk c.
+  CHECK(has(c.pullText, "for (int s = 1; s < n; ++s) {  // k in r+1..r-1 (mod n)\n      const int k = (r + s) % n;"));
+  CHECK(has(c.pullText, "for (int s = 0; s < n; ++s) {  // k in r..r-1 (mod n)"));
+  CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 256u + uint32_t(cx.slotOf(cx.seqIndex((r + 1) % n, r, c))), ctas)"));
+  CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 2304u + 128u * uint32_t(k) + uint32_t(cx.ySlotOf(c)), ctas)"));
+  CHECK(has(c.pullText, "AtomT::template reduce<E, Op>(cx.ySlot(r, c) + b, sources, sz, n, cx.ws);"));
+  // Push: workers over steps, receivers in reverse ring order, lanes.
+  CHECK(has(c.pushText, "const int k = (r + 1 + m) % n;"));
+  CHECK(has(c.pushText, "const int k = (r + n - 1 - m) % n;"));
+  CHECK(has(c.pushText, "if (len) AtomL::copy(cx.pushYSlot(k, r, c),"));
+  CHECK(has(c.kernelText, "if (pl.lanes == 2) {"));
+  ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), kPullWorld);
+  c = printThroughputPrograms("allGather", ag.ir().throughput, nullptr);
+  CHECK(has(c.pullText, "const int p = (r + n - s) % n;"));  // consume r-1..r+1
+  CHECK(has(c.pullText, "if (src != dst && sz) AtomT::copy(dst + b, src + b, sz, cx.ws);  // skipped in place"));
+  CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 256u + 256u * uint32_t(p) + uint32_t(cx.slotOf(cx.seqIndex(p, r, c))), ctas)"));
+}
+
+TEST_CASE("a deleted notify is refused by the verifier and changes the printed code", "[codegen][throughput]") {
+  auto cs = runnable();
+  for (std::size_t which : {std::size_t(0), std::size_t(1), std::size_t(2)}) {
+    for (int world : {kPullWorld, kPushWorld}) {
+      INFO(cs[which]->name << " n=" << world);
+      ir::VerifiedIR v = ir::lowerVerified(*cs[which], test::samplePolicy(), world);
+      const ir::Program &tp = v.ir().throughput;
+      const int id = firstOpId(tp, ir::OpKind::Notify, ir::Sig::STAGED);
+      REQUIRE(id >= 0);
+      ir::CollectiveIR mutant = ir::withoutOp(v.ir(), id);
+      CHECK_THROWS_AS(ir::VerifiedIR::check(mutant), ir::IRError);
+      // Printed past the verifier (which the emitter never does), the code
+      // lacks the notify: the printed statements are the IR's.
+      ir::VerifiedIR pull = ir::lowerVerified(*cs[which], test::samplePolicy(), kPullWorld);
+      auto print = [&](const ir::Program &p) {
+        return p.transfer == Transfer::Push ? printThroughputPrograms("x", pull.ir().throughput, &p).pushText
+                                            : printThroughputPrograms("x", p, nullptr).pullText;
+      };
+      const std::string good = print(tp), bad = print(mutant.throughput);
+      CHECK(good != bad);
+      CHECK(has(good, "// %" + std::to_string(id) + " "));
+      CHECK_FALSE(has(bad, "// %" + std::to_string(id) + " "));
+    }
+  }
+}
+
+TEST_CASE("throughput shapes without a CUDA form are errors naming the op", "[codegen][throughput]") {
+  auto gather = leaf("gather", ConsumeOp::Copy, Layout::Packed, Layout::Scattered, Root::Consumer);
+  ir::VerifiedIR v = ir::lowerVerified(*gather, test::samplePolicy(), 4);
+  CHECK_THROWS_AS(printThroughputPrograms("gather", v.ir().throughput, nullptr), EmitError);
+  // A pull loop over peers in an order the printer has no loop for.
+  auto cs = runnable();
+  ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), kPullWorld);
+  ir::CollectiveIR odd = ag.ir();
+  for (auto &role : odd.throughput.roles)
+    for (auto &s : role.body)
+      if (s.isLoop && s.var == ir::RankRef::P) s.domain = ir::Domain::Others;
+  try {
+    printThroughputPrograms("allGather", odd.throughput, nullptr);
+    FAIL("a loop over others(r) printed");
+  } catch (const EmitError &e) {
+    CHECK(std::string(e.what()).find("throughput program: %9 wait.acquire STAGED[p]") == 0);
+  }
+  // A push program passed as the pull one is refused.
+  ir::VerifiedIR push = ir::lowerVerified(*cs[1], test::samplePolicy(), kPushWorld);
+  CHECK_THROWS_AS(printThroughputPrograms("allGather", push.ir().throughput, nullptr), EmitError);
+}
