@@ -150,13 +150,16 @@ __device__ void allGather_pull_stage(const TpContext& cx, const std::byte* in, s
   (void)in;
   (void)out;
   for (int c = 0; c < pl.cpp; ++c) {
+    const int seq_r_r = cx.seqIndex(r, r, c);  // seq(r,c) of r
+    [[maybe_unused]] const int slot_r_r = cx.slotOf(seq_r_r);
+    [[maybe_unused]] const uint32_t round_r_r = cx.roundOf(seq_r_r);
     // %4 wait.acquire CONSUMED[p][slot(seq(c))] >= sig(e,round(prev)) for p in others(r) if prev(slot) exists  // slot reuse: its previous use was read
-    if (cx.seqIndex(r, r, c) >= pl.slots) {
+    if (seq_r_r >= pl.slots) {
       {
         int ok = 1;
         if (threadIdx.x == 0)
           for (int p = 0; p < n && ok; ++p)
-            if (p != r) ok = waitSignal(cx.dc, consumedIndex(p, cx.slotOf(cx.seqIndex(r, r, c))), cx.sig(cx.roundOf(cx.seqIndex(r, r, c) - pl.slots)));
+            if (p != r) ok = waitSignal(cx.dc, consumedIndex(p, slot_r_r), cx.sig(cx.roundOf(seq_r_r - pl.slots)));
         if (!__syncthreads_and(ok)) return;  // a checked wait gave up
       }
     }
@@ -164,16 +167,16 @@ __device__ void allGather_pull_stage(const TpContext& cx, const std::byte* in, s
     {
       const std::size_t len = chunkSize(pl.txLen[r], pl.chunk, c);
       const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
-      if (sz) AtomT::copy(cx.staging(r) + std::size_t(cx.slotOf(cx.seqIndex(r, r, c))) * pl.chunk + b, in + chunkBegin(pl.txLen[r], pl.chunk, c) + b, sz, cx.ws);
+      if (sz) AtomT::copy(cx.staging(r) + std::size_t(slot_r_r) * pl.chunk + b, in + chunkBegin(pl.txLen[r], pl.chunk, c) + b, sz, cx.ws);
     }
     // %6 arrive.acq_rel counter[0 + slot(seq(c))] of 8 ctas
-    const bool last = ctaArriveLast(cx.dc, 0u + uint32_t(cx.slotOf(cx.seqIndex(r, r, c))), ctas);
+    const bool last = ctaArriveLast(cx.dc, 0u + uint32_t(slot_r_r), ctas);
     if (last && threadIdx.x == 0) {
       // %7 notify.release STAGED[r][slot(seq(c))] -> rank k = sig(e,round) for k in others(r) [last arriver]  // input packed: notify every consumer
       arch::fenceAcqRelSys();  // one fence, then a release per target
       for (int k = 0; k < n; ++k) {
         if (k == r) continue;
-        arch::stReleaseSys(cx.dc.signals[k] + stagedIndex(r, cx.slotOf(cx.seqIndex(r, r, c))), cx.sig(cx.roundOf(cx.seqIndex(r, r, c))));
+        arch::stReleaseSys(cx.dc.signals[k] + stagedIndex(r, slot_r_r), cx.sig(round_r_r));
       }
     }
   }
@@ -198,20 +201,23 @@ __device__ void allGather_pull_consume(const TpContext& cx, const std::byte* in,
   for (int c = 0; c < pl.cpp; ++c) {
     for (int s = 1; s < n; ++s) {  // p in r-1..r+1 (mod n)
       const int p = (r + n - s) % n;
+      const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p
+      [[maybe_unused]] const int slot_p_r = cx.slotOf(seq_p_r);
+      [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
       // %9 wait.acquire STAGED[p][slot(seq(c))] >= sig(e,round)
-      if (!ctaWaitSignal(cx.dc, stagedIndex(p, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))))) return;  // a checked wait gave up
+      if (!ctaWaitSignal(cx.dc, stagedIndex(p, slot_p_r), cx.sig(round_p_r))) return;  // a checked wait gave up
       // %10 copy.remote_read O_r[p][c] <- S_p[slot(seq(c))]
       {
         const std::size_t len = chunkSize(pl.rxLen[p], pl.chunk, c);
         const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
-        if (sz) AtomT::copy(out + pl.rxOff[p] + chunkBegin(pl.rxLen[p], pl.chunk, c) + b, cx.staging(p) + std::size_t(cx.slotOf(cx.seqIndex(p, r, c))) * pl.chunk + b, sz, cx.ws);
+        if (sz) AtomT::copy(out + pl.rxOff[p] + chunkBegin(pl.rxLen[p], pl.chunk, c) + b, cx.staging(p) + std::size_t(slot_p_r) * pl.chunk + b, sz, cx.ws);
       }
       // %11 arrive.acq_rel counter[256 + 256*p + slot(seq(c) of p)] of 16 ctas
-      const bool last = ctaArriveLast(cx.dc, 256u + 256u * uint32_t(p) + uint32_t(cx.slotOf(cx.seqIndex(p, r, c))), ctas);
+      const bool last = ctaArriveLast(cx.dc, 256u + 256u * uint32_t(p) + uint32_t(slot_p_r), ctas);
       if (last && threadIdx.x == 0) {
         // %12 notify.release CONSUMED[r][slot(seq(c))] -> rank p = sig(e,round) if next(slot) exists [last arriver]  // slot used again: free it
-        if (cx.slotReused(cx.seqIndex(p, r, c))) {
-          notify(cx.dc, p, consumedIndex(r, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))));
+        if (cx.slotReused(seq_p_r)) {
+          notify(cx.dc, p, consumedIndex(r, slot_p_r), cx.sig(round_p_r));
         }
       }
     }

@@ -180,21 +180,24 @@ __device__ void allReduce_pull_stage(const TpContext& cx, const std::byte* in, s
   for (int c = 0; c < pl.cpp; ++c) {
     for (int s = 1; s < n; ++s) {  // k in r+1..r-1 (mod n)
       const int k = (r + s) % n;
+      const int seq_r_k = cx.seqIndex(r, k, c);  // seq(k,c) of r
+      [[maybe_unused]] const int slot_r_k = cx.slotOf(seq_r_k);
+      [[maybe_unused]] const uint32_t round_r_k = cx.roundOf(seq_r_k);
       // %3 wait.acquire CONSUMED[part(prev)][slot(seq(k,c))] >= sig(e,round(prev)) if prev(slot) exists  // slot reuse: its previous use was read
-      if (cx.seqIndex(r, k, c) >= pl.slots) {
-        if (!ctaWaitSignal(cx.dc, consumedIndex(cx.stageDest(r, (cx.seqIndex(r, k, c) - pl.slots) % pl.stageParts()), cx.slotOf(cx.seqIndex(r, k, c))), cx.sig(cx.roundOf(cx.seqIndex(r, k, c) - pl.slots)))) return;  // a checked wait gave up
+      if (seq_r_k >= pl.slots) {
+        if (!ctaWaitSignal(cx.dc, consumedIndex(cx.stageDest(r, (seq_r_k - pl.slots) % pl.stageParts()), slot_r_k), cx.sig(cx.roundOf(seq_r_k - pl.slots)))) return;  // a checked wait gave up
       }
       // %4 copy S_r[slot(seq(k,c))] <- X_r[k][c]
       {
         const std::size_t len = chunkSize(pl.txLen[k], pl.chunk, c);
         const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
-        if (sz) AtomT::copy(cx.staging(r) + std::size_t(cx.slotOf(cx.seqIndex(r, k, c))) * pl.chunk + b, in + pl.txOff[k] + chunkBegin(pl.txLen[k], pl.chunk, c) + b, sz, cx.ws);
+        if (sz) AtomT::copy(cx.staging(r) + std::size_t(slot_r_k) * pl.chunk + b, in + pl.txOff[k] + chunkBegin(pl.txLen[k], pl.chunk, c) + b, sz, cx.ws);
       }
       // %5 arrive.acq_rel counter[0 + slot(seq(k,c))] of 8 ctas
-      const bool last = ctaArriveLast(cx.dc, 0u + uint32_t(cx.slotOf(cx.seqIndex(r, k, c))), ctas);
+      const bool last = ctaArriveLast(cx.dc, 0u + uint32_t(slot_r_k), ctas);
       if (last && threadIdx.x == 0) {
         // %6 notify.release STAGED[r][slot(seq(k,c))] -> rank k = sig(e,round) [last arriver]  // input scattered: notify partition k's owner only
-        notify(cx.dc, k, stagedIndex(r, cx.slotOf(cx.seqIndex(r, k, c))), cx.sig(cx.roundOf(cx.seqIndex(r, k, c))));
+        notify(cx.dc, k, stagedIndex(r, slot_r_k), cx.sig(round_r_k));
       }
     }
   }
@@ -208,6 +211,9 @@ __device__ void allReduce_pull_reduce(const TpContext& cx, const std::byte* in, 
   (void)in;
   (void)out;
   for (int c = 0; c < pl.cpp; ++c) {
+    const int seq_next_r = cx.seqIndex((r + 1) % n, r, c);  // seq(r,c) of next
+    [[maybe_unused]] const int slot_next_r = cx.slotOf(seq_next_r);
+    [[maybe_unused]] const uint32_t round_next_r = cx.roundOf(seq_next_r);
     // %7 wait.acquire STAGED[p][slot(seq(r,c))] >= sig(e,round) for p in others(r)
     {
       int ok = 1;
@@ -239,7 +245,7 @@ __device__ void allReduce_pull_reduce(const TpContext& cx, const std::byte* in, 
       }
     }
     // %10 arrive.acq_rel counter[256 + slot(seq(r,c) of r+1)] of 16 ctas
-    const bool last = ctaArriveLast(cx.dc, 256u + uint32_t(cx.slotOf(cx.seqIndex((r + 1) % n, r, c))), ctas);
+    const bool last = ctaArriveLast(cx.dc, 256u + uint32_t(slot_next_r), ctas);
     if (last && threadIdx.x == 0) {
       // %11 notify.release CONSUMED[r][slot(seq(r,c))] -> rank p = sig(e,round) for p in others(r) if next(slot) exists [last arriver]  // slot used again: free it
       arch::fenceAcqRelSys();  // one fence, then a release per target

@@ -152,21 +152,24 @@ __device__ void allToAll_pull_stage(const TpContext& cx, const std::byte* in, st
   for (int c = 0; c < pl.cpp; ++c) {
     for (int s = 1; s < n; ++s) {  // k in r+1..r-1 (mod n)
       const int k = (r + s) % n;
+      const int seq_r_k = cx.seqIndex(r, k, c);  // seq(k,c) of r
+      [[maybe_unused]] const int slot_r_k = cx.slotOf(seq_r_k);
+      [[maybe_unused]] const uint32_t round_r_k = cx.roundOf(seq_r_k);
       // %4 wait.acquire CONSUMED[part(prev)][slot(seq(k,c))] >= sig(e,round(prev)) if prev(slot) exists  // slot reuse: its previous use was read
-      if (cx.seqIndex(r, k, c) >= pl.slots) {
-        if (!ctaWaitSignal(cx.dc, consumedIndex(cx.stageDest(r, (cx.seqIndex(r, k, c) - pl.slots) % pl.stageParts()), cx.slotOf(cx.seqIndex(r, k, c))), cx.sig(cx.roundOf(cx.seqIndex(r, k, c) - pl.slots)))) return;  // a checked wait gave up
+      if (seq_r_k >= pl.slots) {
+        if (!ctaWaitSignal(cx.dc, consumedIndex(cx.stageDest(r, (seq_r_k - pl.slots) % pl.stageParts()), slot_r_k), cx.sig(cx.roundOf(seq_r_k - pl.slots)))) return;  // a checked wait gave up
       }
       // %5 copy S_r[slot(seq(k,c))] <- X_r[k][c]
       {
         const std::size_t len = chunkSize(pl.txLen[k], pl.chunk, c);
         const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
-        if (sz) AtomT::copy(cx.staging(r) + std::size_t(cx.slotOf(cx.seqIndex(r, k, c))) * pl.chunk + b, in + pl.txOff[k] + chunkBegin(pl.txLen[k], pl.chunk, c) + b, sz, cx.ws);
+        if (sz) AtomT::copy(cx.staging(r) + std::size_t(slot_r_k) * pl.chunk + b, in + pl.txOff[k] + chunkBegin(pl.txLen[k], pl.chunk, c) + b, sz, cx.ws);
       }
       // %6 arrive.acq_rel counter[0 + slot(seq(k,c))] of 8 ctas
-      const bool last = ctaArriveLast(cx.dc, 0u + uint32_t(cx.slotOf(cx.seqIndex(r, k, c))), ctas);
+      const bool last = ctaArriveLast(cx.dc, 0u + uint32_t(slot_r_k), ctas);
       if (last && threadIdx.x == 0) {
         // %7 notify.release STAGED[r][slot(seq(k,c))] -> rank k = sig(e,round) [last arriver]  // input scattered: notify partition k's owner only
-        notify(cx.dc, k, stagedIndex(r, cx.slotOf(cx.seqIndex(r, k, c))), cx.sig(cx.roundOf(cx.seqIndex(r, k, c))));
+        notify(cx.dc, k, stagedIndex(r, slot_r_k), cx.sig(round_r_k));
       }
     }
   }
@@ -191,20 +194,23 @@ __device__ void allToAll_pull_consume(const TpContext& cx, const std::byte* in, 
   for (int c = 0; c < pl.cpp; ++c) {
     for (int s = 1; s < n; ++s) {  // p in r-1..r+1 (mod n)
       const int p = (r + n - s) % n;
+      const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p
+      [[maybe_unused]] const int slot_p_r = cx.slotOf(seq_p_r);
+      [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
       // %9 wait.acquire STAGED[p][slot(seq(r,c))] >= sig(e,round)
-      if (!ctaWaitSignal(cx.dc, stagedIndex(p, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))))) return;  // a checked wait gave up
+      if (!ctaWaitSignal(cx.dc, stagedIndex(p, slot_p_r), cx.sig(round_p_r))) return;  // a checked wait gave up
       // %10 copy.remote_read O_r[p][c] <- S_p[slot(seq(r,c))]
       {
         const std::size_t len = chunkSize(pl.rxLen[p], pl.chunk, c);
         const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
-        if (sz) AtomT::copy(out + pl.rxOff[p] + chunkBegin(pl.rxLen[p], pl.chunk, c) + b, cx.staging(p) + std::size_t(cx.slotOf(cx.seqIndex(p, r, c))) * pl.chunk + b, sz, cx.ws);
+        if (sz) AtomT::copy(out + pl.rxOff[p] + chunkBegin(pl.rxLen[p], pl.chunk, c) + b, cx.staging(p) + std::size_t(slot_p_r) * pl.chunk + b, sz, cx.ws);
       }
       // %11 arrive.acq_rel counter[256 + 256*p + slot(seq(r,c) of p)] of 16 ctas
-      const bool last = ctaArriveLast(cx.dc, 256u + 256u * uint32_t(p) + uint32_t(cx.slotOf(cx.seqIndex(p, r, c))), ctas);
+      const bool last = ctaArriveLast(cx.dc, 256u + 256u * uint32_t(p) + uint32_t(slot_p_r), ctas);
       if (last && threadIdx.x == 0) {
         // %12 notify.release CONSUMED[r][slot(seq(r,c))] -> rank p = sig(e,round) if next(slot) exists [last arriver]  // slot used again: free it
-        if (cx.slotReused(cx.seqIndex(p, r, c))) {
-          notify(cx.dc, p, consumedIndex(r, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))));
+        if (cx.slotReused(seq_p_r)) {
+          notify(cx.dc, p, consumedIndex(r, slot_p_r), cx.sig(round_p_r));
         }
       }
     }

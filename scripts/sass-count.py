@@ -32,7 +32,7 @@ def kernels(path):
                 res.append((name, ops))
             name, ops = m.group(1), []
             continue
-        m = re.match(r"\s*/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
         if m and name and m.group(2) != "NOP":
             ops.append(m.group(2))
     if name:

@@ -15,6 +15,7 @@
 /// protocol needs, docs/snac-ir.md).
 #include "codegen/EmitThroughput.h"
 
+#include <map>
 #include <sstream>
 
 #include "ir/Printer.h"
@@ -52,9 +53,31 @@ std::string rankExpr(const Op &op, RankRef x) {
   }
 }
 
+/// The values of one loop iteration printed once at its top: per (owner,
+/// part) of a pull slot, `seq_O_P` = seq(part, c) of owner's stage sequence,
+/// `slot_O_P` and `round_O_P` (the hand-written programs computed them once
+/// per iteration too; each is an integer division on the critical path of
+/// thread 0's wait -> copy -> arrive -> notify chain).
+struct Scope {
+  std::map<std::pair<RankRef, RankRef>, std::string> seq;  ///< (owner, part or R) -> suffix "p_r"
+};
+
+RankRef partKey(RankRef part) { return part == RankRef::None ? RankRef::R : part; }
+
+std::string rankName(RankRef x) { return x == RankRef::Next ? "next" : ir::toString(x); }
+
 /// seq(part, c) of `owner`'s stage sequence (pull staging).
-std::string seqExpr(const Op &op, RankRef owner, RankRef part) {
-  return "cx.seqIndex(" + rankExpr(op, owner) + ", " + (part == RankRef::None ? "r" : rankExpr(op, part)) + ", c)";
+std::string seqExpr(const Scope &sc, const Op &op, RankRef owner, RankRef part) {
+  if (auto it = sc.seq.find({owner, partKey(part)}); it != sc.seq.end()) return "seq_" + it->second;
+  return "cx.seqIndex(" + rankExpr(op, owner) + ", " + rankExpr(op, partKey(part)) + ", c)";
+}
+std::string pullSlotExpr(const Scope &sc, const Op &op, RankRef owner, RankRef part) {
+  if (auto it = sc.seq.find({owner, partKey(part)}); it != sc.seq.end()) return "slot_" + it->second;
+  return "cx.slotOf(" + seqExpr(sc, op, owner, part) + ")";
+}
+std::string pullRoundExpr(const Scope &sc, const Op &op, RankRef owner, RankRef part) {
+  if (auto it = sc.seq.find({owner, partKey(part)}); it != sc.seq.end()) return "round_" + it->second;
+  return "cx.roundOf(" + seqExpr(sc, op, owner, part) + ")";
 }
 
 const char *sigIndexFn(const Op &op) {
@@ -71,41 +94,41 @@ bool pushSlot(const Op &o) { return o.slotSpace == SlotSpace::S && o.slotRegion 
 bool pullSlot(const Op &o) { return o.slotSpace == SlotSpace::S && o.slotRegion == RankRef::None; }
 
 /// The slot a sync op (or an arrive) names.
-std::string slotExpr(const Op &o) {
+std::string slotExpr(const Scope &sc, const Op &o) {
   if (o.slotSpace == SlotSpace::Y) return "cx.ySlotOf(c)";
   if (pushSlot(o)) return "cx.pushSlotOf(c)";
-  if (pullSlot(o)) return "cx.slotOf(" + seqExpr(o, o.slotOwner, o.slotPart) + ")";
+  if (pullSlot(o)) return pullSlotExpr(sc, o, o.slotOwner, o.slotPart);
   unsupported(o, "no slot");
 }
 
 /// sig(e, round) of a sync op.
-std::string valueExpr(const Op &o) {
+std::string valueExpr(const Scope &sc, const Op &o) {
   const bool prev = o.round == RoundOf::Prev;
   if (o.round != RoundOf::Cur && !prev) unsupported(o, "a throughput signal names this round or the previous one");
   std::string round;
   if (o.slotSpace == SlotSpace::Y) round = prev ? "cx.yRoundOf(c - pl.ySlots)" : "cx.yRoundOf(c)";
   else if (pushSlot(o)) round = prev ? "cx.pushRoundOf(c - pl.slots)" : "cx.pushRoundOf(c)";
   else if (pullSlot(o)) {
-    const std::string seq = seqExpr(o, o.slotOwner, o.slotPart);
-    round = prev ? "cx.roundOf(" + seq + " - pl.slots)" : "cx.roundOf(" + seq + ")";
+    round = prev ? "cx.roundOf(" + seqExpr(sc, o, o.slotOwner, o.slotPart) + " - pl.slots)"
+                 : pullRoundExpr(sc, o, o.slotOwner, o.slotPart);
   } else
     unsupported(o, "no slot");
   return "cx.sig(" + round + ")";
 }
 
 /// The op's condition as a C++ expression ("" = always).
-std::string condExpr(const Op &o, bool worker) {
+std::string condExpr(const Scope &sc, const Op &o, bool worker) {
   switch (o.cond) {
   case Cond::Always: return "";
   case Cond::HasPrev:
     if (o.slotSpace == SlotSpace::Y) return "c >= pl.ySlots";
     if (pushSlot(o)) return "c >= pl.slots";
-    if (pullSlot(o)) return seqExpr(o, o.slotOwner, o.slotPart) + " >= pl.slots";
+    if (pullSlot(o)) return seqExpr(sc, o, o.slotOwner, o.slotPart) + " >= pl.slots";
     break;
   case Cond::HasNext:
     if (o.slotSpace == SlotSpace::Y) return "cx.yReused(c)";
     if (pushSlot(o)) return "cx.pushReused(c)";
-    if (pullSlot(o)) return "cx.slotReused(" + seqExpr(o, o.slotOwner, o.slotPart) + ")";
+    if (pullSlot(o)) return "cx.slotReused(" + seqExpr(sc, o, o.slotOwner, o.slotPart) + ")";
     break;
   case Cond::FirstOfChunk:
     if (worker) return "m == 0";
@@ -132,7 +155,7 @@ struct Operand {
   bool user = false;  ///< user memory (X or O): it gives the op's length
 };
 
-Operand operand(const Op &op, const Access &a) {
+Operand operand(const Scope &sc, const Op &op, const Access &a) {
   Operand x;
   if (a.buf == Buf::X || a.buf == Buf::O) {
     if (a.owner != RankRef::R) unsupported(op, "a rank reads and writes only its own user buffers");
@@ -160,8 +183,8 @@ Operand operand(const Op &op, const Access &a) {
   if (a.buf == Buf::S) {
     x.ptr = a.region != RankRef::None
                 ? "cx.pushSlot(" + rankExpr(op, a.owner) + ", " + rankExpr(op, a.region) + ", c)"
-                : "cx.staging(" + rankExpr(op, a.owner) + ") + std::size_t(cx.slotOf(" +
-                      seqExpr(op, a.owner, a.part) + ")) * pl.chunk";
+                : "cx.staging(" + rankExpr(op, a.owner) + ") + std::size_t(" +
+                      pullSlotExpr(sc, op, a.owner, a.part) + ") * pl.chunk";
     return x;
   }
   if (a.buf == Buf::Y) {
@@ -174,10 +197,10 @@ Operand operand(const Op &op, const Access &a) {
 
 /// The length of a data op: that of its user-memory operand (dst, src, then
 /// the reduction's own operand).
-std::string dataLength(const Op &op) {
+std::string dataLength(const Scope &sc, const Op &op) {
   for (const Access *a : {&op.dst, &op.src, &op.srcSelf}) {
     if (a == &op.srcSelf && !op.hasSrcSelf) continue;
-    Operand x = operand(op, *a);
+    Operand x = operand(sc, op, *a);
     if (x.user) return x.len;
   }
   unsupported(op, "a data op has an operand in user memory, which gives its length");
@@ -216,6 +239,38 @@ private:
   bool worker_, typed_;
   std::ostream &o_;
   std::vector<int> &ops_;
+  Scope sc_;  ///< the enclosing pull loop's per-iteration values
+
+  /// Prints, at the top of a pull loop's body, seq/slot/round of every
+  /// (owner, part) its ops name with ranks bound by the loop (not by an
+  /// op's own forEach), and records them in sc_.
+  void hoist(const std::vector<Stmt> &body, const std::string &pad) {
+    std::vector<std::pair<RankRef, RankRef>> pairs;
+    auto add = [&](const Op &op, RankRef owner, RankRef part) {
+      if (op.var != RankRef::None && (owner == op.var || part == op.var)) return;
+      const std::pair<RankRef, RankRef> key{owner, partKey(part)};
+      for (const auto &p : pairs)
+        if (p == key) return;
+      pairs.push_back(key);
+    };
+    for (const Stmt &s : body) {
+      if (s.isLoop) continue;
+      const Op &op = s.op;
+      if (pullSlot(op)) add(op, op.slotOwner, op.slotPart);
+      for (const Access *a : {&op.dst, &op.src})
+        if (a->buf == Buf::S && a->region == RankRef::None && (op.kind == OpKind::Copy || op.kind == OpKind::Reduce))
+          add(op, a->owner, a->part);
+    }
+    for (const auto &[owner, part] : pairs) {
+      const Op none{};
+      const std::string suffix = rankName(owner) + "_" + rankName(part);
+      o_ << pad << "const int seq_" << suffix << " = cx.seqIndex(" << rankExpr(none, owner) << ", "
+         << rankExpr(none, part) << ", c);  // seq(" << rankName(part) << ",c) of " << rankName(owner) << "\n"
+         << pad << "[[maybe_unused]] const int slot_" << suffix << " = cx.slotOf(seq_" << suffix << ");\n"
+         << pad << "[[maybe_unused]] const uint32_t round_" << suffix << " = cx.roundOf(seq_" << suffix << ");\n";
+      sc_.seq[{owner, part}] = suffix;
+    }
+  }
 
   std::string opRange() const {
     std::string s;
@@ -301,7 +356,9 @@ private:
     if (s.perCta) bad("of a pull role slices every chunk over its CTAs");
     o_ << pad << "for (int c = 0; c < pl.cpp; ++c) {\n";
     if (s.var == RankRef::None) {
+      hoist(s.body, in);
       body(s.body, in, true);
+      sc_ = Scope{};
       o_ << pad << "}\n";
       return;
     }
@@ -321,7 +378,9 @@ private:
       break;
     default: bad("over ranks of a pull role runs a ring order");
     }
+    hoist(s.body, in2);
     body(s.body, in2, true);
+    sc_ = Scope{};
     o_ << in << "}\n" << pad << "}\n";
   }
 
@@ -338,7 +397,7 @@ private:
 
   /// `if (cond) {` when the op has a condition; returns the body's pad.
   std::string openCond(const Op &op, const std::string &pad, bool &opened) {
-    const std::string c = condExpr(op, worker_);
+    const std::string c = condExpr(sc_, op, worker_);
     opened = !c.empty();
     if (!opened) return pad;
     o_ << pad << "if (" << c << ") {\n";
@@ -352,7 +411,7 @@ private:
     if (op.sigSrc == RankRef::Prev) {
       if (!pullSlot(op) || op.round != RoundOf::Prev) unsupported(op, "part(prev) names the previous use of a pull slot");
       // The partition the slot's previous use was staged for.
-      return "cx.stageDest(r, (" + seqExpr(op, op.slotOwner, op.slotPart) + " - pl.slots) % pl.stageParts())";
+      return "cx.stageDest(r, (" + seqExpr(sc_, op, op.slotOwner, op.slotPart) + " - pl.slots) % pl.stageParts())";
     }
     return rankExpr(op, op.sigSrc);
   }
@@ -364,8 +423,8 @@ private:
       unsupported(op, "a conditional wait over ranks names one slot");
     bool opened;
     const std::string p = openCond(op, pad, opened);
-    const std::string idx = std::string(sigIndexFn(op)) + "(" + waitSource(op) + ", " + slotExpr(op) + ")";
-    const std::string val = valueExpr(op);
+    const std::string idx = std::string(sigIndexFn(op)) + "(" + waitSource(op) + ", " + slotExpr(sc_, op) + ")";
+    const std::string val = valueExpr(sc_, op);
     if (op.var == RankRef::None) {
       if (worker_) o_ << p << "if (!ln.wait(cx.dc, " << idx << ", " << val << ")) return;  // a checked wait gave up\n";
       else o_ << p << "if (!ctaWaitSignal(cx.dc, " << idx << ", " << val << ")) return;  // a checked wait gave up\n";
@@ -395,8 +454,8 @@ private:
       openRankLoop(o_, p, rankExpr(op, op.var), op.domain);
       p += "  ";
     }
-    const Operand dst = operand(op, op.dst);
-    const std::string len = dataLength(op);
+    const Operand dst = operand(sc_, op, op.dst);
+    const std::string len = dataLength(sc_, op);
     o_ << p << "{\n";
     const std::string q = p + "  ";
     o_ << q << "const std::size_t len = " << len << ";\n";
@@ -408,7 +467,7 @@ private:
     const std::string ws = worker_ ? "ln.ws, ln.slice" : "cx.ws";
     const std::string atom = worker_ ? "AtomL" : "AtomT";
     if (op.kind == OpKind::Copy) {
-      const Operand src = operand(op, op.src);
+      const Operand src = operand(sc_, op, op.src);
       if (src.user && dst.user) {
         // Input to output: nothing to move when the call is in place.
         o_ << q << "const std::byte* const src = " << src.ptr << ";\n"
@@ -422,7 +481,7 @@ private:
     } else {
       if (!op.hasSrcSelf || op.var != RankRef::P || op.domain != Domain::All || op.step)
         unsupported(op, "a throughput reduction reads (p == r ? own : peer p) for p in 0..n-1");
-      const Operand self = operand(op, op.srcSelf), src = operand(op, op.src);
+      const Operand self = operand(sc_, op, op.srcSelf), src = operand(sc_, op, op.src);
       o_ << q << "if (" << size << ") {\n"
          << q << "  const std::byte* sources[kMaxRanks];\n"
          << q << "  for (int p = 0; p < n; ++p)\n"
@@ -445,15 +504,15 @@ private:
       if (op.counterRank == RankRef::None) unsupported(op, "a counter stride names a rank");
       idx += " + " + std::to_string(op.counterStride) + "u * uint32_t(" + rankExpr(op, op.counterRank) + ")";
     }
-    if (op.slotSpace != SlotSpace::None) idx += " + uint32_t(" + slotExpr(op) + ")";
+    if (op.slotSpace != SlotSpace::None) idx += " + uint32_t(" + slotExpr(sc_, op) + ")";
     o_ << pad << "const bool last = ctaArriveLast(cx.dc, " << idx << ", ctas);\n";
   }
 
   void notify(const Op &op, const std::string &pad) {
     if (op.onlyOn != ir::RunsOn::All) unsupported(op, "a throughput op runs on every rank");
     record(op, pad);
-    const std::string idx = std::string(sigIndexFn(op)) + "(r, " + slotExpr(op) + ")";
-    const std::string val = valueExpr(op);
+    const std::string idx = std::string(sigIndexFn(op)) + "(r, " + slotExpr(sc_, op) + ")";
+    const std::string val = valueExpr(sc_, op);
     if (op.var == RankRef::None) {
       bool opened;
       const std::string p = openCond(op, pad, opened);
@@ -470,7 +529,7 @@ private:
     if (!perTarget) p = openCond(op, pad, opened);
     o_ << p << "arch::fenceAcqRelSys();  // one fence, then a release per target\n";
     openRankLoop(o_, p, v, op.domain);
-    const std::string c = perTarget ? condExpr(op, worker_) : "";
+    const std::string c = perTarget ? condExpr(sc_, op, worker_) : "";
     o_ << p << "  " << (c.empty() ? "" : "if (" + c + ") ") << "arch::stReleaseSys(cx.dc.signals[" << v << "] + " << idx
        << ", " << val << ");\n"
        << p << "}\n";

@@ -48,44 +48,12 @@ std::string cFunctionName(const std::string &qualified) {
   return "purlin_" + flatName(qualified);
 }
 
-std::string spellConsume(ConsumeOp op) {
-  return op == ConsumeOp::Copy ? "snac::Consume::Copy" : "snac::Consume::Reduce";
-}
+std::string spellConsume(ConsumeOp op) { return std::string("snac::Consume::") + enumName(op); }
+std::string spellLayout(Layout l) { return std::string("snac::Layout::") + enumName(l); }
+std::string spellRoot(Root r) { return std::string("snac::Root::") + enumName(r); }
 
-std::string spellLayout(Layout l) {
-  switch (l) {
-  case Layout::Packed: return "snac::Layout::Packed";
-  case Layout::Scattered: return "snac::Layout::Scattered";
-  case Layout::Transposed: return "snac::Layout::Transposed";
-  case Layout::PackedV: return "snac::Layout::PackedV";
-  case Layout::ScatteredV: return "snac::Layout::ScatteredV";
-  case Layout::TransposedV: return "snac::Layout::TransposedV";
-  }
-  return "snac::Layout::Packed";
-}
-
-std::string spellRoot(Root r) {
-  switch (r) {
-  case Root::None: return "snac::Root::None";
-  case Root::Producer: return "snac::Root::Producer";
-  case Root::Consumer: return "snac::Root::Consumer";
-  }
-  return "snac::Root::None";
-}
-
-std::string dslConsume(ConsumeOp op) { return op == ConsumeOp::Copy ? "copy" : "reduce"; }
-
-std::string dslLayout(Layout l) {
-  switch (l) {
-  case Layout::Packed: return "packed";
-  case Layout::Scattered: return "scattered";
-  case Layout::Transposed: return "transposed";
-  case Layout::PackedV: return "packedV";
-  case Layout::ScatteredV: return "scatteredV";
-  case Layout::TransposedV: return "transposedV";
-  }
-  return "packed";
-}
+std::string dslConsume(ConsumeOp op) { return dslName(op); }
+std::string dslLayout(Layout l) { return dslName(l); }
 
 std::string archName(Arch a) {
   switch (a) {
@@ -96,14 +64,7 @@ std::string archName(Arch a) {
   return "sm_90";
 }
 
-std::string dslRoot(Root r) {
-  switch (r) {
-  case Root::None: return "Root::none";
-  case Root::Producer: return "Root::producer";
-  case Root::Consumer: return "Root::consumer";
-  }
-  return "Root::none";
-}
+std::string dslRoot(Root r) { return std::string("Root::") + dslName(r); }
 
 std::string spellTransform(const StageSpec &s) {
   std::string t = "snac::Transform<" + spellConsume(s.op) + ", " + spellLayout(s.in) + ", " +

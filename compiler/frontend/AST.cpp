@@ -4,34 +4,9 @@
 
 namespace purlin {
 
-const char *toString(ConsumeOp op) {
-  switch (op) {
-  case ConsumeOp::Copy: return "copy";
-  case ConsumeOp::Reduce: return "reduce";
-  }
-  return "?";
-}
-
-const char *toString(Layout l) {
-  switch (l) {
-  case Layout::Packed: return "packed";
-  case Layout::Scattered: return "scattered";
-  case Layout::Transposed: return "transposed";
-  case Layout::PackedV: return "packedV";
-  case Layout::ScatteredV: return "scatteredV";
-  case Layout::TransposedV: return "transposedV";
-  }
-  return "?";
-}
-
-const char *toString(Root r) {
-  switch (r) {
-  case Root::None: return "none";
-  case Root::Producer: return "producer";
-  case Root::Consumer: return "consumer";
-  }
-  return "?";
-}
+const char *toString(ConsumeOp op) { return dslName(op); }
+const char *toString(Layout l) { return dslName(l); }
+const char *toString(Root r) { return dslName(r); }
 
 const char *toString(AtomKind a) {
   switch (a) {

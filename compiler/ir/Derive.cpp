@@ -264,17 +264,7 @@ void declarePush(CollectiveIR &ir, Program &p) {
 
 void declare(CollectiveIR &ir, Program &p) {
   Kind k = ir.kind;
-  auto lay = [](Layout l) -> std::string {
-    switch (l) {
-    case Layout::Packed: return "packed";
-    case Layout::Scattered: return "scattered";
-    case Layout::Transposed: return "transposed";
-    case Layout::PackedV: return "packedV";
-    case Layout::ScatteredV: return "scatteredV";
-    case Layout::TransposedV: return "transposedV";
-    }
-    return "?";
-  };
+  auto lay = [](Layout l) -> std::string { return dslName(l); };
   p.buffers.push_back({Buf::X, "input, " + lay(ir.in) + ", user memory of each rank (local reads only)"});
   p.buffers.push_back({Buf::O, "output, " + lay(ir.out) + ", user memory of each rank (local writes only)"});
   bool rooted = isRootedKind(k);

@@ -9,21 +9,9 @@
 namespace purlin::ir {
 namespace {
 
-std::string layoutName(Layout l) {
-  switch (l) {
-  case Layout::Packed: return "packed";
-  case Layout::Scattered: return "scattered";
-  case Layout::Transposed: return "transposed";
-  case Layout::PackedV: return "packedV";
-  case Layout::ScatteredV: return "scatteredV";
-  case Layout::TransposedV: return "transposedV";
-  }
-  return "?";
-}
-std::string rootName(Root r) {
-  return r == Root::None ? "none" : r == Root::Producer ? "producer" : "consumer";
-}
-std::string opName(ConsumeOp o) { return o == ConsumeOp::Copy ? "copy" : "reduce"; }
+std::string layoutName(Layout l) { return dslName(l); }
+std::string rootName(Root r) { return dslName(r); }
+std::string opName(ConsumeOp o) { return dslName(o); }
 
 std::string seqText(RankRef part) {
   return part == RankRef::None ? "seq(c)" : std::string("seq(") + toString(part) + ",c)";

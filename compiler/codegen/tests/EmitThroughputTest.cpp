@@ -114,7 +114,8 @@ TEST_CASE("the printed throughput code follows the IR's orders, counters and slo
   // counter indexed by rank r+1's slot of chunk c.
   CHECK(has(c.pullText, "for (int s = 1; s < n; ++s) {  // k in r+1..r-1 (mod n)\n      const int k = (r + s) % n;"));
   CHECK(has(c.pullText, "for (int s = 0; s < n; ++s) {  // k in r..r-1 (mod n)"));
-  CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 256u + uint32_t(cx.slotOf(cx.seqIndex((r + 1) % n, r, c))), ctas)"));
+  CHECK(has(c.pullText, "const int seq_next_r = cx.seqIndex((r + 1) % n, r, c);  // seq(r,c) of next"));
+  CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 256u + uint32_t(slot_next_r), ctas)"));
   CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 2304u + 128u * uint32_t(k) + uint32_t(cx.ySlotOf(c)), ctas)"));
   CHECK(has(c.pullText, "AtomT::template reduce<E, Op>(cx.ySlot(r, c) + b, sources, sz, n, cx.ws);"));
   // Push: workers over steps, receivers in reverse ring order, lanes.
@@ -126,7 +127,8 @@ TEST_CASE("the printed throughput code follows the IR's orders, counters and slo
   c = printThroughputPrograms("allGather", ag.ir().throughput, nullptr);
   CHECK(has(c.pullText, "const int p = (r + n - s) % n;"));  // consume r-1..r+1
   CHECK(has(c.pullText, "if (src != dst && sz) AtomT::copy(dst + b, src + b, sz, cx.ws);  // skipped in place"));
-  CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 256u + 256u * uint32_t(p) + uint32_t(cx.slotOf(cx.seqIndex(p, r, c))), ctas)"));
+  CHECK(has(c.pullText, "const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p"));
+  CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 256u + 256u * uint32_t(p) + uint32_t(slot_p_r), ctas)"));
 }
 
 TEST_CASE("a deleted notify is refused by the verifier and changes the printed code", "[codegen][throughput]") {

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "purlin/vocabulary.h"
+
 namespace purlin {
 
 /// A position in the user's source: 1-based line and column.
@@ -21,14 +23,8 @@ struct Location {
   unsigned col = 0;
 };
 
-/// How a rank consumes peers' data: copy into place, or combine elementwise.
-enum class ConsumeOp { Copy, Reduce };
-
-/// A buffer layout (paper §3.1). The V forms take partition sizes at run time.
-enum class Layout { Packed, Scattered, Transposed, PackedV, ScatteredV, TransposedV };
-
-/// Which ranks take part as producers or consumers (paper Appendix A.1).
-enum class Root { None, Producer, Consumer };
+// ConsumeOp, Layout, Root: purlin/vocabulary.h (from vocabulary.def, the
+// one definition the runtime's Transform types use too).
 
 /// The datapath named in the Atom position.
 enum class AtomKind { Native, Generic, Ampere, Hopper, Blackwell };

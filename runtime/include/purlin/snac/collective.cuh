@@ -41,6 +41,7 @@
 #include "purlin/snac/resident.cuh"
 #include "purlin/snac/lane.cuh"
 #include "purlin/snac/tp_context.cuh"
+#include "purlin/vocabulary.h"
 
 namespace purlin::snac {
 
@@ -50,9 +51,11 @@ namespace purlin::snac {
 /// dynamic shared memory = the datapath's workspace).
 using ProgramKernel = void (*)(DeviceComm, Plan, const std::byte*, std::byte*);
 
-enum class Consume { Copy, Reduce };
-enum class Layout { Packed, Scattered, Transposed, PackedV, ScatteredV, TransposedV };
-enum class Root { None, Producer, Consumer };
+// The vocabulary of a Transform, defined once (purlin/vocabulary.def) for
+// the runtime and purlinc.
+using Consume = purlin::ConsumeOp;
+using Layout = purlin::Layout;
+using Root = purlin::Root;
 
 /// A SNAC transformation (paper §3.1): consume op, input and output layout, root.
 template <Consume Op, Layout In, Layout Out, Root R = Root::None> struct Transform {
