@@ -218,8 +218,13 @@ __device__ void allReduce_pull_reduce(const TpContext& cx, const std::byte* in, 
     {
       int ok = 1;
       if (threadIdx.x == 0)
-        for (int p = 0; p < n && ok; ++p)
-          if (p != r) ok = waitSignal(cx.dc, stagedIndex(p, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))));
+        for (int p = 0; p < n && ok; ++p) {
+          if (p == r) continue;
+          const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p
+          [[maybe_unused]] const int slot_p_r = cx.slotOf(seq_p_r);
+          [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
+          ok = waitSignal(cx.dc, stagedIndex(p, slot_p_r), cx.sig(round_p_r));
+        }
       if (!__syncthreads_and(ok)) return;  // a checked wait gave up
     }
     // %8 wait.acquire GATHERED[p][yslot(c)] >= sig(e,yround(prev)) for p in 0..n-1 if prev(slot) exists  // Y slot reuse: its previous use was gathered
@@ -238,9 +243,16 @@ __device__ void allReduce_pull_reduce(const TpContext& cx, const std::byte* in, 
       const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
       if (sz) {
         const std::byte* sources[kMaxRanks];
-        for (int p = 0; p < n; ++p)
-          sources[p] = (p == r ? in + pl.txOff[r] + chunkBegin(pl.txLen[r], pl.chunk, c)
-                               : cx.staging(p) + std::size_t(cx.slotOf(cx.seqIndex(p, r, c))) * pl.chunk) + b;
+        for (int p = 0; p < n; ++p) {
+          if (p == r) {
+            sources[p] = in + pl.txOff[r] + chunkBegin(pl.txLen[r], pl.chunk, c) + b;
+            continue;
+          }
+          const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p
+          [[maybe_unused]] const int slot_p_r = cx.slotOf(seq_p_r);
+          [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
+          sources[p] = cx.staging(p) + std::size_t(slot_p_r) * pl.chunk + b;
+        }
         AtomT::template reduce<E, Op>(cx.ySlot(r, c) + b, sources, sz, n, cx.ws);
       }
     }
@@ -251,7 +263,10 @@ __device__ void allReduce_pull_reduce(const TpContext& cx, const std::byte* in, 
       arch::fenceAcqRelSys();  // one fence, then a release per target
       for (int p = 0; p < n; ++p) {
         if (p == r) continue;
-        if (cx.slotReused(cx.seqIndex(p, r, c))) arch::stReleaseSys(cx.dc.signals[p] + consumedIndex(r, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))));
+        const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p
+        [[maybe_unused]] const int slot_p_r = cx.slotOf(seq_p_r);
+        [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
+        if (cx.slotReused(seq_p_r)) arch::stReleaseSys(cx.dc.signals[p] + consumedIndex(r, slot_p_r), cx.sig(round_p_r));
       }
       // %12 notify.release REDUCED[r][yslot(c)] -> rank k = sig(e,yround) for k in 0..n-1 [last arriver]  // last reducer publishes Y_r[c] to every rank
       arch::fenceAcqRelSys();  // one fence, then a release per target
@@ -474,12 +489,117 @@ __global__ void allReduce_throughputKernel(DeviceComm dc, Plan pl, const std::by
   }
 }
 
+// ---- allReduce: program direct, printed from the SNAC IR of world n = 2 ----
+
+/// Role direct (CTA c of C: slice c of every partition, signals with index c; IR ops %15, %16, %17, %18, %19, %20, %21, %22, %23).
+template <class E, RedOp Op>
+__device__ void allReduce_direct(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, uint64_t e) {
+  const int r = pl.rank, c = int(blockIdx.x), C = int(gridDim.x);
+  [[maybe_unused]] const int n = pl.n;
+  (void)out;
+  const atom::Slice s{threadIdx.x, blockDim.x};
+  const uint64_t v0 = signalValue(e, 0);
+  {
+    int ok = 1;
+    if (threadIdx.x == 0) {
+      // %15 notify.release ARRIVED[r][cta] -> rank k = sig(e,0) for k in others(r)  // CTA c of this rank started the call: its output may be written
+      for (int k = 0; k < n; ++k) if (k != r) arch::stReleaseSys(dc.signals[k] + arrivedIndex(r, c), v0);
+      // %16 wait.acquire ARRIVED[p][cta] >= sig(e,0) for p in others(r)  // peer's CTA c started: nothing earlier on its stream uses its output
+      for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitSignal(dc, arrivedIndex(p, c), v0);
+    }
+    if (!__syncthreads_and(ok)) return;  // a checked wait gave up
+  }
+  // Two ranks (the IR's direct reduction is derived for n == 2 only): others(r) = {q}.
+  const int q = 1 - r;
+  // This CTA's slice of partition q (pushed into q's output) and of partition r
+  // (q's contribution lands in the own output; reduced there in place).
+  const std::size_t qb = sliceBegin(pl.txLen[q], C, c), qlen = sliceSize(pl.txLen[q], C, c);
+  const std::size_t qround = directRoundBytes(qlen), qrounds = directRounds(qlen);
+  const std::size_t rb = sliceBegin(pl.txLen[r], C, c), rlen = sliceSize(pl.txLen[r], C, c);
+  const std::size_t rround = directRoundBytes(rlen), rrounds = directRounds(rlen);
+  const std::byte* const pushSrc = in + pl.txOff[q] + qb;
+  std::byte* const pushDst = peers.out[q] + pl.rxOff[q] + qb;
+  const std::byte* const mine = in + pl.txOff[r] + rb;
+  std::byte* const landed = out + pl.rxOff[r] + rb;
+  std::byte* const backDst = peers.out[q] + pl.rxOff[r] + rb;
+  const std::size_t rounds = qrounds > rrounds ? qrounds : rrounds;
+  for (std::size_t j = 0; j < rounds; ++j) {  // j in 0..max rounds-1
+    const uint64_t v = signalValue(e, uint32_t(j));
+    if (j < qrounds) {  // j < rounds(X_r[k])
+      // %17 copy.remote_write O_k[k][round j] <- X_r[k][round j] for k in others(r) if j < rounds(X_r[k])  // round j of the slice of partition k: remote write
+      {
+        const std::size_t o = j * qround, len = (qlen - o) < qround ? (qlen - o) : qround;
+        atom::detail::Dests d{};
+        d.n = 1;
+        d.p[0] = detail::vec(pushDst + o);
+        atom::detail::copyVec16ToMany(d, detail::vec(pushSrc + o), len / 16, s);
+      }
+      // %18 fence.acq_rel.sys; notify.release PUT[r][cta] -> rank k = sig(e,j) for k in others(r) if j < rounds(X_r[k])  // after a barrier: round j published at system scope
+      __syncthreads();  // this CTA's writes of the round are done
+      if (threadIdx.x == 0) {
+        arch::fenceAcqRelSys();  // publish them at system scope
+        for (int k = 0; k < n; ++k) if (k != r) arch::stReleaseSys(dc.signals[k] + putIndex(r, c), v);
+      }
+    }
+    if (j < rrounds) {  // j < rounds(X_r[r])
+      // %19 wait.acquire PUT[p][cta] >= sig(e,j) for p in others(r) if j < rounds(X_r[r])  // round j of p's contribution landed in the own output
+      {
+        int ok = 1;
+        if (threadIdx.x == 0)
+          for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitSignal(dc, putIndex(p, c), v);
+        if (!__syncthreads_and(ok)) return;  // a checked wait gave up
+      }
+      // %20 reduce O_r[r][round j] <- op((p == r ? X_r[r][round j] : O_r[r][round j]) for p in 0..n-1) if j < rounds(X_r[r])  // in place; ascending rank order, fp32 accumulation
+      // %21 copy.remote_write O_k[r][round j] <- O_r[r][round j] for k in others(r) if j < rounds(X_r[r])  // the reduced round into k's output (remote write)
+      // (%21 is fused into %20's stores: each reduced vector is stored locally and into q's output)
+      {
+        const std::size_t o = j * rround, len = (rlen - o) < rround ? (rlen - o) : rround;
+        // Ascending rank order: rank 0's contribution first.
+        const uint4* a = r == 0 ? detail::vec(mine + o) : detail::vec(landed + o);
+        const uint4* b = r == 0 ? detail::vec(landed + o) : detail::vec(mine + o);
+        atom::detail::reduceVec16Pair<E, Op>(detail::vec(landed + o), detail::vec(backDst + o), a, b, len / 16, s);
+      }
+      // %22 fence.acq_rel.sys; notify.release BACK[r][cta] -> rank k = sig(e,j) for k in others(r) if j < rounds(X_r[r])  // after a barrier: the reduced round published
+      __syncthreads();  // this CTA's writes of the round are done
+      if (threadIdx.x == 0) {
+        arch::fenceAcqRelSys();  // publish them at system scope
+        for (int k = 0; k < n; ++k) if (k != r) arch::stReleaseSys(dc.signals[k] + backIndex(r, c), v);
+      }
+    }
+  }
+  if (qrounds > 0) {  // rounds(X_r[p]) > 0: q reduced partition q in qrounds rounds
+    const uint64_t last = signalValue(e, uint32_t(qrounds - 1));
+    // %23 wait.acquire BACK[p][cta] >= sig(e,rounds(X_r[p])-1) for p in others(r) if rounds(X_r[p]) > 0  // every reduced round of partition p is in the own output
+    {
+      int ok = 1;
+      if (threadIdx.x == 0)
+        for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitSignal(dc, backIndex(p, c), last);
+      if (!__syncthreads_and(ok)) return;  // a checked wait gave up
+    }
+  }
+}
+
+/// The direct kernel: grid = plan.directCtas (<= kMaxEpochSlots), block =
+/// plan.directThreads (<= kDirectMaxThreads), no dynamic shared memory; `peers`
+/// from Communicator::registerDirect (the call is captured).
+template <class E, RedOp Op>
+__global__ void __launch_bounds__(kDirectMaxThreads) allReduce_directKernel(DeviceComm dc, Plan pl, DirectPeers peers,
+    const std::byte* in, std::byte* out) {
+  const uint64_t e = ctaBeginCall(dc);
+  allReduce_direct<E, Op>(dc, pl, peers, in, out, e);
+  ctaEndCall(dc, e);
+}
+
 /// The programs purlinc printed for allReduce, as snac::launch takes them.
 struct allReduce_Programs {
   /// The latency kernel for element type E, op Op and the whole-word form W8.
   template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return allReduce_latencyKernel<E, Op, W8>; }
   /// The throughput kernel for datapath AtomT, element type E and op Op.
   template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return allReduce_throughputKernel<AtomT, E, Op>; }
+  /// The direct program's kernel form for element type E and op Op.
+  static constexpr bool hasDirect = true;
+  template <class E, RedOp Op> static snac::DirectKernel direct() { return allReduce_directKernel<E, Op>; }
 };
 
 } // namespace

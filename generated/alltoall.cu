@@ -336,12 +336,73 @@ __global__ void allToAll_throughputKernel(DeviceComm dc, Plan pl, const std::byt
   }
 }
 
+// ---- allToAll: program direct, printed from the SNAC IR of world n = 8 ----
+
+/// Role direct (CTA c of C: slice c of every partition, signals with index c; IR ops %13, %14, %15, %16, %17).
+__device__ void allToAll_direct(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, uint64_t e) {
+  const int r = pl.rank, c = int(blockIdx.x), C = int(gridDim.x);
+  [[maybe_unused]] const int n = pl.n;
+  (void)out;
+  const atom::Slice s{threadIdx.x, blockDim.x};
+  const uint64_t v0 = signalValue(e, 0);
+  {
+    int ok = 1;
+    if (threadIdx.x == 0) {
+      // %13 notify.release ARRIVED[r][cta] -> rank k = sig(e,0) for k in others(r)  // CTA c of this rank started the call: its output may be written
+      for (int k = 0; k < n; ++k) if (k != r) arch::stReleaseSys(dc.signals[k] + arrivedIndex(r, c), v0);
+      // %14 wait.acquire ARRIVED[p][cta] >= sig(e,0) for p in others(r)  // peer's CTA c started: nothing earlier on its stream uses its output
+      for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitSignal(dc, arrivedIndex(p, c), v0);
+    }
+    if (!__syncthreads_and(ok)) return;  // a checked wait gave up
+  }
+  // %15 copy.remote_write O_k[r] <- X_r[k] for k in r+1..r (mod n)  // slice c of block k into block r of k's output (remote writes; own block last, local)
+  {
+    const std::size_t b = sliceBegin(pl.txLen[0], C, c), len = sliceSize(pl.txLen[0], C, c);
+    atom::detail::Pairs pr{};
+    pr.n = n;
+    for (int m = 0; m < n; ++m) {  // k in r+1..r (mod n)
+      const int k = (r + 1 + m) % n;
+      pr.dst[m] = detail::vec(peers.out[k] + pl.rxOff[r] + b);
+      pr.src[m] = detail::vec(in + pl.txOff[k] + b);
+    }
+    atom::detail::copyVec16Pairs(pr, len / 16, s);
+  }
+  // %16 fence.acq_rel.sys; notify.release PUT[r][cta] -> rank k = sig(e,0) for k in others(r)  // after a barrier: this CTA's writes published at system scope
+  __syncthreads();  // this CTA's writes of the round are done
+  if (threadIdx.x == 0) {
+    arch::fenceAcqRelSys();  // publish them at system scope
+    for (int k = 0; k < n; ++k) if (k != r) arch::stReleaseSys(dc.signals[k] + putIndex(r, c), v0);
+  }
+  // %17 wait.acquire PUT[p][cta] >= sig(e,0) for p in others(r)  // slice c of block p of the own output is complete
+  {
+    int ok = 1;
+    if (threadIdx.x == 0)
+      for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitSignal(dc, putIndex(p, c), v0);
+    if (!__syncthreads_and(ok)) return;  // a checked wait gave up
+  }
+}
+
+/// The direct kernel: grid = plan.directCtas (<= kMaxEpochSlots), block =
+/// plan.directThreads (<= kDirectMaxThreads), no dynamic shared memory; `peers`
+/// from Communicator::registerDirect (the call is captured).
+template <int = 0>
+__global__ void __launch_bounds__(kDirectMaxThreads) allToAll_directKernel(DeviceComm dc, Plan pl, DirectPeers peers,
+    const std::byte* in, std::byte* out) {
+  const uint64_t e = ctaBeginCall(dc);
+  allToAll_direct(dc, pl, peers, in, out, e);
+  ctaEndCall(dc, e);
+}
+
 /// The programs purlinc printed for allToAll, as snac::launch takes them.
 struct allToAll_Programs {
   /// The latency kernel for element type E, op Op and the whole-word form W8 (a copy: E and Op do not matter).
   template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return allToAll_latencyKernel<W8>; }
   /// The throughput kernel for datapath AtomT, element type E and op Op (a copy: E and Op do not matter).
   template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return allToAll_throughputKernel<AtomT>; }
+  /// The direct program's kernel form for element type E and op Op (a copy: E and Op do not matter).
+  static constexpr bool hasDirect = true;
+  template <class E, RedOp Op> static snac::DirectKernel direct() { return allToAll_directKernel<>; }
 };
 
 } // namespace

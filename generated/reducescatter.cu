@@ -214,8 +214,13 @@ __device__ void reduceScatter_pull_reduce(const TpContext& cx, const std::byte* 
     {
       int ok = 1;
       if (threadIdx.x == 0)
-        for (int p = 0; p < n && ok; ++p)
-          if (p != r) ok = waitSignal(cx.dc, stagedIndex(p, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))));
+        for (int p = 0; p < n && ok; ++p) {
+          if (p == r) continue;
+          const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p
+          [[maybe_unused]] const int slot_p_r = cx.slotOf(seq_p_r);
+          [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
+          ok = waitSignal(cx.dc, stagedIndex(p, slot_p_r), cx.sig(round_p_r));
+        }
       if (!__syncthreads_and(ok)) return;  // a checked wait gave up
     }
     // %8 reduce.remote_read O_r[c] <- op((p == r ? X_r[r][c] : S_p[slot(seq(r,c))]) for p in 0..n-1)  // own contribution from X_r; ascending rank order, fp32 accumulation
@@ -224,9 +229,16 @@ __device__ void reduceScatter_pull_reduce(const TpContext& cx, const std::byte* 
       const std::size_t b = sliceBegin(len, ctas, i), sz = sliceSize(len, ctas, i);
       if (sz) {
         const std::byte* sources[kMaxRanks];
-        for (int p = 0; p < n; ++p)
-          sources[p] = (p == r ? in + pl.txOff[r] + chunkBegin(pl.txLen[r], pl.chunk, c)
-                               : cx.staging(p) + std::size_t(cx.slotOf(cx.seqIndex(p, r, c))) * pl.chunk) + b;
+        for (int p = 0; p < n; ++p) {
+          if (p == r) {
+            sources[p] = in + pl.txOff[r] + chunkBegin(pl.txLen[r], pl.chunk, c) + b;
+            continue;
+          }
+          const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p
+          [[maybe_unused]] const int slot_p_r = cx.slotOf(seq_p_r);
+          [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
+          sources[p] = cx.staging(p) + std::size_t(slot_p_r) * pl.chunk + b;
+        }
         AtomT::template reduce<E, Op>(out + chunkBegin(pl.rxLen[r], pl.chunk, c) + b, sources, sz, n, cx.ws);
       }
     }
@@ -237,7 +249,10 @@ __device__ void reduceScatter_pull_reduce(const TpContext& cx, const std::byte* 
       arch::fenceAcqRelSys();  // one fence, then a release per target
       for (int p = 0; p < n; ++p) {
         if (p == r) continue;
-        if (cx.slotReused(cx.seqIndex(p, r, c))) arch::stReleaseSys(cx.dc.signals[p] + consumedIndex(r, cx.slotOf(cx.seqIndex(p, r, c))), cx.sig(cx.roundOf(cx.seqIndex(p, r, c))));
+        const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p
+        [[maybe_unused]] const int slot_p_r = cx.slotOf(seq_p_r);
+        [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
+        if (cx.slotReused(seq_p_r)) arch::stReleaseSys(cx.dc.signals[p] + consumedIndex(r, slot_p_r), cx.sig(round_p_r));
       }
     }
   }
@@ -366,12 +381,98 @@ __global__ void reduceScatter_throughputKernel(DeviceComm dc, Plan pl, const std
   }
 }
 
+// ---- reduceScatter: program direct, printed from the SNAC IR of world n = 2 ----
+
+/// Role direct (CTA c of C: slice c of every partition, signals with index c; IR ops %9, %10, %11, %12, %13, %14).
+template <class E, RedOp Op>
+__device__ void reduceScatter_direct(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, uint64_t e) {
+  const int r = pl.rank, c = int(blockIdx.x), C = int(gridDim.x);
+  [[maybe_unused]] const int n = pl.n;
+  (void)out;
+  const atom::Slice s{threadIdx.x, blockDim.x};
+  const uint64_t v0 = signalValue(e, 0);
+  {
+    int ok = 1;
+    if (threadIdx.x == 0) {
+      // %9 notify.release ARRIVED[r][cta] -> rank k = sig(e,0) for k in others(r)  // CTA c of this rank started the call: its output may be written
+      for (int k = 0; k < n; ++k) if (k != r) arch::stReleaseSys(dc.signals[k] + arrivedIndex(r, c), v0);
+      // %10 wait.acquire ARRIVED[p][cta] >= sig(e,0) for p in others(r)  // peer's CTA c started: nothing earlier on its stream uses its output
+      for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitSignal(dc, arrivedIndex(p, c), v0);
+    }
+    if (!__syncthreads_and(ok)) return;  // a checked wait gave up
+  }
+  // Two ranks (the IR's direct reduction is derived for n == 2 only): others(r) = {q}.
+  const int q = 1 - r;
+  // This CTA's slice of partition q (pushed into q's output) and of partition r
+  // (q's contribution lands in the own output; reduced there in place).
+  const std::size_t qb = sliceBegin(pl.txLen[q], C, c), qlen = sliceSize(pl.txLen[q], C, c);
+  const std::size_t qround = directRoundBytes(qlen), qrounds = directRounds(qlen);
+  const std::size_t rb = sliceBegin(pl.txLen[r], C, c), rlen = sliceSize(pl.txLen[r], C, c);
+  const std::size_t rround = directRoundBytes(rlen), rrounds = directRounds(rlen);
+  const std::byte* const pushSrc = in + pl.txOff[q] + qb;
+  std::byte* const pushDst = peers.out[q] + pl.rxOff[q] + qb;
+  const std::byte* const mine = in + pl.txOff[r] + rb;
+  std::byte* const landed = out + pl.rxOff[r] + rb;
+  const std::size_t rounds = qrounds > rrounds ? qrounds : rrounds;
+  for (std::size_t j = 0; j < rounds; ++j) {  // j in 0..max rounds-1
+    const uint64_t v = signalValue(e, uint32_t(j));
+    if (j < qrounds) {  // j < rounds(X_r[k])
+      // %11 copy.remote_write O_k[round j] <- X_r[k][round j] for k in others(r) if j < rounds(X_r[k])  // round j of the slice of partition k: remote write
+      {
+        const std::size_t o = j * qround, len = (qlen - o) < qround ? (qlen - o) : qround;
+        atom::detail::Dests d{};
+        d.n = 1;
+        d.p[0] = detail::vec(pushDst + o);
+        atom::detail::copyVec16ToMany(d, detail::vec(pushSrc + o), len / 16, s);
+      }
+      // %12 fence.acq_rel.sys; notify.release PUT[r][cta] -> rank k = sig(e,j) for k in others(r) if j < rounds(X_r[k])  // after a barrier: round j published at system scope
+      __syncthreads();  // this CTA's writes of the round are done
+      if (threadIdx.x == 0) {
+        arch::fenceAcqRelSys();  // publish them at system scope
+        for (int k = 0; k < n; ++k) if (k != r) arch::stReleaseSys(dc.signals[k] + putIndex(r, c), v);
+      }
+    }
+    if (j < rrounds) {  // j < rounds(X_r[r])
+      // %13 wait.acquire PUT[p][cta] >= sig(e,j) for p in others(r) if j < rounds(X_r[r])  // round j of p's contribution landed in the own output
+      {
+        int ok = 1;
+        if (threadIdx.x == 0)
+          for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitSignal(dc, putIndex(p, c), v);
+        if (!__syncthreads_and(ok)) return;  // a checked wait gave up
+      }
+      // %14 reduce O_r[round j] <- op((p == r ? X_r[r][round j] : O_r[round j]) for p in 0..n-1) if j < rounds(X_r[r])  // in place; ascending rank order, fp32 accumulation
+      {
+        const std::size_t o = j * rround, len = (rlen - o) < rround ? (rlen - o) : rround;
+        // Ascending rank order: rank 0's contribution first.
+        const uint4* a = r == 0 ? detail::vec(mine + o) : detail::vec(landed + o);
+        const uint4* b = r == 0 ? detail::vec(landed + o) : detail::vec(mine + o);
+        atom::detail::reduceVec16Pair<E, Op>(detail::vec(landed + o), nullptr, a, b, len / 16, s);
+      }
+    }
+  }
+}
+
+/// The direct kernel: grid = plan.directCtas (<= kMaxEpochSlots), block =
+/// plan.directThreads (<= kDirectMaxThreads), no dynamic shared memory; `peers`
+/// from Communicator::registerDirect (the call is captured).
+template <class E, RedOp Op>
+__global__ void __launch_bounds__(kDirectMaxThreads) reduceScatter_directKernel(DeviceComm dc, Plan pl, DirectPeers peers,
+    const std::byte* in, std::byte* out) {
+  const uint64_t e = ctaBeginCall(dc);
+  reduceScatter_direct<E, Op>(dc, pl, peers, in, out, e);
+  ctaEndCall(dc, e);
+}
+
 /// The programs purlinc printed for reduceScatter, as snac::launch takes them.
 struct reduceScatter_Programs {
   /// The latency kernel for element type E, op Op and the whole-word form W8.
   template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return reduceScatter_latencyKernel<E, Op, W8>; }
   /// The throughput kernel for datapath AtomT, element type E and op Op.
   template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return reduceScatter_throughputKernel<AtomT, E, Op>; }
+  /// The direct program's kernel form for element type E and op Op.
+  static constexpr bool hasDirect = true;
+  template <class E, RedOp Op> static snac::DirectKernel direct() { return reduceScatter_directKernel<E, Op>; }
 };
 
 } // namespace

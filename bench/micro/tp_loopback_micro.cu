@@ -10,8 +10,12 @@
 /// Per (collective, transfer, size): two warm-up calls, then --reps
 /// repetitions of --calls back-to-back calls; a repetition's time is the
 /// slowest rank's (cudaEvent around its calls, the ranks released together
-/// by a host barrier) divided by the calls. Prints one line per row:
-///   row,<collective>,<pull|push>,<bytes>,<median us>,<min us>,<max us>
+/// by a host barrier) divided by the calls. The third transfer, `direct`,
+/// is the direct program: one call captured into a CUDA graph (the test
+/// policy colltest::PAuto, direct from 4 MiB; AllGather / AllToAll on any
+/// n, the reductions on two ranks) and the graph replayed --calls times per
+/// repetition. Prints one line per row:
+///   row,<collective>,<pull|push|direct>,<bytes>,<median us>,<min us>,<max us>
 /// with bytes = the gathered output for AllGather, the input per rank for
 /// the others (as coll_perf_test). The first call's result is checked
 /// against the host reference of rank 0 (a wrong program is not timed).
@@ -69,11 +73,15 @@ void rankMain(Bootstrap& boot, const Options& o, Shared& sh) {
     uint32_t seed = 11;
     // A failure (counted before a barrier, read after it: the same on both
     // ranks) ends the run on both ranks.
-    for (bool push : {false, true}) {
+    for (int mode = 0; mode < 3; ++mode) {  // pull, push, direct
+      const bool push = mode == 1, direct = mode == 2;
+      const char* const modeName = direct ? "direct" : push ? "push" : "pull";
       setTransfer(push);
       for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
         for (std::size_t bytes : o.sizes) {
           if (sh.failures.load()) break;
+          // The direct program reduces on two ranks only (this program's n), from 4 MiB.
+          if (direct && bytes < (std::size_t(4) << 20)) continue;
           ++seed;
           const std::size_t E = 2;
           const std::size_t count = c == Coll::AllReduce ? bytes / E : bytes / (std::size_t(n) * E);
@@ -92,8 +100,25 @@ void rankMain(Bootstrap& boot, const Options& o, Shared& sh) {
           a.op = RedOp::Sum;
           boot.barrier();
           std::string why;
+          cudaGraphExec_t exec = nullptr;
+          const std::size_t before = comm.directRegistrations();
+          if (direct) {
+            // Both ranks capture the call (registerDirect is collective), then replay it.
+            cudaGraph_t graph;
+            CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+            const Status st = launchColl<PAuto>(c, comm, a, s);
+            CT_CUDA(cudaStreamEndCapture(s, &graph));
+            if (st != Status::Ok) why = std::string("capture: ") + sn::lastError();
+            else if (comm.directRegistrations() == before) why = "the captured call did not take the direct program";
+            else CT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+            cudaGraphDestroy(graph);
+          }
+          auto once = [&] {
+            if (direct) return exec ? cudaGraphLaunch(exec, s) == cudaSuccess : false;
+            return launchColl<PTput>(c, comm, a, s) == Status::Ok;
+          };
           for (int w = 0; w < 2 && why.empty(); ++w)
-            if (launchColl<PTput>(c, comm, a, s) != Status::Ok) why = std::string("launch: ") + sn::lastError();
+            if (!once()) why = std::string("launch: ") + sn::lastError();
           CT_CUDA(cudaStreamSynchronize(s));
           if (why.empty()) {
             std::vector<std::byte> got(outE * E);
@@ -105,7 +130,7 @@ void rankMain(Bootstrap& boot, const Options& o, Shared& sh) {
             }
           }
           if (!why.empty()) {
-            std::printf("FAIL rank %d: %s %s %zu B: %s\n", r, name(c), push ? "push" : "pull", bytes, why.c_str());
+            std::printf("FAIL rank %d: %s %s %zu B: %s\n", r, name(c), modeName, bytes, why.c_str());
             ++sh.failures;
           }
           boot.barrier();
@@ -114,7 +139,7 @@ void rankMain(Bootstrap& boot, const Options& o, Shared& sh) {
           for (int rep = 0; ok && rep < o.reps; ++rep) {
             boot.barrier();
             CT_CUDA(cudaEventRecord(e0, s));
-            for (int i = 0; i < o.calls; ++i) (void)launchColl<PTput>(c, comm, a, s);
+            for (int i = 0; i < o.calls; ++i) (void)once();
             CT_CUDA(cudaEventRecord(e1, s));
             CT_CUDA(cudaEventSynchronize(e1));
             float ms = 0;
@@ -126,10 +151,12 @@ void rankMain(Bootstrap& boot, const Options& o, Shared& sh) {
           }
           if (r == 0 && ok) {
             std::sort(perCall.begin(), perCall.end());
-            std::printf("row,%s,%s,%zu,%.2f,%.2f,%.2f\n", name(c), push ? "push" : "pull", bytes,
+            std::printf("row,%s,%s,%zu,%.2f,%.2f,%.2f\n", name(c), modeName, bytes,
                         perCall[perCall.size() / 2], perCall.front(), perCall.back());
             std::fflush(stdout);
           }
+          if (exec) cudaGraphExecDestroy(exec);
+          if (direct) comm.releaseDirect();  // before the buffers are freed
           cudaFree(in);
           cudaFree(out);
           if (!ok) break;

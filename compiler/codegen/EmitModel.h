@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/CollectiveKind.h"
+#include "codegen/EmitDirect.h"
 #include "codegen/EmitLatency.h"
 #include "codegen/EmitThroughput.h"
 #include "ir/Pipeline.h"
@@ -64,6 +65,11 @@ struct EmitCollective {
   std::optional<LatencyCode> latency;
   /// The throughput programs' device code, printed from pullIR/pushIR.
   std::optional<ThroughputCode> throughput;
+  /// The direct program's kernel form, printed from the direct program of
+  /// pullIR, else of pushIR (the world sizes --emit=ir shows); absent when
+  /// neither has one (the launcher then never takes the direct program).
+  std::optional<DirectCode> direct;
+  int directWorld = 0;  ///< the world size of the IR `direct` was printed from
 };
 
 /// One .pl file's worth of output.

@@ -155,7 +155,12 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
       << world(c.pushIR) << " ----\n\n"
       << tp.pushText;
   o << "// ---- " << c.name << ": the throughput kernel (pull or push by Plan::push) ----\n\n"
-    << tp.kernelText << "\n"
+    << tp.kernelText << "\n";
+  if (c.direct)
+    o << "// ---- " << c.name << ": program direct, printed from the SNAC IR of world n = " << c.directWorld
+      << " ----\n\n"
+      << c.direct->text << "\n";
+  o
     << "/// The programs purlinc printed for " << c.name << ", as snac::launch takes them.\n"
     << "struct " << id << "_Programs {\n"
     << "  /// The latency kernel for element type E, op Op and the whole-word form W8"
@@ -165,8 +170,18 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
     << "  /// The throughput kernel for datapath AtomT, element type E and op Op"
     << (tp.typed ? "" : " (a copy: E and Op do not matter)") << ".\n"
     << "  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return "
-    << tp.kernel << (tp.typed ? "<AtomT, E, Op>" : "<AtomT>") << "; }\n"
-    << "};\n\n";
+    << tp.kernel << (tp.typed ? "<AtomT, E, Op>" : "<AtomT>") << "; }\n";
+  if (c.direct)
+    o << "  /// The direct program's kernel form for element type E and op Op"
+      << (c.direct->typed ? "" : " (a copy: E and Op do not matter)") << ".\n"
+      << "  static constexpr bool hasDirect = true;\n"
+      << "  template <class E, RedOp Op> static snac::DirectKernel direct() { return " << c.direct->kernel
+      << (c.direct->typed ? "<E, Op>" : "<>") << "; }\n";
+  else
+    o << "  /// No direct program: no world size shown for this policy derives one.\n"
+      << "  static constexpr bool hasDirect = false;\n"
+      << "  template <class E, RedOp Op> static snac::DirectKernel direct() { return nullptr; }\n";
+  o << "};\n\n";
 }
 
 } // namespace

@@ -261,15 +261,26 @@ private:
         if (a->buf == Buf::S && a->region == RankRef::None && (op.kind == OpKind::Copy || op.kind == OpKind::Reduce))
           add(op, a->owner, a->part);
     }
-    for (const auto &[owner, part] : pairs) {
-      const Op none{};
-      const std::string suffix = rankName(owner) + "_" + rankName(part);
-      o_ << pad << "const int seq_" << suffix << " = cx.seqIndex(" << rankExpr(none, owner) << ", "
-         << rankExpr(none, part) << ", c);  // seq(" << rankName(part) << ",c) of " << rankName(owner) << "\n"
-         << pad << "[[maybe_unused]] const int slot_" << suffix << " = cx.slotOf(seq_" << suffix << ");\n"
-         << pad << "[[maybe_unused]] const uint32_t round_" << suffix << " = cx.roundOf(seq_" << suffix << ");\n";
-      sc_.seq[{owner, part}] = suffix;
-    }
+    for (const auto &[owner, part] : pairs) hoistOne(owner, part, pad);
+  }
+  /// Prints seq/slot/round of (owner, part) and records them in sc_.
+  void hoistOne(RankRef owner, RankRef part, const std::string &pad) {
+    const Op none{};
+    part = partKey(part);
+    const std::string suffix = rankName(owner) + "_" + rankName(part);
+    o_ << pad << "const int seq_" << suffix << " = cx.seqIndex(" << rankExpr(none, owner) << ", "
+       << rankExpr(none, part) << ", c);  // seq(" << rankName(part) << ",c) of " << rankName(owner) << "\n"
+       << pad << "[[maybe_unused]] const int slot_" << suffix << " = cx.slotOf(seq_" << suffix << ");\n"
+       << pad << "[[maybe_unused]] const uint32_t round_" << suffix << " = cx.roundOf(seq_" << suffix << ");\n";
+    sc_.seq[{owner, part}] = suffix;
+  }
+  /// Inside an op's own loop over ranks: hoists the (owner, part) pull slot
+  /// the op names with its rank (the per-target values, once per target).
+  void hoistForVar(const Op &op, RankRef owner, RankRef part, const std::string &pad) {
+    if (op.var != RankRef::None && (owner == op.var || part == op.var)) hoistOne(owner, part, pad);
+  }
+  void dropVar(const Op &op, RankRef owner, RankRef part) {
+    if (op.var != RankRef::None && (owner == op.var || part == op.var)) sc_.seq.erase({owner, partKey(part)});
   }
 
   std::string opRange() const {
@@ -433,11 +444,23 @@ private:
       const std::string v = rankExpr(op, op.var);
       o_ << p << "{\n"
          << p << "  int ok = 1;\n"
-         << p << "  if (" << (worker_ ? "ln.leader()" : "threadIdx.x == 0") << ")\n"
-         << p << "    for (int " << v << " = 0; " << v << " < n && ok; ++" << v << ")\n"
-         << p << "      " << (op.domain == Domain::Others ? "if (" + v + " != r) " : "") << "ok = waitSignal(cx.dc, " << idx
-         << ", " << val << ");\n"
-         << p << "  if (!" << (worker_ ? "ln.agree(ok)" : "__syncthreads_and(ok)") << ") return;  // a checked wait gave up\n"
+         << p << "  if (" << (worker_ ? "ln.leader()" : "threadIdx.x == 0") << ")\n";
+      if (slotDependsOnVar(op)) {
+        // Each source's own slot: its values once per source.
+        o_ << p << "    for (int " << v << " = 0; " << v << " < n && ok; ++" << v << ") {\n";
+        if (op.domain == Domain::Others) o_ << p << "      if (" << v << " == r) continue;\n";
+        hoistForVar(op, op.slotOwner, op.slotPart, p + "      ");
+        o_ << p << "      ok = waitSignal(cx.dc, " << std::string(sigIndexFn(op)) + "(" + waitSource(op) + ", " +
+                      slotExpr(sc_, op) + ")"
+           << ", " << valueExpr(sc_, op) << ");\n"
+           << p << "    }\n";
+        dropVar(op, op.slotOwner, op.slotPart);
+      } else {
+        o_ << p << "    for (int " << v << " = 0; " << v << " < n && ok; ++" << v << ")\n"
+           << p << "      " << (op.domain == Domain::Others ? "if (" + v + " != r) " : "") << "ok = waitSignal(cx.dc, "
+           << idx << ", " << val << ");\n";
+      }
+      o_ << p << "  if (!" << (worker_ ? "ln.agree(ok)" : "__syncthreads_and(ok)") << ") return;  // a checked wait gave up\n"
          << p << "}\n";
     }
     closeCond(opened, pad);
@@ -481,12 +504,29 @@ private:
     } else {
       if (!op.hasSrcSelf || op.var != RankRef::P || op.domain != Domain::All || op.step)
         unsupported(op, "a throughput reduction reads (p == r ? own : peer p) for p in 0..n-1");
-      const Operand self = operand(sc_, op, op.srcSelf), src = operand(sc_, op, op.src);
+      const Operand self = operand(sc_, op, op.srcSelf);
+      const bool perSource = op.src.buf == Buf::S && op.src.region == RankRef::None && op.src.owner == op.var;
       o_ << q << "if (" << size << ") {\n"
-         << q << "  const std::byte* sources[kMaxRanks];\n"
-         << q << "  for (int p = 0; p < n; ++p)\n"
-         << q << "    sources[p] = (p == r ? " << self.ptr << "\n"
-         << q << "                         : " << src.ptr << ")" << plus << ";\n"
+         << q << "  const std::byte* sources[kMaxRanks];\n";
+      if (perSource) {
+        // Each source's own slot, once per source.
+        o_ << q << "  for (int p = 0; p < n; ++p) {\n"
+           << q << "    if (p == r) {\n"
+           << q << "      sources[p] = " << self.ptr << plus << ";\n"
+           << q << "      continue;\n"
+           << q << "    }\n";
+        hoistForVar(op, op.src.owner, op.src.part, q + "    ");
+        const Operand src = operand(sc_, op, op.src);
+        dropVar(op, op.src.owner, op.src.part);
+        o_ << q << "    sources[p] = " << src.ptr << plus << ";\n"
+           << q << "  }\n";
+      } else {
+        const Operand src = operand(sc_, op, op.src);
+        o_ << q << "  for (int p = 0; p < n; ++p)\n"
+           << q << "    sources[p] = (p == r ? " << self.ptr << "\n"
+           << q << "                         : " << src.ptr << ")" << plus << ";\n";
+      }
+      o_
          << q << "  " << atom << "::template reduce<E, Op>(" << dst.ptr << plus << ", sources, " << size << ", n, " << ws
          << ");\n"
          << q << "}\n";
@@ -529,9 +569,17 @@ private:
     if (!perTarget) p = openCond(op, pad, opened);
     o_ << p << "arch::fenceAcqRelSys();  // one fence, then a release per target\n";
     openRankLoop(o_, p, v, op.domain);
-    const std::string c = perTarget ? condExpr(sc_, op, worker_) : "";
-    o_ << p << "  " << (c.empty() ? "" : "if (" + c + ") ") << "arch::stReleaseSys(cx.dc.signals[" << v << "] + " << idx
-       << ", " << val << ");\n"
+    std::string tIdx = idx, tVal = val, c;
+    if (perTarget) {
+      // Each target's own slot: its values once per target.
+      hoistForVar(op, op.slotOwner, op.slotPart, p + "  ");
+      tIdx = std::string(sigIndexFn(op)) + "(r, " + slotExpr(sc_, op) + ")";
+      tVal = valueExpr(sc_, op);
+      c = condExpr(sc_, op, worker_);
+      dropVar(op, op.slotOwner, op.slotPart);
+    }
+    o_ << p << "  " << (c.empty() ? "" : "if (" + c + ") ") << "arch::stReleaseSys(cx.dc.signals[" << v << "] + " << tIdx
+       << ", " << tVal << ");\n"
        << p << "}\n";
     closeCond(opened, pad);
   }

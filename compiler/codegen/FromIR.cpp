@@ -109,6 +109,13 @@ void printPrograms(EmitCollective &c) {
   if (!c.pullIR) throw EmitError("internal: no world size of " + c.name + "'s policy shows its pull program");
   c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR->ir().throughput,
                                          c.pushIR ? &c.pushIR->ir().throughput : nullptr);
+  c.direct.reset();
+  for (const auto *v : {&c.pullIR, &c.pushIR})
+    if (*v && (*v)->ir().hasDirect()) {
+      c.direct = printDirectProgram(flatName(c.name), (*v)->ir().direct);
+      c.directWorld = (*v)->ir().n;
+      break;
+    }
 }
 
 } // namespace purlin::codegen

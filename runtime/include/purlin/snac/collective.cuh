@@ -8,8 +8,11 @@
 /// collective: `template <class E, RedOp Op, bool W8> static ProgramKernel
 /// latency()` (the latency kernel) and `template <class AtomT, class E,
 /// RedOp Op> static ProgramKernel throughput()` (the throughput kernel,
-/// pull or push by Plan::push). The direct program is still the runtime's
-/// (direct.cuh) until it is printed from the IR too (docs/codegen.md).
+/// pull or push by Plan::push), `static constexpr bool hasDirect` and
+/// `template <class E, RedOp Op> static DirectKernel direct()` (the direct
+/// program's kernel form, nullptr without one). The direct program's
+/// copy-engine form is still the runtime's (direct.cuh) until the IR
+/// models it (docs/codegen.md).
 ///
 /// launch validates the arguments (never throws), decides the program by
 /// message bytes against P::world[n].latencyMaxBytes (the same decision on
@@ -50,6 +53,9 @@ namespace purlin::snac {
 /// memory) and throughput (grid = plan.ctas(), block = plan.threads,
 /// dynamic shared memory = the datapath's workspace).
 using ProgramKernel = void (*)(DeviceComm, Plan, const std::byte*, std::byte*);
+/// The signature of the direct kernel purlinc prints (grid = plan.directCtas,
+/// block = plan.directThreads; `peers` from Communicator::registerDirect).
+using DirectKernel = void (*)(DeviceComm, Plan, DirectPeers, const std::byte*, std::byte*);
 
 // The vocabulary of a Transform, defined once (purlin/vocabulary.def) for
 // the runtime and purlinc.
@@ -299,7 +305,9 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStre
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = pdl ? 1 : 0;
-    cudaError_t err = cudaLaunchKernelEx(&cfg, directKernel<K, E, Op>, dc, pl, peers, in, out);
+    const DirectKernel kernel = Programs::template direct<E, Op>();
+    if (kernel == nullptr) return report(Status::Internal, "purlin::snac::launch: no direct program was printed");
+    cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, dc, pl, peers, in, out);
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: direct kernel launch (" +
@@ -444,7 +452,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       // reuse them). directWanted is the same on every rank; eligibility is
       // agreed inside registerDirect.
       DirectPeers peers;
-      if (directWanted(pl, w)) {
+      if (Programs::hasDirect && directWanted(pl, w)) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         cudaError_t err = cudaStreamIsCapturing(stream, &capture);
         if (err != cudaSuccess) {

@@ -1,33 +1,26 @@
 /// @file direct.cuh
-/// @brief The direct program (docs/snac-protocol.md "Direct program"): no
-/// staging. Every CTA c of rank r writes its slice of the data straight into
-/// the destination ranks' output buffers (mapped by
-/// Communicator::registerDirect when the call was captured), after the
-/// destination's CTA c has ARRIVED (its stream reached this call, so nothing
-/// earlier on it still uses its output), and notifies PUT after each round.
+/// @brief The direct program's primitives and its copy-engine form
+/// (docs/snac-protocol.md "Direct program"): no staging; every CTA c of
+/// rank r writes its slice of the data straight into the destination ranks'
+/// output buffers (mapped by Communicator::registerDirect when the call was
+/// captured), after the destination's CTA c has ARRIVED, and notifies PUT
+/// after each round. Epochs as everywhere (epoch.cuh): ARRIVED/PUT/BACK
+/// carry sig(e, round) and are never reset.
 ///
-///  - AllGather (any n): the input slice is read once and written to every
-///    rank's output at this rank's block; one PUT at the end.
-///  - AllToAll (any n): block p's slice goes to rank p's output, all
-///    destinations interleaved; one PUT.
-///  - ReduceScatter / AllReduce (n == 2, peer q): round j of the slice of
-///    partition q is written into q's output (PUT j); then, after q's PUT j,
-///    round j of this rank's own partition (which q wrote into this rank's
-///    output) is reduced in place with this rank's input, in ascending rank
-///    order. AllReduce also writes the reduced round into q's output (BACK j)
-///    and waits for q's last BACK before finishing.
+/// The kernel form is printed by purlinc from the SNAC IR (NAME_direct,
+/// NAME_directKernel in the generated .cu; docs/codegen.md "Direct
+/// program"; the hand-written one is at commit cfcd7a0). Here: the
+/// CTA-collective arrive / notify / wait of the direct signals and the
+/// 16-byte vector view the printed code and the kernels below use.
 ///
-/// A CTA only waits on its own index's CTA on the peers, so the program is
-/// deadlock-free whenever both grids are resident. Epochs as everywhere
-/// (epoch.cuh): ARRIVED/PUT/BACK carry sig(e, round) and are never reset.
-///
-/// Copy-engine form (Plan::directEngine, large messages): the bulk moves
-/// are cudaMemcpyAsync nodes of the captured graph and the kernels below
-/// only arrive, reduce and finish. AllGather / AllToAll announce their
-/// copies with PUT from the finish kernel; ReduceScatter / AllReduce
-/// (n == 2) announce each chunk with a stream memory operation writing
-/// E_PUT(k) / E_BACK(k) (protocol.h); one directEngineReduceKernel per chunk
-/// reduces it as it lands, and the finish kernel resets those flags.
+/// Copy-engine form (Plan::directEngine, large messages; not modelled by the
+/// IR yet): the bulk moves are cudaMemcpyAsync nodes of the captured graph
+/// and the kernels below only arrive, reduce and finish. AllGather /
+/// AllToAll announce their copies with PUT from the finish kernel;
+/// ReduceScatter / AllReduce (n == 2) announce each chunk with a stream
+/// memory operation writing E_PUT(k) / E_BACK(k) (protocol.h); one
+/// directEngineReduceKernel per chunk reduces it as it lands, and the
+/// finish kernel resets those flags.
 #pragma once
 
 #include "purlin/atom/atom.cuh"
@@ -80,104 +73,7 @@ __device__ __forceinline__ bool ctaDirectWait(const DeviceComm& dc, int src, Ind
 __device__ __forceinline__ uint4* vec(std::byte* p) { return reinterpret_cast<uint4*>(p); }
 __device__ __forceinline__ const uint4* vec(const std::byte* p) { return reinterpret_cast<const uint4*>(p); }
 
-/// AllGather / AllToAll: this CTA's slices to every destination, one PUT.
-template <CollKind K>
-__device__ void directCopies(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers, const std::byte* in,
-                             uint64_t e, int c, int C) {
-  const int r = pl.rank, n = pl.n;
-  const atom::Slice s{threadIdx.x, blockDim.x};
-  if constexpr (K == CollKind::AllGather) {
-    const std::size_t b = sliceBegin(pl.txLen[0], C, c), len = sliceSize(pl.txLen[0], C, c);
-    atom::detail::Dests d{};
-    d.n = 0;
-    for (int m = 0; m < n; ++m) {
-      const int p = (r + 1 + m) % n;  // peers first, own output last
-      std::byte* dst = peers.out[p] + pl.rxOff[r] + b;
-      if (dst != in + b) d.p[d.n++] = vec(dst);  // in-place: own block already holds the input
-    }
-    if (d.n > 0) atom::detail::copyVec16ToMany(d, vec(in + b), len / 16, s);
-  } else {
-    // Every block has the same length (fixed-size AllToAll): one slice
-    // range for all destinations, copied interleaved (copyVec16Pairs).
-    const std::size_t b = sliceBegin(pl.txLen[0], C, c), len = sliceSize(pl.txLen[0], C, c);
-    atom::detail::Pairs pr{};
-    pr.n = n;
-    for (int m = 0; m < n; ++m) {
-      const int p = (r + 1 + m) % n;
-      pr.dst[m] = vec(peers.out[p] + pl.rxOff[r] + b);
-      pr.src[m] = vec(in + pl.txOff[p] + b);
-    }
-    atom::detail::copyVec16Pairs(pr, len / 16, s);
-  }
-  const uint64_t v = signalValue(e, 0);
-  ctaDirectNotify(dc, -1, putIndex(r, c), v);
-  ctaDirectWait(dc, -1, [c](int p) { return putIndex(p, c); }, v);
-}
-
-/// ReduceScatter / AllReduce on two ranks (see the file comment).
-template <CollKind K, class E, RedOp Op>
-__device__ void directReducePair(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers,
-                                 const std::byte* in, std::byte* out, uint64_t e, int c, int C) {
-  constexpr bool kBack = K == CollKind::AllReduce;
-  const int r = pl.rank, q = 1 - r;
-  const atom::Slice s{threadIdx.x, blockDim.x};
-  // Partition q: this rank's contribution goes to q's output.
-  const std::size_t pb = sliceBegin(pl.txLen[q], C, c), plen = sliceSize(pl.txLen[q], C, c);
-  const std::size_t pround = directRoundBytes(plen), prounds = directRounds(plen);
-  const std::byte* pushSrc = in + pl.txOff[q] + pb;
-  std::byte* pushDst = peers.out[q] + pl.rxOff[q] + pb;
-  // Partition r: q's contribution lands in this rank's output; reduce in place.
-  const std::size_t rb = sliceBegin(pl.txLen[r], C, c), rlen = sliceSize(pl.txLen[r], C, c);
-  const std::size_t rround = directRoundBytes(rlen), rrounds = directRounds(rlen);
-  const std::byte* mine = in + pl.txOff[r] + rb;
-  std::byte* landed = out + pl.rxOff[r] + rb;
-  std::byte* back = kBack ? peers.out[q] + pl.rxOff[r] + rb : nullptr;
-
-  const std::size_t rounds = prounds > rrounds ? prounds : rrounds;
-  for (std::size_t j = 0; j < rounds; ++j) {
-    const uint64_t v = signalValue(e, uint32_t(j));
-    if (j < prounds) {
-      const std::size_t o = j * pround, len = (plen - o) < pround ? (plen - o) : pround;
-      atom::detail::Dests d{};
-      d.n = 1;
-      d.p[0] = vec(pushDst + o);
-      atom::detail::copyVec16ToMany(d, vec(pushSrc + o), len / 16, s);
-      ctaDirectNotify(dc, q, putIndex(r, c), v);
-    }
-    if (j < rrounds) {
-      if (!ctaDirectWait(dc, q, [c](int p) { return putIndex(p, c); }, v)) return;
-      const std::size_t o = j * rround, len = (rlen - o) < rround ? (rlen - o) : rround;
-      // Ascending rank order: rank 0's contribution first.
-      const uint4* a = r == 0 ? vec(mine + o) : vec(landed + o);
-      const uint4* b = r == 0 ? vec(landed + o) : vec(mine + o);
-      atom::detail::reduceVec16Pair<E, Op>(vec(landed + o), kBack ? vec(back + o) : nullptr, a, b, len / 16, s);
-      if constexpr (kBack) ctaDirectNotify(dc, q, backIndex(r, c), v);
-    }
-  }
-  if constexpr (kBack) {
-    // q reduced partition q's slice in prounds rounds and wrote each back here.
-    if (prounds > 0)
-      ctaDirectWait(dc, q, [c](int p) { return backIndex(p, c); }, signalValue(e, uint32_t(prounds - 1)));
-  }
-}
-
 } // namespace detail
-
-/// The direct program's kernel. Launch: grid = plan.directCtas (<=
-/// kMaxEpochSlots), block = plan.directThreads (<= kDirectMaxThreads), no
-/// dynamic shared memory; `peers` from Communicator::registerDirect.
-template <CollKind K, class E, RedOp Op>
-__global__ void __launch_bounds__(kDirectMaxThreads) directKernel(DeviceComm dc, Plan pl, DirectPeers peers,
-                                                                   const std::byte* in, std::byte* out) {
-  constexpr bool kReduce = K == CollKind::ReduceScatter || K == CollKind::AllReduce;
-  const uint64_t e = ctaBeginCall(dc);
-  const int c = int(blockIdx.x), C = int(gridDim.x);
-  if (detail::ctaDirectArrive(dc, e, c)) {
-    if constexpr (kReduce) detail::directReducePair<K, E, Op>(dc, pl, peers, in, out, e, c, C);
-    else detail::directCopies<K>(dc, pl, peers, in, e, c, C);
-  }
-  ctaEndCall(dc, e);
-}
 
 /// Copy-engine form of the direct program (Plan::directEngine), first kernel: one CTA arrives (ARRIVED(r, 0) at every peer, waits for
 /// theirs), so the copy-engine transfers the launcher captures after it may

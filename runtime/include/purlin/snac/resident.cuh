@@ -104,6 +104,7 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
     }
   }
   // Direct program: CTA c of every rank waits on CTA c of its peers.
+  if (!Programs::hasDirect) w.directCtas = -1;  // no direct program printed for this collective
   if (w.directCtas >= 0) {
     const int most = w.directCtas > 0 ? w.directCtas : kDirectCtas;
     int threads = w.directThreads > 0 ? w.directThreads : kDirectThreads;
@@ -111,7 +112,7 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
     if (threads < 64) threads = 64;
     if (threads > kDirectMaxThreads) threads = kDirectMaxThreads;
     std::string ignored;
-    const int budget = residentCtas(directKernel<K, E, Op>, threads, 0, sms, sharing, ignored) / kGridsPerRankWithPdl;
+    const int budget = residentCtas(Programs::template direct<E, Op>(), threads, 0, sms, sharing, ignored) / kGridsPerRankWithPdl;
     if (budget < 1) w.directCtas = -1;  // staged instead
     else w.directCtas = most < budget ? most : budget;
   }
