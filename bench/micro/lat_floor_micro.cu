@@ -513,7 +513,8 @@ int main(int argc, char** argv) {
         a.count = row.message ? messageCount(row.coll, row.bytes) : row.bytes / 2;
         a.dtype = purlin::DType::BF16;
         std::string e;
-        if (sn::makePlan(row.coll, 2, r, a, w, 0, kHalfBytes, plan[r], e) != purlin::Status::Ok || !plan[r].latency ||
+        // Latency plans only (no staging, no push lanes): any Atom stage count.
+        if (sn::makePlan(row.coll, 2, r, a, w, 0, kHalfBytes, plan[r], e, 1) != purlin::Status::Ok || !plan[r].latency ||
             !plan[r].words8) {
           if (e.empty()) e = !plan[r].latency ? "the plan is not the latency program" : "the plan is not whole words (words8)";
           std::fprintf(stderr, "lat_floor_micro: makePlan: %s\n", e.c_str());

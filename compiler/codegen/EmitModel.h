@@ -61,13 +61,16 @@ struct EmitCollective {
   /// throughput program (ir::worldShowing; push absent when no world size
   /// of the policy binds it): the throughput device code is printed from them.
   std::optional<ir::VerifiedIR> pullIR, pushIR;
+  /// The verified IR the direct program is printed from: pullIR's or
+  /// pushIR's when it has one, else the first world size deriving one.
+  std::optional<ir::VerifiedIR> directIR;
   /// The latency program's device code, printed from `ir` (printPrograms).
   std::optional<LatencyCode> latency;
   /// The throughput programs' device code, printed from pullIR/pushIR.
   std::optional<ThroughputCode> throughput;
-  /// The direct program's kernel form, printed from the direct program of
-  /// pullIR, else of pushIR (the world sizes --emit=ir shows); absent when
-  /// neither has one (the launcher then never takes the direct program).
+  /// The direct program's kernel form, printed from directIR; absent when
+  /// no world size derives one (the launcher then never takes the direct
+  /// program).
   std::optional<DirectCode> direct;
   int directWorld = 0;  ///< the world size of the IR `direct` was printed from
 };

@@ -318,7 +318,10 @@ private:
         std::size_t j = i + 1;
         if (j < stmts.size() && !stmts[j].isLoop && stmts[j].op.last) {
           o_ << pad << "if (last && threadIdx.x == 0) {\n";
-          for (; j < stmts.size() && !stmts[j].isLoop && stmts[j].op.last; ++j) notify(stmts[j].op, pad + "  ");
+          for (; j < stmts.size() && !stmts[j].isLoop && stmts[j].op.last; ++j) {
+            if (stmts[j].op.kind != OpKind::Notify) unsupported(stmts[j].op, "the last arriver only notifies");
+            notify(stmts[j].op, pad + "  ");
+          }
           o_ << pad << "}\n";
         }
         i = j - 1;
@@ -620,16 +623,19 @@ void checkProgram(const ir::Program &p, Transfer want) {
 
 } // namespace
 
-ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program &pull, const ir::Program *push) {
-  checkProgram(pull, Transfer::Pull);
+ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program *pull, const ir::Program *push) {
+  if (!pull && !push) throw EmitError("throughput program: neither a pull nor a push program");
+  if (pull) checkProgram(*pull, Transfer::Pull);
   if (push) checkProgram(*push, Transfer::Push);
   ThroughputCode code;
   code.kernel = id + "_throughputKernel";
-  code.typed = reduces(pull) || (push && reduces(*push));
+  code.typed = (pull && reduces(*pull)) || (push && reduces(*push));
+  code.hasPull = pull != nullptr;
+  code.hasPush = push != nullptr;
   const std::string tparams = code.typed ? ", E, Op" : "";
-  {
+  if (pull) {
     std::ostringstream o;
-    for (const auto &role : pull.roles) RolePrinter(role, false, code.typed, o, code.pullOps).print(roleFn(id, false, role));
+    for (const auto &role : pull->roles) RolePrinter(role, false, code.typed, o, code.pullOps).print(roleFn(id, false, role));
     code.pullText = o.str();
   }
   std::ostringstream k;
@@ -689,15 +695,20 @@ ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program 
       << "        " << cta("1", "1")
       << "      }\n";
   } else {
-    k << "      __trap();  // no world size of this policy takes the push transfer\n";
+    k << "      __trap();  // no world size of this policy takes the push transfer (launch refuses such a plan)\n";
   }
-  k << "    } else {\n" << roleBegins(pull.roles, "      ");
-  for (std::size_t i = 0; i < pull.roles.size(); ++i) {
-    const ir::Role &role = pull.roles[i];
-    const bool lastRole = i + 1 == pull.roles.size();
-    k << "      " << (i ? "else " : "") << (lastRole ? "" : "if (b < begin" + std::to_string(i + 1) + ") ")
-      << roleFn(id, false, role) << "<AtomT" << tparams << ">(cx, in, out, b - begin" << i << ", " << ctasField(role)
-      << ");\n";
+  if (pull) {
+    k << "    } else {\n" << roleBegins(pull->roles, "      ");
+    for (std::size_t i = 0; i < pull->roles.size(); ++i) {
+      const ir::Role &role = pull->roles[i];
+      const bool lastRole = i + 1 == pull->roles.size();
+      k << "      " << (i ? "else " : "") << (lastRole ? "" : "if (b < begin" + std::to_string(i + 1) + ") ")
+        << roleFn(id, false, role) << "<AtomT" << tparams << ">(cx, in, out, b - begin" << i << ", " << ctasField(role)
+        << ");\n";
+    }
+  } else {
+    k << "    } else {\n"
+      << "      __trap();  // no world size of this policy takes the pull transfer (launch refuses such a plan)\n";
   }
   k << "    }\n"
     << "    ctaEndCall(dc, e);\n"

@@ -30,14 +30,17 @@ struct ThroughputCode {
   std::string kernelText;    ///< the kernel
   std::string kernel;        ///< the kernel template's name, e.g. "allReduce_throughputKernel"
   bool typed = false;        ///< the kernel is a template on <AtomT, E, Op> (reductions), else on <AtomT>
+  bool hasPull = false, hasPush = false;  ///< which transfers have printed roles
   std::vector<int> pullOps;  ///< ids of the pull program's ops, in print order (each once)
   std::vector<int> pushOps;  ///< ids of the push program's ops, in print order (each once)
 };
 
 /// Prints the throughput programs of the collective whose flat C++
-/// identifier is `id`: `pull` (transfer Pull) always, `push` (transfer
-/// Push) when some world size of the policy takes it (else nullptr, and a
-/// push plan traps). Throws EmitError for an op it cannot print.
-ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program &pull, const ir::Program *push);
+/// identifier is `id`: `pull` (transfer Pull) and `push` (transfer Push),
+/// each when some world size of the policy takes it (else nullptr; at least
+/// one). The launcher refuses a plan of a transfer without printed roles
+/// (NAME_Programs::hasPull / hasPush); the kernel traps on one. Throws
+/// EmitError for an op it cannot print.
+ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program *pull, const ir::Program *push);
 
 } // namespace purlin::codegen

@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "codegen/Spelling.h"
+#include "ir/DerivePush.h"
 #include "ir/Pipeline.h"
 
 namespace purlin::codegen {
@@ -41,38 +42,78 @@ std::string summarizeRole(const ir::Role &role) {
   return s;
 }
 
+namespace {
+
+RoleNote roleNote(const ir::Role &r) {
+  RoleNote rn;
+  rn.role = r.name;
+  if (!r.ctasFrom.empty()) {
+    // "throughput.stageCtas" -> "world[n].stageCtas" (the policy struct's field)
+    std::string field = r.ctasFrom.substr(r.ctasFrom.find_last_of('.') + 1);
+    if (r.ctasFrom == "latency.ctas") field = "latencyCtas";
+    if (r.ctasFrom == "direct.ctas") field = "directCtas";
+    rn.ctas = "world[n]." + field;
+  }
+  int lo = INT_MAX, hi = INT_MIN;
+  ir::forEachOp(r.body, [&](const ir::Op &op) {
+    if (op.id < 0) return;
+    lo = std::min(lo, op.id);
+    hi = std::max(hi, op.id);
+  });
+  if (lo != INT_MAX) rn.opIds = lo == hi ? "%" + std::to_string(lo) : "%" + std::to_string(lo) + "..%" + std::to_string(hi);
+  if (r.runsOn != ir::RunsOn::All) rn.role += std::string(" (") + ir::toString(r.runsOn) + " ranks)";
+  rn.summary = summarizeRole(r);
+  return rn;
+}
+
+ProgramNote note(const std::string &name, const std::string &when, const ir::Program &p) {
+  ProgramNote n;
+  n.name = name;
+  n.when = when;
+  for (const ir::Role &r : p.roles) n.roles.push_back(roleNote(r));
+  return n;
+}
+
+/// `policy` with every world size's throughput transfer set to `t`.
+Policy withTransfer(const Policy &policy, Transfer t) {
+  Policy forced = policy;
+  for (int m = kMinWorld; m <= kMaxWorld; ++m) forced.world[m].throughput.transfer = t;
+  return forced;
+}
+
+} // namespace
+
 std::vector<ProgramNote> programNotes(const ir::CollectiveIR &ir) {
   std::vector<ProgramNote> notes;
-  const ir::Program *programs[2] = {&ir.latency, &ir.throughput};
-  for (const ir::Program *p : programs) {
-    if (p->roles.empty()) continue;
-    ProgramNote note;
-    const bool latency = p->regime == ir::Regime::Latency;
-    note.name = latency ? "latency" : "throughput";
-    std::string bytes = ir.dispatchBytes.empty() ? "bytes" : ir.dispatchBytes;
-    note.when = latency ? bytes + " <= world[n].latencyMaxBytes" : bytes + " > world[n].latencyMaxBytes";
-    for (const ir::Role &r : p->roles) {
-      RoleNote rn;
-      rn.role = r.name;
-      if (!r.ctasFrom.empty()) {
-        // "throughput.stageCtas" -> "world[n].stageCtas" (the policy struct's field)
-        std::string field = r.ctasFrom.substr(r.ctasFrom.find_last_of('.') + 1);
-        if (field == "ctas") field = "latencyCtas";
-        rn.ctas = "world[n]." + field;
-      }
-      int lo = INT_MAX, hi = INT_MIN;
-      ir::forEachOp(r.body, [&](const ir::Op &op) {
-        if (op.id < 0) return;
-        lo = std::min(lo, op.id);
-        hi = std::max(hi, op.id);
-      });
-      if (lo != INT_MAX) rn.opIds = lo == hi ? "%" + std::to_string(lo) : "%" + std::to_string(lo) + "..%" + std::to_string(hi);
-      if (r.runsOn != ir::RunsOn::All) rn.role += std::string(" (") + ir::toString(r.runsOn) + " ranks)";
-      rn.summary = summarizeRole(r);
-      note.roles.push_back(std::move(rn));
-    }
-    notes.push_back(std::move(note));
-  }
+  const std::string bytes = ir.dispatchBytes.empty() ? "bytes" : ir.dispatchBytes;
+  if (!ir.latency.roles.empty()) notes.push_back(note("latency", bytes + " <= world[n].latencyMaxBytes", ir.latency));
+  if (!ir.throughput.roles.empty())
+    notes.push_back(note(std::string("throughput (") + (ir.throughput.transfer == Transfer::Push ? "push" : "pull") + ")",
+                         bytes + " > world[n].latencyMaxBytes" +
+                             (ir.throughput.transfer == Transfer::Push ? " and world[n].push" : " and !world[n].push"),
+                         ir.throughput));
+  return notes;
+}
+
+std::vector<ProgramNote> programNotes(const EmitCollective &c) {
+  std::vector<ProgramNote> notes;
+  if (!c.ir) return notes;
+  const std::string bytes = c.ir->ir().dispatchBytes.empty() ? "bytes" : c.ir->ir().dispatchBytes;
+  notes.push_back(note("latency", bytes + " <= world[n].latencyMaxBytes", c.ir->ir().latency));
+  if (c.pullIR)
+    notes.push_back(note("throughput (pull)",
+                         bytes + " > world[n].latencyMaxBytes and !world[n].push (IR of world n = " +
+                             std::to_string(c.pullIR->ir().n) + ")",
+                         c.pullIR->ir().throughput));
+  if (c.pushIR)
+    notes.push_back(note("throughput (push)",
+                         bytes + " > world[n].latencyMaxBytes and world[n].push (IR of world n = " +
+                             std::to_string(c.pushIR->ir().n) + ")",
+                         c.pushIR->ir().throughput));
+  if (c.directIR)
+    notes.push_back(note("direct", "captured, " + bytes + " >= world[n].directMinBytes (IR of world n = " +
+                                       std::to_string(c.directIR->ir().n) + ")",
+                         c.directIR->ir().direct));
   return notes;
 }
 
@@ -85,17 +126,37 @@ IRProvider irProvider(int n) {
       const ir::Kind kind = out.ir->ir().kind;
       const int pullWorld = ir::worldShowing(kind, policy, Transfer::Pull);
       const int pushWorld = ir::worldShowing(kind, policy, Transfer::Push);
-      // The programs are symbolic over ranks, but peer orders (r+1..r-1,
-      // r-1..r+1, r..r-1) only differ from each other for n > 2: the
-      // verifier accepts them for every world size the code may run on.
+      out.pullIR.reset();
+      out.pushIR.reset();
+      out.directIR.reset();
       for (int m = kMinWorld; m <= kMaxWorld; ++m) {
+        if (m == n) continue;
         if (m == pullWorld) out.pullIR = ir::lowerVerified(c, policy, m);
         else if (m == pushWorld) out.pushIR = ir::lowerVerified(c, policy, m);
-        else if (m != n) (void)ir::lower(c, policy, m);
       }
       if (pullWorld == n) out.pullIR = out.ir;
       if (pushWorld == n) out.pushIR = out.ir;
-      out.programs = programNotes(out.ir->ir());
+      // The code is symbolic over ranks and runs for every world size, under
+      // either transfer (a policy table, or a test, may pick either for any
+      // n): the verifier accepts the collective's programs for every n in
+      // 2..8 under both (push where it is derived), so no world size runs a
+      // program the verifier has not seen. (Peer orders r+1..r-1, r-1..r+1,
+      // r..r-1 only differ from each other for n > 2.)
+      for (Transfer t : {Transfer::Pull, Transfer::Push}) {
+        if (ir::boundTransfer(kind, t) != t) continue;  // push is not derived for this collective
+        const Policy forced = withTransfer(policy, t);
+        for (int m = kMinWorld; m <= kMaxWorld; ++m) (void)ir::lower(c, forced, m);
+      }
+      // The direct program: from a shown world size when it has one, else
+      // from the first world size that derives it (the reductions' is n = 2
+      // only; a policy may turn it off at some world sizes).
+      for (const auto *v : {&out.pullIR, &out.pushIR})
+        if (!out.directIR && *v && (*v)->ir().hasDirect()) out.directIR = **v;
+      for (int m = kMinWorld; m <= kMaxWorld && !out.directIR; ++m) {
+        ir::VerifiedIR v = ir::lowerVerified(c, policy, m);
+        if (v.ir().hasDirect()) out.directIR = v;
+      }
+      out.programs = programNotes(out);
       return std::nullopt;
     } catch (const ir::IRError &e) {
       return "SNAC IR of " + c.name + ": " + e.message;
@@ -106,16 +167,13 @@ IRProvider irProvider(int n) {
 void printPrograms(EmitCollective &c) {
   if (!c.ir) throw EmitError("internal: no verified SNAC IR for " + c.name);
   c.latency = printLatencyProgram(flatName(c.name), c.ir->ir().latency);
-  if (!c.pullIR) throw EmitError("internal: no world size of " + c.name + "'s policy shows its pull program");
-  c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR->ir().throughput,
+  c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR ? &c.pullIR->ir().throughput : nullptr,
                                          c.pushIR ? &c.pushIR->ir().throughput : nullptr);
   c.direct.reset();
-  for (const auto *v : {&c.pullIR, &c.pushIR})
-    if (*v && (*v)->ir().hasDirect()) {
-      c.direct = printDirectProgram(flatName(c.name), (*v)->ir().direct);
-      c.directWorld = (*v)->ir().n;
-      break;
-    }
+  if (c.directIR) {
+    c.direct = printDirectProgram(flatName(c.name), c.directIR->ir().direct);
+    c.directWorld = c.directIR->ir().n;
+  }
 }
 
 } // namespace purlin::codegen

@@ -17,6 +17,10 @@ namespace purlin::codegen {
 /// `ir` must have been numbered (ir::numberOps); ops with id < 0 are cited
 /// without ids.
 std::vector<ProgramNote> programNotes(const ir::CollectiveIR &ir);
+/// The notes of the programs printed for `c` (its latency program, the
+/// pull / push throughput programs and the direct program, each with the
+/// world size of the IR it is printed from).
+std::vector<ProgramNote> programNotes(const EmitCollective &c);
 
 /// The summary of one role: its ops in program order, consecutive repeats
 /// merged, e.g. "wait STAGED; reduce; arrive; notify REDUCED (last)".

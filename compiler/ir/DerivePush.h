@@ -25,8 +25,8 @@ inline constexpr const char *kPushOnlyFor = "push is derived for AllGather, Redu
 /// j mod ctas, which moves the whole chunk and notifies itself.
 enum class PushCtas { Sliced, PerChunk };
 
-/// The scheme derive() uses: the runtime's (runtime/include/purlin/snac/
-/// tp_push.cuh, "every chunk belongs to ONE CTA of its role").
+/// The scheme derive() uses, and the printed push roles run: every chunk
+/// belongs to one worker (a lane of a CTA, runtime lane.cuh) of its role.
 constexpr PushCtas kPushCtas = PushCtas::PerChunk;
 
 /// The push throughput program of `k` (pushDerivable(k) must hold):

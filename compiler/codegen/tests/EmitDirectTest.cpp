@@ -11,6 +11,7 @@
 
 #include "SampleInput.h"
 #include "codegen/EmitDirect.h"
+#include "codegen/FromIR.h"
 #include "ir/Mutation.h"
 #include "ir/Printer.h"
 
@@ -117,4 +118,33 @@ TEST_CASE("a mutated direct program is refused by the verifier and by the printe
     CHECK(std::string(e.what()).find("direct program: %") == 0);
     CHECK(has(e.what(), "the copy writes every rank's output, k in r+1..r (mod n)"));
   }
+}
+
+TEST_CASE("the provider prints the programs its policy takes: pull-only, push-only, direct at n = 2",
+          "[codegen][direct][throughput]") {
+  auto cs = runnable();
+  const Collective &rs = *cs[0];
+  for (Transfer t : {Transfer::Pull, Transfer::Push}) {
+    Policy pol = test::samplePolicy();
+    for (int m = kMinWorld; m <= kMaxWorld; ++m) pol.world[m].throughput.transfer = t;
+    EmitCollective ec;
+    ec.name = rs.name;
+    REQUIRE_FALSE(irProvider(2)(rs, pol, ec).has_value());
+    printPrograms(ec);
+    REQUIRE(ec.throughput);
+    CHECK(ec.throughput->hasPull == (t == Transfer::Pull));
+    CHECK(ec.throughput->hasPush == (t == Transfer::Push));
+    // The reduction's direct program exists at n = 2 only: found there even
+    // when the shown world size (n = 8 for a pull-only policy) has none.
+    REQUIRE(ec.direct);
+    CHECK(ec.directWorld == 2);
+  }
+  // Direct off everywhere: no direct program, hasDirect false in the .cu.
+  Policy off = test::samplePolicy();
+  for (int m = kMinWorld; m <= kMaxWorld; ++m) off.world[m].direct.enabled = false;
+  EmitCollective ec;
+  ec.name = rs.name;
+  REQUIRE_FALSE(irProvider(2)(rs, off, ec).has_value());
+  printPrograms(ec);
+  CHECK_FALSE(ec.direct);
 }

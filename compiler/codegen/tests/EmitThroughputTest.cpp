@@ -89,7 +89,7 @@ TEST_CASE("the throughput printer cites every pull and push op once, by its IR l
     ir::VerifiedIR push = ir::lowerVerified(*c, test::samplePolicy(), kPushWorld);
     REQUIRE(pull.ir().throughput.transfer == Transfer::Pull);
     REQUIRE(push.ir().throughput.transfer == Transfer::Push);
-    ThroughputCode code = printThroughputPrograms(c->name, pull.ir().throughput, &push.ir().throughput);
+    ThroughputCode code = printThroughputPrograms(c->name, &pull.ir().throughput, &push.ir().throughput);
     checkCitations(code.pullText, opsOf(pull.ir().throughput));
     checkCitations(code.pushText, opsOf(push.ir().throughput));
     CHECK(code.pullOps.size() == opsOf(pull.ir().throughput).size());
@@ -98,10 +98,16 @@ TEST_CASE("the throughput printer cites every pull and push op once, by its IR l
     for (const auto &r : pull.ir().throughput.roles) CHECK(has(code.kernelText, c->name + "_pull_" + r.name + "<AtomT"));
     for (const auto &r : push.ir().throughput.roles) CHECK(has(code.pushText, c->name + "_push_" + r.name + "<typename"));
     CHECK(code.typed == (c->op == ConsumeOp::Reduce));
-    // Without a push program the kernel refuses a push plan.
-    ThroughputCode pullOnly = printThroughputPrograms(c->name, pull.ir().throughput, nullptr);
+    // Without a push (or pull) program the launcher refuses such a plan; the kernel traps on one.
+    ThroughputCode pullOnly = printThroughputPrograms(c->name, &pull.ir().throughput, nullptr);
     CHECK(pullOnly.pushText.empty());
+    CHECK((pullOnly.hasPull && !pullOnly.hasPush));
     CHECK(has(pullOnly.kernelText, "__trap();  // no world size of this policy takes the push transfer"));
+    ThroughputCode pushOnly = printThroughputPrograms(c->name, nullptr, &push.ir().throughput);
+    CHECK(pushOnly.pullText.empty());
+    CHECK((pushOnly.hasPush && !pushOnly.hasPull));
+    CHECK(has(pushOnly.kernelText, "__trap();  // no world size of this policy takes the pull transfer"));
+    CHECK_THROWS_AS(printThroughputPrograms(c->name, nullptr, nullptr), EmitError);
   }
 }
 
@@ -109,7 +115,7 @@ TEST_CASE("the printed throughput code follows the IR's orders, counters and slo
   auto cs = runnable();
   ir::VerifiedIR ar = ir::lowerVerified(*cs[2], test::samplePolicy(), kPullWorld);
   ir::VerifiedIR arPush = ir::lowerVerified(*cs[2], test::samplePolicy(), kPushWorld);
-  ThroughputCode c = printThroughputPrograms("allReduce", ar.ir().throughput, &arPush.ir().throughput);
+  ThroughputCode c = printThroughputPrograms("allReduce", &ar.ir().throughput, &arPush.ir().throughput);
   // Pull: stage in ring order, gather own partition first, the reducer's
   // counter indexed by rank r+1's slot of chunk c.
   CHECK(has(c.pullText, "for (int s = 1; s < n; ++s) {  // k in r+1..r-1 (mod n)\n      const int k = (r + s) % n;"));
@@ -124,7 +130,7 @@ TEST_CASE("the printed throughput code follows the IR's orders, counters and slo
   CHECK(has(c.pushText, "if (len) AtomL::copy(cx.pushYSlot(k, r, c),"));
   CHECK(has(c.kernelText, "if (pl.lanes == 2) {"));
   ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), kPullWorld);
-  c = printThroughputPrograms("allGather", ag.ir().throughput, nullptr);
+  c = printThroughputPrograms("allGather", &ag.ir().throughput, nullptr);
   CHECK(has(c.pullText, "const int p = (r + n - s) % n;"));  // consume r-1..r+1
   CHECK(has(c.pullText, "if (src != dst && sz) AtomT::copy(dst + b, src + b, sz, cx.ws);  // skipped in place"));
   CHECK(has(c.pullText, "const int seq_p_r = cx.seqIndex(p, r, c);  // seq(r,c) of p"));
@@ -146,8 +152,8 @@ TEST_CASE("a deleted notify is refused by the verifier and changes the printed c
       // lacks the notify: the printed statements are the IR's.
       ir::VerifiedIR pull = ir::lowerVerified(*cs[which], test::samplePolicy(), kPullWorld);
       auto print = [&](const ir::Program &p) {
-        return p.transfer == Transfer::Push ? printThroughputPrograms("x", pull.ir().throughput, &p).pushText
-                                            : printThroughputPrograms("x", p, nullptr).pullText;
+        return p.transfer == Transfer::Push ? printThroughputPrograms("x", &pull.ir().throughput, &p).pushText
+                                            : printThroughputPrograms("x", &p, nullptr).pullText;
       };
       const std::string good = print(tp), bad = print(mutant.throughput);
       CHECK(good != bad);
@@ -160,7 +166,7 @@ TEST_CASE("a deleted notify is refused by the verifier and changes the printed c
 TEST_CASE("throughput shapes without a CUDA form are errors naming the op", "[codegen][throughput]") {
   auto gather = leaf("gather", ConsumeOp::Copy, Layout::Packed, Layout::Scattered, Root::Consumer);
   ir::VerifiedIR v = ir::lowerVerified(*gather, test::samplePolicy(), 4);
-  CHECK_THROWS_AS(printThroughputPrograms("gather", v.ir().throughput, nullptr), EmitError);
+  CHECK_THROWS_AS(printThroughputPrograms("gather", &v.ir().throughput, nullptr), EmitError);
   // A pull loop over peers in an order the printer has no loop for.
   auto cs = runnable();
   ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), kPullWorld);
@@ -169,12 +175,12 @@ TEST_CASE("throughput shapes without a CUDA form are errors naming the op", "[co
     for (auto &s : role.body)
       if (s.isLoop && s.var == ir::RankRef::P) s.domain = ir::Domain::Others;
   try {
-    printThroughputPrograms("allGather", odd.throughput, nullptr);
+    printThroughputPrograms("allGather", &odd.throughput, nullptr);
     FAIL("a loop over others(r) printed");
   } catch (const EmitError &e) {
     CHECK(std::string(e.what()).find("throughput program: %9 wait.acquire STAGED[p]") == 0);
   }
   // A push program passed as the pull one is refused.
   ir::VerifiedIR push = ir::lowerVerified(*cs[1], test::samplePolicy(), kPushWorld);
-  CHECK_THROWS_AS(printThroughputPrograms("allGather", push.ir().throughput, nullptr), EmitError);
+  CHECK_THROWS_AS(printThroughputPrograms("allGather", &push.ir().throughput, nullptr), EmitError);
 }

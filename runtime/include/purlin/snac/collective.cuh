@@ -8,7 +8,8 @@
 /// collective: `template <class E, RedOp Op, bool W8> static ProgramKernel
 /// latency()` (the latency kernel) and `template <class AtomT, class E,
 /// RedOp Op> static ProgramKernel throughput()` (the throughput kernel,
-/// pull or push by Plan::push), `static constexpr bool hasDirect` and
+/// pull or push by Plan::push; `hasPull` / `hasPush` say which have
+/// printed roles), `static constexpr bool hasDirect` and
 /// `template <class E, RedOp Op> static DirectKernel direct()` (the direct
 /// program's kernel form, nullptr without one). The direct program's
 /// copy-engine form is still the runtime's (direct.cuh) until the IR
@@ -481,6 +482,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         }
       }
 
+      if (!pl.latency && !pl.direct && (pl.push ? !Programs::hasPush : !Programs::hasPull))
+        return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) + ">: the policy's " +
+                                               (pl.push ? "push" : "pull") + " transfer for world size " +
+                                               std::to_string(n) + " has no printed program (purlinc printed " +
+                                               (pl.push ? "pull" : "push") + " only)");
       if (!pl.latency && !pl.direct && !throughputFits)
         return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
       if (pl.ctas() > kMaxEpochSlots)

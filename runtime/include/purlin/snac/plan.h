@@ -156,7 +156,7 @@ struct Plan {
   bool push = false;
   std::size_t regionBytes = 0;   ///< bytes of one per-source staging region
   std::size_t yRegionBytes = 0;  ///< bytes of one per-source Y region (AllReduce)
-  int lanes = 1;                 ///< workers per stage CTA (tp_push.cuh): the stage role has stageCtas*lanes workers
+  int lanes = 1;                 ///< workers per stage CTA (lane.cuh, pushLanes): the stage role has stageCtas*lanes workers
   int consumeLanes = 1;          ///< workers per consume / gather CTA
   // Latency program (shape from latencyShape: grows with the payload).
   int latencyCtas = 0, latencyThreads = 0;

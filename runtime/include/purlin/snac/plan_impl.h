@@ -44,14 +44,12 @@ inline std::size_t pickChunk(std::size_t maxLen, std::size_t policyChunk) {
 }
 
 /// Chunk size of the push transfer: about `perCta` chunks per worker (CTA
-/// lane) of the busiest role (a role with C CTAs and n-1 peers handles (n-1)*cpp chunks,
+/// lane; `sl` / `cl` lanes per stage / other CTA, as pushLanes gives) of the busiest role (a role with C CTAs and n-1 peers handles (n-1)*cpp chunks,
 /// the reduce consumer cpp), clamped to [kMinPushChunk, policy chunk], a
 /// multiple of 16. Small messages get small chunks, so every CTA streams.
-inline std::size_t pickPushChunk(std::size_t maxLen, int n, const WorldConsts& w) {
+inline std::size_t pickPushChunk(std::size_t maxLen, int n, const WorldConsts& w, int sl, int cl) {
   const std::size_t cap = w.chunkBytes ? w.chunkBytes : (std::size_t(4) << 20);
   const std::size_t perCta = std::size_t(w.chunksPerCta > 0 ? w.chunksPerCta : kDefaultChunksPerCta);
-  const int sl = w.lanes > 0 ? w.lanes : kDefaultLanes;
-  const int cl = w.consumeLanes > 0 ? w.consumeLanes : kDefaultConsumeLanes;
   int ctas = w.stageCtas * sl > w.consumeCtas * cl ? w.stageCtas * sl : w.consumeCtas * cl;  // workers
   if (w.gatherCtas * cl > ctas) ctas = w.gatherCtas * cl;
   // Chunks of one partition so that (n-1) partitions give ~perCta per CTA.
@@ -86,7 +84,7 @@ inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t s
                 "staging too small for the push transfer: " + std::to_string(stagingCapacity) +
                     " bytes per half for " + std::to_string(n) + " ranks (need 4096 per source" +
                     (compose ? " and as much again for Y)" : ")"));
-  p.chunk = pickPushChunk(p.maxLen, n, w);
+  p.chunk = pickPushChunk(p.maxLen, n, w, p.lanes, p.consumeLanes);  // the lanes that run (pushLanes)
   if (p.chunk > p.regionBytes) p.chunk = p.regionBytes;
   if (Status s = detail::checkChunkCount(p, kind, error); s != Status::Ok) return s;
   p.cpp = int((p.maxLen + p.chunk - 1) / p.chunk);
