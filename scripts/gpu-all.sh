@@ -67,6 +67,9 @@ if [ $BENCH -eq 1 ]; then
   [ -x "$BIN/lat_floor_micro" ] && [ "$NGPU" -ge 2 ] && step lat_floor_micro 120 "$BIN/lat_floor_micro"
   # One GPU: the printed latency kernels' own code, both ranks on device 0.
   [ -x "$BIN/lat_floor_micro" ] && [ "$NGPU" -eq 1 ] && step lat_floor_micro.loopback 120 "$BIN/lat_floor_micro" --only rt- --loopback
+  # One GPU: the printed throughput (pull, push) and direct kernels' own code,
+  # two in-process ranks on device 0 (bench/NOTES.md E15), ~5 s.
+  [ -x "$BIN/tp_loopback_micro" ] && [ "$NGPU" -eq 1 ] && step tp_loopback_micro 300 "$BIN/tp_loopback_micro"
   [ -x "$BIN/lat_trace_micro" ] && [ "$NGPU" -ge 2 ] && step lat_trace_micro 120 "$BIN/lat_trace_micro"
   if [ -x "$BIN/coll_bench" ] && [ -x "$LAUNCH" ]; then
     step bench 420 "$LAUNCH" -n "$NGPU" "$BIN/coll_bench" "$LOG/bench"
