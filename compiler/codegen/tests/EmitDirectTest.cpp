@@ -17,30 +17,11 @@
 
 using namespace purlin;
 using namespace purlin::codegen;
+using purlin::codegen::test::leaf;
+using purlin::codegen::test::opsOf;
+using purlin::codegen::test::runnable;
 
 namespace {
-
-std::shared_ptr<Collective> leaf(const std::string &name, ConsumeOp op, Layout in, Layout out) {
-  auto c = std::make_shared<Collective>();
-  c->name = name;
-  c->loc = Location{"x.pl", 1, 1};
-  c->op = op;
-  c->in = in;
-  c->out = out;
-  return c;
-}
-
-std::vector<std::shared_ptr<const Collective>> runnable() {
-  Module m = test::sampleModule(); // reduceScatter, allGather, allReduce
-  auto a2a = leaf("allToAll", ConsumeOp::Copy, Layout::Scattered, Layout::Transposed);
-  return {m.collectives[0], m.collectives[1], m.collectives[2], a2a};
-}
-
-std::map<int, std::string> opsOf(const ir::Program &p) {
-  std::map<int, std::string> ops;
-  for (const ir::Role &r : p.roles) ir::forEachOp(r.body, [&](const ir::Op &o) { ops[o.id] = ir::opLine(o); });
-  return ops;
-}
 
 bool has(const std::string &text, const std::string &what) { return text.find(what) != std::string::npos; }
 

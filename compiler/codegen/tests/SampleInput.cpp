@@ -2,6 +2,8 @@
 /// @brief Sample emitter inputs shared by the codegen tests.
 #include "SampleInput.h"
 
+#include "ir/Printer.h"
+
 #include <memory>
 
 #include "codegen/FromIR.h"
@@ -28,6 +30,29 @@ Policy samplePolicy(const std::string &name) {
     w.direct = {n != 5, uint64_t(n) * 65536, n + 50, 64 * n};
   }
   return p;
+}
+
+std::shared_ptr<Collective> leaf(const std::string &name, ConsumeOp op, Layout in, Layout out, Root root) {
+  auto c = std::make_shared<Collective>();
+  c->name = name;
+  c->loc = Location{"x.pl", 1, 1};
+  c->op = op;
+  c->in = in;
+  c->out = out;
+  c->root = root;
+  return c;
+}
+
+std::vector<std::shared_ptr<const Collective>> runnable() {
+  Module m = sampleModule();
+  auto a2a = leaf("allToAll", ConsumeOp::Copy, Layout::Scattered, Layout::Transposed);
+  return {m.collectives[0], m.collectives[1], m.collectives[2], a2a};
+}
+
+std::map<int, std::string> opsOf(const ir::Program &p) {
+  std::map<int, std::string> ops;
+  for (const ir::Role &r : p.roles) ir::forEachOp(r.body, [&](const ir::Op &o) { ops[o.id] = ir::opLine(o); });
+  return ops;
 }
 
 PolicySet samplePolicySet() {

@@ -3,6 +3,11 @@
 /// distinct numbers per world size, and an allreduce.pl-like Module.
 #pragma once
 
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "codegen/EmitModel.h"
 #include "purlin/AST.h"
 #include "purlin/Policy.h"
@@ -17,6 +22,13 @@ PolicySet samplePolicySet();
 /// reduceScatter (line 4), allGather (line 5), allReduce = compose (line 6),
 /// as the front end would build them from allreduce.pl.
 Module sampleModule();
+/// A leaf collective `name` at x.pl:1:1 (the printers' tests).
+std::shared_ptr<Collective> leaf(const std::string &name, ConsumeOp op, Layout in, Layout out, Root root = Root::None);
+/// The four collectives the runtime runs, as the front end builds them:
+/// reduceScatter, allGather, allReduce (sampleModule) and allToAll.
+std::vector<std::shared_ptr<const Collective>> runnable();
+/// Every op of `p`: id -> its IR line (ir::opLine).
+std::map<int, std::string> opsOf(const ir::Program &p);
 /// The EmitInput for allReduce alone, with two IR program notes, its
 /// verified IR and the latency device code printed from it.
 EmitInput sampleAllReduceInput();
