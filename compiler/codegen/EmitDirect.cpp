@@ -15,6 +15,7 @@
 
 #include <sstream>
 
+#include "codegen/Cite.h"
 #include "ir/Printer.h"
 
 namespace purlin::codegen {
@@ -39,8 +40,6 @@ using ir::Stmt;
 void expect(bool ok, const Op &op, const std::string &why) {
   if (!ok) unsupported(op, why);
 }
-
-std::string cite(const Op &op, const std::string &pad) { return pad + "// " + ir::opLine(op) + "\n"; }
 
 bool is(const Access &a, Buf b, RankRef owner, RankRef part, bool rounded) {
   return a.buf == b && a.owner == owner && a.part == part && a.rounded == rounded && !a.chunked;

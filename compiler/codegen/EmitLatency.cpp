@@ -13,6 +13,7 @@
 
 #include <sstream>
 
+#include "codegen/Cite.h"
 #include "ir/Printer.h"
 
 namespace purlin::codegen {
@@ -141,8 +142,6 @@ std::string pointer(const Access &a) {
   return a.part == RankRef::R ? "out + rg.ownRx" : "out + rg.rx[i - 1]";
 }
 
-/// "// %N <the op's IR line>": the statements after it implement op N.
-std::string cite(const Op &op, const std::string &pad) { return pad + "// " + ir::opLine(op) + "\n"; }
 /// "// %N [n == 2]": the same op again, in a specialization for two ranks
 /// (cited once in full above, in the general form).
 std::string citeAgain(const Op &op, const std::string &pad, const std::string &variant) {

@@ -18,6 +18,7 @@
 #include <map>
 #include <sstream>
 
+#include "codegen/Cite.h"
 #include "ir/Printer.h"
 
 namespace purlin::codegen {
@@ -39,8 +40,6 @@ using ir::Stmt;
 [[noreturn]] void unsupported(const Op &op, const std::string &why) {
   throw EmitError("throughput program: " + ir::opLine(op) + ": " + why);
 }
-
-std::string cite(const Op &op, const std::string &pad) { return pad + "// " + ir::opLine(op) + "\n"; }
 
 /// The C++ name of a rank of the printed code.
 std::string rankExpr(const Op &op, RankRef x) {
@@ -341,15 +340,13 @@ private:
 
   void loop(const Stmt &s, const std::string &pad) {
     auto bad = [&](const std::string &why) {
-      const Stmt *first = &s;
-      while (first->isLoop && !first->body.empty()) first = &first->body[0];
-      if (!first->isLoop) unsupported(first->op, why);
+      if (firstOp(s).id >= 0) unsupported(firstOp(s), why);  // name the loop's first op
       throw EmitError("throughput program: a loop " + why);
     };
     if (!s.chunks || s.rounds) bad("of a throughput role runs over the call's chunks");
     if (s.var != RankRef::None && !s.chunkMajor) bad("over chunks and ranks is chunk-major");
     const std::string in = pad + "  ";
-    std::string v = s.var == RankRef::None ? "" : rankExpr(s.body.empty() ? Op{} : firstOp(s), s.var);
+    std::string v = s.var == RankRef::None ? "" : rankExpr(firstOp(s), s.var);
     if (worker_) {
       if (!s.perCta) bad("of a push role distributes its steps over workers");
       if (s.var == RankRef::None) {
@@ -398,6 +395,7 @@ private:
     o_ << in << "}\n" << pad << "}\n";
   }
 
+  /// The first op inside a loop (an unnumbered op, id -1, for an empty loop).
   static const Op &firstOp(const Stmt &s) {
     const Stmt *f = &s;
     while (f->isLoop && !f->body.empty()) f = &f->body[0];
