@@ -4,10 +4,10 @@
 //
 // Each collective is a policy struct (constants per world size), the runtime
 // type of its SNAC transformation, the device code of its latency, throughput
-// (pull, push) and direct programs printed from the verified SNAC IR (each
-// statement cites its op, // %N), and the host API calling snac::launch, which
-// picks the program by bytes and capture (the direct program's copy-engine
-// form is still the runtime's).
+// (pull, push) and direct programs and the host code of the direct program's
+// copy-engine form, printed from the verified SNAC IR (each statement cites
+// its op, // %N), and the host API calling snac::launch, which picks the
+// program by bytes and capture.
 #include "alltoall.h"
 
 #include <cstddef>
@@ -44,6 +44,9 @@ using namespace purlin::snac;
 //   direct program, when captured, n*count*E >= world[n].directMinBytes (IR of world n = 8):
 //     role direct [world[n].directCtas CTAs] ops %13..%17
 //       notify ARRIVED; wait ARRIVED; copy X->O; notify PUT; wait PUT
+//   direct (copy engine) program, when captured, unchecked, message bytes >= 134217728 (IR of world n = 8):
+//     role host [world[n].directCtas CTAs] ops %18..%27
+//       notify ARRIVED; wait ARRIVED; notify EDGE; wait EDGE; copy X->O; notify EDGE; copy X->O; wait EDGE; notify PUT; wait PUT
 // ============================================================================
 /// Codesign constants of policy `Policy` (Atom pipeline capacity per CTA =
 /// pipelineStages * stageBytes = 128 KiB). world[n] holds the knobs for n ranks;
@@ -403,6 +406,91 @@ __global__ void __launch_bounds__(kDirectMaxThreads) allToAll_directKernel(Devic
   ctaEndCall(dc, e);
 }
 
+// ---- allToAll: program direct, copy-engine form, printed from the SNAC IR of world n = 8 ----
+
+/// Kernel node `arrive` of the copy-engine form (stream; grid 1 x 32 threads).
+template <int = 0>
+__global__ void __launch_bounds__(32) allToAll_engine_arrive(DeviceComm dc, Plan pl, const std::byte* in,
+    std::byte* out, int c, std::size_t done, std::size_t chunk) {
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in, (void)out, (void)c, (void)done, (void)chunk;
+  const uint64_t e = ctaBeginCall(dc);  // the call's epoch (after the previous grid)
+  bool ok = true;  // false once a checked wait gave up: the rest is skipped
+  // %18 notify.release ARRIVED[r][cta] -> rank k = sig(e,0) for k in others(r)  // this rank's stream reached the call: its output may be written
+  if (ok) {
+    if (threadIdx.x == 0) {
+      for (int k = 0; k < n; ++k)  // k in others(r)
+        if (k != r) arch::stReleaseSys(dc.signals[k] + arrivedIndex(r, 0), signalValue(e, 0));
+    }
+  }
+  // %19 wait.acquire ARRIVED[p][cta] >= sig(e,0) for p in others(r)  // peer's stream reached the call: nothing earlier on it uses its output
+  if (ok) {  // CTA-collective: thread 0 polls, the barrier shares its verdict
+    int w = 1;
+    if (threadIdx.x == 0)
+      for (int p = 0; p < n; ++p)  // p in others(r)
+        if (p != r) w = w && waitSignal(dc, arrivedIndex(p, 0), signalValue(e, 0));
+    ok = __syncthreads_and(w) != 0;
+  }
+  (void)ok;
+}
+
+/// Kernel node `finish` of the copy-engine form (stream; grid 1 x 32 threads).
+template <int = 0>
+__global__ void __launch_bounds__(32) allToAll_engine_finish(DeviceComm dc, Plan pl, const std::byte* in,
+    std::byte* out, int c, std::size_t done, std::size_t chunk) {
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in, (void)out, (void)c, (void)done, (void)chunk;
+  const uint64_t e = ctaBeginCall(dc);  // the call's epoch (after the previous grid)
+  bool ok = true;  // false once a checked wait gave up: the rest is skipped
+  // %26 fence.acq_rel.sys; notify.release PUT[r][cta] -> rank k = sig(e,0) for k in others(r)  // the copies before it on the stream have completed
+  if (ok) {
+    __syncthreads();  // the CTA's earlier work is done
+    if (threadIdx.x == 0) {
+      arch::fenceAcqRelSys();  // and published at system scope
+      for (int k = 0; k < n; ++k)  // k in others(r)
+        if (k != r) arch::stReleaseSys(dc.signals[k] + putIndex(r, 0), signalValue(e, 0));
+    }
+  }
+  // %27 wait.acquire PUT[p][cta] >= sig(e,0) for p in others(r)  // block p of the own output is complete
+  if (ok) {  // CTA-collective: thread 0 polls, the barrier shares its verdict
+    int w = 1;
+    if (threadIdx.x == 0)
+      for (int p = 0; p < n; ++p)  // p in others(r)
+        if (p != r) w = w && waitSignal(dc, putIndex(p, 0), signalValue(e, 0));
+    ok = __syncthreads_and(w) != 0;
+  }
+  (void)ok;
+  ctaEndCall(dc, e);  // the call ends: the epoch advances
+}
+
+/// The copy-engine form's graph in the IR's host order (role host): each op one node or edge on the
+/// call's stream or the communicator's branch (snac::EngineGraph; a failure stops the rest).
+template <class E, RedOp Op>
+void allToAll_engine(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, EngineGraph& g) {
+  const int r = pl.rank, n = pl.n;
+  (void)peers;
+  // kernel arrive on stream (its ops are printed in allToAll_engine_arrive)
+  g.launch(GraphStream::Stream, allToAll_engine_arrive<>, 1, 32, "kernel arrive (%18, %19)", dc, pl, in, out, 0, 0, 0);
+  // %20 record fork on stream if X_r[r] not empty  // the branch starts after the arrive kernel
+  if (pl.txLen[r] != 0) g.record(GraphStream::Stream, g.fork(), "%20");
+  // %21 wait fork on branch if X_r[r] not empty
+  if (pl.txLen[r] != 0) g.wait(GraphStream::Branch, g.fork(), "%21");
+  // %22 copy.engine O_r[r] <- X_r[r] on branch if X_r[r] not empty  // own block, local (skipped when in place)
+  if (pl.txLen[r] != 0) g.copy(GraphStream::Branch, out + pl.rxOff[r], in + pl.txOff[r], pl.txLen[r], "%22");
+  // %23 record join on branch if X_r[r] not empty
+  if (pl.txLen[r] != 0) g.record(GraphStream::Branch, g.join(), "%23");
+  // %24 copy.engine O_k[r] <- X_r[k] for k in r+1..r-1 (mod n) on stream if X_r[k] not empty  // block k of the input into block r of k's output (copy engine)
+  for (int m = 1; m < n; ++m) {  // k in r+1..r-1 (mod n)
+    const int k = (r + m) % n;
+    if (pl.txLen[k] != 0) g.copy(GraphStream::Stream, peers.out[k] + pl.rxOff[r], in + pl.txOff[k], pl.txLen[k], "%24");
+  }
+  // %25 wait join on stream if X_r[r] not empty
+  if (pl.txLen[r] != 0) g.wait(GraphStream::Stream, g.join(), "%25");
+  // kernel finish on stream (its ops are printed in allToAll_engine_finish)
+  g.launch(GraphStream::Stream, allToAll_engine_finish<>, 1, 32, "kernel finish (%26, %27)", dc, pl, in, out, 0, 0, 0);
+}
+
 /// The programs purlinc printed for allToAll, as snac::launch takes them.
 struct allToAll_Programs {
   /// The latency kernel for element type E, op Op and the whole-word form W8 (a copy: E and Op do not matter).
@@ -414,6 +502,9 @@ struct allToAll_Programs {
   /// The direct program's kernel form for element type E and op Op (a copy: E and Op do not matter).
   static constexpr bool hasDirect = true;
   template <class E, RedOp Op> static snac::DirectKernel direct() { return allToAll_directKernel<>; }
+  /// The direct program's copy-engine form (the host function enqueuing the call's graph).
+  static constexpr bool hasEngine = true;
+  template <class E, RedOp Op> static snac::EngineEnqueue engine() { return allToAll_engine<E, Op>; }
 };
 
 } // namespace

@@ -4,10 +4,10 @@
 //
 // Each collective is a policy struct (constants per world size), the runtime
 // type of its SNAC transformation, the device code of its latency, throughput
-// (pull, push) and direct programs printed from the verified SNAC IR (each
-// statement cites its op, // %N), and the host API calling snac::launch, which
-// picks the program by bytes and capture (the direct program's copy-engine
-// form is still the runtime's).
+// (pull, push) and direct programs and the host code of the direct program's
+// copy-engine form, printed from the verified SNAC IR (each statement cites
+// its op, // %N), and the host API calling snac::launch, which picks the
+// program by bytes and capture.
 #include "reducescatter.h"
 
 #include <cstddef>
@@ -44,6 +44,9 @@ using namespace purlin::snac;
 //   direct program, when captured, n*count*E >= world[n].directMinBytes (IR of world n = 2):
 //     role direct [world[n].directCtas CTAs] ops %9..%14
 //       notify ARRIVED; wait ARRIVED; copy X->O; notify PUT; wait PUT; reduce ->O
+//   direct (copy engine) program, when captured, unchecked, message bytes >= 134217728 (IR of world n = 2):
+//     role host [world[n].directCtas CTAs] ops %15..%28
+//       notify ARRIVED; wait ARRIVED; notify EDGE; wait EDGE; copy X->O; notify E_PUT; notify EDGE; wait EDGE; wait E_PUT; reduce ->O; notify EDGE; wait EDGE; op
 // ============================================================================
 /// Codesign constants of policy `Policy` (Atom pipeline capacity per CTA =
 /// pipelineStages * stageBytes = 128 KiB). world[n] holds the knobs for n ranks;
@@ -473,6 +476,135 @@ __global__ void __launch_bounds__(kDirectMaxThreads) reduceScatter_directKernel(
   ctaEndCall(dc, e);
 }
 
+// ---- reduceScatter: program direct, copy-engine form, printed from the SNAC IR of world n = 2 ----
+
+/// Kernel node `arrive` of the copy-engine form (stream; grid 1 x 32 threads).
+template <int = 0>
+__global__ void __launch_bounds__(32) reduceScatter_engine_arrive(DeviceComm dc, Plan pl, const std::byte* in,
+    std::byte* out, int c, std::size_t done, std::size_t chunk) {
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in, (void)out, (void)c, (void)done, (void)chunk;
+  const uint64_t e = ctaBeginCall(dc);  // the call's epoch (after the previous grid)
+  bool ok = true;  // false once a checked wait gave up: the rest is skipped
+  // %15 notify.release ARRIVED[r][cta] -> rank k = sig(e,0) for k in others(r)  // this rank's stream reached the call: its output may be written
+  if (ok) {
+    if (threadIdx.x == 0) {
+      for (int k = 0; k < n; ++k)  // k in others(r)
+        if (k != r) arch::stReleaseSys(dc.signals[k] + arrivedIndex(r, 0), signalValue(e, 0));
+    }
+  }
+  // %16 wait.acquire ARRIVED[p][cta] >= sig(e,0) for p in others(r)  // peer's stream reached the call: nothing earlier on it uses its output
+  if (ok) {  // CTA-collective: thread 0 polls, the barrier shares its verdict
+    int w = 1;
+    if (threadIdx.x == 0)
+      for (int p = 0; p < n; ++p)  // p in others(r)
+        if (p != r) w = w && waitSignal(dc, arrivedIndex(p, 0), signalValue(e, 0));
+    ok = __syncthreads_and(w) != 0;
+  }
+  (void)ok;
+}
+
+/// Kernel node `reduce` of the copy-engine form (stream; grid pl.directCtas x kDirectEngineReduceThreads threads, CTA i reduces slice i of the chunk).
+template <class E, RedOp Op>
+__global__ void __launch_bounds__(kDirectEngineReduceThreads) reduceScatter_engine_reduce(DeviceComm dc, Plan pl, const std::byte* in,
+    std::byte* out, int c, std::size_t done, std::size_t chunk) {
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in, (void)out, (void)c, (void)done, (void)chunk;
+  bool ok = true;  // false once a checked wait gave up: the rest is skipped
+  // %23 wait.acquire E_PUT[c] (from p) >= 1 for p in others(r)  // chunk c of p's contribution landed in the own output
+  if (ok) {  // CTA-collective: thread 0 polls, the barrier shares its verdict
+    int w = 1;
+    if (threadIdx.x == 0)
+      for (int p = 0; p < n; ++p)  // p in others(r)
+        if (p != r) w = w && waitSignal(dc, enginePutIndex(c), 1);
+    ok = __syncthreads_and(w) != 0;
+  }
+  // %24 reduce O_r[chunk c] <- op((p == r ? X_r[r][chunk c] : O_r[chunk c]) for p in 0..n-1)  // in place, each CTA its slice; ascending rank order, fp32 accumulation
+  if (ok) {  // n == 2 (the IR's copy-engine reduction is derived for two ranks)
+    const int cta = int(blockIdx.x), C = int(gridDim.x);
+    const atom::Slice s{threadIdx.x, blockDim.x};
+    const std::size_t b = sliceBegin(chunk, C, cta), len = sliceSize(chunk, C, cta);
+    const std::byte* mine = (in + pl.txOff[r]) + done + b;
+    std::byte* landed = (out) + done + b;
+    // Ascending rank order: rank 0's contribution first.
+    const uint4* a = r == 0 ? detail::vec(mine) : detail::vec(landed);
+    const uint4* x = r == 0 ? detail::vec(landed) : detail::vec(mine);
+    atom::detail::reduceVec16Pair<E, Op>(detail::vec(landed), nullptr, a, x, len / 16, s);
+  }
+  (void)ok;
+}
+
+/// Kernel node `finish` of the copy-engine form (stream; grid 1 x 32 threads).
+template <int = 0>
+__global__ void __launch_bounds__(32) reduceScatter_engine_finish(DeviceComm dc, Plan pl, const std::byte* in,
+    std::byte* out, int c, std::size_t done, std::size_t chunk) {
+  [[maybe_unused]] const int r = pl.rank, n = pl.n;
+  (void)in, (void)out, (void)c, (void)done, (void)chunk;
+  const uint64_t e = ctaBeginCall(dc);  // the call's epoch (after the previous grid)
+  bool ok = true;  // false once a checked wait gave up: the rest is skipped
+  // %27 reset E_PUT[*] = 0 (own flags)  // every E_PUT of this call was observed (the reduce kernels)
+  if (ok) {
+    uint64_t* own = dc.signals[dc.rank];
+    for (uint32_t i = threadIdx.x; i < uint32_t(kMaxEngineChunks); i += blockDim.x)
+      *reinterpret_cast<volatile uint64_t*>(own + kEnginePutBase + i) = 0;
+  }
+  // %28 reset E_BACK[*] = 0 (own flags)  // the peer writes the flags again only after this rank's next ARRIVED
+  if (ok) {
+    uint64_t* own = dc.signals[dc.rank];
+    for (uint32_t i = threadIdx.x; i < uint32_t(kMaxEngineChunks); i += blockDim.x)
+      *reinterpret_cast<volatile uint64_t*>(own + kEngineBackBase + i) = 0;
+  }
+  (void)ok;
+  ctaEndCall(dc, e);  // the call ends: the epoch advances
+}
+
+/// The copy-engine form's graph in the IR's host order (role host): each op one node or edge on the
+/// call's stream or the communicator's branch (snac::EngineGraph; a failure stops the rest).
+template <class E, RedOp Op>
+void reduceScatter_engine(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, EngineGraph& g) {
+  const int r = pl.rank, n = pl.n;
+  (void)peers;
+  // The two-rank reduction cuts both partitions into the same engine chunks.
+  if (n != 2 || pl.txLen[1 - r] != pl.txLen[r]) {
+    g.refuse("reduceScatter_engine", "copy-engine reduction needs two ranks with equal partitions");
+    return;
+  }
+  // kernel arrive on stream (its ops are printed in reduceScatter_engine_arrive)
+  g.launch(GraphStream::Stream, reduceScatter_engine_arrive<>, 1, 32, "kernel arrive (%15, %16)", dc, pl, in, out, 0, 0, 0);
+  // %17 record fork on stream  // the branch starts after the arrive kernel
+  g.record(GraphStream::Stream, g.fork(), "%17");
+  // %18 wait fork on branch
+  g.wait(GraphStream::Branch, g.fork(), "%18");
+  {  // for c in engine chunks of X_r[r]
+    const std::size_t len = pl.txLen[r];
+    std::size_t done = 0;
+    for (int c = 0;; ++c) {
+      const std::size_t chunk = engineChunkBytes(false, len, done, c);
+      if (chunk == 0) break;
+      // %19 copy.engine O_k[chunk c] <- X_r[k][chunk c] for k in others(r) on branch  // chunk c of partition k into k's output (copy engine)
+      for (int k = 0; k < n; ++k)  // k in others(r)
+        if (k != r) g.copy(GraphStream::Branch, (peers.out[k]) + done, (in + pl.txOff[k]) + done, chunk, "%19");
+      // %20 memop.write E_PUT[c] -> rank k = 1 for k in others(r) on branch  // after the copy (stream order)
+      for (int k = 0; k < n; ++k)  // k in others(r)
+        if (k != r) g.writeFlag(GraphStream::Branch, dc.signals[k] + enginePutIndex(c), "%20");
+      // %21 record fork on branch  // the own push of chunk c is done
+      g.record(GraphStream::Branch, g.fork(), "%21");
+      // %22 wait fork on stream  // so both ranks' pushes of chunk c precede their reductions of it
+      g.wait(GraphStream::Stream, g.fork(), "%22");
+      // kernel reduce on stream (its ops are printed in reduceScatter_engine_reduce)
+      g.launch(GraphStream::Stream, reduceScatter_engine_reduce<E, Op>, pl.directCtas, kDirectEngineReduceThreads, "kernel reduce (%23, %24)", dc, pl, in, out, c, done, chunk);
+      done += chunk;
+    }
+  }
+  // %25 record join on branch
+  g.record(GraphStream::Branch, g.join(), "%25");
+  // %26 wait join on stream
+  g.wait(GraphStream::Stream, g.join(), "%26");
+  // kernel finish on stream (its ops are printed in reduceScatter_engine_finish)
+  g.launch(GraphStream::Stream, reduceScatter_engine_finish<>, 1, 32, "kernel finish (%27, %28)", dc, pl, in, out, 0, 0, 0);
+}
+
 /// The programs purlinc printed for reduceScatter, as snac::launch takes them.
 struct reduceScatter_Programs {
   /// The latency kernel for element type E, op Op and the whole-word form W8.
@@ -484,6 +616,9 @@ struct reduceScatter_Programs {
   /// The direct program's kernel form for element type E and op Op.
   static constexpr bool hasDirect = true;
   template <class E, RedOp Op> static snac::DirectKernel direct() { return reduceScatter_directKernel<E, Op>; }
+  /// The direct program's copy-engine form (the host function enqueuing the call's graph).
+  static constexpr bool hasEngine = true;
+  template <class E, RedOp Op> static snac::EngineEnqueue engine() { return reduceScatter_engine<E, Op>; }
 };
 
 } // namespace

@@ -14,8 +14,10 @@
 /// is the direct program: one call captured into a CUDA graph (the test
 /// policy colltest::PAuto, direct from 4 MiB; AllGather / AllToAll on any
 /// n, the reductions on two ranks) and the graph replayed --calls times per
-/// repetition. Prints one line per row:
-///   row,<collective>,<pull|push|direct>,<bytes>,<median us>,<min us>,<max us>
+/// repetition; the fourth, `engine`, is its copy-engine form (the same
+/// capture with PAuto's directEngineMinBytes at 4 MiB; on one GPU the copy
+/// engines move device-local bytes). Prints one line per row:
+///   row,<collective>,<pull|push|direct|engine>,<bytes>,<median us>,<min us>,<max us>
 /// with bytes = the gathered output for AllGather, the input per rank for
 /// the others (as coll_perf_test). The first call's result is checked
 /// against the host reference of rank 0 (a wrong program is not timed).
@@ -73,10 +75,13 @@ void rankMain(Bootstrap& boot, const Options& o, Shared& sh) {
     uint32_t seed = 11;
     // A failure (counted before a barrier, read after it: the same on both
     // ranks) ends the run on both ranks.
-    for (int mode = 0; mode < 3; ++mode) {  // pull, push, direct
-      const bool push = mode == 1, direct = mode == 2;
-      const char* const modeName = direct ? "direct" : push ? "push" : "pull";
+    for (int mode = 0; mode < 4; ++mode) {  // pull, push, direct, engine
+      const bool push = mode == 1, engine = mode == 3, direct = mode >= 2;
+      const char* const modeName = engine ? "engine" : direct ? "direct" : push ? "push" : "pull";
       setTransfer(push);
+      // `engine`: the direct program's copy-engine form from 4 MiB (0: the
+      // runtime's default, 128 MiB).
+      for (int m = 0; m <= kMaxRanks; ++m) PAuto::world[m].directEngineMinBytes = engine ? std::size_t(4) << 20 : 0;
       for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
         for (std::size_t bytes : o.sizes) {
           if (sh.failures.load()) break;

@@ -14,6 +14,7 @@
 
 #include "codegen/CollectiveKind.h"
 #include "codegen/EmitDirect.h"
+#include "codegen/EmitEngine.h"
 #include "codegen/EmitLatency.h"
 #include "codegen/EmitThroughput.h"
 #include "ir/Pipeline.h"
@@ -72,7 +73,9 @@ struct EmitCollective {
   /// no world size derives one (the launcher then never takes the direct
   /// program).
   std::optional<DirectCode> direct;
-  int directWorld = 0;  ///< the world size of the IR `direct` was printed from
+  /// The direct program's copy-engine form, printed from the same directIR.
+  std::optional<EngineCode> engine;
+  int directWorld = 0;  ///< the world size of the IR `direct` and `engine` were printed from
 };
 
 /// One .pl file's worth of output.

@@ -160,6 +160,10 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
     o << "// ---- " << c.name << ": program direct, printed from the SNAC IR of world n = " << c.directWorld
       << " ----\n\n"
       << c.direct->text << "\n";
+  if (c.engine)
+    o << "// ---- " << c.name << ": program direct, copy-engine form, printed from the SNAC IR of world n = "
+      << c.directWorld << " ----\n\n"
+      << c.engine->text << "\n";
   o
     << "/// The programs purlinc printed for " << c.name << ", as snac::launch takes them.\n"
     << "struct " << id << "_Programs {\n"
@@ -184,6 +188,15 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
     o << "  /// No direct program: no world size shown for this policy derives one.\n"
       << "  static constexpr bool hasDirect = false;\n"
       << "  template <class E, RedOp Op> static snac::DirectKernel direct() { return nullptr; }\n";
+  if (c.engine)
+    o << "  /// The direct program's copy-engine form (the host function enqueuing the call's graph).\n"
+      << "  static constexpr bool hasEngine = true;\n"
+      << "  template <class E, RedOp Op> static snac::EngineEnqueue engine() { return " << c.engine->host
+      << "<E, Op>; }\n";
+  else
+    o << "  /// No copy-engine form (no direct program).\n"
+      << "  static constexpr bool hasEngine = false;\n"
+      << "  template <class E, RedOp Op> static snac::EngineEnqueue engine() { return nullptr; }\n";
   o << "};\n\n";
 }
 
@@ -198,10 +211,10 @@ std::string emitSource(const EmitInput &in) {
     << "//\n"
     << "// Each collective is a policy struct (constants per world size), the runtime\n"
     << "// type of its SNAC transformation, the device code of its latency, throughput\n"
-    << "// (pull, push) and direct programs printed from the verified SNAC IR (each\n"
-    << "// statement cites its op, // %N), and the host API calling snac::launch, which\n"
-    << "// picks the program by bytes and capture (the direct program's copy-engine\n"
-    << "// form is still the runtime's).\n"
+    << "// (pull, push) and direct programs and the host code of the direct program's\n"
+    << "// copy-engine form, printed from the verified SNAC IR (each statement cites\n"
+    << "// its op, // %N), and the host API calling snac::launch, which picks the\n"
+    << "// program by bytes and capture.\n"
     << "#include \"" << in.headerName << "\"\n\n"
     << "#include <cstddef>\n\n"
     << "#include \"purlin/host/communicator.h\"\n"

@@ -114,6 +114,12 @@ std::vector<ProgramNote> programNotes(const EmitCollective &c) {
     notes.push_back(note("direct", "captured, " + bytes + " >= world[n].directMinBytes (IR of world n = " +
                                        std::to_string(c.directIR->ir().n) + ")",
                          c.directIR->ir().direct));
+  if (c.directIR && c.directIR->ir().hasEngine())
+    notes.push_back(note("direct (copy engine)",
+                         "captured, unchecked, message bytes >= " +
+                             std::to_string(c.directIR->ir().bound.directEngineMinBytes) + " (IR of world n = " +
+                             std::to_string(c.directIR->ir().n) + ")",
+                         c.directIR->ir().engine));
   return notes;
 }
 
@@ -170,8 +176,11 @@ void printPrograms(EmitCollective &c) {
   c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR ? &c.pullIR->ir().throughput : nullptr,
                                          c.pushIR ? &c.pushIR->ir().throughput : nullptr);
   c.direct.reset();
+  c.engine.reset();
   if (c.directIR) {
     c.direct = printDirectProgram(flatName(c.name), c.directIR->ir().direct);
+    if (c.directIR->ir().hasEngine())
+      c.engine = printEngineProgram(flatName(c.name), c.directIR->ir().kind, c.directIR->ir().engine);
     c.directWorld = c.directIR->ir().n;
   }
 }

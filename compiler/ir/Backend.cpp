@@ -33,6 +33,11 @@ bool simulateOne(const CollectiveIR &ir, const IRRequest &req, std::ostream &os,
     if (ir.hasDirect() &&
         computeSizes(ir.kind, n, argsForBytes(ir.kind, n, bytes, 1)).dispatch >= ir.bound.directMinBytes)
       progs.push_back(&ir.direct), directShown = true;
+    // Its copy-engine form from directEngineMinBytes (equal partitions).
+    if (ir.hasEngine()) {
+      Sizes sz = computeSizes(ir.kind, n, argsForBytes(ir.kind, n, bytes, 1));
+      if (sz.dispatch >= ir.bound.directEngineMinBytes && engineApplies(ir, sz)) progs.push_back(&ir.engine);
+    }
     for (const Program *p : progs) {
       bool pass = true;
       uint64_t steps = 0;
@@ -48,13 +53,13 @@ bool simulateOne(const CollectiveIR &ir, const IRRequest &req, std::ostream &os,
         if (!r.report.ok()) {
           pass = false;
           ok = false;
-          why = std::string(toString(p->regime)) + " program, " + std::to_string(bytes) + " bytes, seed " +
+          why = std::string(programName(*p)) + " program, " + std::to_string(bytes) + " bytes, seed " +
                 std::to_string(s) + ":\n" + r.report.text();
-          os << " " << toString(p->regime) << " FAILED\n" << r.report.text();
+          os << " " << programName(*p) << " FAILED\n" << r.report.text();
         }
       }
       if (pass)
-        os << " " << toString(p->regime) << (p->regime == Regime::Direct ? " (captured)" : "")
+        os << " " << programName(*p) << (p->regime == Regime::Direct ? " (captured)" : "")
            << (launched ? " ok" : " ok (nothing launched)");
     }
     os << " (" << req.seeds << " seeds x 3 calls)\n";

@@ -323,7 +323,7 @@ CollectiveIR derive(const Collective &c, int n, Transfer transfer) {
   declare(ir, ir.throughput);
   // The direct program (captured calls): where the runtime has one; the
   // policy may still turn it off (bindPolicy).
-  if (directDerivable(ir.kind, n)) ir.direct = directProgram(ir.kind, n);
+  if (directDerivable(ir.kind, n)) ir.direct = directProgram(ir.kind, n), ir.engine = engineProgram(ir.kind, n);
   else ir.directWhyNot = directNotDerivable(ir.kind, n);
   numberOps(ir);
   return ir;

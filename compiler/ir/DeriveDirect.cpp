@@ -102,7 +102,192 @@ void reducePair(Kind k, std::vector<Stmt> &body) {
   }
 }
 
+// ---- Copy-engine form ------------------------------------------------------
+
+Access chunkOf(Buf b, RankRef owner, RankRef part) {
+  Access a = acc(b, owner, part);
+  a.engineChunk = true;
+  return a;
+}
+Op edge(OpKind k, Event ev, Stream on) {
+  Op o = k == OpKind::Notify ? Op::notify(Sig::EDGE, SlotSpace::None, RankRef::None, RankRef::R)
+                             : Op::wait(Sig::EDGE, SlotSpace::None, RankRef::None, RankRef::R, RoundOf::Zero);
+  o.event = ev;
+  o.round = RoundOf::Zero;
+  o.slotOwner = RankRef::None;
+  o.fence = k == OpKind::Notify; // stream order: everything before it on its stream has completed
+  return o.onStream(on);
+}
+Op &nonEmpty(Op &o, Access a) {
+  o.cond = Cond::NonEmpty;
+  o.roundOf = a;
+  return o;
+}
+/// A stream memory operation writing 1 into flag `s`[c] of rank k (n == 2: the peer).
+Op flag(Sig s) {
+  Op o = Op::notify(s, SlotSpace::Chunk, RankRef::None, RankRef::K).each(RankRef::K, Domain::Others);
+  o.round = RoundOf::One;
+  o.slotOwner = RankRef::None;
+  o.fence = true; // stream order: the copy before it on the branch has completed
+  return o.onStream(Stream::Branch);
+}
+Op flagWait(Sig s) {
+  Op o = Op::wait(s, SlotSpace::Chunk, RankRef::None, RankRef::P, RoundOf::One).each(RankRef::P, Domain::Others);
+  o.slotOwner = RankRef::None;
+  return o;
+}
+Stmt engineLoop(Access chunksOf, std::vector<Stmt> body) {
+  Stmt s = Stmt::loop(RankRef::None, Domain::All, false, false, std::move(body));
+  s.engineChunks = true;
+  s.chunksOf = chunksOf;
+  return s;
+}
+
+/// Ops outside kernel nodes are the host's (graph nodes and edges).
+void markHost(std::vector<Stmt> &body) {
+  for (auto &s : body) {
+    if (!s.isLoop) s.op.host = true;
+    else if (s.kernel.empty()) markHost(s.body);
+  }
+}
+
+/// The arrive kernel: ARRIVED(r, 0) to every peer, wait for theirs; the
+/// call's epoch is read, not advanced.
+Stmt engineArrive() {
+  std::vector<Stmt> k;
+  Op n = directNotify(Sig::ARRIVED, RankRef::K);
+  n.round = RoundOf::Zero;
+  k.push_back(Stmt::of(n.why("this rank's stream reached the call: its output may be written")));
+  k.push_back(Stmt::of(directWait(Sig::ARRIVED, RankRef::P, RoundOf::Zero)
+                           .why("peer's stream reached the call: nothing earlier on it uses its output")));
+  return Stmt::kernelNode("arrive", Stream::Stream, false, std::move(k));
+}
+
+/// AllGather / AllToAll: the own block on the branch, the peers' blocks by
+/// the copy engines on the stream, then PUT to every peer and wait for theirs.
+void engineCopies(Kind k, std::vector<Stmt> &host) {
+  auto R = RankRef::R, K = RankRef::K;
+  const bool ag = k == Kind::AllGather;
+  Access own = ag ? acc(Buf::X, R) : acc(Buf::X, R, R);
+  host.push_back(engineArrive());
+  Op fork = edge(OpKind::Notify, Event::Fork, Stream::Stream);
+  host.push_back(Stmt::of(nonEmpty(fork, own).why("the branch starts after the arrive kernel")));
+  Op forked = edge(OpKind::Wait, Event::Fork, Stream::Branch);
+  host.push_back(Stmt::of(nonEmpty(forked, own)));
+  Op local = Op::copy(acc(Buf::O, R, R), own).onStream(Stream::Branch);
+  host.push_back(Stmt::of(nonEmpty(local, own).why("own block, local (skipped when in place)")));
+  Op join = edge(OpKind::Notify, Event::Join, Stream::Branch);
+  host.push_back(Stmt::of(nonEmpty(join, own)));
+  Access sent = ag ? acc(Buf::X, R) : acc(Buf::X, R, K);
+  Op peer = Op::copy(acc(Buf::O, K, R), sent).each(K, Domain::Ring).onStream(Stream::Stream);
+  host.push_back(Stmt::of(nonEmpty(peer, sent).why(ag ? "the input into block r of every peer's output (copy engine)"
+                                                      : "block k of the input into block r of k's output (copy engine)")));
+  Op joined = edge(OpKind::Wait, Event::Join, Stream::Stream);
+  host.push_back(Stmt::of(nonEmpty(joined, own)));
+  std::vector<Stmt> fin;
+  Op put = directNotify(Sig::PUT, K);
+  put.fence = true;
+  put.round = RoundOf::Zero;
+  fin.push_back(Stmt::of(put.why("the copies before it on the stream have completed")));
+  fin.push_back(Stmt::of(directWait(Sig::PUT, RankRef::P, RoundOf::Zero)
+                             .why("block p of the own output is complete")));
+  Stmt finish = Stmt::kernelNode("finish", Stream::Stream, false, std::move(fin));
+  finish.endsCall = true;
+  host.push_back(std::move(finish));
+}
+
+/// ReduceScatter / AllReduce (n == 2, peer k): per engine chunk c the
+/// branch copies chunk c of partition k into k's output and flags E_PUT(c)
+/// there; the stream reduces chunk c of the own partition once it landed;
+/// AllReduce copies each reduced chunk back (E_BACK).
+void engineReduce(Kind k, std::vector<Stmt> &host) {
+  auto R = RankRef::R, K = RankRef::K, P = RankRef::P;
+  const bool ar = k == Kind::AllReduce;
+  Access mine = acc(Buf::X, R, R);
+  host.push_back(engineArrive());
+  host.push_back(Stmt::of(edge(OpKind::Notify, Event::Fork, Stream::Stream).why("the branch starts after the arrive kernel")));
+  host.push_back(Stmt::of(edge(OpKind::Wait, Event::Fork, Stream::Branch)));
+  std::vector<Stmt> chunks;
+  chunks.push_back(Stmt::of(Op::copy(chunkOf(Buf::O, K, ar ? K : RankRef::None), chunkOf(Buf::X, R, K))
+                                .each(K, Domain::Others)
+                                .onStream(Stream::Branch)
+                                .why("chunk c of partition k into k's output (copy engine)")));
+  chunks.push_back(Stmt::of(flag(Sig::E_PUT).why("after the copy (stream order)")));
+  chunks.push_back(Stmt::of(edge(OpKind::Notify, Event::Fork, Stream::Branch).why("the own push of chunk c is done")));
+  chunks.push_back(Stmt::of(edge(OpKind::Wait, Event::Fork, Stream::Stream)
+                                .why("so both ranks' pushes of chunk c precede their reductions of it")));
+  std::vector<Stmt> red;
+  red.push_back(Stmt::of(flagWait(Sig::E_PUT).why("chunk c of p's contribution landed in the own output")));
+  Access landed = chunkOf(Buf::O, R, ar ? R : RankRef::None);
+  Op sum = Op::reduce(landed, landed, P, Domain::All);
+  sum.srcSelf = chunkOf(Buf::X, R, R);
+  sum.hasSrcSelf = true;
+  red.push_back(Stmt::of(sum.why("in place, each CTA its slice; ascending rank order, fp32 accumulation")));
+  chunks.push_back(Stmt::kernelNode("reduce", Stream::Stream, true, std::move(red)));
+  if (ar) chunks.push_back(Stmt::of(edge(OpKind::Notify, Event::Chunk, Stream::Stream).why("chunk c is reduced")));
+  host.push_back(engineLoop(mine, std::move(chunks)));
+  if (ar) {
+    std::vector<Stmt> back;
+    back.push_back(Stmt::of(edge(OpKind::Wait, Event::Chunk, Stream::Branch)));
+    back.push_back(Stmt::of(Op::copy(chunkOf(Buf::O, K, R), chunkOf(Buf::O, R, R))
+                                .each(K, Domain::Others)
+                                .onStream(Stream::Branch)
+                                .why("the reduced chunk c into k's output (copy engine)")));
+    back.push_back(Stmt::of(flag(Sig::E_BACK).why("after the copy (stream order)")));
+    host.push_back(engineLoop(mine, std::move(back)));
+  }
+  host.push_back(Stmt::of(edge(OpKind::Notify, Event::Join, Stream::Branch)));
+  host.push_back(Stmt::of(edge(OpKind::Wait, Event::Join, Stream::Stream)));
+  std::vector<Stmt> fin;
+  if (ar) {
+    std::vector<Stmt> w;
+    w.push_back(Stmt::of(flagWait(Sig::E_BACK).why("chunk c of p's reduced partition is in the own output")));
+    fin.push_back(engineLoop(mine, std::move(w)));
+  }
+  fin.push_back(Stmt::of(Op::reset(Sig::E_PUT).why("every E_PUT of this call was observed (the reduce kernels)")));
+  fin.push_back(Stmt::of(Op::reset(Sig::E_BACK).why(ar ? "every E_BACK of this call was observed (above); the peer "
+                                                         "writes the flags again only after this rank's next ARRIVED"
+                                                       : "the peer writes the flags again only after this rank's "
+                                                         "next ARRIVED")));
+  Stmt finish = Stmt::kernelNode("finish", Stream::Stream, false, std::move(fin));
+  finish.endsCall = true;
+  host.push_back(std::move(finish));
+}
+
 } // namespace
+
+Program engineProgram(Kind k, int n) {
+  if (!directDerivable(k, n))
+    throw IRError{"internal: " + directNotDerivable(k, n)};
+  Program p;
+  p.regime = Regime::Direct;
+  p.transfer = Transfer::Push;
+  p.engine = true;
+  Role role;
+  role.name = "host";
+  role.ctasFrom = "direct.ctas";
+  if (reducing(k)) engineReduce(k, role.body);
+  else engineCopies(k, role.body);
+  markHost(role.body);
+  p.roles.push_back(std::move(role));
+  p.buffers.push_back({Buf::X, "user input of rank r (read locally only)"});
+  p.buffers.push_back({Buf::O, "user output of every rank, mapped when the call is captured: written by the "
+                               "peers' copy engines after they heard ARRIVED"});
+  p.signals.push_back({Sig::ARRIVED, "the arrive kernel of every rank", "every peer's arrive kernel", "sig(e,0)"});
+  if (reducing(k)) {
+    p.signals.push_back({Sig::E_PUT, "the peer's branch (stream memory operation after its copy of chunk c)",
+                         "the reduce kernel of chunk c", "1, reset to 0 by the finish kernel"});
+    if (k == Kind::AllReduce)
+      p.signals.push_back({Sig::E_BACK, "the peer's branch (after its copy of reduced chunk c)",
+                           "the finish kernel", "1, reset to 0 by the finish kernel"});
+  } else {
+    p.signals.push_back({Sig::PUT, "the finish kernel, after the copies on its stream", "every peer's finish kernel",
+                         "sig(e,0)"});
+  }
+  p.signals.push_back({Sig::EDGE, "an event record on one stream", "a stream wait on the other (host order)",
+                       "a graph edge"});
+  return p;
+}
 
 bool directDerivable(Kind k, int n) {
   if (k == Kind::AllGather || k == Kind::AllToAll) return true;

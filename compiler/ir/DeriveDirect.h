@@ -32,4 +32,21 @@ std::string directNotDerivable(Kind k, int n);
 ///   the loop wait BACK(k, c) >= sig(e, last round).
 Program directProgram(Kind k, int n);
 
+/// The direct program's copy-engine form (Program::engine) of `k` for n
+/// ranks (directDerivable(k, n) must hold): one role `host`, the enqueue
+/// sequence of the call's graph on two streams (docs/snac-protocol.md
+/// "Direct program", copy-engine form):
+///   kernel arrive (ARRIVED pair, as above, CTA index 0);
+///   AllGather/AllToAll: the own block copied on the branch (fork, join),
+///   the peers' blocks by cudaMemcpyAsync on the stream (k = r+1, ...,
+///   r-1); kernel finish: PUT(r, 0) to every peer, wait for theirs;
+///   ReduceScatter/AllReduce (n == 2, peer k): per engine chunk c, the
+///   branch copies chunk c of partition k into k's output and writes
+///   E_PUT(c) = 1 there (stream memory operation); the stream, after the
+///   own push of chunk c (edge), runs the reduce kernel of chunk c (waits
+///   E_PUT(c), reduces in place); AllReduce: the branch copies each reduced
+///   chunk back and writes E_BACK(c) = 1; join; kernel finish (AllReduce:
+///   waits every E_BACK) resets E_PUT / E_BACK and ends the call.
+Program engineProgram(Kind k, int n);
+
 } // namespace purlin::ir

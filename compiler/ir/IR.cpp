@@ -53,6 +53,9 @@ const char *toString(Sig s) {
   case Sig::ARRIVED: return "ARRIVED";
   case Sig::PUT: return "PUT";
   case Sig::BACK: return "BACK";
+  case Sig::E_PUT: return "E_PUT";
+  case Sig::E_BACK: return "E_BACK";
+  case Sig::EDGE: return "EDGE";
   }
   return "?";
 }
@@ -67,6 +70,9 @@ uint32_t sigBase(Sig s) {
   case Sig::ARRIVED: return snac::kArrivedBase;
   case Sig::PUT: return snac::kPutBase;
   case Sig::BACK: return snac::kBackBase;
+  case Sig::E_PUT: return snac::kEnginePutBase;
+  case Sig::E_BACK: return snac::kEngineBackBase;
+  case Sig::EDGE: return kEdgeBase;
   }
   return 0;
 }
@@ -80,6 +86,7 @@ const char *toString(Cond c) {
   case Cond::InRound: return "if j < rounds";
   case Cond::HasRounds: return "if rounds > 0";
   case Cond::NotSelf: return "if p != r";
+  case Cond::NonEmpty: return "if not empty";
   }
   return "?";
 }
@@ -93,6 +100,7 @@ const char *toString(OpKind k) {
   case OpKind::Wait: return "wait.acquire";
   case OpKind::PacketPut: return "packet.put";
   case OpKind::PacketPoll: return "packet.poll";
+  case OpKind::Reset: return "reset";
   }
   return "?";
 }
@@ -106,9 +114,15 @@ const char *toString(RunsOn r) {
   return "?";
 }
 
+const char *toString(Stream s) { return s == Stream::Stream ? "stream" : "branch"; }
+
+const char *toString(Event e) { return e == Event::Fork ? "fork" : e == Event::Join ? "join" : "chunk[c]"; }
+
 const char *toString(Regime r) {
   return r == Regime::Latency ? "latency" : r == Regime::Throughput ? "throughput" : "direct";
 }
+
+const char *programName(const Program &p) { return p.engine ? "direct (copy engine)" : toString(p.regime); }
 
 Op Op::copy(Access d, Access s) {
   Op o;
@@ -180,6 +194,24 @@ Op Op::poll(Access s) {
   return o;
 }
 
+Op Op::reset(Sig s) {
+  Op o;
+  o.kind = OpKind::Reset;
+  o.sig = s;
+  return o;
+}
+
+Stmt Stmt::kernelNode(std::string name, Stream on, bool wide, std::vector<Stmt> body) {
+  Stmt s;
+  s.isLoop = true;
+  s.kernel = std::move(name);
+  s.stream = on;
+  s.wide = wide;
+  forEachOp(body, [&](Op &o) { o.stream = on; });
+  s.body = std::move(body);
+  return s;
+}
+
 Stmt Stmt::loop(RankRef v, Domain d, bool chunks, bool chunkMajor, std::vector<Stmt> body) {
   Stmt s;
   s.isLoop = true;
@@ -201,11 +233,13 @@ int pushSlotCap(const Program &p) {
 std::vector<const Program *> programsOf(const CollectiveIR &ir) {
   std::vector<const Program *> v = {&ir.latency, &ir.throughput};
   if (ir.hasDirect()) v.push_back(&ir.direct);
+  if (ir.hasEngine()) v.push_back(&ir.engine);
   return v;
 }
 std::vector<Program *> programsOf(CollectiveIR &ir) {
   std::vector<Program *> v = {&ir.latency, &ir.throughput};
   if (ir.hasDirect()) v.push_back(&ir.direct);
+  if (ir.hasEngine()) v.push_back(&ir.engine);
   return v;
 }
 

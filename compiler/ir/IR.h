@@ -87,11 +87,18 @@ struct Access {
   /// (sliceBegin over the role's CTAs), and within it round j of the
   /// enclosing rounds loop (directRoundBytes of the slice; no further slicing).
   bool rounded = false;
+  /// Copy-engine form only (X/O): chunk k of the partition, k the enclosing
+  /// engine-chunks loop's index (protocol.h engineChunkBytes; whole, not sliced).
+  bool engineChunk = false;
 };
 
 /// Signal regions (index = base + src*1024 + slot; DONE = base + src;
-/// the direct program's ARRIVED/PUT/BACK = base + src*128 + cta index).
-enum class Sig { STAGED, REDUCED, CONSUMED, GATHERED, DONE, ARRIVED, PUT, BACK };
+/// the direct program's ARRIVED/PUT/BACK = base + src*128 + cta index; the
+/// copy-engine form's E_PUT/E_BACK = base + chunk k, written by stream
+/// memory operations with the value 1 and reset by their owner). EDGE is
+/// not a signal of the workspace: a graph edge between the copy-engine
+/// form's two streams (an event recorded on one, waited on the other).
+enum class Sig { STAGED, REDUCED, CONSUMED, GATHERED, DONE, ARRIVED, PUT, BACK, E_PUT, E_BACK, EDGE };
 const char *toString(Sig);
 uint32_t sigBase(Sig);
 
@@ -101,6 +108,7 @@ enum class RoundOf {
   Cur,       ///< the round of this op's slot use
   Prev,      ///< the round of the previous staged use of this slot (reuse guard)
   Last,      ///< direct: the last round, rounds(slice of `roundOf`) - 1
+  One,       ///< copy-engine form: the literal 1 of a stream memory operation (E_PUT/E_BACK)
 };
 
 /// When an op runs for one iteration (evaluated at instantiation).
@@ -112,6 +120,7 @@ enum class Cond {
   InRound,   ///< direct: the rounds loop's j < rounds(this CTA's slice of `roundOf`)
   HasRounds, ///< direct: this CTA's slice of `roundOf` is not empty (at least one round)
   NotSelf,   ///< the enclosing loop's rank p is not r (latency reduce: poll every source but r)
+  NonEmpty,  ///< copy-engine form: `roundOf` (the whole partition) is not empty
 };
 const char *toString(Cond);
 
@@ -120,8 +129,21 @@ enum class RunsOn { All, Root, NonRoot };
 const char *toString(RunsOn);
 
 /// Which slot space an op's signal index uses (Cta: the direct program's
-/// one signal per CTA index; the waiter's CTA c waits on the notifier's CTA c).
-enum class SlotSpace { None, S, Y, Cta };
+/// one signal per CTA index; the waiter's CTA c waits on the notifier's CTA c;
+/// Chunk: the copy-engine form's one flag per engine chunk k).
+enum class SlotSpace { None, S, Y, Cta, Chunk };
+
+/// Copy-engine form: the stream a host-enqueued op (or kernel) goes on.
+/// Stream: the call's stream; Branch: the communicator's side stream,
+/// forked from and joined back into it within the capture.
+enum class Stream { Stream, Branch };
+const char *toString(Stream);
+
+/// Copy-engine form: the communicator's capture events an EDGE names
+/// (Communicator::captureForkEvent / JoinEvent / ChunkEvent(k)). A wait
+/// pairs with the latest record of its event before it in host order.
+enum class Event { Fork, Join, Chunk };
+const char *toString(Event);
 
 enum class OpKind {
   Copy,       ///< Atom::copy dst <- src; each CTA of the role copies its slice
@@ -131,6 +153,7 @@ enum class OpKind {
   Wait,       ///< ld.acquire.sys poll of own signal `sig`[src][slot] until >= sig(e, round)
   PacketPut,  ///< src's payload words stored full into dst (a peer's PK), each word single-copy atomic; dst's words must be empty
   PacketPoll, ///< spin until every word of this CTA's slice of src (own PK) is full; then empty them; the CTA may read those payloads
+  Reset,      ///< copy-engine form: store 0 into every own flag of `sig` (E_PUT / E_BACK, all kMaxEngineChunks)
 };
 const char *toString(OpKind);
 
@@ -175,6 +198,13 @@ struct Op {
   RankRef counterRank = RankRef::None;
   int arrivals = 0;            ///< CTAs that arrive (bound by bindPolicy)
   std::string note;            ///< free text printed after the op (why it exists)
+  /// Copy-engine form: the stream the op runs on (a kernel's ops: the
+  /// kernel's). At the host level, a Copy is a copy-engine transfer
+  /// (cudaMemcpyAsync), a Notify E_PUT/E_BACK a stream memory operation, a
+  /// Notify/Wait EDGE an event record / stream wait.
+  Stream stream = Stream::Stream;
+  bool host = false;           ///< copy-engine form: enqueued by the host (not inside a kernel node)
+  Event event = Event::Fork;   ///< EDGE: the event (Chunk: chunk event c of the enclosing loop)
 
   static Op copy(Access dst, Access src);
   static Op reduce(Access dst, Access src, RankRef var, Domain d);
@@ -183,12 +213,14 @@ struct Op {
   static Op arrive(int base, int stride, SlotSpace sp, RankRef slotPart);
   static Op put(Access dst, Access src);
   static Op poll(Access src);
+  static Op reset(Sig s);
   Op &each(RankRef v, Domain d) { var = v; domain = d; return *this; }
   Op &when(Cond c) { cond = c; return *this; }
   Op &on(RunsOn r) { onlyOn = r; return *this; }
   Op &byLast() { last = true; return *this; }
   Op &stepwise() { step = true; return *this; }
   Op &why(std::string s) { note = std::move(s); return *this; }
+  Op &onStream(Stream s) { stream = s; return *this; }
 };
 
 /// A loop or an op. A loop binds `var` to each rank of `domain` (None: no
@@ -209,9 +241,23 @@ struct Stmt {
   /// Direct: loop j over the rounds of the CTA's slices, j = 0 ..
   /// max(rounds of the InRound ops' `roundOf`) - 1.
   bool rounds = false;
+  /// Copy-engine form: k over the engine chunks of `chunksOf`'s partition
+  /// (protocol.h engineChunkBytes; k binds the ops' chunk index c).
+  bool engineChunks = false;
+  Access chunksOf;
+  /// Copy-engine form: a kernel node of the call's graph, named `kernel`
+  /// (arrive, reduce, finish), on `stream`; its body is device code. Wide:
+  /// direct.ctas CTAs x kDirectEngineReduceThreads, each reducing its slice
+  /// of the chunk; otherwise one CTA of 32 threads. `endsCall`: the kernel
+  /// ends the call (ctaEndCall advances the epoch). Every kernel reads the
+  /// call's epoch e first.
+  std::string kernel;
+  bool wide = false, endsCall = false;
+  Stream stream = Stream::Stream;
   std::vector<Stmt> body;
 
   static Stmt of(Op o) { Stmt s; s.op = std::move(o); return s; }
+  static Stmt kernelNode(std::string name, Stream on, bool wide, std::vector<Stmt> body);
   static Stmt loop(RankRef v, Domain d, bool chunks, bool chunkMajor, std::vector<Stmt> body);
 };
 
@@ -249,9 +295,14 @@ struct SignalDecl {
 };
 
 /// Direct: the program of captured calls (no staging; docs/snac-protocol.md
-/// "Direct program").
+/// "Direct program"), in its kernel form or its copy-engine form
+/// (Program::engine).
 enum class Regime { Latency, Throughput, Direct };
 const char *toString(Regime);
+struct Program;
+/// The name of a program in messages: latency, throughput, direct, or
+/// "direct (copy engine)".
+const char *programName(const Program &p);
 
 /// One regime of one collective for world size n, parametric in sizes.
 struct Program {
@@ -260,6 +311,11 @@ struct Program {
   /// push (producers write into per-source regions of the consumers'
   /// staging; every read is local). Latency programs: Pull (unused).
   Transfer transfer = Transfer::Pull;
+  /// Direct program, copy-engine form: one role `host`, whose body is the
+  /// host's enqueue sequence of the call's graph (copy-engine transfers,
+  /// stream memory operations, event edges and kernel nodes, each on a
+  /// Stream). Instantiated as two concurrent actors per rank, one per stream.
+  bool engine = false;
   std::vector<BufferDecl> buffers;
   std::vector<SignalDecl> signals;
   std::vector<Role> roles;
@@ -284,6 +340,9 @@ struct Bound {
   bool directOn = false;
   uint64_t directMinBytes = 0;
   int directCtas = 0, directThreads = 0;
+  /// Copy-engine form: captured calls with message bytes >= this (the
+  /// runtime's plan.h kDirectEngineMinBytes), not on checked communicators.
+  uint64_t directEngineMinBytes = 0;
   bool bound = false;
 };
 
@@ -304,6 +363,9 @@ struct CollectiveIR {
   Program direct;
   std::string directWhyNot;
   bool hasDirect() const { return !direct.roles.empty(); }
+  /// The direct program's copy-engine form (derived and bound with `direct`).
+  Program engine;
+  bool hasEngine() const { return !engine.roles.empty(); }
   std::string dispatchBytes;    ///< how the dispatch size is computed, e.g. "n*count*E"
 };
 
@@ -330,6 +392,13 @@ inline constexpr int kMaxDirectCtas = kMaxEpochSlots;
 /// The runtime's round bounds (protocol.h directRoundBytes).
 inline constexpr uint64_t kDirectRoundDivisor = snac::kDirectRoundDivisor;
 inline constexpr uint64_t kDirectRoundMin = snac::kDirectRoundMinBytes, kDirectRoundMax = snac::kDirectRoundMaxBytes;
+/// The copy-engine form's bounds (protocol.h, plan.h).
+inline constexpr uint64_t kEngineMinChunk = snac::kEngineMinChunkBytes;
+inline constexpr int kMaxEngineChunks = purlin::kMaxEngineChunks;
+inline constexpr uint64_t kDirectDefaultEngineMinBytes = snac::kDirectEngineMinBytes;
+inline constexpr int kEngineReduceThreads = snac::kDirectEngineReduceThreads;
+/// EDGE "signals" of the model (not in the workspace): event*kEdgeStride + record serial.
+inline constexpr uint32_t kEdgeBase = 1u << 30, kEdgeStride = 4096;
 /// The runtime's defaults for a policy number 0 (plan.h).
 inline constexpr uint64_t kDirectDefaultMinBytes = snac::kDirectMinBytes;
 inline constexpr int kDirectDefaultCtas = snac::kDirectCtas, kDirectDefaultThreads = snac::kDirectThreads;
@@ -362,7 +431,7 @@ template <class F> void forEachOp(const std::vector<Stmt> &body, F &&f) {
 }
 
 /// The programs of `ir` in print order: latency, throughput, then direct
-/// when derived.
+/// (kernel form, copy-engine form) when derived.
 std::vector<const Program *> programsOf(const CollectiveIR &ir);
 std::vector<Program *> programsOf(CollectiveIR &ir);
 

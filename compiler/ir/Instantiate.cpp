@@ -30,6 +30,10 @@ public:
   void role(int r, const Role &role, int cta, int ctas, std::vector<COp> &out) {
     cta_ = cta;
     ctas_ = ctas;
+    // Copy-engine form: actor `cta` is stream `cta`; it moves whole chunks.
+    engine_ = I.prog->engine;
+    whole_ = engine_;
+    records_.assign(size_t(kMaxEngineChunks) + 2, 0);
     Env e;
     e.r = r;
     body(role.body, e, out);
@@ -45,6 +49,12 @@ private:
   int lastCounter_ = -1;
   bool whole_ = false; ///< inside a perCta loop
   int step_ = 0;       ///< iteration counter of the current perCta loop
+  bool engine_ = false; ///< copy-engine form: this actor is the stream numbered cta_
+  std::vector<uint32_t> records_; ///< copy-engine form: records of each event so far in host order
+  bool allReduce() const { return I.ir->kind == Kind::AllReduce; }
+  int eventIndex(const Op &o, const Env &e) const {
+    return o.event == Event::Fork ? 0 : o.event == Event::Join ? 1 : 2 + std::max(e.c, 0);
+  }
 
   int rank(RankRef ref, const Env &e, int prevPart = -1) const {
     switch (ref) {
@@ -168,6 +178,10 @@ private:
       off += chunkBegin(len, G.chunk, e.c);
       len = chunkSize(len, G.chunk, e.c);
     }
+    if (a.engineChunk) {
+      off += engineChunkBegin(allReduce(), len, e.c, G);
+      len = engineChunkLen(allReduce(), len, e.c, G);
+    }
     m.off = off;
     m.len = len;
     return m;
@@ -233,7 +247,7 @@ private:
       c.slot = e.c % G.ySlots;
       c.round = uint32_t(e.c / G.ySlots);
     } else if (o.slotSpace == SlotSpace::Cta) { // direct: the CTA index; round j (or the last)
-      c.slot = cta_;
+      c.slot = engine_ ? 0 : cta_; // copy-engine form: one-CTA kernels, index 0
       c.round = uint32_t(o.round == RoundOf::Last ? std::max(roundsOf(o.roundOf, e) - 1, 0) : std::max(e.j, 0));
     } else {
       c.slot = 0;
@@ -249,6 +263,7 @@ private:
     if (o.cond == Cond::FirstOfChunk) return e.m == 0;
     if (o.cond == Cond::InRound) return e.j < roundsOf(o.roundOf, e);
     if (o.cond == Cond::HasRounds) return roundsOf(o.roundOf, e) > 0;
+    if (o.cond == Cond::NonEmpty) return mem(o.roundOf, e).len > 0;
     if (collect_) return false;
     if (o.slotSpace == SlotSpace::Y) {
       if (o.cond == Cond::HasPrev) {
@@ -299,9 +314,19 @@ private:
         c.peer = rank(o.sigSrc, e, prevPart);
         if (o.round == RoundOf::Prev) c.round = prevRound;
       }
-      if (o.round == RoundOf::Zero) c.round = 0;
+      if (o.round == RoundOf::Zero || o.round == RoundOf::One) c.round = 0;
+      c.one = o.round == RoundOf::One;
       int src = o.kind == OpKind::Notify ? e.r : c.peer;
-      c.index = o.sig == Sig::DONE ? sigBase(Sig::DONE) + uint32_t(src)
+      if (o.sig == Sig::EDGE) { // a graph edge: the wait pairs with its event's latest record in host order
+        int ev = eventIndex(o, e);
+        uint32_t serial = o.kind == OpKind::Notify ? ++records_[size_t(ev)] : records_[size_t(ev)];
+        c.arrayOwner = c.peer = e.r;
+        c.index = kEdgeBase + uint32_t(ev) * kEdgeStride + serial;
+        out.push_back(c);
+        continue;
+      }
+      c.index = o.slotSpace == SlotSpace::Chunk ? sigBase(o.sig) + uint32_t(std::max(e.c, 0))
+                : o.sig == Sig::DONE ? sigBase(Sig::DONE) + uint32_t(src)
                 : o.slotSpace == SlotSpace::Cta
                     ? sigBase(o.sig) + uint32_t(src) * kDirectSlotsPerSource + uint32_t(c.slot)
                     : sigBase(o.sig) + uint32_t(src) * kSlotsPerSource + uint32_t(c.slot);
@@ -326,6 +351,24 @@ private:
       }
       const Op &o = s.op;
       if (!runsOn(o.onlyOn, e.r)) continue;
+      if (engine_ && int(o.stream) != cta_) {
+        // Another stream's op: only its event records count (host order).
+        if (o.sig == Sig::EDGE && o.kind == OpKind::Notify) {
+          std::vector<COp> other;
+          sync(o, e, other);
+        }
+        continue;
+      }
+      if (o.kind == OpKind::Reset) {
+        COp c;
+        c.sym = &o;
+        c.kind = o.kind;
+        c.sig = o.sig;
+        c.arrayOwner = c.peer = e.r;
+        c.index = sigBase(o.sig);
+        out.push_back(c);
+        continue;
+      }
       if (o.kind == OpKind::Arrive) {
         // Skipped when it guards last-arriver ops none of which runs in this
         // iteration (an Arrive guarding nothing still counts).
@@ -368,6 +411,7 @@ private:
     for (int q : each) {
       if (q >= 0) bind(e, o.var, q);
       if (o.cond == Cond::InRound && e.j >= roundsOf(o.roundOf, e)) continue;
+      if (o.cond == Cond::NonEmpty && mem(o.roundOf, e).len == 0) continue;
       COp c;
       c.sym = &o;
       c.kind = o.kind;
@@ -430,6 +474,19 @@ private:
   }
 
   void loop(const Stmt &s, const Env &e, std::vector<COp> &out) {
+    if (!s.kernel.empty()) { // a kernel node: its ops in order, on its stream
+      body(s.body, e, out);
+      return;
+    }
+    if (s.engineChunks) { // c over the engine chunks of the partition
+      int chunks = engineChunkCount(allReduce(), mem(s.chunksOf, e).len, G);
+      for (int c = 0; c < chunks; ++c) {
+        Env ce = e;
+        ce.c = c;
+        body(s.body, ce, out);
+      }
+      return;
+    }
     if (s.rounds) { // direct: j over the rounds of this CTA's slices
       int most = maxRounds(s.body, e);
       for (int j = 0; j < most; ++j) {
@@ -496,8 +553,10 @@ Instance instantiate(const CollectiveIR &ir, const Program &prog, const Sizes &s
         if (!on) continue;
         RoleInstance ri;
         ri.sym = &role;
-        // A push role's workers: ctas x lanes (each an independent thread of the model).
+        // A push role's workers: ctas x lanes (each an independent thread of
+        // the model). The copy-engine form: its two streams.
         int ctas = std::max(1, std::min(role.ctas > 0 ? role.ctas * std::max(1, role.lanes) : 1, maxCtas));
+        if (prog.engine) ctas = 2;
         ri.ctas.resize(ctas);
         for (int i = 0; i < ctas; ++i) ex.role(r, role, i, ctas, ri.ctas[i].ops);
         inst.ranks[r].roles.push_back(std::move(ri));
@@ -505,6 +564,11 @@ Instance instantiate(const CollectiveIR &ir, const Program &prog, const Sizes &s
     }
     staged = ex.staged;
   }
+  if (prog.engine) // every op of a stream is that stream's alone (no CTA slices)
+    for (auto &rk : inst.ranks)
+      for (auto &ro : rk.roles)
+        for (auto &c : ro.ctas)
+          for (auto &op : c.ops) op.perCta = true;
   // DONE counters: every CTA of this rank that arrives on it.
   for (auto &rk : inst.ranks) {
     int done = 0;
@@ -517,6 +581,30 @@ Instance instantiate(const CollectiveIR &ir, const Program &prog, const Sizes &s
           if (op.kind == OpKind::Arrive && op.counter == kDoneCounter) op.arrivals = done;
   }
   return inst;
+}
+
+uint64_t engineChunkLen(bool allReduce, uint64_t len, int c, const Geometry &g) {
+  uint64_t done = 0;
+  for (int k = 0; k < c; ++k) done += snac::engineChunkBytes(allReduce, len, done, k, g.engineMinChunk);
+  return snac::engineChunkBytes(allReduce, len, done, c, g.engineMinChunk);
+}
+
+uint64_t engineChunkBegin(bool allReduce, uint64_t len, int c, const Geometry &g) {
+  uint64_t done = 0;
+  for (int k = 0; k < c; ++k) done += snac::engineChunkBytes(allReduce, len, done, k, g.engineMinChunk);
+  return done;
+}
+
+int engineChunkCount(bool allReduce, uint64_t len, const Geometry &g) {
+  return snac::engineChunks(allReduce, len, g.engineMinChunk);
+}
+
+bool engineApplies(const CollectiveIR &ir, const Sizes &s) {
+  if (!reducesKind(ir.kind)) return true;
+  for (int r = 0; r < s.n; ++r)
+    for (auto len : s.in[size_t(r)])
+      if (len != s.in[0][0]) return false;
+  return true;
 }
 
 uint64_t directRoundBytes(uint64_t sliceLen, const Geometry &g) {

@@ -56,7 +56,21 @@ struct Geometry {
   /// roundMin, roundMax) rounded up to 16 (the runtime's bounds; the
   /// simulator uses small ones so that slices have several rounds).
   uint64_t directRoundMin = kDirectRoundMin, directRoundMax = kDirectRoundMax;
+  /// Copy-engine form: the smallest engine chunk (protocol.h
+  /// engineChunkBytes; the simulator uses a small one).
+  uint64_t engineMinChunk = kEngineMinChunk;
 };
+
+/// Bytes before chunk c and of chunk c of a partition of `len` bytes cut
+/// into engine chunks (protocol.h engineChunkBytes), and their number.
+uint64_t engineChunkBegin(bool allReduce, uint64_t len, int c, const Geometry &g);
+uint64_t engineChunkLen(bool allReduce, uint64_t len, int c, const Geometry &g);
+int engineChunkCount(bool allReduce, uint64_t len, const Geometry &g);
+
+/// Whether the copy-engine form runs a call of these sizes: the runtime
+/// takes it for reductions only when both partitions have one length
+/// (directEligible: 16-byte multiples of an even split); copies always.
+bool engineApplies(const CollectiveIR &ir, const Sizes &s);
 
 /// Bytes per round of a direct CTA slice of `sliceLen` bytes (protocol.h
 /// directRoundBytes with g's bounds), and the number of rounds (0 for an
@@ -73,7 +87,7 @@ struct Mem {
   int region = -1;          ///< push S/Y: the source rank whose region of owner's half this is
 };
 
-/// One concrete op of one CTA.
+/// One concrete op of one CTA (of the copy-engine form: of one stream).
 struct COp {
   const Op *sym = nullptr;  ///< the symbolic op (id, text)
   OpKind kind = OpKind::Copy;
@@ -88,6 +102,7 @@ struct COp {
   bool last = false;
   bool emptyFlow = false;   ///< put/poll of a zero-byte flow: CTA 0 still moves one full marker word
   bool perCta = false;      ///< from a perCta loop: only this CTA runs this iteration (whole chunks)
+  bool one = false;         ///< copy-engine flag (E_PUT/E_BACK): value 1, not sig(e, round)
   int lastCounter = -1;     ///< last ops: the counter whose last arriver runs them
   // Static facts for the verifier: which slot use a Notify/Wait/read is about.
   int slotOwner = -1;       ///< rank whose S/Y slot

@@ -67,6 +67,7 @@ std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds, bool withDirect) {
   std::vector<Mutant> out;
   std::vector<const Program *> progs = {&ir.latency, &ir.throughput};
   if (withDirect && ir.hasDirect()) progs.push_back(&ir.direct);
+  if (withDirect && ir.hasEngine()) progs.push_back(&ir.engine);
   for (const Program *prog : progs) {
     std::vector<std::pair<const Op *, bool>> targets; // (op, fence only)
     for (auto &r : prog->roles)
@@ -79,14 +80,17 @@ std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds, bool withDirect) {
       });
     for (auto [t, fenceOnly] : targets) {
       Mutant mu;
-      mu.program = toString(prog->regime);
+      mu.program = programName(*prog);
       mu.opId = t->id;
       mu.fenceOnly = fenceOnly;
       mu.opText = fenceOnly ? "fence.acq_rel.sys of %" + std::to_string(t->id) : opText(*t);
       CollectiveIR m = fenceOnly ? withoutFence(ir, t->id) : withoutOp(ir, t->id);
-      const Program &mp = prog->regime == Regime::Latency ? m.latency
-                          : prog->regime == Regime::Direct ? m.direct : m.throughput;
+      const Program &mp = prog->engine                     ? m.engine
+                          : prog->regime == Regime::Latency ? m.latency
+                          : prog->regime == Regime::Direct  ? m.direct
+                                                            : m.throughput;
       for (auto &sc : sampleCalls(m, m.n)) {
+        if (mp.engine && !engineApplies(m, sc.sizes)) continue;
         Report r = verifyInstance(instantiate(m, mp, sc.sizes, sc.geo, 2));
         if (r.ok()) continue;
         mu.caught = true;
@@ -99,6 +103,7 @@ std::vector<Mutant> mutate(const CollectiveIR &ir, int seeds, bool withDirect) {
         for (uint64_t bytes : {uint64_t(24 * m.n), uint64_t(200 * m.n)}) {
           CallArgs a = argsForBytes(m.kind, m.n, bytes * (reducesKind(m.kind) ? 4 : 1), uint64_t(s + 1));
           Sizes sz = computeSizes(m.kind, m.n, a);
+          if (mp.engine && !engineApplies(m, sz)) continue;
           SimOptions o;
           o.seed = uint64_t(s + 1);
           SimResult r = simulate(m, mp, a, simGeometry(m, sz), o);

@@ -12,7 +12,7 @@
 namespace purlin::ir {
 
 struct Mutant {
-  std::string program;   ///< "latency", "throughput" or "direct"
+  std::string program;   ///< programName: "latency", "throughput", "direct" or "direct (copy engine)"
   int opId = -1;         ///< the deleted op (or the notify whose fence was dropped)
   bool fenceOnly = false; ///< the mutation drops only the op's fence.acq_rel.sys (push releases)
   std::string opText;

@@ -139,8 +139,10 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
          "must be in [1, " + std::to_string(kMaxDirectCtas) + "] (one signal per CTA index)");
     need(b.directThreads > 0, ir, wp + ".direct.threads", "must be positive");
   }
+  b.directEngineMinBytes = kDirectDefaultEngineMinBytes;
   if (!b.directOn && ir.hasDirect()) {
     ir.direct = Program{};
+    ir.engine = Program{};
     ir.directWhyNot = "off in the policy (" + wp + ".direct = false)";
   }
   b.bound = true;
@@ -156,6 +158,8 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
     role.lanes = role.name == "stage" ? b.stageLanes : b.consumeLanes;
   }
   for (auto &role : ir.direct.roles) role.ctas = b.directCtas, role.threads = b.directThreads;
+  // The copy-engine form's reduce kernels: direct.ctas CTAs (plan.h planDirect).
+  for (auto &role : ir.engine.roles) role.ctas = b.directCtas, role.threads = kEngineReduceThreads;
   for (Program *p : {&ir.latency, &ir.throughput})
     for (auto &role : p->roles)
       forEachOp(role.body, [&](Op &o) {

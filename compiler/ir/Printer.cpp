@@ -25,6 +25,7 @@ std::string slotText(const Op &o) {
   if (o.slotSpace == SlotSpace::S) return "[slot(" + seqText(o.slotPart) + ")]";
   if (o.slotSpace == SlotSpace::Y) return "[yslot(c)]";
   if (o.slotSpace == SlotSpace::Cta) return "[cta]";
+  if (o.slotSpace == SlotSpace::Chunk) return "[c]";
   return "";
 }
 
@@ -36,6 +37,7 @@ std::string roundText(const Op &o) {
   case RoundOf::Cur: return "sig(e," + sp + ")";
   case RoundOf::Prev: return "sig(e," + sp + "(prev))";
   case RoundOf::Last: return "sig(e,rounds(" + accessText(o.roundOf) + ")-1)";
+  case RoundOf::One: return "1";
   }
   return "?";
 }
@@ -47,7 +49,9 @@ std::string eachText(const Op &o) {
 
 std::string suffix(const Op &o) {
   std::string s;
-  if (o.cond == Cond::InRound) s += " if j < rounds(" + accessText(o.roundOf) + ")";
+  if (o.host) s += std::string(" on ") + toString(o.stream);
+  if (o.cond == Cond::NonEmpty) s += " if " + accessText(o.roundOf) + " not empty";
+  else if (o.cond == Cond::InRound) s += " if j < rounds(" + accessText(o.roundOf) + ")";
   else if (o.cond == Cond::HasRounds) s += " if rounds(" + accessText(o.roundOf) + ") > 0";
   else if (o.cond != Cond::Always) s += std::string(" ") + toString(o.cond);
   if (o.onlyOn == RunsOn::Root) s += " on root";
@@ -58,6 +62,12 @@ std::string suffix(const Op &o) {
 }
 
 std::string loopHead(const Stmt &s) {
+  if (!s.kernel.empty())
+    return "kernel " + s.kernel + " on " + toString(s.stream) +
+           (s.wide ? " (direct.ctas ctas x " + std::to_string(kEngineReduceThreads) + " threads, each its slice)"
+                   : " (1 cta x 32 threads)") +
+           (s.endsCall ? "; ends the call" : "");
+  if (s.engineChunks) return "for c in engine chunks of " + accessText(s.chunksOf);
   if (s.rounds) return "for j in 0..max rounds-1 (rounds of this CTA's slices)";
   std::string c = "c in 0..cpp-1";
   std::string v = s.var == RankRef::None ? "" : std::string(toString(s.var)) + " in " + toString(s.domain);
@@ -83,17 +93,28 @@ void printBody(std::ostream &os, const std::vector<Stmt> &body, int indent) {
 void printProgram(std::ostream &os, const Program &p) {
   os << "  program " << toString(p.regime);
   if (p.regime == Regime::Throughput) os << " (" << (p.transfer == Transfer::Push ? "push" : "pull") << ")";
-  if (p.regime == Regime::Direct) os << " (captured calls; no staging)";
+  if (p.regime == Regime::Direct)
+    os << (p.engine ? ", copy-engine form (captured calls; the call's graph: copy-engine transfers, stream memory "
+                      "operations, event edges and kernel nodes, in host enqueue order)"
+                    : " (captured calls; no staging)");
   os << " {\n";
   for (auto &b : p.buffers) os << "    buffer " << toString(b.buf) << ": " << b.desc << "\n";
   for (auto &s : p.signals)
     os << "    signal " << toString(s.sig) << " (index " << sigBase(s.sig)
        << (s.sig == Sig::DONE               ? " + src"
            : s.sig == Sig::ARRIVED || s.sig == Sig::PUT || s.sig == Sig::BACK ? " + src*128 + cta"
+           : s.sig == Sig::E_PUT || s.sig == Sig::E_BACK                     ? " + c"
+           : s.sig == Sig::EDGE                                              ? ", not in the workspace"
                                                                              : " + src*1024 + slot")
        << "): from " << s.producers << "; to "
        << s.consumers << "; value " << s.value << "\n";
   for (auto &r : p.roles) {
+    if (p.engine) {
+      os << "    role " << r.name << " (the host's enqueue order; each op on stream or branch) {\n";
+      printBody(os, r.body, 6);
+      os << "    }\n";
+      continue;
+    }
     os << "    role " << r.name << " (" << r.ctas << " ctas x " << r.threads << " threads, " << r.ctasFrom;
     if (p.transfer == Transfer::Push && p.regime == Regime::Throughput)
       os << "; workers = ctas x " << r.lanes << (r.lanes == 1 ? " lane" : " lanes");
@@ -161,6 +182,7 @@ nlohmann::json bodyJson(const std::vector<Stmt> &body) {
     if (s.isLoop)
       a.push_back({{"loop", {{"var", toString(s.var)}, {"domain", toString(s.domain)}, {"chunks", s.chunks},
                              {"chunkMajor", s.chunkMajor}, {"perCta", s.perCta}, {"rounds", s.rounds},
+                             {"engineChunks", s.engineChunks}, {"kernel", s.kernel},
                              {"text", loopHead(s)}}},
                    {"body", bodyJson(s.body)}});
     else
@@ -178,6 +200,7 @@ std::string accessText(const Access &a) {
     if (a.part != RankRef::None) s += std::string("[") + toString(a.part) + "]";
     if (a.chunked) s += "[c]";
     if (a.rounded) s += "[round j]";
+    if (a.engineChunk) s += "[chunk c]";
     return s;
   case Buf::S:
     if (a.region != RankRef::None) return s + "[" + toString(a.region) + "][pslot(c)]";
@@ -203,6 +226,14 @@ const char *remoteMode(const Op &o) {
 
 std::string opText(const Op &o) {
   std::string s = toString(o.kind);
+  if (o.host) { // copy-engine form: a graph node or edge the host enqueues
+    if (o.kind == OpKind::Copy) return "copy.engine " + accessText(o.dst) + " <- " + accessText(o.src) + eachText(o);
+    if (o.sig == Sig::EDGE)
+      return std::string(o.kind == OpKind::Notify ? "record " : "wait ") + toString(o.event);
+    if (o.kind == OpKind::Notify)
+      return "memop.write " + std::string(toString(o.sig)) + slotText(o) + " -> rank " + toString(o.target) +
+             " = " + roundText(o) + eachText(o);
+  }
   if (const char *m = remoteMode(o)) s += std::string(".") + m;
   switch (o.kind) {
   case OpKind::Copy: return s + " " + accessText(o.dst) + " <- " + accessText(o.src) + eachText(o);
@@ -230,10 +261,14 @@ std::string opText(const Op &o) {
            " -> rank " + t + " = " + roundText(o) + eachText(o);
   }
   case OpKind::Wait:
+    if (o.slotSpace == SlotSpace::Chunk) // a copy-engine flag: one per chunk, written by the peer
+      return s + " " + toString(o.sig) + slotText(o) + " (from " + toString(o.sigSrc) + ") >= " + roundText(o) +
+             eachText(o);
     return s + " " + toString(o.sig) + "[" + toString(o.sigSrc) + "]" + slotText(o) + " >= " + roundText(o) +
            eachText(o);
   case OpKind::PacketPut: return s + " " + accessText(o.dst) + " <- " + accessText(o.src) + " (full)" + eachText(o);
   case OpKind::PacketPoll: return s + " " + accessText(o.src) + " until full, then empty" + eachText(o);
+  case OpKind::Reset: return s + " " + toString(o.sig) + "[*] = 0 (own flags)";
   }
   return s;
 }
@@ -259,12 +294,14 @@ void print(std::ostream &os, const CollectiveIR &ir) {
     os << "\n";
     if (b.directOn)
       os << "  direct: captured calls with " << ir.dispatchBytes << " >= " << b.directMinBytes
-         << " bytes take the direct program; " << b.directCtas << " ctas x " << b.directThreads << " threads\n";
+         << " bytes take the direct program; " << b.directCtas << " ctas x " << b.directThreads
+         << " threads; its copy-engine form from " << b.directEngineMinBytes << " message bytes (unchecked)\n";
   }
   printProgram(os, ir.latency);
   printProgram(os, ir.throughput);
   if (ir.hasDirect()) printProgram(os, ir.direct);
-  else if (!ir.directWhyNot.empty()) os << "  // no direct program: " << ir.directWhyNot << "\n";
+  if (ir.hasEngine()) printProgram(os, ir.engine);
+  if (!ir.hasDirect() && !ir.directWhyNot.empty()) os << "  // no direct program: " << ir.directWhyNot << "\n";
   os << "}\n";
 }
 
@@ -296,6 +333,7 @@ nlohmann::json toJson(const CollectiveIR &ir) {
   j["programs"] = nlohmann::json::array();
   for (const Program *p : programsOf(ir)) {
     nlohmann::json pj = {{"regime", toString(p->regime)}};
+    if (p->engine) pj["form"] = "copy engine";
     if (p->regime == Regime::Throughput) pj["transfer"] = p->transfer == Transfer::Push ? "push" : "pull";
     for (auto &bd : p->buffers) pj["buffers"].push_back({{"name", toString(bd.buf)}, {"desc", bd.desc}});
     for (auto &s : p->signals)

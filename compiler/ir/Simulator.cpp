@@ -184,6 +184,10 @@ private:
     return b;
   }
 
+  /// The value a Notify writes and a Wait expects: sig(e, round), or 1 for
+  /// a copy-engine flag (a stream memory operation's literal).
+  static uint64_t expected(const COp &op, uint64_t e) { return op.one ? 1 : sigValue(e, op.round); }
+
   std::string where(const Thread &t, const COp &op) {
     return describe(op, t.role->sym->name, t.rank) + " cta " + std::to_string(t.prog - t.role->ctas.data()) +
            ", call " + std::to_string(t.call + 1);
@@ -196,7 +200,7 @@ private:
     uint64_t e = uint64_t(t.call) + 1;
     if (op.kind == OpKind::Wait) {
       auto it = mem_[t.rank].signals.find(op.index);
-      return it != mem_[t.rank].signals.end() && it->second.value >= sigValue(e, op.round);
+      return it != mem_[t.rank].signals.end() && it->second.value >= expected(op, e);
     }
     if (op.kind == OpKind::PacketPoll) {
       // Ready once every word of the slice is full, as in the runtime (a
@@ -431,10 +435,17 @@ private:
     }
     case OpKind::Notify: {
       SigState &s = mem_[op.arrayOwner].signals[op.index];
-      s.value = sigValue(e, op.round);
+      s.value = expected(op, e);
       s.vc = t.vc;
       s.svc = op.sym->fence ? t.vc : t.svc;
       s.svc[size_t(ti)] = t.vc[size_t(ti)]; // st.release.sys covers the CTA's own writes
+      return true;
+    }
+    case OpKind::Reset: { // copy-engine flags of this rank back to 0
+      for (uint32_t i = 0; i < uint32_t(kMaxEngineChunks); ++i) {
+        auto it = rm.signals.find(op.index + i);
+        if (it != rm.signals.end()) it->second.value = 0;
+      }
       return true;
     }
     case OpKind::Wait: {
@@ -493,8 +504,10 @@ private:
       auto it = mem_[t.rank].signals.find(op.index);
       uint64_t obs = it == mem_[t.rank].signals.end() ? 0 : it->second.value;
       s += " on " + std::string(toString(op.sym->sig)) + " index " + std::to_string(op.index) + " from rank " +
-           std::to_string(op.peer) + ": expected >= " + std::to_string(sigValue(e, op.round)) + " (sig(" +
-           std::to_string(e) + "," + std::to_string(op.round) + ")), observed " + std::to_string(obs);
+           std::to_string(op.peer) + ": expected >= " + std::to_string(expected(op, e)) +
+           (op.one ? std::string(" (a copy-engine flag)")
+                   : " (sig(" + std::to_string(e) + "," + std::to_string(op.round) + "))") +
+           ", observed " + std::to_string(obs);
     } else {
       s += " for full packets from rank " + std::to_string(op.peer) + " (call " + std::to_string(e) + ")";
     }
@@ -675,6 +688,9 @@ Geometry simGeometry(const CollectiveIR &ir, const Sizes &s) {
   // Direct program: rounds of 16..32 bytes, so small slices have several.
   g.directRoundMin = 16;
   g.directRoundMax = 32;
+  // Copy-engine form: engine chunks of 16 bytes and more, so small
+  // partitions have several.
+  g.engineMinChunk = 16;
   return g;
 }
 

@@ -374,18 +374,50 @@ void locality(const Instance &inst, Report &rep) {
   }
 }
 
-/// Direct program: a data op writing rank q's output (q != r) follows, in
-/// the same CTA, a wait on ARRIVED from q of this call: q's stream reached
-/// the call, so nothing earlier on it still reads or writes that output.
+/// The waits that happen before op `pos` of actor `actor` of a role: the
+/// actor's earlier waits and, through each earlier EDGE wait (copy-engine
+/// form: a stream waiting on an event of the other stream), everything
+/// before the record it pairs with.
+void visibleWaits(const RoleInstance &ro, size_t actor, size_t pos, std::vector<const COp *> &out,
+                  std::set<std::pair<size_t, size_t>> &seen) {
+  if (!seen.insert({actor, pos}).second) return;
+  const auto &ops = ro.ctas[actor].ops;
+  for (size_t i = 0; i < pos && i < ops.size(); ++i) {
+    if (ops[i].kind != OpKind::Wait) continue;
+    out.push_back(&ops[i]);
+    if (ops[i].sym->sig != Sig::EDGE) continue;
+    for (size_t b = 0; b < ro.ctas.size(); ++b)
+      for (size_t m = 0; m < ro.ctas[b].ops.size(); ++m) {
+        const COp &n = ro.ctas[b].ops[m];
+        if (b != actor && n.kind == OpKind::Notify && n.sym->sig == Sig::EDGE && n.index == ops[i].index)
+          visibleWaits(ro, b, m, out, seen);
+      }
+  }
+}
+std::vector<const COp *> visibleWaits(const RoleInstance &ro, size_t actor, size_t pos) {
+  std::vector<const COp *> out;
+  std::set<std::pair<size_t, size_t>> seen;
+  visibleWaits(ro, actor, pos, out, seen);
+  return out;
+}
+
+/// Direct program: a data op writing rank q's output (q != r) follows a
+/// wait on ARRIVED from q of this call (in the same CTA, or for the
+/// copy-engine form before an edge into its stream): q's stream reached the
+/// call, so nothing earlier on it still reads or writes that output.
 void arrivalBeforeRemoteWrite(const Instance &inst, Report &rep) {
   for (int r = 0; r < inst.n; ++r)
     for (auto &ro : inst.ranks[r].roles)
-      for (auto &cta : ro.ctas) {
-        std::set<int> arrived;
-        for (auto &op : cta.ops) {
-          if (op.kind == OpKind::Wait && op.sym->sig == Sig::ARRIVED) arrived.insert(op.peer);
+      for (size_t a = 0; a < ro.ctas.size(); ++a) {
+        const auto &cta = ro.ctas[a];
+        for (size_t i = 0; i < cta.ops.size(); ++i) {
+          const COp &op = cta.ops[i];
           if (op.kind != OpKind::Copy && op.kind != OpKind::Reduce) continue;
-          if (op.dst.buf != Buf::O || op.dst.owner == r || op.dst.len == 0 || arrived.count(op.dst.owner)) continue;
+          if (op.dst.buf != Buf::O || op.dst.owner == r || op.dst.len == 0) continue;
+          bool arrived = false;
+          for (const COp *w : visibleWaits(ro, a, i))
+            arrived = arrived || (w->sym->sig == Sig::ARRIVED && w->peer == op.dst.owner);
+          if (arrived) continue;
           rep.add("arrival",
                   who({&op, &ro.sym->name, r, 0, 0}) + " writes the output of rank " + std::to_string(op.dst.owner) +
                       " before waiting for ARRIVED from rank " + std::to_string(op.dst.owner) +
@@ -443,15 +475,15 @@ void outputAcquire(const Instance &inst, Report &rep) {
   for (int r = 0; r < inst.n; ++r) {
     std::vector<bool> acquiredSomewhere(into[size_t(r)].size(), false);
     for (auto &ro : inst.ranks[r].roles)
-      for (auto &cta : ro.ctas) {
-        std::vector<const COp *> waits;
-        for (auto &op : cta.ops) {
-          if (op.kind == OpKind::Wait) {
-            waits.push_back(&op);
+      for (size_t a = 0; a < ro.ctas.size(); ++a) {
+        const auto &cta = ro.ctas[a];
+        for (size_t pos = 0; pos < cta.ops.size(); ++pos) {
+          const COp &op = cta.ops[pos];
+          if (op.kind == OpKind::Wait)
             for (size_t i = 0; i < into[size_t(r)].size(); ++i)
               acquiredSomewhere[i] = acquiredSomewhere[i] || covers(op, into[size_t(r)][i]);
-          }
           if (op.kind != OpKind::Copy && op.kind != OpKind::Reduce) continue;
+          const std::vector<const COp *> waits = visibleWaits(ro, a, pos);
           for (auto &m : op.srcs) {
             if (m.buf != Buf::O || m.owner != r || m.len == 0) continue;
             for (auto &rel : into[size_t(r)]) {
@@ -519,6 +551,9 @@ std::vector<SampleCall> sampleCalls(const CollectiveIR &ir, int n) {
   add("1 element", 1);
   add("count not divisible by n", uint64_t(3 * n + 1));
   add("larger than staging", uint64_t(40 * n + 3));
+  // Equal partitions of several engine chunks (the copy-engine form of the
+  // reductions runs only those: engineApplies).
+  add("even partitions", uint64_t(24 * n));
   return v;
 }
 
@@ -526,10 +561,11 @@ Report verify(const CollectiveIR &ir) {
   Report all;
   for (const Program *p : programsOf(ir))
     for (auto &sc : sampleCalls(ir, ir.n)) {
+      if (p->engine && !engineApplies(ir, sc.sizes)) continue;
       Instance inst = instantiate(ir, *p, sc.sizes, sc.geo, 2);
       Report r = verifyInstance(inst);
       for (auto &f : r.errors)
-        all.add(f.rule, std::string(toString(p->regime)) + " program, n=" + std::to_string(ir.n) + ", " + sc.label +
+        all.add(f.rule, std::string(programName(*p)) + " program, n=" + std::to_string(ir.n) + ", " + sc.label +
                             ": " + f.message,
                 f.ops);
     }

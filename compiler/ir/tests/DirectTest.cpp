@@ -147,8 +147,10 @@ TEST_CASE("direct: printed after the staged programs, with its signals", "[direc
   CHECK(ar.find("wait.acquire BACK[p][cta] >= sig(e,rounds(X_r[p])-1) for p in others(r) if rounds(X_r[p]) > 0") !=
         std::string::npos);
   nlohmann::json j = toJson(lowered(Kind::AllReduce, 2));
-  REQUIRE(j["programs"].size() == 3);
+  REQUIRE(j["programs"].size() == 4); // latency, throughput, direct, its copy-engine form
   CHECK(j["programs"][2]["regime"] == "direct");
+  CHECK(j["programs"][3]["regime"] == "direct");
+  CHECK(j["programs"][3]["form"] == "copy engine");
   CHECK(j["bound"]["directCtas"] == 32);
 }
 

@@ -11,9 +11,9 @@
 /// pull or push by Plan::push; `hasPull` / `hasPush` say which have
 /// printed roles), `static constexpr bool hasDirect` and
 /// `template <class E, RedOp Op> static DirectKernel direct()` (the direct
-/// program's kernel form, nullptr without one). The direct program's
-/// copy-engine form is still the runtime's (direct.cuh) until the IR
-/// models it (docs/codegen.md).
+/// program's kernel form, nullptr without one), `static constexpr bool
+/// hasEngine` and `template <class E, RedOp Op> static EngineEnqueue
+/// engine()` (the host function of the copy-engine form, graph.cuh).
 ///
 /// launch validates the arguments (never throws), decides the program by
 /// message bytes against P::world[n].latencyMaxBytes (the same decision on
@@ -40,6 +40,7 @@
 #include "purlin/host/communicator.h"
 #include "purlin/host/stream_memops.h"
 #include "purlin/snac/direct.cuh"
+#include "purlin/snac/graph.cuh"
 #include "purlin/snac/packet_lane.cuh"
 #include "purlin/snac/plan.h"
 #include "purlin/snac/resident.cuh"
@@ -150,150 +151,21 @@ inline bool deviceSupportsPdl(int device) {
   return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
 }
 
-/// The copy-engine form of the direct program (Plan::directEngine; AllGather
-/// and AllToAll), captured calls only: arrive kernel; this rank's blocks
-/// copied into the peers' outputs by the copy engines (one cudaMemcpyAsync
-/// per peer) while its own block is copied on the communicator's side
-/// stream (forked and joined within the capture); finish kernel.
-template <CollKind K>
-Status enqueueEngine(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream,
-                     const DirectPeers& peers, const CaptureSide& side) {
-  const auto* in = static_cast<const std::byte*>(a.in);
-  auto* out = static_cast<std::byte*>(a.out);
-  auto fail = [](const char* what, cudaError_t err) {
-    (void)cudaGetLastError();
-    return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: direct (copy engine): " +
-                                         what + ": " + cudaGetErrorString(err));
-  };
-  const int n = pl.n, r = pl.rank;
-  cudaLaunchConfig_t one{};
-  one.gridDim = dim3(1);
-  one.blockDim = dim3(32);
-  one.stream = stream;
-  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineArriveKernel<K>, dc); err != cudaSuccess)
-    return fail("arrive kernel launch", err);
-  const std::byte* ownSrc = in + pl.txOff[r];
-  std::byte* ownDst = out + pl.rxOff[r];
-  const bool local = ownSrc != ownDst && pl.txLen[r] > 0;  // AllGather in place: nothing to copy
-  if (local) {
-    if (cudaError_t err = cudaEventRecord(side.fork, stream); err != cudaSuccess) return fail("fork record", err);
-    if (cudaError_t err = cudaStreamWaitEvent(side.stream, side.fork, 0); err != cudaSuccess) return fail("fork wait", err);
-    if (cudaError_t err = cudaMemcpyAsync(ownDst, ownSrc, pl.txLen[r], cudaMemcpyDeviceToDevice, side.stream);
-        err != cudaSuccess)
-      return fail("local copy", err);
-    if (cudaError_t err = cudaEventRecord(side.join, side.stream); err != cudaSuccess) return fail("join record", err);
-  }
-  for (int m = 1; m < n; ++m) {
-    const int p = (r + m) % n;
-    if (pl.txLen[p] == 0) continue;
-    if (cudaError_t err = cudaMemcpyAsync(peers.out[p] + pl.rxOff[r], in + pl.txOff[p], pl.txLen[p],
-                                          cudaMemcpyDeviceToDevice, stream);
-        err != cudaSuccess)
-      return fail("peer copy", err);
-  }
-  if (local)
-    if (cudaError_t err = cudaStreamWaitEvent(stream, side.join, 0); err != cudaSuccess) return fail("join wait", err);
-  if (cudaError_t err = cudaLaunchKernelEx(&one, directEngineFinishKernel<K>, dc, pl); err != cudaSuccess)
-    return fail("finish kernel launch", err);
-  return Status::Ok;
-}
-
-/// The copy-engine form of the direct ReduceScatter / AllReduce (n == 2,
-/// peer q; docs/snac-protocol.md "Direct program"), captured calls only.
-/// Chunks k of a partition: engineChunkBytes (AllReduce: at most 2).
-///   stream: arrive kernel -> fork -> for each k: [edge: own push k done]
-///           reduce kernel k -> join -> finish kernel (E_BACK waits, flag
-///           reset, epoch)
-///   branch: for each k: copy chunk k of partition q into q's output, then a
-///           memory operation writes E_PUT(k) = 1 at q; AllReduce then, for
-///           each k: [edge: reduce kernel k done] copy the reduced chunk k of
-///           partition r into q's output, write E_BACK(k) = 1 at q.
-/// Every order within the graph is a graph edge, so no schedule of the two
-/// branches (concurrent or serialized) can deadlock: the only waits are
-/// kernels waiting for the peer's ARRIVED, E_PUT (set by the peer's branch,
-/// which depends only on the peer's arrive) and E_BACK (set after the
-/// peer's reduce k, which waits only on this rank's push k, ordered before
-/// this rank's finish kernel).
-template <CollKind K, class E, RedOp Op>
-Status enqueueEngineReduce(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream,
-                           const DirectPeers& peers, const CaptureSide& side) {
-  constexpr bool kAllReduce = K == CollKind::AllReduce;
-  const auto* in = static_cast<const std::byte*>(a.in);
-  auto* out = static_cast<std::byte*>(a.out);
-  auto fail = [](const char* what, const std::string& why) {
-    (void)cudaGetLastError();
-    return report(Status::CudaError,
-                  std::string("purlin::snac::launch<") + toString(K) + ">: direct (copy engine): " + what + ": " + why);
-  };
-  auto cuda = [&](const char* what, cudaError_t err) { return err == cudaSuccess ? Status::Ok : fail(what, cudaGetErrorString(err)); };
-  const int r = pl.rank, q = 1 - r;
-  // Sender and receiver cut partition p by the same rule; with an even
-  // split (directEligible: 16-byte multiples) both partitions have one length.
-  if (pl.txLen[q] != pl.txLen[r])
-    return report(Status::Internal, "purlin::snac::launch: copy-engine reduction with unequal partitions");
-  if (kAllReduce && engineChunks(true, pl.txLen[r]) > Communicator::kCaptureChunkEvents)
-    return report(Status::Internal, "purlin::snac::launch: copy-engine AllReduce with more chunks than capture events");
-  cudaLaunchConfig_t one{};
-  one.gridDim = dim3(1);
-  one.blockDim = dim3(32);
-  one.stream = stream;
-  cudaLaunchConfig_t red{};
-  red.gridDim = dim3(unsigned(pl.directCtas));
-  red.blockDim = dim3(unsigned(kDirectEngineReduceThreads));
-  red.stream = stream;
-  Status st = cuda("arrive kernel launch", cudaLaunchKernelEx(&one, directEngineArriveKernel<K>, dc));
-  if (st == Status::Ok) st = cuda("fork record", cudaEventRecord(side.fork, stream));
-  if (st == Status::Ok) st = cuda("fork wait", cudaStreamWaitEvent(side.stream, side.fork, 0));
-  const std::size_t len = pl.txLen[r];
-  std::size_t done = 0;
-  int chunks = 0;
-  for (std::size_t chunk; st == Status::Ok && (chunk = engineChunkBytes(kAllReduce, len, done, chunks)) != 0;
-       done += chunk, ++chunks) {
-    // Branch: push chunk k of partition q; announce it at q.
-    st = cuda("chunk copy", cudaMemcpyAsync(peers.out[q] + pl.rxOff[q] + done, in + pl.txOff[q] + done, chunk,
-                                            cudaMemcpyDeviceToDevice, side.stream));
-    if (st == Status::Ok)
-      if (std::string e = streamWriteValue32(side.stream, dc.signals[q] + enginePutIndex(chunks), 1); !e.empty())
-        st = fail("E_PUT write", e);
-    // Stream: after the own push of chunk k (the fork event, re-recorded
-    // and waited at once), reduce chunk k of partition r.
-    if (st == Status::Ok) st = cuda("push edge record", cudaEventRecord(side.fork, side.stream));
-    if (st == Status::Ok) st = cuda("push edge wait", cudaStreamWaitEvent(stream, side.fork, 0));
-    if (st == Status::Ok)
-      st = cuda("reduce kernel launch", cudaLaunchKernelEx(&red, directEngineReduceKernel<K, E, Op>, dc, pl, in, out,
-                                                           chunks, done, chunk));
-    if (kAllReduce && st == Status::Ok) st = cuda("reduce edge record", cudaEventRecord(side.chunk[chunks], stream));
-  }
-  if constexpr (kAllReduce) {
-    // Branch, after every push: each reduced chunk of partition r back into q's output.
-    done = 0;
-    for (int k = 0; st == Status::Ok && k < chunks; ++k) {
-      const std::size_t chunk = engineChunkBytes(true, len, done, k);
-      st = cuda("reduce edge wait", cudaStreamWaitEvent(side.stream, side.chunk[k], 0));
-      if (st == Status::Ok)
-        st = cuda("chunk copy back", cudaMemcpyAsync(peers.out[q] + pl.rxOff[r] + done, out + pl.rxOff[r] + done,
-                                                     chunk, cudaMemcpyDeviceToDevice, side.stream));
-      if (st == Status::Ok)
-        if (std::string e = streamWriteValue32(side.stream, dc.signals[q] + engineBackIndex(k), 1); !e.empty())
-          st = fail("E_BACK write", e);
-      done += chunk;
-    }
-  }
-  if (st == Status::Ok) st = cuda("join record", cudaEventRecord(side.join, side.stream));
-  if (st == Status::Ok) st = cuda("join wait", cudaStreamWaitEvent(stream, side.join, 0));
-  if (st == Status::Ok) st = cuda("finish kernel launch", cudaLaunchKernelEx(&one, directEngineFinishKernel<K>, dc, pl));
-  return st;
-}
-
 template <CollKind K, class E, RedOp Op, class AtomT, class Programs>
 Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
                const DirectPeers& peers, const CaptureSide& side) {
   const auto* in = static_cast<const std::byte*>(a.in);
   auto* out = static_cast<std::byte*>(a.out);
   if (pl.direct && pl.directEngine) {
-    if constexpr (K == CollKind::AllGather || K == CollKind::AllToAll) return enqueueEngine<K>(pl, dc, a, stream, peers, side);
-    else if (pl.n != 2) return report(Status::Internal, "purlin::snac::launch: copy-engine reduction planned for n != 2");
-    else return enqueueEngineReduce<K, E, Op>(pl, dc, a, stream, peers, side);
+    // The copy-engine form: the graph purlinc printed from the IR, enqueued
+    // on the call's stream and the communicator's side stream.
+    const EngineEnqueue engine = Programs::template engine<E, Op>();
+    if (engine == nullptr) return report(Status::Internal, "purlin::snac::launch: no copy-engine form was printed");
+    EngineGraph g(stream, side.stream, side.fork, side.join, side.chunk, Communicator::kCaptureChunkEvents);
+    engine(pl, dc, peers, in, out, g);
+    if (!g.ok())
+      return report(g.status(), std::string("purlin::snac::launch<") + toString(K) + ">: direct (copy engine): " +
+                                    g.error());
   } else if (pl.direct) {
     // Like the latency kernel: may be scheduled while the previous grid
     // runs; ctaBeginCall waits for it before touching memory.

@@ -154,7 +154,10 @@ inline constexpr std::size_t kEngineMinChunkBytes = std::size_t(8) << 20;
 /// remainder below kEngineMinChunkBytes joins the chunk before it (no
 /// hand-off for a few bytes), and the last allowed chunk takes all that is
 /// left. Sender and receiver of a partition compute it from the same length.
-PURLIN_HD std::size_t engineChunkBytes(bool allReduce, std::size_t len, std::size_t done, int k) {
+/// `minChunk`: kEngineMinChunkBytes in every call (purlinc's simulator
+/// passes a small one, so that small simulated messages have several chunks).
+PURLIN_HD std::size_t engineChunkBytes(bool allReduce, std::size_t len, std::size_t done, int k,
+                                       std::size_t minChunk = kEngineMinChunkBytes) {
   if (done >= len) return 0;
   const std::size_t left = len - done;
   if (k >= (allReduce ? 1 : kMaxEngineChunks - 1)) return left;
@@ -163,14 +166,14 @@ PURLIN_HD std::size_t engineChunkBytes(bool allReduce, std::size_t len, std::siz
     c = ((len / 2) + 15) & ~std::size_t(15);
   } else {
     c = (left / 2) & ~std::size_t(15);
-    if (c < kEngineMinChunkBytes) c = kEngineMinChunkBytes;
+    if (c < minChunk) c = minChunk;
   }
-  return c < left && left - c >= kEngineMinChunkBytes ? c : left;
+  return c < left && left - c >= minChunk ? c : left;
 }
 /// Number of chunks of a partition of `len` bytes (0 when empty).
-PURLIN_HD int engineChunks(bool allReduce, std::size_t len) {
+PURLIN_HD int engineChunks(bool allReduce, std::size_t len, std::size_t minChunk = kEngineMinChunkBytes) {
   int k = 0;
-  for (std::size_t done = 0, c; (c = engineChunkBytes(allReduce, len, done, k)) != 0; done += c) ++k;
+  for (std::size_t done = 0, c; (c = engineChunkBytes(allReduce, len, done, k, minChunk)) != 0; done += c) ++k;
   return k;
 }
 

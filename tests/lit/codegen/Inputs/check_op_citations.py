@@ -4,7 +4,8 @@
   check_op_citations.py IR.txt FILE.cu PROGRAM...
 
 PROGRAM names a program as the IR prints it after `program`: `latency`,
-`throughput (pull)`, `throughput (push)`. The IR dump may show the first
+`throughput (pull)`, `throughput (push)`, `direct`, `direct, copy-engine
+form` (without the parenthesis of the direct forms). The IR dump may show the first
 collective for several world sizes (one per throughput transfer); each
 program is taken from the first world size that has it.
 
@@ -44,7 +45,7 @@ def programs(ir_text):
         m = re.match(r"\s*program (.+?) \{$", line)
         if m:
             key = m.group(1)
-            key = re.sub(r" \(captured calls; no staging\)$", "", key)
+            key = re.sub(r" \(captured calls;.*\)$", "", key)
             cur = None if key in out else key
             if cur:
                 out[cur] = {}
