@@ -498,20 +498,42 @@ void allGather_engine(const Plan& pl, const DeviceComm& dc, const DirectPeers& p
   g.launch(GraphStream::Stream, allGather_engine_finish<>, 1, 32, "kernel finish (%26, %27)", dc, pl, in, out, 0, 0, 0);
 }
 
+/// The host code that picks allGather's program for a planned call and enqueues it
+/// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
+template <class AtomT, class E, RedOp Op>
+Status allGather_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, const LaunchContext& lc) {
+  (void)peers;
+  // program direct: a captured call, n*count*E >= world[n].directMinBytes
+  if (pl.direct && pl.directEngine) {  // its copy-engine form: >= directEngineMinBytes, unchecked
+    EngineGraph g = lc.graph();
+    allGather_engine<E, Op>(pl, dc, peers, in, out, g);
+    return lc.finish(g);
+  }
+  if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)
+    return launchProgram(lc, "direct kernel", allGather_directKernel<>,
+                         pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);
+  // program latency: n*count*E <= world[n].latencyMaxBytes
+  if (pl.latency) {
+    const ProgramKernel kernel = pl.words8 ? allGather_latencyKernel<true> : allGather_latencyKernel<false>;
+    return launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
+  }
+  // program throughput, pull or push by Plan::push
+  return launchProgram(lc, "throughput kernel", allGather_throughputKernel<AtomT>,
+                       pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
+}
+
 /// The programs purlinc printed for allGather, as snac::launch takes them.
 struct allGather_Programs {
   /// The latency kernel for element type E, op Op and the whole-word form W8 (a copy: E and Op do not matter).
   template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return allGather_latencyKernel<W8>; }
   /// The throughput kernel for datapath AtomT, element type E and op Op (a copy: E and Op do not matter).
   template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return allGather_throughputKernel<AtomT>; }
-  /// Which throughput transfers have printed roles (launch refuses a plan of another).
-  static constexpr bool hasPull = true, hasPush = true;
   /// The direct program's kernel form for element type E and op Op (a copy: E and Op do not matter).
   static constexpr bool hasDirect = true;
   template <class E, RedOp Op> static snac::DirectKernel direct() { return allGather_directKernel<>; }
-  /// The direct program's copy-engine form (the host function enqueuing the call's graph).
-  static constexpr bool hasEngine = true;
-  template <class E, RedOp Op> static snac::EngineEnqueue engine() { return allGather_engine<E, Op>; }
+  /// The host code that picks the program of a planned call and enqueues it.
+  template <class AtomT, class E, RedOp Op> static snac::ProgramEnqueue enqueue() { return allGather_enqueue<AtomT, E, Op>; }
 };
 
 } // namespace

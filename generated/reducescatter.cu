@@ -605,20 +605,42 @@ void reduceScatter_engine(const Plan& pl, const DeviceComm& dc, const DirectPeer
   g.launch(GraphStream::Stream, reduceScatter_engine_finish<>, 1, 32, "kernel finish (%27, %28)", dc, pl, in, out, 0, 0, 0);
 }
 
+/// The host code that picks reduceScatter's program for a planned call and enqueues it
+/// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
+template <class AtomT, class E, RedOp Op>
+Status reduceScatter_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, const LaunchContext& lc) {
+  (void)peers;
+  // program direct: a captured call, n*count*E >= world[n].directMinBytes
+  if (pl.direct && pl.directEngine) {  // its copy-engine form: >= directEngineMinBytes, unchecked
+    EngineGraph g = lc.graph();
+    reduceScatter_engine<E, Op>(pl, dc, peers, in, out, g);
+    return lc.finish(g);
+  }
+  if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)
+    return launchProgram(lc, "direct kernel", reduceScatter_directKernel<E, Op>,
+                         pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);
+  // program latency: n*count*E <= world[n].latencyMaxBytes
+  if (pl.latency) {
+    const ProgramKernel kernel = pl.words8 ? reduceScatter_latencyKernel<E, Op, true> : reduceScatter_latencyKernel<E, Op, false>;
+    return launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
+  }
+  // program throughput, pull or push by Plan::push
+  return launchProgram(lc, "throughput kernel", reduceScatter_throughputKernel<AtomT, E, Op>,
+                       pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
+}
+
 /// The programs purlinc printed for reduceScatter, as snac::launch takes them.
 struct reduceScatter_Programs {
   /// The latency kernel for element type E, op Op and the whole-word form W8.
   template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return reduceScatter_latencyKernel<E, Op, W8>; }
   /// The throughput kernel for datapath AtomT, element type E and op Op.
   template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return reduceScatter_throughputKernel<AtomT, E, Op>; }
-  /// Which throughput transfers have printed roles (launch refuses a plan of another).
-  static constexpr bool hasPull = true, hasPush = true;
   /// The direct program's kernel form for element type E and op Op.
   static constexpr bool hasDirect = true;
   template <class E, RedOp Op> static snac::DirectKernel direct() { return reduceScatter_directKernel<E, Op>; }
-  /// The direct program's copy-engine form (the host function enqueuing the call's graph).
-  static constexpr bool hasEngine = true;
-  template <class E, RedOp Op> static snac::EngineEnqueue engine() { return reduceScatter_engine<E, Op>; }
+  /// The host code that picks the program of a planned call and enqueues it.
+  template <class AtomT, class E, RedOp Op> static snac::ProgramEnqueue enqueue() { return reduceScatter_enqueue<AtomT, E, Op>; }
 };
 
 } // namespace

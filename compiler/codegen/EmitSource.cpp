@@ -139,6 +139,60 @@ void emitCApi(std::ostringstream &o, const EmitCollective &c) {
     << "}\n";
 }
 
+/// The host code that picks the program of a planned call and enqueues it
+/// (NAME_enqueue): the plan's flags are the IR's dispatch (snac::makePlan,
+/// planDirect: latency by the crossover, direct for captured calls from
+/// directMinBytes, its copy-engine form from directEngineMinBytes, pull or
+/// push by the policy), the same decision on every rank. Only the printed
+/// programs are reachable; a plan of another is refused.
+void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
+  const LatencyCode &lat = *c.latency;
+  const ThroughputCode &tp = *c.throughput;
+  const std::string bytes = c.ir && !c.ir->ir().dispatchBytes.empty() ? c.ir->ir().dispatchBytes : "bytes";
+  auto latencyKernel = [&](bool w8) {
+    return lat.kernel + (lat.typed ? "<E, Op, " : "<") + (w8 ? "true>" : "false>");
+  };
+  o << "/// The host code that picks " << c.name << "'s program for a planned call and enqueues it\n"
+    << "/// (the plan's flags: snac::makePlan / planDirect, the same on every rank).\n"
+    << "template <class AtomT, class E, RedOp Op>\n"
+    << "Status " << id << "_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,\n"
+    << "    const std::byte* in, std::byte* out, const LaunchContext& lc) {\n"
+    << "  (void)peers;\n";
+  if (c.direct) {
+    o << "  // program direct: a captured call, " << bytes << " >= world[n].directMinBytes\n";
+    if (c.engine)
+      o << "  if (pl.direct && pl.directEngine) {  // its copy-engine form: >= directEngineMinBytes, unchecked\n"
+        << "    EngineGraph g = lc.graph();\n"
+        << "    " << c.engine->host << "<E, Op>(pl, dc, peers, in, out, g);\n"
+        << "    return lc.finish(g);\n"
+        << "  }\n";
+    else
+      o << "  if (pl.direct && pl.directEngine) return lc.refuse(Status::Internal, \"no copy-engine form was printed\");\n";
+    o << "  if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)\n"
+      << "    return launchProgram(lc, \"direct kernel\", " << c.direct->kernel << (c.direct->typed ? "<E, Op>" : "<>")
+      << ",\n"
+      << "                         pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);\n";
+  } else {
+    o << "  if (pl.direct) return lc.refuse(Status::Internal, \"no direct program was printed\");\n";
+  }
+  o << "  // program latency: " << bytes << " <= world[n].latencyMaxBytes\n"
+    << "  if (pl.latency) {\n"
+    << "    const ProgramKernel kernel = pl.words8 ? " << latencyKernel(true) << " : " << latencyKernel(false) << ";\n"
+    << "    return launchProgram(lc, \"latency kernel\", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);\n"
+    << "  }\n"
+    << "  // program throughput, pull or push by Plan::push\n";
+  if (!tp.hasPull || !tp.hasPush)
+    o << "  if (" << (tp.hasPull ? "pl.push" : "!pl.push") << ")\n"
+      << "    return lc.refuse(Status::Unsupported, \"the policy's " << (tp.hasPull ? "push" : "pull")
+      << " transfer for world size \" + std::to_string(pl.n) +\n"
+      << "                                              \" has no printed program (purlinc printed "
+      << (tp.hasPull ? "pull" : "push") << " only)\");\n";
+  o << "  return launchProgram(lc, \"throughput kernel\", " << tp.kernel << (tp.typed ? "<AtomT, E, Op>" : "<AtomT>")
+    << ",\n"
+    << "                       pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);\n"
+    << "}\n\n";
+}
+
 /// The device code printed from the IR, and the Programs struct that hands
 /// its kernels to snac::launch.
 void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
@@ -164,6 +218,7 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
     o << "// ---- " << c.name << ": program direct, copy-engine form, printed from the SNAC IR of world n = "
       << c.directWorld << " ----\n\n"
       << c.engine->text << "\n";
+  emitEnqueue(o, c, id);
   o
     << "/// The programs purlinc printed for " << c.name << ", as snac::launch takes them.\n"
     << "struct " << id << "_Programs {\n"
@@ -174,10 +229,7 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
     << "  /// The throughput kernel for datapath AtomT, element type E and op Op"
     << (tp.typed ? "" : " (a copy: E and Op do not matter)") << ".\n"
     << "  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return "
-    << tp.kernel << (tp.typed ? "<AtomT, E, Op>" : "<AtomT>") << "; }\n"
-    << "  /// Which throughput transfers have printed roles (launch refuses a plan of another).\n"
-    << "  static constexpr bool hasPull = " << (tp.hasPull ? "true" : "false")
-    << ", hasPush = " << (tp.hasPush ? "true" : "false") << ";\n";
+    << tp.kernel << (tp.typed ? "<AtomT, E, Op>" : "<AtomT>") << "; }\n";
   if (c.direct)
     o << "  /// The direct program's kernel form for element type E and op Op"
       << (c.direct->typed ? "" : " (a copy: E and Op do not matter)") << ".\n"
@@ -188,15 +240,9 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
     o << "  /// No direct program: no world size shown for this policy derives one.\n"
       << "  static constexpr bool hasDirect = false;\n"
       << "  template <class E, RedOp Op> static snac::DirectKernel direct() { return nullptr; }\n";
-  if (c.engine)
-    o << "  /// The direct program's copy-engine form (the host function enqueuing the call's graph).\n"
-      << "  static constexpr bool hasEngine = true;\n"
-      << "  template <class E, RedOp Op> static snac::EngineEnqueue engine() { return " << c.engine->host
-      << "<E, Op>; }\n";
-  else
-    o << "  /// No copy-engine form (no direct program).\n"
-      << "  static constexpr bool hasEngine = false;\n"
-      << "  template <class E, RedOp Op> static snac::EngineEnqueue engine() { return nullptr; }\n";
+  o << "  /// The host code that picks the program of a planned call and enqueues it.\n"
+    << "  template <class AtomT, class E, RedOp Op> static snac::ProgramEnqueue enqueue() { return " << id
+    << "_enqueue<AtomT, E, Op>; }\n";
   o << "};\n\n";
 }
 

@@ -292,6 +292,15 @@ void print(std::ostream &os, const CollectiveIR &ir) {
     if (b.transfer == Transfer::Push)
       os << ", lanes per cta: stage " << b.stageLanes << ", others " << b.consumeLanes;
     os << "\n";
+    // What the runtime plans per call from these numbers (snac::makePlan,
+    // plan.h; RuntimePlan.h instantiates the IR with it).
+    os << "  per call (snac::makePlan): chunk = "
+       << (b.transfer == Transfer::Push
+               ? "pickPushChunk (about chunksPerCta chunks per worker, within [kMinPushChunk, chunk])"
+               : "pickChunk (min(chunk, max(64 KiB, maxLen/4)))")
+       << ", rounded up to 16; cpp = ceil(maxLen/chunk); slots = min(region/chunk, " << kMaxSlots
+       << "); the latency program only while its packets fit the packet window (a 512-byte group per 504 payload "
+          "bytes of each flow, packet half / 16 / n slots per source)\n";
     if (b.directOn)
       os << "  direct: captured calls with " << ir.dispatchBytes << " >= " << b.directMinBytes
          << " bytes take the direct program; " << b.directCtas << " ctas x " << b.directThreads

@@ -4,23 +4,21 @@
 /// Collective is a Transform (consume op + input/output layouts + root) or a
 /// Compose<F, G>; P is a policy type with static constexpr members (NCCL
 /// ProtoSimple style, emitted by purlinc); AtomArch an Atom datapath tag;
-/// Programs the device programs purlinc printed from the SNAC IR for this
-/// collective: `template <class E, RedOp Op, bool W8> static ProgramKernel
-/// latency()` (the latency kernel) and `template <class AtomT, class E,
-/// RedOp Op> static ProgramKernel throughput()` (the throughput kernel,
-/// pull or push by Plan::push; `hasPull` / `hasPush` say which have
-/// printed roles), `static constexpr bool hasDirect` and
-/// `template <class E, RedOp Op> static DirectKernel direct()` (the direct
-/// program's kernel form, nullptr without one), `static constexpr bool
-/// hasEngine` and `template <class E, RedOp Op> static EngineEnqueue
-/// engine()` (the host function of the copy-engine form, graph.cuh).
+/// Programs what purlinc printed from the SNAC IR for this collective:
+/// `template <class AtomT, class E, RedOp Op> static ProgramEnqueue
+/// enqueue()`, the host code that picks the planned program and enqueues it
+/// (program_launch.cuh), and, for the occupancy queries of ranks sharing a
+/// GPU (resident.cuh), the kernels: `latency<E, Op, W8>()`,
+/// `throughput<AtomT, E, Op>()`, `hasDirect` and `direct<E, Op>()`.
 ///
-/// launch validates the arguments (never throws), decides the program by
-/// message bytes against P::world[n].latencyMaxBytes (the same decision on
-/// every rank), and enqueues one kernel on `stream` (none for a call with no
-/// data). A call captured into a CUDA graph may instead take the direct
-/// program (direct.cuh; Communicator::registerDirect, a collective host
-/// exchange at capture time, so every rank must capture the same calls).
+/// launch validates the arguments (never throws), sizes the programs for
+/// ranks sharing a GPU, plans the call (snac::makePlan: the latency program
+/// by message bytes against P::world[n].latencyMaxBytes, else the
+/// throughput program; the same decision on every rank; a call captured
+/// into a CUDA graph may instead take the direct program, planDirect after
+/// Communicator::registerDirect, a collective host exchange at capture
+/// time, so every rank must capture the same calls), and hands the plan to
+/// the printed host code (nothing is enqueued for a call with no data).
 /// Errors: a Status plus a message from snac::lastError().
 ///
 /// Supported now (collectives.def, Runs = 1): AllGather = Transform<Copy, Packed, Scattered>,
@@ -41,6 +39,7 @@
 #include "purlin/host/stream_memops.h"
 #include "purlin/snac/direct.cuh"
 #include "purlin/snac/graph.cuh"
+#include "purlin/snac/program_launch.cuh"
 #include "purlin/snac/packet_lane.cuh"
 #include "purlin/snac/plan.h"
 #include "purlin/snac/resident.cuh"
@@ -104,20 +103,6 @@ namespace leaf {
 #undef PURLIN_KINDOF_1
 
 namespace detail {
-/// The communicator's side stream and fork/join/chunk events (Communicator::captureSideStream).
-struct CaptureSide {
-  cudaStream_t stream;
-  cudaEvent_t fork, join;
-  cudaEvent_t chunk[Communicator::kCaptureChunkEvents];
-};
-inline std::string& lastErrorStorage() {
-  thread_local std::string message;
-  return message;
-}
-inline Status report(Status s, std::string message) {
-  lastErrorStorage() = std::move(message);
-  return s;
-}
 /// Makes comm's device current for the scope of one launch; `error` is the
 /// failure of cudaSetDevice (cudaSuccess when the device is current).
 struct DeviceGuard {
@@ -134,9 +119,6 @@ struct DeviceGuard {
 };
 } // namespace detail
 
-/// The message of this thread's last failed launch ("" if none).
-inline const char* lastError() { return detail::lastErrorStorage().c_str(); }
-
 namespace detail {
 
 /// Whether the latency kernel is launched with programmatic dependent launch:
@@ -151,115 +133,36 @@ inline bool deviceSupportsPdl(int device) {
   return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
 }
 
+/// The printed host code picks the planned program and enqueues it
+/// (NAME_enqueue in the generated .cu).
 template <CollKind K, class E, RedOp Op, class AtomT, class Programs>
-Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
-               const DirectPeers& peers, const CaptureSide& side) {
-  const auto* in = static_cast<const std::byte*>(a.in);
-  auto* out = static_cast<std::byte*>(a.out);
-  if (pl.direct && pl.directEngine) {
-    // The copy-engine form: the graph purlinc printed from the IR, enqueued
-    // on the call's stream and the communicator's side stream.
-    const EngineEnqueue engine = Programs::template engine<E, Op>();
-    if (engine == nullptr) return report(Status::Internal, "purlin::snac::launch: no copy-engine form was printed");
-    EngineGraph g(stream, side.stream, side.fork, side.join, side.chunk, Communicator::kCaptureChunkEvents);
-    engine(pl, dc, peers, in, out, g);
-    if (!g.ok())
-      return report(g.status(), std::string("purlin::snac::launch<") + toString(K) + ">: direct (copy engine): " +
-                                    g.error());
-  } else if (pl.direct) {
-    // Like the latency kernel: may be scheduled while the previous grid
-    // runs; ctaBeginCall waits for it before touching memory.
-    cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute attr[1];
-    cfg.gridDim = dim3(unsigned(pl.directCtas));
-    cfg.blockDim = dim3(unsigned(pl.directThreads));
-    cfg.stream = stream;
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 1 : 0;
-    const DirectKernel kernel = Programs::template direct<E, Op>();
-    if (kernel == nullptr) return report(Status::Internal, "purlin::snac::launch: no direct program was printed");
-    cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, dc, pl, peers, in, out);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: direct kernel launch (" +
-                                           std::to_string(pl.directCtas) + " CTAs x " +
-                                           std::to_string(pl.directThreads) + "): " + cudaGetErrorString(err));
-    }
-  } else if (pl.latency) {
-    // Programmatic stream serialization: this call's grid may be scheduled
-    // while the previous one runs; it waits in gridDependencyWait
-    // (griddepcontrol.wait) for the previous grid's completion before
-    // touching memory.
-    cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute attr[1];
-    cfg.gridDim = dim3(unsigned(pl.latencyCtas));
-    cfg.blockDim = dim3(unsigned(pl.latencyThreads));
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = stream;
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 1 : 0;
-    const ProgramKernel kernel =
-        pl.words8 ? Programs::template latency<E, Op, true>() : Programs::template latency<E, Op, false>();
-    cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, dc, pl, in, out);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: latency kernel launch (" +
-                                           std::to_string(pl.latencyCtas) + " CTAs x " +
-                                           std::to_string(pl.latencyThreads) + "): " + cudaGetErrorString(err));
-    }
-  } else {
-    const ProgramKernel kernel = Programs::template throughput<AtomT, E, Op>();
-    const std::size_t smem = AtomT::kWorkspaceBytes;
-    if (smem > 48 * 1024) {
-      cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-      if (err != cudaSuccess)
-        return report(Status::CudaError, std::string("purlin::snac::launch: cudaFuncSetAttribute(") +
-                                             std::to_string(smem) + " B shared memory): " + cudaGetErrorString(err));
-    }
-    // cudaLaunchKernelEx reports this launch's own failure; cudaGetLastError
-    // after a <<<>>> launch would also return (and clear) an error the caller
-    // left pending, and report a launched kernel as failed.
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(unsigned(pl.ctas()));
-    cfg.blockDim = dim3(unsigned(pl.threads));
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, dc, pl, in, out);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) + ">: throughput kernel launch (" +
-                                           std::to_string(pl.ctas()) + " CTAs x " + std::to_string(pl.threads) +
-                                           "): " + cudaGetErrorString(err));
-    }
-  }
-  return Status::Ok;
+Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc,
+               const DirectPeers& peers) {
+  return Programs::template enqueue<AtomT, E, Op>()(pl, dc, peers, static_cast<const std::byte*>(a.in),
+                                                    static_cast<std::byte*>(a.out), lc);
 }
 
 template <CollKind K, class E, class AtomT, class Programs>
-Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
-                 const DirectPeers& peers, const CaptureSide& side) {
+Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc,
+                 const DirectPeers& peers) {
   switch (a.op) {
-    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
-    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
-    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
+    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT, Programs>(pl, dc, a, lc, peers);
+    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT, Programs>(pl, dc, a, lc, peers);
+    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT, Programs>(pl, dc, a, lc, peers);
   }
   return report(Status::Unsupported, "purlin::snac::launch: unsupported reduction op");
 }
 
 template <CollKind K, class AtomT, class Programs>
-Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, cudaStream_t stream, bool pdl,
-                    const DirectPeers& peers, const CaptureSide& side) {
+Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc,
+                    const DirectPeers& peers) {
   if constexpr (!isReduction(K)) {
-    return enqueue<K, float, RedOp::Sum, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);  // copies move bytes
+    return enqueue<K, float, RedOp::Sum, AtomT, Programs>(pl, dc, a, lc, peers);  // copies move bytes
   } else {
     switch (a.dtype) {
-      case DType::F32: return enqueueOp<K, float, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
-      case DType::F16: return enqueueOp<K, __half, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
-      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT, Programs>(pl, dc, a, stream, pdl, peers, side);
+      case DType::F32: return enqueueOp<K, float, AtomT, Programs>(pl, dc, a, lc, peers);
+      case DType::F16: return enqueueOp<K, __half, AtomT, Programs>(pl, dc, a, lc, peers);
+      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT, Programs>(pl, dc, a, lc, peers);
     }
     return report(Status::Unsupported, "purlin::snac::launch: unsupported dtype");
   }
@@ -354,11 +257,6 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         }
       }
 
-      if (!pl.latency && !pl.direct && (pl.push ? !Programs::hasPush : !Programs::hasPull))
-        return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) + ">: the policy's " +
-                                               (pl.push ? "push" : "pull") + " transfer for world size " +
-                                               std::to_string(n) + " has no printed program (purlinc printed " +
-                                               (pl.push ? "pull" : "push") + " only)");
       if (!pl.latency && !pl.direct && !throughputFits)
         return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
       if (pl.ctas() > kMaxEpochSlots)
@@ -366,12 +264,19 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                                    std::to_string(pl.ctas()) + " CTAs; a collective kernel has at most " +
                                                    std::to_string(kMaxEpochSlots) + " (per-CTA epochs)");
       const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
-      const detail::CaptureSide side{static_cast<cudaStream_t>(comm.captureSideStream()),
-                                     static_cast<cudaEvent_t>(comm.captureForkEvent()),
-                                     static_cast<cudaEvent_t>(comm.captureJoinEvent()),
-                                     {static_cast<cudaEvent_t>(comm.captureChunkEvent(0)),
-                                      static_cast<cudaEvent_t>(comm.captureChunkEvent(1))}};
-      return detail::enqueueTyped<K, AtomT, Programs>(pl, dc, args, stream, pdl, peers, side);
+      cudaEvent_t chunkEvents[Communicator::kCaptureChunkEvents];
+      for (int i = 0; i < Communicator::kCaptureChunkEvents; ++i)
+        chunkEvents[i] = static_cast<cudaEvent_t>(comm.captureChunkEvent(i));
+      LaunchContext lc;
+      lc.stream = stream;
+      lc.pdl = pdl;
+      lc.collective = toString(K);
+      lc.side = static_cast<cudaStream_t>(comm.captureSideStream());
+      lc.fork = static_cast<cudaEvent_t>(comm.captureForkEvent());
+      lc.join = static_cast<cudaEvent_t>(comm.captureJoinEvent());
+      lc.chunks = chunkEvents;
+      lc.chunkEvents = Communicator::kCaptureChunkEvents;
+      return detail::enqueueTyped<K, AtomT, Programs>(pl, dc, args, lc, peers);
     } catch (const Error& e) {
       return report(e.status(), std::string("purlin::snac::launch: ") + e.what());
     } catch (const std::exception& e) {

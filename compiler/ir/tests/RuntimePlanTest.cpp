@@ -1,0 +1,111 @@
+/// @file RuntimePlanTest.cpp
+/// @brief The IR against the runtime's per-call plan (RuntimePlan.h): for
+/// the four collectives, both transfers and several world sizes and
+/// message sizes, the chunk snac::makePlan picks for the call gives the IR
+/// the runtime's chunks per partition, slots and regions, and the IR
+/// instantiated with exactly those numbers verifies; the latency choice is
+/// the IR's crossover within the packet window; the policy row the kernels
+/// read (worldConsts) carries every policy number.
+#include <catch2/catch.hpp>
+
+#include "Fixtures.h"
+#include "ir/Pipeline.h"
+#include "ir/RuntimePlan.h"
+#include "ir/Verifier.h"
+
+using namespace purlin;
+using namespace purlin::ir;
+
+namespace {
+
+const std::vector<Kind> kRuns = {Kind::AllGather, Kind::ReduceScatter, Kind::AllReduce, Kind::AllToAll};
+
+/// Elements per call for a message of `bytes` (dispatch convention).
+uint64_t countFor(Kind k, int n, uint64_t bytes, uint32_t E) {
+  return k == Kind::AllReduce ? bytes / E : bytes / (uint64_t(n) * E);
+}
+
+} // namespace
+
+TEST_CASE("runtime plan: the IR's geometry at the chunk the runtime picks is the runtime's", "[plan]") {
+  for (Policy policy : {test::testPolicy(), test::pushPolicy()})
+    for (Kind k : kRuns)
+      for (int n : {2, 3, 4, 8}) {
+        CollectiveIR ir = lower(*test::collectiveOf(k), policy, n);
+        const uint32_t E = reducesKind(k) ? 4 : 2;
+        for (uint64_t bytes : {uint64_t(96) << 10, uint64_t(1) << 20, uint64_t(3) << 20, uint64_t(40) << 20}) {
+          INFO(toString(k) << " n=" << n << " bytes=" << bytes << " push=" << (ir.bound.transfer == Transfer::Push));
+          const uint64_t count = countFor(k, n, bytes, E);
+          CallArgs a;
+          a.count = count;
+          a.elemSize = E;
+          Sizes s = computeSizes(k, n, a);
+          snac::Plan p = runtimePlan(ir, policy, count, E, 8u << 20);
+          REQUIRE_FALSE(p.latency); // above the test policy's 64 KiB crossover
+          CHECK(p.push == (ir.bound.transfer == Transfer::Push));
+          Geometry g = geometryOf(ir, s, p, policy.stagingBytes);
+          CHECK(g.chunk == p.chunk);
+          CHECK(g.chunk <= ir.bound.chunkBytes); // the policy chunk is the largest
+          CHECK(g.cpp == p.cpp);
+          CHECK(g.slots == p.slots);
+          CHECK(g.ySlots == p.ySlots);
+          if (g.push) CHECK(g.srcRegion == p.regionBytes);
+          // Lanes: the IR's workers are the plan's.
+          if (g.push) {
+            CHECK(ir.bound.stageLanes == p.lanes);
+            CHECK(ir.bound.consumeLanes == p.consumeLanes);
+          }
+          // The IR, instantiated with the run's numbers, verifies (one CTA
+          // per role keeps the instance small; slots and chunks are real).
+          if (bytes <= (uint64_t(3) << 20)) {
+            Report r = verifyInstance(instantiate(ir, ir.throughput, s, g, 2));
+            CHECK(r.text() == "");
+          }
+        }
+      }
+}
+
+TEST_CASE("runtime plan: the latency program is the IR's crossover within the packet window", "[plan]") {
+  Policy policy = test::testPolicy();
+  for (Kind k : kRuns)
+    for (int n : {2, 4, 8}) {
+      CollectiveIR ir = lower(*test::collectiveOf(k), policy, n);
+      const uint32_t E = reducesKind(k) ? 4 : 2;
+      for (uint64_t bytes : {uint64_t(1) << 10, uint64_t(16) << 10, uint64_t(64) << 10, uint64_t(65) << 10}) {
+        INFO(toString(k) << " n=" << n << " bytes=" << bytes);
+        const uint64_t count = countFor(k, n, bytes, E);
+        CallArgs a;
+        a.count = count;
+        a.elemSize = E;
+        Sizes s = computeSizes(k, n, a);
+        const bool below = s.dispatch <= ir.bound.crossoverBytes;
+        // A packet half that holds every flow: the crossover alone decides.
+        CHECK(runtimePlan(ir, policy, count, E, 64u << 20).latency == below);
+        // A packet half too small for the flows: never the latency program.
+        if (bytes >= (uint64_t(16) << 10)) CHECK_FALSE(runtimePlan(ir, policy, count, E, 4096).latency);
+      }
+    }
+}
+
+TEST_CASE("runtime plan: the policy row carries every number the IR binds", "[plan]") {
+  Policy policy = test::pushPolicy();
+  policy.world[3].throughput.lanes = 2;
+  policy.world[3].direct = {true, 1 << 20, 16, 256};
+  policy.world[4].direct.enabled = false;
+  snac::WorldConsts w3 = worldConsts(policy.forWorld(3));
+  CHECK(w3.latencyMaxBytes == (uint64_t(64) << 10));
+  CHECK(w3.stageCtas == 8);
+  CHECK(w3.chunkBytes == (256u << 10));
+  CHECK(w3.push);
+  CHECK(w3.lanes == 2);
+  CHECK(w3.directMinBytes == (1u << 20));
+  CHECK(w3.directCtas == 16);
+  CHECK(w3.directThreads == 256);
+  CHECK(worldConsts(policy.forWorld(4)).directCtas == -1);
+  CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), policy, 3);
+  CHECK(ir.bound.crossoverBytes == w3.latencyMaxBytes);
+  CHECK(ir.bound.directMinBytes == w3.directMinBytes);
+  CHECK(ir.bound.directCtas == w3.directCtas);
+  CHECK_THROWS_AS(runtimePlan(lower(*test::collectiveOf(Kind::Broadcast), policy, 3), policy, 100, 4, 8u << 20),
+                  IRError);
+}
