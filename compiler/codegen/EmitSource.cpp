@@ -11,6 +11,7 @@
 
 #include "codegen/Signature.h"
 #include "codegen/Spelling.h"
+#include "ir/RuntimePlan.h"
 
 namespace purlin::codegen {
 
@@ -74,20 +75,21 @@ void emitPolicy(std::ostringstream &o, const EmitCollective &c, const std::strin
     << "      {}, // n = 0: unused\n"
     << "      {}, // n = 1: unused\n";
   for (int n = kMinWorld; n <= kMaxWorld; ++n) {
-    const WorldPolicy &w = p.forWorld(n);
-    o << "      {.latencyMaxBytes = " << u64(w.latency.maxBytes) << ", .latencyCtas = " << w.latency.ctas
-      << ", .latencyThreads = " << w.latency.threads << ",\n"
-      << "       .stageCtas = " << w.throughput.stageCtas << ", .consumeCtas = " << w.throughput.consumeCtas
-      << ", .gatherCtas = " << w.throughput.gatherCtas << ", .threads = " << w.throughput.threads << ",\n"
-      << "       .chunkBytes = " << u64(w.throughput.chunkBytes)
-      << ", .push = " << (w.throughput.transfer == Transfer::Push ? "true" : "false");
+    // The row the kernels read: ir::worldConsts, the same mapping the IR
+    // plans calls with (RuntimePlan.h).
+    const snac::WorldConsts w = ir::worldConsts(p.forWorld(n));
+    o << "      {.latencyMaxBytes = " << u64(w.latencyMaxBytes) << ", .latencyCtas = " << w.latencyCtas
+      << ", .latencyThreads = " << w.latencyThreads << ",\n"
+      << "       .stageCtas = " << w.stageCtas << ", .consumeCtas = " << w.consumeCtas
+      << ", .gatherCtas = " << w.gatherCtas << ", .threads = " << w.threads << ",\n"
+      << "       .chunkBytes = " << u64(w.chunkBytes) << ", .push = " << (w.push ? "true" : "false");
     // Lanes only when the policy sets them (0: the runtime's default).
-    if (w.throughput.lanes) o << ", .lanes = " << w.throughput.lanes;
-    if (w.throughput.consumeLanes) o << ", .consumeLanes = " << w.throughput.consumeLanes;
+    if (w.lanes) o << ", .lanes = " << w.lanes;
+    if (w.consumeLanes) o << ", .consumeLanes = " << w.consumeLanes;
     o << ",\n"
-      << "       .directMinBytes = " << u64(w.direct.minBytes) << ", .directCtas = "
-      << (w.direct.enabled ? w.direct.ctas : -1) << ", .directThreads = " << w.direct.threads << "}, // n = " << n
-      << (w.direct.enabled ? "" : " (direct program off)") << "\n";
+      << "       .directMinBytes = " << u64(w.directMinBytes) << ", .directCtas = " << w.directCtas
+      << ", .directThreads = " << w.directThreads << "}, // n = " << n
+      << (w.directCtas < 0 ? " (direct program off)" : "") << "\n";
   }
   o << "  };\n};\n\n";
 }
