@@ -5,9 +5,6 @@
 /// by the printer), shapes without a CUDA form are errors naming the op.
 #include <catch2/catch.hpp>
 
-#include <map>
-#include <regex>
-#include <sstream>
 
 #include "SampleInput.h"
 #include "codegen/EmitDirect.h"
@@ -35,21 +32,7 @@ TEST_CASE("the direct printer cites every IR op once, by its IR line", "[codegen
     REQUIRE(v.ir().hasDirect());
     const auto ops = opsOf(v.ir().direct);
     DirectCode code = printDirectProgram(c->name, v.ir().direct);
-    std::map<int, int> full;
-    std::regex cite(R"(^\s*// %(\d+)(.*)$)");
-    std::istringstream lines(code.text);
-    for (std::string line; std::getline(lines, line);) {
-      std::smatch m;
-      if (!std::regex_match(line, m, cite)) continue;
-      const int id = std::stoi(m[1]);
-      REQUIRE(ops.count(id) == 1);
-      ++full[id];
-      REQUIRE("%" + std::to_string(id) + m[2].str() == ops.at(id));
-    }
-    for (const auto &[id, text] : ops) {
-      INFO(text);
-      CHECK(full[id] == 1);
-    }
+    test::checkCitations(code.text, ops);
     CHECK(code.ops.size() == ops.size());
     CHECK(code.typed == (c->op == ConsumeOp::Reduce));
     CHECK(has(code.text, "__global__ void __launch_bounds__(kDirectMaxThreads) " + c->name + "_directKernel("));

@@ -6,9 +6,6 @@
 /// naming the op.
 #include <catch2/catch.hpp>
 
-#include <map>
-#include <regex>
-#include <sstream>
 
 #include "SampleInput.h"
 #include "codegen/EmitEngine.h"
@@ -40,21 +37,7 @@ TEST_CASE("the copy-engine printer cites every IR op once, by its IR line", "[co
     REQUIRE(v.ir().hasEngine());
     const auto ops = opsOf(v.ir().engine);
     EngineCode code = printEngineProgram(c->name, v.ir().kind, v.ir().engine);
-    std::map<int, int> seen;
-    std::regex cite(R"(^\s*// %(\d+)(.*)$)");
-    std::istringstream lines(code.text);
-    for (std::string line; std::getline(lines, line);) {
-      std::smatch m;
-      if (!std::regex_match(line, m, cite)) continue;
-      const int id = std::stoi(m[1]);
-      REQUIRE(ops.count(id) == 1);
-      ++seen[id];
-      REQUIRE("%" + std::to_string(id) + m[2].str() == ops.at(id));
-    }
-    for (const auto &[id, text] : ops) {
-      INFO(text);
-      CHECK(seen[id] == 1);
-    }
+    test::checkCitations(code.text, ops);
     CHECK(code.ops.size() == ops.size());
     CHECK(code.host == c->name + "_engine");
     CHECK(has(code.text, "void " + c->name + "_engine(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,"));

@@ -5,9 +5,6 @@
 /// shapes without a CUDA form are errors naming the op.
 #include <catch2/catch.hpp>
 
-#include <map>
-#include <regex>
-#include <sstream>
 
 #include "SampleInput.h"
 #include "codegen/EmitLatency.h"
@@ -28,22 +25,7 @@ TEST_CASE("the latency printer cites every IR op once, by its IR line", "[codege
     LatencyCode code = printLatencyProgram(c->name, v.ir().latency);
     // Statement comments: "// %N <IR line>" (full citation, once per op) and
     // "// %N [variant]" (the same op in a specialization, e.g. n == 2).
-    std::map<int, int> full;
-    std::regex cite(R"(^\s*// %(\d+)( \[[^\]]+\])?(.*)$)");
-    std::istringstream lines(code.text);
-    for (std::string line; std::getline(lines, line);) {
-      std::smatch m;
-      if (!std::regex_match(line, m, cite)) continue;
-      const int id = std::stoi(m[1]);
-      REQUIRE(ops.count(id) == 1); // names an existing op
-      if (m[2].matched) continue;
-      ++full[id];
-      REQUIRE("%" + std::to_string(id) + m[3].str() == ops.at(id)); // the IR's own line
-    }
-    for (const auto &[id, text] : ops) {
-      INFO(text);
-      CHECK(full[id] == 1);
-    }
+    test::checkCitations(code.text, ops, true);
     CHECK(code.ops.size() == ops.size());
   }
 }

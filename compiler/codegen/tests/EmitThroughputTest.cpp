@@ -6,9 +6,6 @@
 /// fed past it), shapes without a CUDA form are errors naming the op.
 #include <catch2/catch.hpp>
 
-#include <map>
-#include <regex>
-#include <sstream>
 
 #include "SampleInput.h"
 #include "codegen/EmitThroughput.h"
@@ -17,6 +14,7 @@
 
 using namespace purlin;
 using namespace purlin::codegen;
+using purlin::codegen::test::checkCitations;
 using purlin::codegen::test::leaf;
 using purlin::codegen::test::opsOf;
 using purlin::codegen::test::runnable;
@@ -25,27 +23,6 @@ namespace {
 
 /// The sample policy pulls for n < 8 and pushes for n = 8.
 constexpr int kPullWorld = 4, kPushWorld = 8;
-
-/// Checks that `text` cites every op of `ops` exactly once in full, by its
-/// IR line, and cites nothing else.
-void checkCitations(const std::string &text, const std::map<int, std::string> &ops) {
-  std::map<int, int> full;
-  std::regex cite(R"(^\s*// %(\d+)( \[[^\]]+\])?(.*)$)");
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (!std::regex_match(line, m, cite)) continue;
-    const int id = std::stoi(m[1]);
-    REQUIRE(ops.count(id) == 1);
-    REQUIRE_FALSE(m[2].matched); // no specializations in the throughput code
-    ++full[id];
-    REQUIRE("%" + std::to_string(id) + m[3].str() == ops.at(id));
-  }
-  for (const auto &[id, line] : ops) {
-    INFO(line);
-    CHECK(full[id] == 1);
-  }
-}
 
 bool has(const std::string &text, const std::string &what) { return text.find(what) != std::string::npos; }
 

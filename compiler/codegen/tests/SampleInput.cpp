@@ -4,7 +4,11 @@
 
 #include "ir/Printer.h"
 
+#include <catch2/catch.hpp>
+
 #include <memory>
+#include <regex>
+#include <sstream>
 
 #include "codegen/FromIR.h"
 
@@ -53,6 +57,28 @@ std::map<int, std::string> opsOf(const ir::Program &p) {
   std::map<int, std::string> ops;
   for (const ir::Role &r : p.roles) ir::forEachOp(r.body, [&](const ir::Op &o) { ops[o.id] = ir::opLine(o); });
   return ops;
+}
+
+void checkCitations(const std::string &text, const std::map<int, std::string> &ops, bool variants) {
+  std::map<int, int> full;
+  std::regex cite(R"(^\s*// %(\d+)( \[[^\]]+\])?(.*)$)");
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, cite)) continue;
+    const int id = std::stoi(m[1]);
+    REQUIRE(ops.count(id) == 1); // names an existing op
+    if (m[2].matched) {
+      REQUIRE(variants);
+      continue;
+    }
+    ++full[id];
+    REQUIRE("%" + std::to_string(id) + m[3].str() == ops.at(id)); // the IR's own line
+  }
+  for (const auto &[id, line] : ops) {
+    INFO(line);
+    CHECK(full[id] == 1);
+  }
 }
 
 PolicySet samplePolicySet() {

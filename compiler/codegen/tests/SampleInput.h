@@ -29,6 +29,10 @@ std::shared_ptr<Collective> leaf(const std::string &name, ConsumeOp op, Layout i
 std::vector<std::shared_ptr<const Collective>> runnable();
 /// Every op of `p`: id -> its IR line (ir::opLine).
 std::map<int, std::string> opsOf(const ir::Program &p);
+/// Checks (Catch2) that `text` cites every op of `ops` exactly once in full
+/// (`// %N <its IR line>`) and cites nothing else; `variants`: a citation
+/// `// %N [variant]` (the same op again in a specialization) is allowed.
+void checkCitations(const std::string &text, const std::map<int, std::string> &ops, bool variants = false);
 /// The EmitInput for allReduce alone, with two IR program notes, its
 /// verified IR and the latency device code printed from it.
 EmitInput sampleAllReduceInput();
