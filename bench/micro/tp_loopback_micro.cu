@@ -54,6 +54,15 @@ float reference(Coll c, int n, int r, uint32_t seed, std::size_t count, std::siz
   return 0;
 }
 
+/// The harness's policies compiled for what this program calls (bf16 sums):
+/// no kernels for the other dtypes and ops (plan.h dtypeBit).
+struct PAutoBf16 : PAuto {
+  static constexpr unsigned dtypes = sn::dtypeBit(DType::BF16), ops = sn::opBit(RedOp::Sum);
+};
+struct PTputBf16 : PTput {
+  static constexpr unsigned dtypes = sn::dtypeBit(DType::BF16), ops = sn::opBit(RedOp::Sum);
+};
+
 struct Shared {
   std::vector<double> ms;  ///< per rank: this repetition's time
   std::atomic<int> failures{0};
@@ -73,6 +82,25 @@ void rankMain(Bootstrap& boot, const Options& o, Shared& sh) {
   {
     Communicator comm(boot, 0, co);
     uint32_t seed = 11;
+    {
+      // A reduction the policy compiles no kernels for is refused, on every
+      // rank, before anything is planned or launched.
+      std::byte* buf = nullptr;
+      CT_CUDA(cudaMalloc(&buf, 1 << 16));
+      sn::CallArgs a;
+      a.in = buf;
+      a.out = buf + (1 << 15);
+      a.count = 1024;
+      a.dtype = DType::F32;
+      const Status st = launchColl<PTputBf16>(Coll::AllReduce, comm, a, s);
+      if (st != Status::Unsupported) {
+        std::printf("FAIL rank %d: an f32 AllReduce on a bf16-only policy returned %d (%s), want Unsupported\n", r,
+                    int(st), sn::lastError());
+        ++sh.failures;
+      }
+      CT_CUDA(cudaStreamSynchronize(s));
+      cudaFree(buf);
+    }
     // A failure (counted before a barrier, read after it: the same on both
     // ranks) ends the run on both ranks.
     for (int mode = 0; mode < 4; ++mode) {  // pull, push, direct, engine
@@ -111,7 +139,7 @@ void rankMain(Bootstrap& boot, const Options& o, Shared& sh) {
             // Both ranks capture the call (registerDirect is collective), then replay it.
             cudaGraph_t graph;
             CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-            const Status st = launchColl<PAuto>(c, comm, a, s);
+            const Status st = launchColl<PAutoBf16>(c, comm, a, s);
             CT_CUDA(cudaStreamEndCapture(s, &graph));
             if (st != Status::Ok) why = std::string("capture: ") + sn::lastError();
             else if (comm.directRegistrations() == before) why = "the captured call did not take the direct program";
@@ -120,7 +148,7 @@ void rankMain(Bootstrap& boot, const Options& o, Shared& sh) {
           }
           auto once = [&] {
             if (direct) return exec ? cudaGraphLaunch(exec, s) == cudaSuccess : false;
-            return launchColl<PTput>(c, comm, a, s) == Status::Ok;
+            return launchColl<PTputBf16>(c, comm, a, s) == Status::Ok;
           };
           for (int w = 0; w < 2 && why.empty(); ++w)
             if (!once()) why = std::string("launch: ") + sn::lastError();

@@ -106,7 +106,8 @@ private:
     if (push_) return e.c; // push: each (source, destination) region has its own sequence c
     int q = rank(part, e);
     if (q < 0) return e.c;
-    return e.c * G.parts + (q - owner - 1 + 2 * S.n) % S.n;
+    // The runtime's staging order (protocol.h), one definition for both.
+    return snac::stageSequence(e.c, G.parts, snac::stagePosition(S.n, false, owner, q));
   }
   int prevUse(int owner, int j) const {
     auto &st = staged[owner];
@@ -188,7 +189,7 @@ private:
   }
   /// Index of source `src`'s region in `owner`'s half (push): its ring
   /// distance minus one, (src - owner - 1) mod n, as the runtime maps it.
-  int regionIdx(int owner, int src) const { return (src - owner - 1 + 2 * S.n) % S.n; }
+  int regionIdx(int owner, int src) const { return snac::sourceRegion(S.n, src, owner); }
 
   Mem slice(Mem m) const {
     if (whole_) return m; // perCta loop: one CTA moves the whole chunk
@@ -283,7 +284,7 @@ private:
     if (o.cond == Cond::HasNext) return nextUse(owner, j) >= 0;
     int pj = prevUse(owner, j);
     if (pj < 0) return false;
-    prevPart = o.slotPart == RankRef::None ? owner : (owner + 1 + pj % G.parts) % S.n;
+    prevPart = o.slotPart == RankRef::None ? owner : snac::stageDestination(S.n, owner, pj % G.parts);
     prevRound = uint32_t(pj / G.slots);
     return true;
   }

@@ -142,29 +142,23 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const La
                                                     static_cast<std::byte*>(a.out), lc);
 }
 
-template <CollKind K, class E, class AtomT, class Programs>
-Status enqueueOp(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc,
-                 const DirectPeers& peers) {
-  switch (a.op) {
-    case RedOp::Sum: return enqueue<K, E, RedOp::Sum, AtomT, Programs>(pl, dc, a, lc, peers);
-    case RedOp::Max: return enqueue<K, E, RedOp::Max, AtomT, Programs>(pl, dc, a, lc, peers);
-    case RedOp::Min: return enqueue<K, E, RedOp::Min, AtomT, Programs>(pl, dc, a, lc, peers);
-  }
-  return report(Status::Unsupported, "purlin::snac::launch: unsupported reduction op");
-}
-
 template <CollKind K, class AtomT, class Programs>
+struct Enqueue {
+  const Plan& pl;
+  const DeviceComm& dc;
+  const CallArgs& a;
+  const LaunchContext& lc;
+  const DirectPeers& peers;
+  template <class E, RedOp Op> Status run() const { return enqueue<K, E, Op, AtomT, Programs>(pl, dc, a, lc, peers); }
+};
+
+template <CollKind K, class AtomT, class Programs, unsigned Types, unsigned Ops>
 Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc,
                     const DirectPeers& peers) {
   if constexpr (!isReduction(K)) {
     return enqueue<K, float, RedOp::Sum, AtomT, Programs>(pl, dc, a, lc, peers);  // copies move bytes
   } else {
-    switch (a.dtype) {
-      case DType::F32: return enqueueOp<K, float, AtomT, Programs>(pl, dc, a, lc, peers);
-      case DType::F16: return enqueueOp<K, __half, AtomT, Programs>(pl, dc, a, lc, peers);
-      case DType::BF16: return enqueueOp<K, __nv_bfloat16, AtomT, Programs>(pl, dc, a, lc, peers);
-    }
-    return report(Status::Unsupported, "purlin::snac::launch: unsupported dtype");
+    return withTyped<Types, Ops>(a.dtype, a.op, Enqueue<K, AtomT, Programs>{pl, dc, a, lc, peers});
   }
 }
 
@@ -192,6 +186,13 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if (!comm.broken().empty())
         return report(Status::Timeout, "purlin::snac::launch: communicator unusable after a checked-mode timeout (" +
                                            comm.broken() + "); destroy it and create a new one");
+      if constexpr (isReduction(K)) {
+        constexpr unsigned types = detail::policyDTypes<P>(), ops = detail::policyOps<P>();
+        if (dtypeBit(args.dtype) && opBit(args.op) && (!(types & dtypeBit(args.dtype)) || !(ops & opBit(args.op))))
+          return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) +
+                                                 ">: the policy compiles no kernels for this dtype and op "
+                                                 "(its dtypes / ops masks, plan.h dtypeBit)");
+      }
       WorldConsts w = P::world[n];
       // Ranks sharing a GPU: every program sized to be resident together.
       bool throughputFits = true;
@@ -201,7 +202,9 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         if (onDevice.error != cudaSuccess)
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
                                                std::to_string(comm.device()) + "): " + cudaGetErrorString(onDevice.error));
-        if (Status s = detail::fitColocated<K, AtomT, Programs>(comm, args, w, throughputFits, fitError); s != Status::Ok)
+        if (Status s = detail::fitColocated<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>()>(
+                comm, args, w, throughputFits, fitError);
+            s != Status::Ok)
           return report(s, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
       }
       std::size_t capacity = dc.stagingHalfBytes;
@@ -276,7 +279,8 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.join = static_cast<cudaEvent_t>(comm.captureJoinEvent());
       lc.chunks = chunkEvents;
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
-      return detail::enqueueTyped<K, AtomT, Programs>(pl, dc, args, lc, peers);
+      return detail::enqueueTyped<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>()>(pl, dc, args,
+                                                                                                     lc, peers);
     } catch (const Error& e) {
       return report(e.status(), std::string("purlin::snac::launch: ") + e.what());
     } catch (const std::exception& e) {

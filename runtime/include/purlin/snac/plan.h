@@ -75,6 +75,16 @@ inline constexpr int kLatencySpreadThreads = 256;
 /// Push transfer: smallest chunk, and chunks per CTA when the policy says 0.
 inline constexpr std::size_t kMinPushChunk = std::size_t(32) << 10;
 inline constexpr int kDefaultChunksPerCta = 4;
+
+/// Which element types and reduction ops a policy type has kernels for (the
+/// optional policy members `static constexpr unsigned dtypes, ops`: bit
+/// dtypeBit / opBit; default all). A reduction with another is refused
+/// (Status::Unsupported) before anything is planned; the kernels for it are
+/// never instantiated (a program that reduces bf16 sums only compiles a
+/// ninth of the reduction kernels). Copies move bytes and ignore them.
+inline constexpr unsigned kAllDTypes = 0x7u, kAllOps = 0x7u;
+PURLIN_HD constexpr unsigned dtypeBit(DType t) { return unsigned(t) < 3 ? 1u << unsigned(t) : 0u; }
+PURLIN_HD constexpr unsigned opBit(RedOp o) { return unsigned(o) < 3 ? 1u << unsigned(o) : 0u; }
 inline constexpr int kDefaultLanes = 2;         // stage role (bench/NOTES.md E7-E8)
 inline constexpr int kDefaultConsumeLanes = 1;  // consume and gather roles (full pipeline depth for local copies)
 

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <string>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "purlin/snac/graph.cuh"
@@ -28,6 +30,42 @@ inline Status report(Status s, std::string message) {
 
 /// The message of this thread's last failed launch ("" if none).
 inline const char* lastError() { return detail::lastErrorStorage().c_str(); }
+
+namespace detail {
+/// The policy's compiled element types and ops (plan.h kAllDTypes).
+template <class P> constexpr unsigned policyDTypes() {
+  if constexpr (requires { P::dtypes; }) return unsigned(P::dtypes);
+  else return kAllDTypes;
+}
+template <class P> constexpr unsigned policyOps() {
+  if constexpr (requires { P::ops; }) return unsigned(P::ops);
+  else return kAllOps;
+}
+
+/// Calls f.template run<E, Op>() for the call's element type and op, among
+/// the ones compiled (`Types`, `Ops`; the launcher refused the others).
+template <unsigned Types, unsigned Ops, class E, class F>
+Status withOp(RedOp op, F&& f) {
+  switch (op) {
+    case RedOp::Sum: if constexpr ((Ops & opBit(RedOp::Sum)) != 0) return f.template run<E, RedOp::Sum>(); break;
+    case RedOp::Max: if constexpr ((Ops & opBit(RedOp::Max)) != 0) return f.template run<E, RedOp::Max>(); break;
+    case RedOp::Min: if constexpr ((Ops & opBit(RedOp::Min)) != 0) return f.template run<E, RedOp::Min>(); break;
+  }
+  return report(Status::Unsupported, "purlin::snac::launch: reduction op not compiled");
+}
+template <unsigned Types, unsigned Ops, class F>
+Status withTyped(DType t, RedOp op, F&& f) {
+  switch (t) {
+    case DType::F32: if constexpr ((Types & dtypeBit(DType::F32)) != 0) return withOp<Types, Ops, float>(op, f); break;
+    case DType::F16: if constexpr ((Types & dtypeBit(DType::F16)) != 0) return withOp<Types, Ops, __half>(op, f); break;
+    case DType::BF16:
+      if constexpr ((Types & dtypeBit(DType::BF16)) != 0) return withOp<Types, Ops, __nv_bfloat16>(op, f);
+      break;
+  }
+  return report(Status::Unsupported, "purlin::snac::launch: dtype not compiled");
+}
+
+} // namespace detail
 
 /// Where and how one call's program is enqueued: the call's stream,
 /// programmatic dependent launch for the kernels that may start while the

@@ -98,6 +98,24 @@ PURLIN_HD std::size_t packetGroups(std::size_t bytes) {
 /// Half (0 or 1) of the staging and packet regions a call of epoch `e` uses.
 PURLIN_HD int parityHalf(uint64_t epoch) { return int(epoch & 1u); }
 
+/// The throughput program's staging order (docs/snac-protocol.md), shared by
+/// the kernels (tp_context.cuh) and purlinc's IR (Instantiate.cpp): source
+/// `src` of n stages, per chunk c, its partitions for k = src+1, ..., src-1
+/// (mod n); `packedInput` (AllGather) stages its whole input once per chunk.
+/// Position of destination `dst` in that order:
+PURLIN_HD int stagePosition(int n, bool packedInput, int src, int dst) {
+  return packedInput ? 0 : (dst - src - 1 + 2 * n) % n;
+}
+/// Destination of position `pos` in src's order (not packed).
+PURLIN_HD int stageDestination(int n, int src, int pos) { return (src + 1 + pos) % n; }
+/// Index in src's staging sequence of chunk c at position `pos` (chunk-major;
+/// `parts` = 1 for a packed input, else n - 1): its slot is seq % slots,
+/// its round seq / slots.
+PURLIN_HD int stageSequence(int c, int parts, int pos) { return c * parts + pos; }
+/// Push transfer: the region of source `src` in rank `owner`'s staging half
+/// (0..n-2, ring distance minus one).
+PURLIN_HD int sourceRegion(int n, int src, int owner) { return (src - owner - 1 + 2 * n) % n; }
+
 /// Partition k of `count` elements over `n` ranks (AllReduce, Broadcast,
 /// Reduce): elements [floor(k*count/n), floor((k+1)*count/n)).
 PURLIN_HD std::size_t partitionBegin(std::size_t count, int n, int k) {

@@ -23,6 +23,7 @@
 #include "purlin/host/communicator.h"
 #include "purlin/snac/direct.cuh"
 #include "purlin/snac/plan.h"
+#include "purlin/snac/program_launch.cuh"
 
 namespace purlin::snac::detail {
 
@@ -124,6 +125,19 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
 /// when the throughput program cannot be resident (`error` says why): the
 /// launcher refuses the call if it is planned for that program.
 template <CollKind K, class AtomT, class Programs>
+struct FitColocated {
+  int sms, sharing;
+  WorldConsts& w;
+  bool& throughputFits;
+  std::string& error;
+  template <class E, RedOp Op> Status run() const {
+    return fitColocatedTyped<K, AtomT, Programs, E, Op>(sms, sharing, w, throughputFits, error);
+  }
+};
+
+/// `Types`, `Ops`: the element types and ops the policy compiles (plan.h
+/// dtypeBit; the launcher refused a call of another).
+template <CollKind K, class AtomT, class Programs, unsigned Types, unsigned Ops>
 Status fitColocated(const Communicator& comm, const CallArgs& a, WorldConsts& w, bool& throughputFits,
                     std::string& error) {
   throughputFits = true;
@@ -132,21 +146,8 @@ Status fitColocated(const Communicator& comm, const CallArgs& a, WorldConsts& w,
   if constexpr (!isReduction(K)) {
     return fitColocatedTyped<K, AtomT, Programs, float, RedOp::Sum>(sms, sharing, w, throughputFits, error);
   } else {
-    auto byOp = [&](auto e) {
-      using E = decltype(e);
-      switch (a.op) {
-        case RedOp::Sum: return fitColocatedTyped<K, AtomT, Programs, E, RedOp::Sum>(sms, sharing, w, throughputFits, error);
-        case RedOp::Max: return fitColocatedTyped<K, AtomT, Programs, E, RedOp::Max>(sms, sharing, w, throughputFits, error);
-        case RedOp::Min: return fitColocatedTyped<K, AtomT, Programs, E, RedOp::Min>(sms, sharing, w, throughputFits, error);
-      }
-      return Status::Ok;  // makePlan rejects the op
-    };
-    switch (a.dtype) {
-      case DType::F32: return byOp(float{});
-      case DType::F16: return byOp(__half{});
-      case DType::BF16: return byOp(__nv_bfloat16{});
-    }
-    return Status::Ok;  // makePlan rejects the dtype
+    if (!dtypeBit(a.dtype) || !opBit(a.op)) return Status::Ok;  // makePlan rejects it
+    return withTyped<Types, Ops>(a.dtype, a.op, FitColocated<K, AtomT, Programs>{sms, sharing, w, throughputFits, error});
   }
 }
 

@@ -31,13 +31,13 @@ struct TpContext {
   }
   /// Position m of destination k in source p's staging order.
   __device__ __forceinline__ int stagePos(int p, int k) const {
-    return pl.kind == CollKind::AllGather ? 0 : (k - p - 1 + 2 * pl.n) % pl.n;
+    return stagePosition(pl.n, pl.kind == CollKind::AllGather, p, k);
   }
   /// Destination of the m-th staged partition of source p.
-  __device__ __forceinline__ int stageDest(int p, int m) const { return (p + 1 + m) % pl.n; }
+  __device__ __forceinline__ int stageDest(int p, int m) const { return stageDestination(pl.n, p, m); }
   /// Sequence index of chunk c that source p stages for destination k.
   __device__ __forceinline__ int seqIndex(int p, int k, int c) const {
-    return c * pl.stageParts() + stagePos(p, k);
+    return stageSequence(c, pl.stageParts(), stagePos(p, k));
   }
   __device__ __forceinline__ int slotOf(int j) const { return j % pl.slots; }
   __device__ __forceinline__ uint32_t roundOf(int j) const { return uint32_t(j / pl.slots); }
@@ -58,7 +58,7 @@ struct TpContext {
   // pair uses slot c % slots of the source's region in the destination's
   // half, round c / slots (so push rounds count chunks, not sequence steps).
   /// Number of source s's region in rank k's staging half (0..n-2).
-  __device__ __forceinline__ int regionOf(int s, int k) const { return (s - k - 1 + 2 * pl.n) % pl.n; }
+  __device__ __forceinline__ int regionOf(int s, int k) const { return sourceRegion(pl.n, s, k); }
   __device__ __forceinline__ int pushSlotOf(int c) const { return c % pl.slots; }
   __device__ __forceinline__ uint32_t pushRoundOf(int c) const { return uint32_t(c / pl.slots); }
   __device__ __forceinline__ bool pushReused(int c) const { return c + pl.slots < pl.cpp; }
