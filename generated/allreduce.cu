@@ -836,7 +836,7 @@ extern "C" purlin_status_t purlin_allReduce(purlin_comm_t comm, const void *in, 
   const purlin::Status status = purlin::gen::allReduce(*communicator, in, out, count, static_cast<purlin::DType>(dtype), static_cast<purlin::RedOp>(op), stream);
   if (status == purlin::Status::Ok)
     return PURLIN_OK;
-  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::snac::lastError());
+  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError());
 }
 
 #endif // PURLIN_GEN_DEVICE_ONLY

@@ -537,27 +537,26 @@ struct allToAll_Programs {
 
 namespace purlin::gen {
 
-Status allToAll(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, RedOp op, cudaStream_t stream) {
+Status allToAll(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, cudaStream_t stream) {
   snac::CallArgs args{};
   args.in = in;
   args.out = out;
   args.count = count;
   args.dtype = dtype;
-  args.op = op;
   // Validates the arguments, picks the program by bytes, launches it.
   return snac::launch<allToAll_Collective, allToAll_Policy, allToAll_Datapath, allToAll_Programs>(comm, args, stream);
 }
 
 } // namespace purlin::gen
 
-extern "C" purlin_status_t purlin_allToAll(purlin_comm_t comm, const void *in, void *out, size_t count, purlin_dtype_t dtype, purlin_redop_t op, cudaStream_t stream) {
+extern "C" purlin_status_t purlin_allToAll(purlin_comm_t comm, const void *in, void *out, size_t count, purlin_dtype_t dtype, cudaStream_t stream) {
   purlin::Communicator *communicator = purlin_comm_unwrap(comm);
   if (communicator == nullptr)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_allToAll: the communicator is NULL");
-  const purlin::Status status = purlin::gen::allToAll(*communicator, in, out, count, static_cast<purlin::DType>(dtype), static_cast<purlin::RedOp>(op), stream);
+  const purlin::Status status = purlin::gen::allToAll(*communicator, in, out, count, static_cast<purlin::DType>(dtype), stream);
   if (status == purlin::Status::Ok)
     return PURLIN_OK;
-  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::snac::lastError());
+  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError());
 }
 
 #endif // PURLIN_GEN_DEVICE_ONLY

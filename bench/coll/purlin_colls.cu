@@ -25,7 +25,7 @@ void purlinCall(Communicator &comm, Coll c, const Shape &s, const void *in, void
   Status st = Status::InvalidArgument;
   switch (c) {
   case Coll::AllGather:
-    st = gen::allGather(comm, in, out, s.count, DType::BF16, RedOp::Sum, stream);
+    st = gen::allGather(comm, in, out, s.count, DType::BF16, stream);
     break;
   case Coll::ReduceScatter:
     st = gen::reduceScatter(comm, in, out, s.count, DType::BF16, RedOp::Sum, stream);
@@ -34,7 +34,7 @@ void purlinCall(Communicator &comm, Coll c, const Shape &s, const void *in, void
     st = gen::allReduce(comm, in, out, s.count, DType::BF16, RedOp::Sum, stream);
     break;
   case Coll::AllToAll:
-    st = gen::allToAll(comm, in, out, s.count, DType::BF16, RedOp::Sum, stream);
+    st = gen::allToAll(comm, in, out, s.count, DType::BF16, stream);
     break;
   }
   if (st != Status::Ok)

@@ -105,7 +105,8 @@ std::string callArgsBody(const EmitCollective &c) {
     s += "  args.sendCounts = sendCounts;\n  args.recvCounts = recvCounts;\n";
     break;
   }
-  s += "  args.dtype = dtype;\n  args.op = op;\n";
+  s += "  args.dtype = dtype;\n";
+  if (reduces(c.kind)) s += "  args.op = op;\n";
   if (isRooted(c.kind)) s += "  args.root = root;\n";
   return s;
 }
@@ -137,7 +138,7 @@ void emitCApi(std::ostringstream &o, const EmitCollective &c) {
   o << ");\n"
     << "  if (status == purlin::Status::Ok)\n"
     << "    return PURLIN_OK;\n"
-    << "  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::snac::lastError());\n"
+    << "  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError());\n"
     << "}\n";
 }
 

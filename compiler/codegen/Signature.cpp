@@ -22,7 +22,8 @@ std::vector<Param> hostParams(CollectiveKind k) {
     break;
   }
   ps.push_back({"DType ", "purlin_dtype_t ", "dtype", "static_cast<purlin::DType>(dtype)"});
-  ps.push_back({"RedOp ", "purlin_redop_t ", "op", "static_cast<purlin::RedOp>(op)"});
+  // The reduction op only where something is reduced.
+  if (reduces(k)) ps.push_back({"RedOp ", "purlin_redop_t ", "op", "static_cast<purlin::RedOp>(op)"});
   if (isRooted(k)) ps.push_back({"int ", "int ", "root", ""});
   ps.push_back({"cudaStream_t ", "cudaStream_t ", "stream", ""});
   return ps;
@@ -79,7 +80,7 @@ std::vector<std::string> hostDoc(CollectiveKind k) {
   if (reduces(k))
     d.push_back("dtype: F32, F16 or BF16 (fp32 accumulation in ascending rank order); op: Sum, Max or Min.");
   else
-    d.push_back("dtype gives the element size; op is not used (pass any valid RedOp).");
+    d.push_back("dtype gives the element size (the bytes are copied as they are).");
   d.push_back("The call is collective: every rank calls it with equal sizes and dtype,");
   d.push_back("on one stream per communicator; it enqueues work and returns (stream-ordered).");
   return d;

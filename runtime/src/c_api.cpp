@@ -2,6 +2,7 @@
 /// @brief The C ABI of purlin.h: handles own a bootstrap and a Communicator;
 /// every entry point converts exceptions into a status and a thread-local
 /// message and never throws.
+#include "purlin/last_error.h"
 #include "purlin/purlin.h"
 
 #include <cstdlib>
@@ -20,7 +21,6 @@ struct purlin_comm {
 
 namespace {
 
-thread_local std::string lastError;
 
 static_assert(PURLIN_OK == int(purlin::Status::Ok) &&
                   PURLIN_INVALID_ARGUMENT == int(purlin::Status::InvalidArgument) &&
@@ -91,7 +91,8 @@ struct UnixArgs {
 namespace purlin::capi {
 
 purlin_status_t fail(purlin_status_t status, const char *message) {
-  lastError = message ? message : "";
+  // One message for C and C++ callers (purlin/last_error.h).
+  purlin::setLastError(message ? message : "");
   return status;
 }
 
@@ -153,7 +154,7 @@ purlin_status_t purlin_comm_check(purlin_comm_t comm) {
   return purlin::capi::guard([&] { comm->comm->checkDeviceErrors(); });
 }
 
-const char *purlin_last_error(void) { return lastError.c_str(); }
+const char *purlin_last_error(void) { return purlin::lastError(); }
 
 const char *purlin_status_string(purlin_status_t status) {
   return purlin::toString(static_cast<purlin::Status>(status));

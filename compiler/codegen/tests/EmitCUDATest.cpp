@@ -100,6 +100,27 @@ TEST_CASE("host API: C++ and C ABI with the documented signatures", "[codegen]")
   REQUIRE(has(out.cu, "purlin_allReduce: the communicator is NULL"));
   REQUIRE(has(out.h, "namespace purlin::gen {"));
   REQUIRE(has(out.h, "extern \"C\" {"));
+  // The error message from a host header; C and C++ share it.
+  REQUIRE(has(out.h, "#include \"purlin/last_error.h\""));
+  REQUIRE(has(out.cu, "purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError())"));
+}
+
+TEST_CASE("host API: copies take no reduction op, reductions do", "[codegen]") {
+  EmitInput in = test::sampleAllReduceInput();
+  EmitCollective ag = in.collectives[0];
+  ag.name = "allGather";
+  ag.kind = CollectiveKind::AllGather;
+  ag.stages = {StageSpec{ConsumeOp::Copy, Layout::Packed, Layout::Scattered, Root::None}};
+  in.collectives = {ag};
+  EmitOutput out = emitCUDA(in);
+  REQUIRE(has(out.h, "Status allGather(Communicator &comm, const void *in, void *out, std::size_t count, "
+                     "DType dtype, cudaStream_t stream);"));
+  REQUIRE(has(out.h, "purlin_status_t purlin_allGather(purlin_comm_t comm, const void *in, void *out, "
+                     "size_t count, purlin_dtype_t dtype, cudaStream_t stream);"));
+  REQUIRE_FALSE(has(out.cu, "args.op = op;"));
+  REQUIRE(has(out.h, "dtype gives the element size"));
+  EmitOutput ar = emitCUDA(test::sampleAllReduceInput());
+  REQUIRE(has(ar.cu, "args.op = op;"));
 }
 
 TEST_CASE("rooted and V kinds get root and counts parameters; namespaces nest", "[codegen]") {
@@ -118,7 +139,7 @@ TEST_CASE("rooted and V kinds get root and counts parameters; namespaces nest", 
   REQUIRE(has(out.h, "namespace purlin::gen::ns {"));
   REQUIRE(has(out.h, "Status agv(Communicator &comm, const void *in, void *out, const std::size_t *counts,"));
   REQUIRE(has(out.h, "purlin_status_t purlin_ns_agv(purlin_comm_t comm"));
-  REQUIRE(has(out.h, "RedOp op, int root, cudaStream_t stream)"));
+  REQUIRE(has(out.h, "DType dtype, int root, cudaStream_t stream)"));  // a copy: no op
   REQUIRE(has(out.cu, "args.root = root;"));
   REQUIRE(has(out.cu, "snac::Transform<snac::Consume::Copy, snac::Layout::Scattered, snac::Layout::Packed, "
                       "snac::Root::Producer>"));

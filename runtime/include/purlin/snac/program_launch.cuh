@@ -13,23 +13,21 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "purlin/last_error.h"
 #include "purlin/snac/graph.cuh"
 
 namespace purlin::snac {
 
 namespace detail {
-inline std::string& lastErrorStorage() {
-  thread_local std::string message;
-  return message;
-}
 inline Status report(Status s, std::string message) {
-  lastErrorStorage() = std::move(message);
+  setLastError(std::move(message));
   return s;
 }
 } // namespace detail
 
-/// The message of this thread's last failed launch ("" if none).
-inline const char* lastError() { return detail::lastErrorStorage().c_str(); }
+/// The message of this thread's last failed launch ("" if none); the same
+/// as purlin::lastError() (purlin/last_error.h, a host header).
+inline const char* lastError() { return purlin::lastError(); }
 
 namespace detail {
 /// The policy's compiled element types and ops (plan.h kAllDTypes).
