@@ -3,8 +3,9 @@
 /// dsl_examples/allreduce.pl (generated/allreduce.cu, library
 /// purlin_generated) on the GPUs it finds, checked against a host reference
 /// for fp32/fp16/bf16, sum/max/min, sizes from 0 to beyond the staging
-/// capacity, in place and out of place. One thread per GPU in one process,
-/// or one process per GPU under purlin-launch (PURLIN_RANK set).
+/// capacity, in place and out of place. One thread per GPU in one process
+/// (with one GPU: two ranks sharing it, as oversub_test), or one process
+/// per GPU under purlin-launch (PURLIN_RANK set).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -23,7 +24,6 @@
 #include "allreduce.h"
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
-#include "purlin/snac/collective.cuh" // snac::lastError()
 
 namespace {
 
@@ -109,7 +109,7 @@ void runRank(Bootstrap &bootstrap, int device) {
     std::string what = std::string(toString(c.dtype)) + " " + toString(c.op) + " count=" +
                        std::to_string(c.count) + (c.inPlace ? " in-place" : "");
     std::string failure;
-    if (st != Status::Ok) failure = std::string("status ") + toString(st) + ": " + snac::lastError();
+    if (st != Status::Ok) failure = std::string("status ") + toString(st) + ": " + purlin::lastError();
     else if (ce != cudaSuccess) failure = cudaGetErrorString(ce);
     if (failure.empty() && bytes) {
       cudaMemcpy(back.data(), out, bytes, cudaMemcpyDeviceToHost);
@@ -136,8 +136,13 @@ void runRank(Bootstrap &bootstrap, int device) {
   if (bad != Status::InvalidArgument) {
     std::printf("FAIL rank %d: allReduce(null buffers) returned %s\n", rank, toString(bad));
     ++local;
+  } else if (std::strlen(purlin::lastError()) == 0 || std::strcmp(purlin::lastError(), purlin_last_error()) != 0) {
+    // The message, from the host header; the C ABI reads the same one.
+    std::printf("FAIL rank %d: allReduce(null buffers): purlin::lastError() '%s', purlin_last_error() '%s'\n", rank,
+                purlin::lastError(), purlin_last_error());
+    ++local;
   } else if (rank == 0) {
-    std::printf("ok   allReduce(null buffers) -> InvalidArgument: %s\n", snac::lastError());
+    std::printf("ok   allReduce(null buffers) -> InvalidArgument: %s\n", purlin::lastError());
   }
   bootstrap.barrier(); // peers finish reading this rank's workspace before it goes
   cudaStreamDestroy(stream);
@@ -162,12 +167,16 @@ int main() {
       std::printf("demo: multi-process, rank %d of %d on GPU %d\n", b->rank(), b->size(), device);
       runRank(*b, device);
     } else {
-      if (gpus < 2) {
-        std::printf("SKIP: the AllReduce demo needs 2 GPUs, found %d\n", gpus);
+      if (gpus < 1) {
+        std::printf("SKIP: the AllReduce demo needs a GPU, found none\n");
         return 0;
       }
-      const int n = std::min(gpus, kMaxRanks);
-      std::printf("demo: in-process, %d GPUs (one thread each), generated/allreduce.cu from dsl_examples/allreduce.pl\n", n);
+      // One rank per GPU; with one GPU, two ranks share it (the communicator
+      // sizes the programs so that both ranks' CTAs are resident together).
+      const int n = gpus >= 2 ? std::min(gpus, kMaxRanks) : 2;
+      std::printf("demo: in-process, %d ranks on %d GPU(s) (one thread each), generated/allreduce.cu from "
+                  "dsl_examples/allreduce.pl\n",
+                  n, std::min(gpus, n));
       InProcessGroup group(n);
       std::vector<std::unique_ptr<Bootstrap>> boots;
       for (int r = 0; r < n; ++r) boots.push_back(group.bootstrap(r));
@@ -175,7 +184,7 @@ int main() {
       for (int r = 0; r < n; ++r)
         threads.emplace_back([&, r] {
           try {
-            runRank(*boots[r], r);
+            runRank(*boots[r], r % gpus);
           } catch (const std::exception &e) {
             std::printf("FAIL rank %d: %s\n", r, e.what());
             ++gFailures;

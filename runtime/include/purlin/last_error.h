@@ -12,18 +12,18 @@
 
 namespace purlin {
 
-namespace detail {
-inline std::string &lastErrorStorage() {
+/// The storage (not a `detail` namespace: generated code uses both purlin
+/// and purlin::snac, whose `detail` it names unqualified).
+inline std::string &lastErrorString() {
   thread_local std::string message;
   return message;
 }
-} // namespace detail
 
 /// "" if no call of this thread has failed yet.
-inline const char *lastError() { return detail::lastErrorStorage().c_str(); }
+inline const char *lastError() { return lastErrorString().c_str(); }
 
 /// Records `message` as this thread's last error (the runtime's and the
 /// generated code's failure paths).
-inline void setLastError(std::string message) { detail::lastErrorStorage() = std::move(message); }
+inline void setLastError(std::string message) { lastErrorString() = std::move(message); }
 
 } // namespace purlin
