@@ -85,7 +85,11 @@ std::vector<Case> cases() {
 void runRank(Bootstrap &bootstrap, int device) {
   const int rank = bootstrap.rank(), n = bootstrap.size();
   cudaSetDevice(device);
-  Communicator comm(bootstrap, device);
+  // PURLIN_DEMO_CHECKED=1: bounded waits, so a wait that never completes is
+  // reported (with what it waited on) instead of hanging.
+  CommOptions options;
+  if (const char *c = std::getenv("PURLIN_DEMO_CHECKED")) options.checked = std::atoi(c) != 0, options.spinLimit = 1ull << 26;
+  Communicator comm(bootstrap, device, options);
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   int local = 0;
@@ -104,8 +108,14 @@ void runRank(Bootstrap &bootstrap, int device) {
     // A pageable-memory cudaMemcpy may return before its DMA lands, and
     // `stream` does not wait for the legacy stream (non-blocking): finish it.
     cudaDeviceSynchronize();
+    // Ranks sharing a GPU: cudaMalloc, cudaFree and cudaDeviceSynchronize wait
+    // for the whole device, so no rank may run them while another rank's
+    // collective spins on this rank's next launch. Every rank finishes its
+    // set-up before any launches, and its call before any frees.
+    bootstrap.barrier();
     Status st = gen::allReduce(comm, in, out, c.count, c.dtype, c.op, stream);
     cudaError_t ce = cudaStreamSynchronize(stream);
+    bootstrap.barrier();
     std::string what = std::string(toString(c.dtype)) + " " + toString(c.op) + " count=" +
                        std::to_string(c.count) + (c.inPlace ? " in-place" : "");
     std::string failure;
