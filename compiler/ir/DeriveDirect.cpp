@@ -163,6 +163,13 @@ Stmt engineArrive() {
   return Stmt::kernelNode("arrive", Stream::Stream, false, std::move(k));
 }
 
+/// The finish kernel: `body`, then the call ends (the epoch advances).
+Stmt engineFinish(std::vector<Stmt> body) {
+  Stmt finish = Stmt::kernelNode("finish", Stream::Stream, false, std::move(body));
+  finish.endsCall = true;
+  return finish;
+}
+
 /// AllGather / AllToAll: the own block on the branch, the peers' blocks by
 /// the copy engines on the stream, then PUT to every peer and wait for theirs.
 void engineCopies(Kind k, std::vector<Stmt> &host) {
@@ -191,9 +198,7 @@ void engineCopies(Kind k, std::vector<Stmt> &host) {
   fin.push_back(Stmt::of(put.why("the copies before it on the stream have completed")));
   fin.push_back(Stmt::of(directWait(Sig::PUT, RankRef::P, RoundOf::Zero)
                              .why("block p of the own output is complete")));
-  Stmt finish = Stmt::kernelNode("finish", Stream::Stream, false, std::move(fin));
-  finish.endsCall = true;
-  host.push_back(std::move(finish));
+  host.push_back(engineFinish(std::move(fin)));
 }
 
 /// ReduceScatter / AllReduce (n == 2, peer k): per engine chunk c the
@@ -249,9 +254,7 @@ void engineReduce(Kind k, std::vector<Stmt> &host) {
                                                          "writes the flags again only after this rank's next ARRIVED"
                                                        : "the peer writes the flags again only after this rank's "
                                                          "next ARRIVED")));
-  Stmt finish = Stmt::kernelNode("finish", Stream::Stream, false, std::move(fin));
-  finish.endsCall = true;
-  host.push_back(std::move(finish));
+  host.push_back(engineFinish(std::move(fin)));
 }
 
 } // namespace

@@ -2,7 +2,7 @@
 # Device runs 11b (ALT=3) and 11c (ALT=8), one H200: tp_loopback_micro A/B,
 # alternating the binary built at c5f667a (hand-written copy-engine form and
 # launcher; the same bench source, with the `engine` rows) and the one built
-# from this change. Compare with scripts/tpcmp.py <dir>.
+# from this change. Compare with ../../2026-12-01-ir-emit-throughput/scripts/tpcmp.py <dir>.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 F=.gpu/r11; R=$OUT/r11c; ALT=${ALT:-8}; mkdir -p $R; nvidia-smi -L > $R/device.txt
 for i in $(seq 1 $ALT); do

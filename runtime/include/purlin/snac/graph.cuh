@@ -33,11 +33,6 @@ enum class GraphStream { Stream = 0, Branch = 1 };
 /// `done` bytes before it and `chunk` bytes (0, 0, 0 outside a chunk loop).
 using EngineKernel = void (*)(DeviceComm, Plan, const std::byte*, std::byte*, int, std::size_t, std::size_t);
 
-class EngineGraph;
-/// The host function purlinc prints for a copy-engine form (NAME_engine).
-using EngineEnqueue = void (*)(const Plan &, const DeviceComm &, const DirectPeers &, const std::byte *, std::byte *,
-                               EngineGraph &);
-
 class EngineGraph {
 public:
   /// `chunks` events for per-chunk edges (Communicator::captureChunkEvent).
