@@ -2,10 +2,15 @@
 /// @brief Index of the generated headers in this folder (hand-written, not
 /// purlinc output): includes the host API of every collective the library
 /// purlin_generated provides: purlin::gen::allGather, reduceScatter,
-/// allReduce, allToAll and their C ABI purlin_allGather, ... .
+/// allReduce, allToAll, broadcast, reduce, scatter, gather and their C ABI
+/// purlin_allGather, ... .
 #pragma once
 
 #include "allgather.h"
 #include "allreduce.h"
 #include "alltoall.h"
+#include "broadcast.h"
+#include "gather.h"
+#include "reduce.h"
 #include "reducescatter.h"
+#include "scatter.h"

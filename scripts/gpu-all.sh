@@ -50,6 +50,14 @@ for t in "$BIN"/*_test; do
       # Its default worlds are 4 and 8 ranks; the others of 2..8 too
       # (ranks share GPUs: the residency sizing, resident.cuh).
       for k in 2 3 5; do step "$n.ranks$k" 200 "$t" --ranks "$k"; done;;
+    rooted_test)
+      # Its default run is 2, 3, 5 and 8 ranks sharing the GPUs against host
+      # references; with two GPUs, NCCL's results too, in one process and
+      # one process per GPU.
+      if [ "$NGPU" -ge 2 ]; then
+        step "$n.nccl" 300 "$t" --nccl
+        [ -x "$LAUNCH" ] && step "$n.mp$NGPU" 300 "$LAUNCH" -n "$NGPU" "$t"
+      fi;;
     comm_*|coll_*|demo_*)
       if [ -x "$LAUNCH" ] && [ "$NGPU" -ge 2 ]; then
         # The in-process run covers every throughput transfer; one process

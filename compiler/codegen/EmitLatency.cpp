@@ -36,39 +36,108 @@ bool is(const Access &a, Buf b, RankRef owner, RankRef part) { return a.buf == b
 bool sameAccess(const Access &a, const Access &b) {
   return a.buf == b.buf && a.owner == b.owner && a.part == b.part && a.chunked == b.chunked;
 }
-/// Runs on every rank, not by a last arriver, on whole (unchunked) operands.
+/// Not by a last arriver, on whole (unchunked) operands (on any ranks:
+/// the caller checks which).
 bool plain(const Op &op) {
   for (const Access *a : {&op.dst, &op.src, &op.srcSelf})
     if (a->chunked || a->rounded) return false;
-  return op.onlyOn == ir::RunsOn::All && !op.last;
+  return !op.last;
 }
+bool everyRank(const Op &op) { return op.onlyOn == ir::RunsOn::All; }
 
-/// The ops of a latency role, recognised by shape.
+/// The ops of a latency role, recognised by shape. A rooted collective's
+/// ops run on the root or on the other ranks (Op::onlyOn): its put goes
+/// from the root to every peer (Scatter, Broadcast) or from every other
+/// rank to the root (Gather, Reduce), and only the ranks that read
+/// packets poll; after the role, the DONE acknowledgement (insertDoneAcks)
+/// keeps producers from running a call ahead of their readers.
 struct Shape {
-  const Op *put = nullptr;      ///< packet.put PK_k[r] <- X_r[part] for k in r+1..r-1 (mod n)
-  const Op *ownCopy = nullptr;  ///< copy O_r[r] <- X_r[own]
+  const Op *put = nullptr;      ///< packet.put PK_k[r] <- X_r[part] for k in r+1..r-1 (mod n), or PK_root[r] <- X_r
+  const Op *ownCopy = nullptr;  ///< copy O_r[r] <- X_r[own] (O_r <- X_r[own] for a packed output)
   const Op *pollCopy = nullptr; ///< for p in r-1..r+1: packet.poll PK_r[p]
   const Op *copy = nullptr;     ///<                      copy O_r[p] <- PK_r[p]
+  const Op *pollRoot = nullptr; ///< packet.poll PK_r[root] (ranks != root)
+  const Op *copyRoot = nullptr; ///< copy O_r <- PK_r[root]
   const Op *pollRed = nullptr;  ///< for p in 0..n-1:     packet.poll PK_r[p] if p != r
   const Op *step = nullptr;     ///<                      reduce.step O_r <- op(O_r, p == r ? X_r[own] : PK_r[p])
+  const Op *doneArrive = nullptr, *doneNotify = nullptr, *doneWait = nullptr; ///< DONE acks, after the groups
   std::vector<const Op *> order; ///< every op, in program order
+  bool toRoot() const { return put && put->var == RankRef::None; }
 };
 
 void checkPut(const Op &op) {
-  if (!plain(op) || op.cond != ir::Cond::Always) unsupported(op, "a put runs on every rank, unconditionally");
+  if (!plain(op) || op.cond != ir::Cond::Always) unsupported(op, "a put runs unconditionally");
+  if (op.var == RankRef::None && op.onlyOn == ir::RunsOn::NonRoot) {
+    if (!is(op.dst, Buf::PK, RankRef::Root, RankRef::R) || op.src.buf != Buf::X || op.src.owner != RankRef::R ||
+        op.src.part != RankRef::None)
+      unsupported(op, "a put to the root sends X_r into PK_root[r]");
+    return;
+  }
+  if (op.onlyOn == ir::RunsOn::NonRoot) unsupported(op, "the ranks != root put to the root");
   if (op.var != RankRef::K || op.domain != Domain::Ring)
-    unsupported(op, "a put goes to every peer k in r+1..r-1 (mod n)");
+    unsupported(op, "a put goes to every peer k in r+1..r-1 (mod n), or to the root");
   if (!is(op.dst, Buf::PK, RankRef::K, RankRef::R) || op.src.buf != Buf::X || op.src.owner != RankRef::R ||
       (op.src.part != RankRef::None && op.src.part != RankRef::K))
     unsupported(op, "a put sends X_r or X_r[k] into PK_k[r]");
 }
 
 void checkOwnCopy(const Op &op) {
-  if (!plain(op) || op.cond != ir::Cond::Always || op.var != RankRef::None)
-    unsupported(op, "the own copy runs once on every rank");
-  if (!is(op.dst, Buf::O, RankRef::R, RankRef::R) || op.src.buf != Buf::X || op.src.owner != RankRef::R ||
-      (op.src.part != RankRef::None && op.src.part != RankRef::R))
-    unsupported(op, "the own copy is O_r[r] <- X_r or X_r[r]");
+  if (!plain(op) || op.cond != ir::Cond::Always || op.var != RankRef::None || op.onlyOn == ir::RunsOn::NonRoot)
+    unsupported(op, "the own copy runs once on every rank, or on the root");
+  const bool packedOut = op.onlyOn == ir::RunsOn::Root && is(op.dst, Buf::O, RankRef::R, RankRef::None);
+  if ((!is(op.dst, Buf::O, RankRef::R, RankRef::R) && !packedOut) || op.src.buf != Buf::X ||
+      op.src.owner != RankRef::R || (op.src.part != RankRef::None && op.src.part != RankRef::R))
+    unsupported(op, "the own copy is O_r[r] <- X_r or X_r[r] (the root's: O_r <- X_r or X_r[r])");
+}
+
+bool isDone(const Op &op) {
+  return (op.kind == OpKind::Arrive && op.counterBase == ir::kDoneCounter) ||
+         ((op.kind == OpKind::Notify || op.kind == OpKind::Wait) && op.sig == ir::Sig::DONE);
+}
+
+/// The DONE acknowledgement after the groups: the ranks that read packets
+/// arrive (every CTA) and the last arriver notifies the producers, which
+/// wait for it.
+void checkDone(const Op &op, Shape &sh) {
+  const ir::RunsOn readers = sh.put && sh.put->onlyOn == ir::RunsOn::Root ? ir::RunsOn::NonRoot : ir::RunsOn::Root;
+  const ir::RunsOn producers = readers == ir::RunsOn::Root ? ir::RunsOn::NonRoot : ir::RunsOn::Root;
+  if (!sh.put || sh.put->onlyOn == ir::RunsOn::All) unsupported(op, "DONE acks belong to a rooted program");
+  if (op.kind == OpKind::Arrive) {
+    if (sh.doneArrive || op.onlyOn != readers || op.slotSpace != ir::SlotSpace::None || op.counterStride)
+      unsupported(op, "one DONE counter, on the ranks that read packets");
+    sh.doneArrive = &op;
+    return;
+  }
+  if (op.kind == OpKind::Notify) {
+    const bool toRootOnly = op.var == RankRef::None && op.target == RankRef::Root;
+    const bool toOthers = op.var == RankRef::K && op.target == RankRef::K && op.domain == Domain::NonRoot;
+    if (!sh.doneArrive || sh.doneNotify || !op.last || op.onlyOn != readers || op.round != ir::RoundOf::Zero ||
+        !(toRootOnly || toOthers))
+      unsupported(op, "the DONE counter's last arriver notifies the producers");
+    sh.doneNotify = &op;
+    return;
+  }
+  const bool fromRoot = op.var == RankRef::None && op.sigSrc == RankRef::Root;
+  const bool fromOthers = op.var == RankRef::P && op.sigSrc == RankRef::P && op.domain == Domain::NonRoot;
+  if (!sh.doneNotify || sh.doneWait || op.last || op.onlyOn != producers || op.round != ir::RoundOf::Zero ||
+      op.cond != ir::Cond::Always || !(fromRoot || fromOthers))
+    unsupported(op, "the producers wait for their readers' DONE");
+  sh.doneWait = &op;
+}
+
+/// A rooted program's poll of the root's packets and the copy of them.
+void checkPollRoot(const Op &op, Shape &sh) {
+  if (op.kind == OpKind::PacketPoll) {
+    if (sh.pollRoot || !plain(op) || op.onlyOn != ir::RunsOn::NonRoot || op.cond != ir::Cond::Always ||
+        op.var != RankRef::None || !is(op.src, Buf::PK, RankRef::R, RankRef::Root))
+      unsupported(op, "the ranks != root poll PK_r[root] once");
+    sh.pollRoot = &op;
+    return;
+  }
+  if (!sh.pollRoot || sh.copyRoot || !plain(op) || op.onlyOn != ir::RunsOn::NonRoot || op.cond != ir::Cond::Always ||
+      op.var != RankRef::None || !is(op.dst, Buf::O, RankRef::R, RankRef::None) || !sameAccess(op.src, sh.pollRoot->src))
+    unsupported(op, "the polled root packets are stored into O_r");
+  sh.copyRoot = &op;
 }
 
 void checkLoop(const Stmt &s, Shape &sh) {
@@ -83,6 +152,9 @@ void checkLoop(const Stmt &s, Shape &sh) {
   if (poll.kind != OpKind::PacketPoll || !is(poll.src, Buf::PK, RankRef::R, RankRef::P) || !plain(poll) ||
       poll.var != RankRef::None)
     unsupported(poll, "the loop's first op polls PK_r[p]");
+  // Every rank polls, or only the root (it alone reads: Gather, Reduce).
+  if (poll.onlyOn == ir::RunsOn::NonRoot || use.onlyOn != poll.onlyOn)
+    unsupported(use, "a poll loop and its use run on every rank, or on the root");
   if (s.domain == Domain::RevRing && use.kind == OpKind::Copy) {
     if (poll.cond != ir::Cond::Always) unsupported(poll, "a copy loop polls every peer");
     if (!plain(use) || use.cond != ir::Cond::Always || !is(use.dst, Buf::O, RankRef::R, RankRef::P) ||
@@ -114,10 +186,16 @@ Shape recognise(const ir::Role &role) {
       continue;
     }
     const Op &op = s.op;
-    if (op.kind == OpKind::PacketPut) {
-      if (sh.put || sh.pollCopy || sh.pollRed) unsupported(op, "one put per latency program, before its polls");
+    if (sh.doneArrive && !isDone(op)) unsupported(op, "nothing follows the DONE acks");
+    if (isDone(op)) {
+      checkDone(op, sh);
+    } else if (op.kind == OpKind::PacketPut) {
+      if (sh.put || sh.pollCopy || sh.pollRed || sh.pollRoot) unsupported(op, "one put per latency program, before its polls");
       checkPut(op);
       sh.put = &op;
+    } else if (op.kind == OpKind::PacketPoll || (op.kind == OpKind::Copy && sh.pollRoot)) {
+      if (sh.pollCopy || sh.pollRed) unsupported(op, "one poll per latency program");
+      checkPollRoot(op, sh);
     } else if (op.kind == OpKind::Copy) {
       if (sh.ownCopy || sh.pollCopy || sh.pollRed) unsupported(op, "one own copy, before the polls");
       if (!sh.put) unsupported(op, "the own copy comes after the put (the words travel while it runs)");
@@ -128,9 +206,19 @@ Shape recognise(const ir::Role &role) {
     }
     sh.order.push_back(&op);
   }
-  if (!sh.put || (!sh.pollCopy && !sh.pollRed)) throw EmitError("latency program: a put and a poll loop are required");
+  if (!sh.put || (!sh.pollCopy && !sh.pollRed && !sh.copyRoot))
+    throw EmitError("latency program: a put and a poll are required");
   if (sh.pollRed && sh.ownCopy) unsupported(*sh.ownCopy, "a reduction's own words enter through reduce.step");
-  if (sh.pollCopy && !sh.ownCopy) unsupported(*sh.pollCopy, "a copy program copies its own contribution");
+  if ((sh.pollCopy || sh.copyRoot) && !sh.ownCopy) unsupported(*sh.put, "a copy program copies its own contribution");
+  // Who reads and who produces: every rank both, or the root one side.
+  const ir::RunsOn readOn = sh.pollCopy ? sh.pollCopy->onlyOn : sh.pollRed ? sh.pollRed->onlyOn : ir::RunsOn::NonRoot;
+  const bool rooted = sh.put->onlyOn != ir::RunsOn::All;
+  if (rooted != (readOn != ir::RunsOn::All) || (rooted && readOn == sh.put->onlyOn))
+    unsupported(*sh.put, "the ranks that put are the ones that do not poll (or every rank does both)");
+  if (sh.ownCopy && sh.ownCopy->onlyOn != ir::RunsOn::All && sh.ownCopy->onlyOn != ir::RunsOn::Root)
+    unsupported(*sh.ownCopy, "the own copy runs on every rank or on the root");
+  if (rooted != (sh.doneWait != nullptr))
+    throw EmitError("latency program: a rooted program ends with DONE acks (and only a rooted one)");
   return sh;
 }
 
@@ -150,10 +238,12 @@ std::string citeAgain(const Op &op, const std::string &pad, const std::string &v
 
 class Printer {
 public:
-  Printer(const std::string &id, const Shape &sh) : id_(id), sh_(sh), reduce_(sh.pollRed != nullptr) {
+  Printer(const std::string &id, const Shape &sh)
+      : id_(id), sh_(sh), reduce_(sh.pollRed != nullptr), rooted_(sh.put->onlyOn != ir::RunsOn::All) {
     // The put's words are the reduction's own operand (X_r whole): one load
-    // serves every peer and the reduction (the one-shot AllReduce form).
-    shared_ = reduce_ && sameAccess(sh.put->src, sh.step->srcSelf);
+    // serves every peer and the reduction (the one-shot AllReduce form; not
+    // when only the others put and only the root reduces).
+    shared_ = reduce_ && !rooted_ && sameAccess(sh.put->src, sh.step->srcSelf);
   }
 
   LatencyCode print() {
@@ -170,8 +260,20 @@ public:
 private:
   const std::string &id_;
   const Shape &sh_;
-  bool reduce_, shared_ = false;
+  bool reduce_, rooted_, shared_ = false;
   std::ostringstream o_;
+
+  /// "if (r == root) {" / "if (r != root) {" for an op of some ranks only
+  /// ("" for every rank); closed by closeOn.
+  std::string openOn(const Op &op, const std::string &pad) {
+    if (op.onlyOn == ir::RunsOn::All) return pad;
+    o_ << pad << "if (r " << (op.onlyOn == ir::RunsOn::Root ? "==" : "!=") << " root) {  // "
+       << ir::toString(op.onlyOn) << "\n";
+    return pad + "  ";
+  }
+  void closeOn(const Op &op, const std::string &pad) {
+    if (op.onlyOn != ir::RunsOn::All) o_ << pad << "}\n";
+  }
 
   void roleFunction() {
     o_ << "/// Role latency (every CTA of the grid; IR ops ";
@@ -188,8 +290,10 @@ private:
        << "    const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,\n"
        << "    std::size_t warps) {\n";
     o_ << (reduce_ ? "  const int r = pl.rank, n = N2 ? 2 : pl.n, lane = laneId();\n"
-                   : "  const int n = pl.n, lane = laneId();\n")
-       << "  const std::size_t len = cs.len, W = cs.W, G = cs.G;\n";
+                   : rooted_ ? "  const int r = pl.rank, n = pl.n, lane = laneId();\n"
+                             : "  const int n = pl.n, lane = laneId();\n");
+    if (rooted_) o_ << "  const int root = pl.root;\n";
+    o_ << "  const std::size_t len = cs.len, W = cs.W, G = cs.G;\n";
     // Operands that do not depend on a peer are bound before the group loop
     // (the compiler cannot move shared-memory loads across the puts).
     if (sh_.ownCopy) {
@@ -203,13 +307,50 @@ private:
        << (reduce_ ? "    uint64_t mineA, mineB, a, b;\n" : "    uint64_t a, b;\n");
     put();
     if (sh_.ownCopy) ownCopy();
+    if (rooted_) o_ << "    ce.ensure(dc, rg);  // the ranks that put nothing read the epoch here\n";
     if (reduce_) reduceLoop();
+    else if (sh_.copyRoot) rootPoll();
     else copyLoop();
     o_ << "  }\n}\n\n";
   }
 
+  /// The ranks != root: the root's packets, polled once, into O_r.
+  void rootPoll() {
+    const std::string p = openOn(*sh_.pollRoot, "    ");
+    o_ << p << "const int i = (r + n - root) % n;  // root = (r - i) mod n: its region is rg.recv[i - 1]\n"
+       << cite(*sh_.pollRoot, p)
+       << p << "if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, root, g, lane, a, b))\n"
+       << p << "  return;  // a checked wait gave up\n"
+       << cite(*sh_.copyRoot, p)
+       << p << "packet::storeLane<W8>(x, " << pointer(sh_.copyRoot->dst) << ", len, a, b);\n";
+    closeOn(*sh_.pollRoot, "    ");
+  }
+
   void put() {
     const Op &op = *sh_.put;
+    if (sh_.toRoot()) {
+      // The ranks != root: one flow, into the root's region r.
+      const std::string p = openOn(op, "    ");
+      o_ << cite(op, p)
+         << p << "const int i = (root + n - r) % n;  // root = (r + i) mod n: rg.send[i - 1]\n"
+         << p << "packet::loadLane<W8>(x, " << pointer(op.src) << ", len, a, b);\n"
+         << p << "ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)\n"
+         << p << "slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));\n";
+      closeOn(op, "    ");
+      return;
+    }
+    const std::string pad = openOn(op, "    ");
+    if (rooted_) {
+      o_ << cite(op, pad)
+         << "#pragma unroll 1\n"
+         << pad << "for (int i = 1; i < n; ++i) {  // k = (r + i) mod n\n"
+         << pad << "  packet::loadLane<W8>(x, " << pointer(op.src) << ", len, a, b);\n"
+         << pad << "  ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)\n"
+         << pad << "  slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));\n"
+         << pad << "}\n";
+      closeOn(op, "    ");
+      return;
+    }
     o_ << cite(op, "    ");
     if (shared_) {
       o_ << "    packet::loadLane<W8>(x, " << pointer(op.src) << ", len, mineA, mineB);  // also %" << sh_.step->id
@@ -238,25 +379,59 @@ private:
   }
 
   void ownCopy() {
-    o_ << cite(*sh_.ownCopy, "    ")
-       << "    packet::loadLane<W8>(x, own, len, a, b);\n"
-       << "    if (own != ownDst) packet::storeLane<W8>(x, ownDst, len, a, b);  // skipped when in place\n";
+    const std::string p = openOn(*sh_.ownCopy, "    ");
+    o_ << cite(*sh_.ownCopy, p)
+       << p << "packet::loadLane<W8>(x, own, len, a, b);\n"
+       << p << "if (own != ownDst) packet::storeLane<W8>(x, ownDst, len, a, b);  // skipped when in place\n";
+    closeOn(*sh_.ownCopy, "    ");
   }
 
   void copyLoop() {
     // Copies poll with a staggered first pair of loads (PollStagger::First, E13).
+    const std::string q = openOn(*sh_.pollCopy, "    ");
     o_ << "#pragma unroll 1\n"
-       << "    for (int i = 1; i < n; ++i) {  // p in r-1..r+1 (mod n)\n"
-       << "      const int p = rg.from[i - 1];\n"
-       << cite(*sh_.pollCopy, "      ")
-       << "      if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b))\n"
-       << "        return;  // a checked wait gave up\n"
-       << cite(*sh_.copy, "      ")
-       << "      packet::storeLane<W8>(x, " << pointer(sh_.copy->dst) << ", len, a, b);\n"
-       << "    }\n";
+       << q << "for (int i = 1; i < n; ++i) {  // p in r-1..r+1 (mod n)\n"
+       << q << "  const int p = rg.from[i - 1];\n"
+       << cite(*sh_.pollCopy, q + "  ")
+       << q << "  if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b))\n"
+       << q << "    return;  // a checked wait gave up\n"
+       << cite(*sh_.copy, q + "  ")
+       << q << "  packet::storeLane<W8>(x, " << pointer(sh_.copy->dst) << ", len, a, b);\n"
+       << q << "}\n";
+    closeOn(*sh_.pollCopy, "    ");
+  }
+
+  /// Indents what was printed since `from` by two more spaces (the body of
+  /// a rank condition around a block printed for every rank).
+  void indentSince(std::size_t from) {
+    const std::string all = o_.str();
+    std::string head = all.substr(0, from), block = all.substr(from), out;
+    std::size_t i = 0;
+    while (i < block.size()) {
+      const std::size_t e = block.find('\n', i);
+      const std::string line = block.substr(i, e == std::string::npos ? std::string::npos : e - i + 1);
+      out += (line.rfind("#pragma", 0) == 0 || line == "\n" ? "" : "  ") + line;
+      if (e == std::string::npos) break;
+      i = e + 1;
+    }
+    o_.str(head + out);
+    o_.seekp(0, std::ios_base::end);
   }
 
   void reduceLoop() {
+    const Op &step = *sh_.step;
+    if (step.onlyOn == ir::RunsOn::All) return reduceSteps();
+    // Only the root reduces (Reduce): its own words, then the steps.
+    openOn(step, "    ");
+    const std::size_t from = o_.str().size();
+    o_ << "    packet::loadLane<W8>(x, own, len, mineA, mineB);  // %" << step.id << "'s operand p == r, "
+       << ir::accessText(step.srcSelf) << "\n";
+    reduceSteps();
+    indentSince(from);
+    closeOn(step, "    ");
+  }
+
+  void reduceSteps() {
     const Op &poll = *sh_.pollRed, &step = *sh_.step;
     // Reductions poll with staggered loads every round (PollStagger::EveryRound, E13).
     o_ << "    if constexpr (!N2) {\n"
@@ -322,9 +497,45 @@ private:
          << "    " << id_ << "_latency<E, Op, W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
     else
       o_ << "  " << id_ << "_latency<W8>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
-    o_ << "  ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)\n"
-       << "  ctaEndCall(dc, ce.e);\n"
+    o_ << "  ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)\n";
+    if (rooted_) doneAcks();
+    o_ << "  ctaEndCall(dc, ce.e);\n"
        << "}\n";
+  }
+
+  /// The DONE acknowledgement of a rooted program, once per CTA after its
+  /// groups: every CTA of a reading rank arrives; the last one notifies the
+  /// producers; every CTA of a producer waits for it (so that a producer's
+  /// next call cannot overwrite packets its readers still hold).
+  void doneAcks() {
+    const Op &arrive = *sh_.doneArrive, &note = *sh_.doneNotify, &wait = *sh_.doneWait;
+    const std::string on = arrive.onlyOn == ir::RunsOn::Root ? "==" : "!=";
+    o_ << "  const int r = pl.rank, root = pl.root;\n"
+       << "  if (r " << on << " root) {  // " << ir::toString(arrive.onlyOn) << "\n"
+       << cite(arrive, "    ")
+       << "    const bool last = ctaArriveLast(dc, " << arrive.counterBase << "u, int(gridDim.x));  // every CTA of the grid\n"
+       << "    if (last && threadIdx.x == 0) {\n"
+       << cite(note, "      ");
+    if (note.var == RankRef::None) {
+      o_ << "      notify(dc, root, doneIndex(r), signalValue(ce.e, 0));\n";
+    } else {
+      o_ << "      arch::fenceAcqRelSys();  // one fence, then a release per target\n"
+         << "      for (int k = 0; k < pl.n; ++k)\n"
+         << "        if (k != root) arch::stReleaseSys(dc.signals[k] + doneIndex(r), signalValue(ce.e, 0));\n";
+    }
+    o_ << "    }\n"
+       << "  } else {  // " << ir::toString(wait.onlyOn) << "\n"
+       << cite(wait, "    ");
+    if (wait.var == RankRef::None) {
+      o_ << "    (void)ctaWaitSignal(dc, doneIndex(root), signalValue(ce.e, 0));  // a checked wait that gave up has recorded it\n";
+    } else {
+      o_ << "    int ok = 1;\n"
+         << "    if (threadIdx.x == 0)\n"
+         << "      for (int p = 0; p < pl.n && ok; ++p)\n"
+         << "        if (p != root) ok = waitSignal(dc, doneIndex(p), signalValue(ce.e, 0));\n"
+         << "    (void)__syncthreads_and(ok);  // a checked wait that gave up has recorded it\n";
+    }
+    o_ << "  }\n";
   }
 };
 

@@ -7,10 +7,12 @@
 /// (docs/codegen.md "Latency program").
 ///
 /// The printer knows op shapes, not collectives: a put to every peer in
-/// ring order, the rank's own copy, a poll-and-copy loop over the peers in
-/// reverse ring order, a poll-and-accumulate loop over all ranks. An op of
-/// another shape is an EmitError naming the op (the rooted and V
-/// collectives' shapes come with their runtime support).
+/// ring order (or to the root), the rank's own copy, a poll-and-copy loop
+/// over the peers in reverse ring order (or one poll of the root's
+/// packets), a poll-and-accumulate loop over all ranks, each on every rank
+/// or on the root's side of a rooted collective, which ends with its DONE
+/// acknowledgement. An op of another shape is an EmitError naming the op
+/// (the V collectives' shapes come with their runtime support).
 #pragma once
 
 #include <stdexcept>

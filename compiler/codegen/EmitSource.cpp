@@ -77,7 +77,7 @@ void emitPolicy(std::ostringstream &o, const EmitCollective &c, const std::strin
   for (int n = kMinWorld; n <= kMaxWorld; ++n) {
     // The row the kernels read: ir::worldConsts, the same mapping the IR
     // plans calls with (RuntimePlan.h).
-    const snac::WorldConsts w = ir::worldConsts(p.forWorld(n));
+    const snac::WorldConsts w = ir::worldConsts(p.forWorld(n), c.kind);
     o << "      {.latencyMaxBytes = " << u64(w.latencyMaxBytes) << ", .latencyCtas = " << w.latencyCtas
       << ", .latencyThreads = " << w.latencyThreads << ",\n"
       << "       .stageCtas = " << w.stageCtas << ", .consumeCtas = " << w.consumeCtas

@@ -48,6 +48,7 @@ std::string rankExpr(const Op &op, RankRef x) {
   case RankRef::P: return "p";
   case RankRef::K: return "k";
   case RankRef::Next: return "(r + 1) % n";
+  case RankRef::Root: return "root";
   default: unsupported(op, std::string("no CUDA form for rank ") + ir::toString(x));
   }
 }
@@ -85,6 +86,7 @@ const char *sigIndexFn(const Op &op) {
   case Sig::CONSUMED: return "consumedIndex";
   case Sig::REDUCED: return "reducedIndex";
   case Sig::GATHERED: return "gatheredIndex";
+  case Sig::DONE: return "doneIndex";
   default: unsupported(op, "no CUDA form for this signal in a throughput program");
   }
 }
@@ -100,8 +102,16 @@ std::string slotExpr(const Scope &sc, const Op &o) {
   unsupported(o, "no slot");
 }
 
+/// The signal index of a sync op whose signal comes from rank `src`
+/// (DONE: one per source, no slot).
+std::string signalIndex(const Scope &sc, const Op &o, const std::string &src) {
+  if (o.sig == Sig::DONE) return std::string("doneIndex(") + src + ")";
+  return std::string(sigIndexFn(o)) + "(" + src + ", " + slotExpr(sc, o) + ")";
+}
+
 /// sig(e, round) of a sync op.
 std::string valueExpr(const Scope &sc, const Op &o) {
+  if (o.round == RoundOf::Zero) return "cx.sig(0)";
   const bool prev = o.round == RoundOf::Prev;
   if (o.round != RoundOf::Cur && !prev) unsupported(o, "a throughput signal names this round or the previous one");
   std::string round;
@@ -147,7 +157,13 @@ bool slotDependsOnVar(const Op &o) {
 void openRankLoop(std::ostream &o, const std::string &pad, const std::string &v, Domain d) {
   o << pad << "for (int " << v << " = 0; " << v << " < n; ++" << v << ") {\n";
   if (d == Domain::Others) o << pad << "  if (" << v << " == r) continue;\n";
+  if (d == Domain::NonRoot) o << pad << "  if (" << v << " == root) continue;\n";
 }
+/// The skip of a one-line loop over `d` ("" for 0..n-1).
+std::string skipOf(const std::string &v, Domain d) {
+  return d == Domain::Others ? "if (" + v + " != r) " : d == Domain::NonRoot ? "if (" + v + " != root) " : "";
+}
+bool rankLoopDomain(Domain d) { return d == Domain::Others || d == Domain::All || d == Domain::NonRoot; }
 
 struct Operand {
   std::string ptr, len;
@@ -189,6 +205,9 @@ Operand operand(const Scope &sc, const Op &op, const Access &a) {
   if (a.buf == Buf::Y) {
     x.ptr = a.region != RankRef::None ? "cx.pushYSlot(" + rankExpr(op, a.owner) + ", " + rankExpr(op, a.region) + ", c)"
                                       : "cx.ySlot(" + rankExpr(op, a.owner) + ", c)";
+    // Y_k holds partition k of the composition's result, which is output
+    // partition k: chunk c of it (used when no operand is user memory).
+    x.len = "chunkSize(pl.rxLen[" + rankExpr(op, a.region != RankRef::None ? a.region : a.owner) + "], pl.chunk, c)";
     return x;
   }
   unsupported(op, "no CUDA form for this buffer in a throughput program");
@@ -202,18 +221,26 @@ std::string dataLength(const Scope &sc, const Op &op) {
     Operand x = operand(sc, op, *a);
     if (x.user) return x.len;
   }
-  unsupported(op, "a data op has an operand in user memory, which gives its length");
+  // A copy between staging and Y (Broadcast's consume role): Y's partition.
+  for (const Access *a : {&op.dst, &op.src})
+    if (a->buf == Buf::Y) return operand(sc, op, *a).len;
+  unsupported(op, "a data op has an operand in user memory or Y, which gives its length");
 }
 
 /// Prints one role's function.
 class RolePrinter {
 public:
-  RolePrinter(const ir::Role &role, bool worker, bool typed, std::ostream &o, std::vector<int> &ops)
-      : role_(role), worker_(worker), typed_(typed), o_(o), ops_(ops) {}
+  /// `rooted`: the program has a root (ops or roles on its side only);
+  /// `doneArrivals`: the CTAs that arrive on the DONE counter, as an
+  /// expression of the plan (every reading role's CTAs of this rank).
+  RolePrinter(const ir::Role &role, bool worker, bool typed, std::ostream &o, std::vector<int> &ops,
+              bool rooted = false, std::string doneArrivals = "")
+      : role_(role), worker_(worker), typed_(typed), rooted_(rooted), doneArrivals_(std::move(doneArrivals)), o_(o),
+        ops_(ops) {}
 
   void print(const std::string &fn) {
-    if (role_.runsOn != ir::RunsOn::All || role_.perWarpGroup)
-      throw EmitError("throughput program: role " + role_.name + " runs on every rank, on CTAs");
+    if (role_.perWarpGroup || (worker_ && rooted_))
+      throw EmitError("throughput program: role " + role_.name + " runs on CTAs (a rooted program pulls)");
     o_ << "/// Role " << role_.name << " (" << (worker_ ? "push" : "pull") << "; IR ops " << opRange() << "), "
        << (worker_ ? "worker w of W (lane of a CTA: lane.cuh), whole chunks.\n"
                    : "CTA i of ctas, a slice of every chunk.\n");
@@ -226,16 +253,26 @@ public:
          << "__device__ void " << fn << "(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {\n";
     }
     o_ << "  const Plan& pl = cx.pl;\n"
-       << "  [[maybe_unused]] const int r = pl.rank, n = pl.n;\n"
-       << "  (void)in;\n"
+       << "  [[maybe_unused]] const int r = pl.rank, n = pl.n;\n";
+    if (rooted_) o_ << "  [[maybe_unused]] const int root = pl.root;\n";
+    o_ << "  (void)in;\n"
        << "  (void)out;\n";
+    if (role_.runsOn != ir::RunsOn::All) {
+      o_ << "  if (r " << (role_.runsOn == ir::RunsOn::Root ? "!=" : "==") << " root) return;  // the role runs on "
+         << ir::toString(role_.runsOn) << "\n";
+      guard_ = role_.runsOn;
+    }
     body(role_.body, "  ", false);
     o_ << "}\n\n";
   }
 
 private:
   const ir::Role &role_;
-  bool worker_, typed_;
+  bool worker_, typed_, rooted_;
+  std::string doneArrivals_;
+  /// The ranks the code being printed runs on (a role's, or an open rank
+  /// condition's): an op on these needs no condition of its own.
+  ir::RunsOn guard_ = ir::RunsOn::All;
   std::ostream &o_;
   std::vector<int> &ops_;
   Scope sc_;  ///< the enclosing pull loop's per-iteration values
@@ -300,41 +337,47 @@ private:
       const Stmt *next = i + 1 < stmts.size() ? &stmts[i + 1] : nullptr;
       const bool prevData = i > 0 && !stmts[i - 1].isLoop &&
                             (stmts[i - 1].op.kind == OpKind::Copy || stmts[i - 1].op.kind == OpKind::Reduce);
+      bool on;
+      const std::string q = openOn(op, pad, on);
       switch (op.kind) {
-      case OpKind::Wait: wait(op, pad); break;
+      case OpKind::Wait: wait(op, q); break;
       case OpKind::Copy:
       case OpKind::Reduce: {
         if (!inLoop && op.dst.chunked) unsupported(op, "a chunked op sits in a loop over chunks");
-        data(op, pad);
+        data(op, q);
         const bool arriveNext = next && !next->isLoop && next->op.kind == OpKind::Arrive;
-        if (!worker_ && !arriveNext) o_ << pad << "__syncthreads();  // the Atom workspace is reused by the next op\n";
+        if (!worker_ && !arriveNext) o_ << q << "__syncthreads();  // the Atom workspace is reused by the next op\n";
         break;
       }
       case OpKind::Arrive: {
         if (worker_) unsupported(op, "a worker moves whole chunks: no last-arriver counter");
-        arrive(op, pad);
+        arrive(op, q);
         // The ops the last arriver runs.
         std::size_t j = i + 1;
         if (j < stmts.size() && !stmts[j].isLoop && stmts[j].op.last) {
-          o_ << pad << "if (last && threadIdx.x == 0) {\n";
+          o_ << q << "if (last && threadIdx.x == 0) {\n";
           for (; j < stmts.size() && !stmts[j].isLoop && stmts[j].op.last; ++j) {
             if (stmts[j].op.kind != OpKind::Notify) unsupported(stmts[j].op, "the last arriver only notifies");
-            notify(stmts[j].op, pad + "  ");
+            bool onN;
+            const std::string qn = openOn(stmts[j].op, q + "  ", onN);
+            notify(stmts[j].op, qn);
+            closeOn(onN, q + "  ");
           }
-          o_ << pad << "}\n";
+          o_ << q << "}\n";
         }
         i = j - 1;
         break;
       }
       case OpKind::Notify:
         if (!worker_) unsupported(op, "a sliced role notifies from its last arriver");
-        if (!prevData) o_ << pad << "ln.sync();  // the lane's accesses before the notify\n";
-        o_ << pad << "if (ln.leader()) {\n";
-        notify(op, pad + "  ");
-        o_ << pad << "}\n";
+        if (!prevData) o_ << q << "ln.sync();  // the lane's accesses before the notify\n";
+        o_ << q << "if (ln.leader()) {\n";
+        notify(op, q + "  ");
+        o_ << q << "}\n";
         break;
       default: unsupported(op, "no CUDA form for this op in a throughput program");
       }
+      closeOn(on, pad);
     }
   }
 
@@ -402,6 +445,23 @@ private:
     return f->op;
   }
 
+  /// Opens "if (r == root) {" / "if (r != root) {" when `op` runs on
+  /// fewer ranks than the code around it; returns the body's pad.
+  std::string openOn(const Op &op, const std::string &pad, bool &opened) {
+    opened = op.onlyOn != ir::RunsOn::All && op.onlyOn != guard_;
+    if (!opened) return pad;
+    if (guard_ != ir::RunsOn::All) unsupported(op, "runs on the other side of the root than the code around it");
+    o_ << pad << "if (r " << (op.onlyOn == ir::RunsOn::Root ? "==" : "!=") << " root) {  // " << ir::toString(op.onlyOn)
+       << "\n";
+    guard_ = op.onlyOn;
+    return pad + "  ";
+  }
+  void closeOn(bool opened, const std::string &pad) {
+    if (!opened) return;
+    o_ << pad << "}\n";
+    guard_ = ir::RunsOn::All;
+  }
+
   void record(const Op &op, const std::string &pad) {
     o_ << cite(op, pad);
     ops_.push_back(op.id);
@@ -429,19 +489,18 @@ private:
   }
 
   void wait(const Op &op, const std::string &pad) {
-    if (op.onlyOn != ir::RunsOn::All) unsupported(op, "a throughput op runs on every rank");
     record(op, pad);
     if (slotDependsOnVar(op) && op.cond != Cond::Always)
       unsupported(op, "a conditional wait over ranks names one slot");
     bool opened;
     const std::string p = openCond(op, pad, opened);
-    const std::string idx = std::string(sigIndexFn(op)) + "(" + waitSource(op) + ", " + slotExpr(sc_, op) + ")";
+    const std::string idx = signalIndex(sc_, op, waitSource(op));
     const std::string val = valueExpr(sc_, op);
     if (op.var == RankRef::None) {
       if (worker_) o_ << p << "if (!ln.wait(cx.dc, " << idx << ", " << val << ")) return;  // a checked wait gave up\n";
       else o_ << p << "if (!ctaWaitSignal(cx.dc, " << idx << ", " << val << ")) return;  // a checked wait gave up\n";
     } else {
-      if (op.domain != Domain::Others && op.domain != Domain::All) unsupported(op, "a wait over ranks waits on 0..n-1 or others(r)");
+      if (!rankLoopDomain(op.domain)) unsupported(op, "a wait over ranks waits on 0..n-1, others(r) or others(root)");
       const std::string v = rankExpr(op, op.var);
       o_ << p << "{\n"
          << p << "  int ok = 1;\n"
@@ -450,6 +509,7 @@ private:
         // Each source's own slot: its values once per source.
         o_ << p << "    for (int " << v << " = 0; " << v << " < n && ok; ++" << v << ") {\n";
         if (op.domain == Domain::Others) o_ << p << "      if (" << v << " == r) continue;\n";
+        if (op.domain == Domain::NonRoot) o_ << p << "      if (" << v << " == root) continue;\n";
         hoistForVar(op, op.slotOwner, op.slotPart, p + "      ");
         o_ << p << "      ok = waitSignal(cx.dc, " << std::string(sigIndexFn(op)) + "(" + waitSource(op) + ", " +
                       slotExpr(sc_, op) + ")"
@@ -458,8 +518,7 @@ private:
         dropVar(op, op.slotOwner, op.slotPart);
       } else {
         o_ << p << "    for (int " << v << " = 0; " << v << " < n && ok; ++" << v << ")\n"
-           << p << "      " << (op.domain == Domain::Others ? "if (" + v + " != r) " : "") << "ok = waitSignal(cx.dc, "
-           << idx << ", " << val << ");\n";
+           << p << "      " << skipOf(v, op.domain) << "ok = waitSignal(cx.dc, " << idx << ", " << val << ");\n";
       }
       o_ << p << "  if (!" << (worker_ ? "ln.agree(ok)" : "__syncthreads_and(ok)") << ") return;  // a checked wait gave up\n"
          << p << "}\n";
@@ -468,7 +527,6 @@ private:
   }
 
   void data(const Op &op, const std::string &pad) {
-    if (op.onlyOn != ir::RunsOn::All) unsupported(op, "a throughput op runs on every rank");
     record(op, pad);
     bool opened;
     std::string p = openCond(op, pad, opened);
@@ -546,13 +604,18 @@ private:
       idx += " + " + std::to_string(op.counterStride) + "u * uint32_t(" + rankExpr(op, op.counterRank) + ")";
     }
     if (op.slotSpace != SlotSpace::None) idx += " + uint32_t(" + slotExpr(sc_, op) + ")";
+    if (op.counterBase == ir::kDoneCounter) {
+      if (doneArrivals_.empty()) unsupported(op, "a DONE counter needs the reading roles' CTAs");
+      o_ << pad << "const bool last = ctaArriveLast(cx.dc, " << idx << ", " << doneArrivals_
+         << ");  // every reading CTA of this rank\n";
+      return;
+    }
     o_ << pad << "const bool last = ctaArriveLast(cx.dc, " << idx << ", ctas);\n";
   }
 
   void notify(const Op &op, const std::string &pad) {
-    if (op.onlyOn != ir::RunsOn::All) unsupported(op, "a throughput op runs on every rank");
     record(op, pad);
-    const std::string idx = std::string(sigIndexFn(op)) + "(r, " + slotExpr(sc_, op) + ")";
+    const std::string idx = signalIndex(sc_, op, "r");
     const std::string val = valueExpr(sc_, op);
     if (op.var == RankRef::None) {
       bool opened;
@@ -561,8 +624,8 @@ private:
       closeCond(opened, pad);
       return;
     }
-    if (op.target != op.var || (op.domain != Domain::Others && op.domain != Domain::All))
-      unsupported(op, "a notify over ranks notifies each rank of 0..n-1 or others(r)");
+    if (op.target != op.var || !rankLoopDomain(op.domain))
+      unsupported(op, "a notify over ranks notifies each rank of 0..n-1, others(r) or others(root)");
     const std::string v = rankExpr(op, op.var);
     const bool perTarget = slotDependsOnVar(op);  // each target's own slot and condition
     bool opened = false;
@@ -574,7 +637,7 @@ private:
     if (perTarget) {
       // Each target's own slot: its values once per target.
       hoistForVar(op, op.slotOwner, op.slotPart, p + "  ");
-      tIdx = std::string(sigIndexFn(op)) + "(r, " + slotExpr(sc_, op) + ")";
+      tIdx = signalIndex(sc_, op, "r");
       tVal = valueExpr(sc_, op);
       c = condExpr(sc_, op, worker_);
       dropVar(op, op.slotOwner, op.slotPart);
@@ -609,6 +672,29 @@ bool reduces(const ir::Program &p) {
   return any;
 }
 
+/// A rooted program: a role or an op runs on one side of the root only.
+bool rootedProgram(const ir::Program &p) {
+  bool any = false;
+  for (const auto &role : p.roles) {
+    any |= role.runsOn != ir::RunsOn::All;
+    ir::forEachOp(role.body, [&](const Op &op) { any |= op.onlyOn != ir::RunsOn::All; });
+  }
+  return any;
+}
+
+/// The CTAs that arrive on a rooted program's DONE counter: those of every
+/// role holding a DONE arrive (insertDoneAcks puts one in each role that
+/// reads another rank's memory), e.g. "pl.consumeCtas + pl.gatherCtas".
+std::string doneArrivals(const ir::Program &p) {
+  std::string s;
+  for (const auto &role : p.roles) {
+    bool has = false;
+    ir::forEachOp(role.body, [&](const Op &op) { has |= op.kind == OpKind::Arrive && op.counterBase == ir::kDoneCounter; });
+    if (has) s += (s.empty() ? "" : " + ") + ctasField(role);
+  }
+  return s;
+}
+
 std::string roleFn(const std::string &id, bool push, const ir::Role &role) {
   return id + (push ? "_push_" : "_pull_") + role.name;
 }
@@ -633,13 +719,17 @@ ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program 
   const std::string tparams = code.typed ? ", E, Op" : "";
   if (pull) {
     std::ostringstream o;
-    for (const auto &role : pull->roles) RolePrinter(role, false, code.typed, o, code.pullOps).print(roleFn(id, false, role));
+    const bool rooted = rootedProgram(*pull);
+    const std::string arrivals = doneArrivals(*pull);
+    for (const auto &role : pull->roles)
+      RolePrinter(role, false, code.typed, o, code.pullOps, rooted, arrivals).print(roleFn(id, false, role));
     code.pullText = o.str();
   }
   std::ostringstream k;
   if (push) {
     std::ostringstream o;
-    for (const auto &role : push->roles) RolePrinter(role, true, code.typed, o, code.pushOps).print(roleFn(id, true, role));
+    for (const auto &role : push->roles)
+      RolePrinter(role, true, code.typed, o, code.pushOps, rootedProgram(*push)).print(roleFn(id, true, role));
     // A CTA of the push program: LS lanes per stage CTA, LC per other CTA.
     o << "/// A CTA of the push program: role by CTA range, LS lanes per " << push->roles[0].name
       << " CTA, LC per other CTA\n"

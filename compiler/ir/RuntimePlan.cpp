@@ -4,7 +4,7 @@
 
 namespace purlin::ir {
 
-snac::WorldConsts worldConsts(const WorldPolicy &w) {
+snac::WorldConsts worldConsts(const WorldPolicy &w, Kind k) {
   snac::WorldConsts c;
   c.latencyMaxBytes = w.latency.maxBytes;
   c.latencyCtas = w.latency.ctas;
@@ -14,7 +14,7 @@ snac::WorldConsts worldConsts(const WorldPolicy &w) {
   c.gatherCtas = w.throughput.gatherCtas;
   c.threads = w.throughput.threads;
   c.chunkBytes = w.throughput.chunkBytes;
-  c.push = w.throughput.transfer == Transfer::Push;
+  c.push = boundTransfer(k, w.throughput.transfer) == Transfer::Push;
   c.lanes = w.throughput.lanes;
   c.consumeLanes = w.throughput.consumeLanes;
   c.directMinBytes = w.direct.minBytes;
@@ -25,10 +25,13 @@ snac::WorldConsts worldConsts(const WorldPolicy &w) {
 
 std::optional<snac::CollKind> runtimeKind(Kind k) {
   switch (k) {
-  case Kind::AllGather: return snac::CollKind::AllGather;
-  case Kind::ReduceScatter: return snac::CollKind::ReduceScatter;
-  case Kind::AllReduce: return snac::CollKind::AllReduce;
-  case Kind::AllToAll: return snac::CollKind::AllToAll;
+#define PURLIN_RUNS_0(Name)
+#define PURLIN_RUNS_1(Name) case Kind::Name: return snac::CollKind::Name;
+#define PURLIN_LEAF(Name, Op, In, Out, R, Runs) PURLIN_RUNS_##Runs(Name)
+#define PURLIN_COMPOSE(Name, F, G, Runs) PURLIN_RUNS_##Runs(Name)
+#include "purlin/collectives.def"
+#undef PURLIN_RUNS_0
+#undef PURLIN_RUNS_1
   default: return std::nullopt;
   }
 }
@@ -51,7 +54,7 @@ snac::Plan runtimePlan(const CollectiveIR &ir, const Policy &policy, uint64_t co
   }
   snac::Plan p;
   std::string error;
-  const snac::WorldConsts w = worldConsts(policy.forWorld(ir.n));
+  const snac::WorldConsts w = worldConsts(policy.forWorld(ir.n), ir.kind);
   if (snac::makePlan(*kind, ir.n, rank, a, w, policy.stagingBytes, packetHalfBytes, p, error,
                      policy.atom.pipelineStages) != Status::Ok)
     throw IRError{error};

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "ir/DerivePush.h"
 #include "ir/IR.h"
 #include "ir/Instantiate.h"
 #include "purlin/Policy.h"
@@ -20,11 +21,13 @@
 
 namespace purlin::ir {
 
-/// The row of the policy table for one world size, as the kernels read it
-/// (purlinc prints this struct's members into NAME_Policy::world[n]).
-snac::WorldConsts worldConsts(const WorldPolicy &w);
+/// The row of the policy table for one world size, as the kernels of
+/// collective `k` read it (purlinc prints this struct's members into
+/// NAME_Policy::world[n]): the policy's push transfer only where `k` has a
+/// push derivation (boundTransfer), since only that program is printed.
+snac::WorldConsts worldConsts(const WorldPolicy &w, Kind k);
 
-/// The runtime collective of `k` (the four it runs); nullopt for the others.
+/// The runtime collective of `k` (collectives.def, Runs = 1); nullopt for the others.
 std::optional<snac::CollKind> runtimeKind(Kind k);
 
 /// snac::makePlan for rank `rank` of a call of `count` elements of

@@ -147,6 +147,114 @@ TEST_CASE("makePlan: byte ranges per collective") {
   CHECK(p.txOff[1] == 10);
 }
 
+TEST_CASE("kinds: what each runtime collective is (collectives.def)") {
+  static_assert(kNumCollKinds == 8);
+  STATIC_REQUIRE(isReduction(CollKind::ReduceScatter));
+  STATIC_REQUIRE(isReduction(CollKind::AllReduce));
+  STATIC_REQUIRE(isReduction(CollKind::Reduce));
+  STATIC_REQUIRE_FALSE(isReduction(CollKind::Broadcast));
+  STATIC_REQUIRE_FALSE(isReduction(CollKind::Gather));
+  STATIC_REQUIRE(isComposition(CollKind::AllReduce));
+  STATIC_REQUIRE(isComposition(CollKind::Broadcast));
+  STATIC_REQUIRE(isComposition(CollKind::Reduce));
+  STATIC_REQUIRE_FALSE(isComposition(CollKind::Scatter));
+  STATIC_REQUIRE(hasPackedInput(CollKind::AllGather));
+  STATIC_REQUIRE(hasPackedInput(CollKind::Gather));
+  STATIC_REQUIRE_FALSE(hasPackedInput(CollKind::Scatter));
+  STATIC_REQUIRE_FALSE(hasPackedInput(CollKind::Broadcast));  // Scatter's input, partitioned
+  STATIC_REQUIRE(rootProduces(CollKind::Scatter));
+  STATIC_REQUIRE(rootProduces(CollKind::Broadcast));
+  STATIC_REQUIRE(rootConsumes(CollKind::Gather));
+  STATIC_REQUIRE(rootConsumes(CollKind::Reduce));
+  STATIC_REQUIRE_FALSE(isRooted(CollKind::AllToAll));
+  CHECK(std::string(toString(CollKind::Broadcast)) == "Broadcast");
+}
+
+TEST_CASE("makePlan: rooted collectives") {
+  Plan p;
+  std::string err;
+  auto rooted = [](const void* in, void* out, std::size_t count, int root) {
+    CallArgs a = args(in, out, count);
+    a.root = root;
+    return a;
+  };
+  for (CollKind k : {CollKind::Broadcast, CollKind::Reduce, CollKind::Scatter, CollKind::Gather}) {
+    for (int bad : {-1, 4}) {
+      CHECK(makePlan(k, 4, 1, rooted(kIn, kOut, 5, bad), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+            Status::InvalidArgument);
+      CHECK(err.find("root " + std::to_string(bad) + " out of range (0..3)") != std::string::npos);
+    }
+    // Every rank plans the same program; the root is in the plan.
+    for (std::size_t count : {1ul, 131073ul, 1ul << 22}) {
+      Plan first;
+      for (int r = 0; r < 4; ++r) {
+        REQUIRE(makePlan(k, 4, r, rooted(kIn, kOut, count, 2), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+                Status::Ok);
+        CHECK(p.root == 2);
+        if (r == 0) first = p;
+        CHECK(p.latency == first.latency);
+        CHECK(p.cpp == first.cpp);
+        CHECK(p.slots == first.slots);
+      }
+      CHECK(p.latency == (p.msgBytes <= kWorld.latencyMaxBytes));
+      if (!p.latency) CHECK(p.gatherCtas == (isComposition(k) ? kWorld.gatherCtas : 0));
+      if (!p.latency) CHECK((p.ySlots > 0) == isComposition(k));
+    }
+  }
+  // Byte ranges: Broadcast / Reduce partition the count like AllReduce
+  // (a one-shot latency flow of the whole message); Scatter and Gather
+  // move count elements per rank.
+  REQUIRE(makePlan(CollKind::Broadcast, 2, 1, rooted(kIn, kOut, 7, 0), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+          Status::Ok);
+  CHECK(p.txLen[1] == 4 * 2);
+  CHECK(p.rxOff[1] == 3 * 2);
+  CHECK(p.msgBytes == 14);
+  CHECK(p.packetFlowBytes == 14);
+  REQUIRE(makePlan(CollKind::Gather, 4, 3, rooted(kIn, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+          Status::Ok);
+  CHECK(p.stageParts() == 1);
+  CHECK(p.rxOff[2] == 2 * 5 * 2);
+  CHECK(p.msgBytes == 4 * 5 * 2);
+  REQUIRE(makePlan(CollKind::Scatter, 4, 1, rooted(kIn, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+          Status::Ok);
+  CHECK(p.stageParts() == 3);
+  CHECK(p.txOff[2] == 2 * 5 * 2);
+  CHECK(p.rxOff[1] == 0);
+  // The buffers a non-root does not use may be null; the root's may not.
+  CHECK(makePlan(CollKind::Scatter, 4, 1, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::Ok);
+  CHECK(makePlan(CollKind::Broadcast, 4, 1, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::Ok);
+  CHECK(makePlan(CollKind::Gather, 4, 1, rooted(kIn, nullptr, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::Ok);
+  CHECK(makePlan(CollKind::Reduce, 4, 1, rooted(kIn, nullptr, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::Ok);
+  CHECK(makePlan(CollKind::Gather, 4, 3, rooted(kIn, nullptr, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(makePlan(CollKind::Scatter, 4, 3, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(makePlan(CollKind::Reduce, 4, 1, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  // In place: Broadcast / Reduce in == out; Gather the root's block of its
+  // output; Scatter the root's block of its input. Other overlaps are refused.
+  CHECK(makePlan(CollKind::Broadcast, 4, 3, rooted(kOut, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::Ok);
+  CHECK(makePlan(CollKind::Reduce, 4, 3, rooted(kOut, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::Ok);
+  CHECK(makePlan(CollKind::Gather, 4, 3, rooted(kOut + 3 * 10, kOut, 5, 3), kWorld, kStaging, kPackets, p, err,
+                 kAtomStages) == Status::Ok);
+  CHECK(makePlan(CollKind::Gather, 4, 3, rooted(kOut + 2 * 10, kOut, 5, 3), kWorld, kStaging, kPackets, p, err,
+                 kAtomStages) == Status::InvalidArgument);
+  CHECK(makePlan(CollKind::Scatter, 4, 3, rooted(kOut, kOut + 3 * 10, 5, 3), kWorld, kStaging, kPackets, p, err,
+                 kAtomStages) == Status::Ok);
+  CHECK(makePlan(CollKind::Scatter, 4, 3, rooted(kOut, kOut + 10, 5, 3), kWorld, kStaging, kPackets, p, err,
+                 kAtomStages) == Status::InvalidArgument);
+  // Never the direct program.
+  REQUIRE(makePlan(CollKind::Gather, 2, 0, rooted(kIn, kOut, 1u << 24, 0), kWorld, kStaging, kPackets, p, err,
+                   kAtomStages) == Status::Ok);
+  CHECK_FALSE(directWanted(p, kWorld));
+}
+
 TEST_CASE("makePlan: the dispatch decision is the same on every rank") {
   const CollKind kinds[] = {CollKind::AllGather, CollKind::ReduceScatter, CollKind::AllReduce, CollKind::AllToAll};
   for (CollKind k : kinds)

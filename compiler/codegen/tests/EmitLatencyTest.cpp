@@ -78,13 +78,38 @@ TEST_CASE("a mutated IR is refused by the verifier and by the printer", "[codege
   CHECK_THROWS_AS(printLatencyProgram("x", early.latency), EmitError);
 }
 
-TEST_CASE("latency shapes without a CUDA form are errors naming the op", "[codegen][latency]") {
-  auto gather = leaf("gather", ConsumeOp::Copy, Layout::Packed, Layout::Scattered, Root::Consumer);
-  ir::VerifiedIR v = ir::lowerVerified(*gather, test::samplePolicy(), 4);
+TEST_CASE("rooted latency programs: rank conditions and the DONE acks", "[codegen][latency]") {
+  for (const auto &c : test::rooted()) {
+    INFO(c->name);
+    for (int n : {2, 5}) {
+      ir::VerifiedIR v = ir::lowerVerified(*c, test::samplePolicy(), n);
+      const auto ops = opsOf(v.ir().latency);
+      LatencyCode code = printLatencyProgram(c->name, v.ir().latency);
+      test::checkCitations(code.text, ops, true);
+      CHECK(code.ops.size() == ops.size());
+      CHECK(code.text.find("const int root = pl.root;") != std::string::npos);
+      CHECK(code.text.find("if (r != root) {  // ranks != root") != std::string::npos);
+      CHECK(code.text.find("ctaArriveLast(dc, 3328u, int(gridDim.x))") != std::string::npos);
+      CHECK(code.text.find("doneIndex(") != std::string::npos);
+    }
+  }
+  // A producer that does not wait for its readers has no CUDA form.
+  auto gather = test::rooted()[1];
+  ir::CollectiveIR bad = ir::lowerVerified(*gather, test::samplePolicy(), 4).ir();
+  bad.latency.roles[0].body.pop_back();
   try {
-    printLatencyProgram("gather", v.ir().latency);
-    FAIL("a rooted put printed");
+    printLatencyProgram("gather", bad.latency);
+    FAIL("a rooted program without its DONE wait printed");
   } catch (const EmitError &e) {
-    CHECK(std::string(e.what()).find("latency program: %0 packet.put PK_root[r] <- X_r (full) on ranks != root") == 0);
+    CHECK(std::string(e.what()) == "latency program: a rooted program ends with DONE acks (and only a rooted one)");
+  }
+  // Ops on the wrong side of the root are refused by name.
+  bad = ir::lowerVerified(*gather, test::samplePolicy(), 4).ir();
+  bad.latency.roles[0].body[0].op.onlyOn = ir::RunsOn::Root;
+  try {
+    printLatencyProgram("gather", bad.latency);
+    FAIL("a put on the root to the root printed");
+  } catch (const EmitError &e) {
+    CHECK(std::string(e.what()).find("latency program: %0 packet.put PK_root[r] <- X_r (full) on root") == 0);
   }
 }

@@ -118,10 +118,34 @@ TEST_CASE("a deleted notify is refused by the verifier and changes the printed c
   }
 }
 
+TEST_CASE("rooted throughput programs: roles and ops on one side of the root, DONE acks", "[codegen][throughput]") {
+  for (const auto &c : test::rooted()) {
+    INFO(c->name);
+    ir::VerifiedIR v = ir::lowerVerified(*c, test::samplePolicy(), 4);
+    const auto ops = opsOf(v.ir().throughput);
+    ThroughputCode code = printThroughputPrograms(c->name, &v.ir().throughput, nullptr);
+    test::checkCitations(code.pullText, ops);
+    CHECK(code.pullOps.size() == ops.size());
+    CHECK(has(code.pullText, "[[maybe_unused]] const int root = pl.root;"));
+    CHECK(has(code.pullText, "doneIndex("));
+    CHECK(has(code.pullText, "cx.sig(0)"));
+    const bool composed = c->isCompose;
+    CHECK(has(code.pullText, composed ? "ctaArriveLast(cx.dc, 3328u, pl.consumeCtas + pl.gatherCtas)"
+                                      : "ctaArriveLast(cx.dc, 3328u, pl.consumeCtas)"));
+  }
+  // Scatter's consumers and Gather's root-only consume role return early elsewhere.
+  ir::VerifiedIR sc = ir::lowerVerified(*test::rooted()[0], test::samplePolicy(), 3);
+  CHECK(has(printThroughputPrograms("scatter", &sc.ir().throughput, nullptr).pullText,
+            "if (r == root) return;  // the role runs on ranks != root"));
+  // A rooted op inside code on the other side of the root has no form.
+  ir::CollectiveIR odd = ir::lowerVerified(*test::rooted()[1], test::samplePolicy(), 3).ir();
+  ir::forEachOp(odd.throughput.roles[1].body, [](ir::Op &o) {
+    if (o.kind == ir::OpKind::Notify && o.sig == ir::Sig::DONE) o.onlyOn = ir::RunsOn::NonRoot;
+  });
+  CHECK_THROWS_AS(printThroughputPrograms("gather", &odd.throughput, nullptr), EmitError);
+}
+
 TEST_CASE("throughput shapes without a CUDA form are errors naming the op", "[codegen][throughput]") {
-  auto gather = leaf("gather", ConsumeOp::Copy, Layout::Packed, Layout::Scattered, Root::Consumer);
-  ir::VerifiedIR v = ir::lowerVerified(*gather, test::samplePolicy(), 4);
-  CHECK_THROWS_AS(printThroughputPrograms("gather", &v.ir().throughput, nullptr), EmitError);
   // A pull loop over peers in an order the printer has no loop for.
   auto cs = runnable();
   ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), kPullWorld);

@@ -71,17 +71,16 @@ TEST_CASE("missing policy and unsupported kinds are errors", "[codegen]") {
   REQUIRE(r.error->find("policy 'decode'") != std::string::npos);
 
   Module g;
-  g.file = "gather.pl";
+  g.file = "allgatherv.pl";
   auto c = std::make_shared<Collective>();
-  c->name = "gather";
-  c->loc = Location{"gather.pl", 3, 7};
+  c->name = "allGatherV";
+  c->loc = Location{"allgatherv.pl", 3, 7};
   c->op = ConsumeOp::Copy;
-  c->in = Layout::Packed;
-  c->out = Layout::Scattered;
-  c->root = Root::Consumer;
+  c->in = Layout::PackedV;
+  c->out = Layout::ScatteredV;
   g.collectives.push_back(c);
   r = buildEmitInput(g, test::samplePolicySet(), {}, "g.cu");
-  REQUIRE(r.error == std::optional<std::string>("code generation for gather (Gather) is not supported yet"));
+  REQUIRE(r.error == std::optional<std::string>("code generation for allGatherV (AllGatherV) is not supported yet"));
   REQUIRE(r.errorLoc.line == c->loc.line);
 
   Module empty;

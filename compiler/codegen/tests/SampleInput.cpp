@@ -53,6 +53,20 @@ std::vector<std::shared_ptr<const Collective>> runnable() {
   return {m.collectives[0], m.collectives[1], m.collectives[2], a2a};
 }
 
+std::vector<std::shared_ptr<const Collective>> rooted() {
+  auto sc = leaf("scatter", ConsumeOp::Copy, Layout::Scattered, Layout::Packed, Root::Producer);
+  auto ga = leaf("gather", ConsumeOp::Copy, Layout::Packed, Layout::Scattered, Root::Consumer);
+  auto ag = leaf("allGather", ConsumeOp::Copy, Layout::Packed, Layout::Scattered);
+  auto rs = leaf("reduceScatter", ConsumeOp::Reduce, Layout::Scattered, Layout::Packed);
+  auto compose = [](const std::string &name, std::shared_ptr<Collective> f, std::shared_ptr<Collective> g) {
+    auto c = leaf(name, f->op, f->in, g->out);
+    c->isCompose = true;
+    c->children = {std::move(f), std::move(g)};
+    return c;
+  };
+  return {sc, ga, compose("broadcast", sc, ag), compose("reduce", rs, ga)};
+}
+
 std::map<int, std::string> opsOf(const ir::Program &p) {
   std::map<int, std::string> ops;
   for (const ir::Role &r : p.roles) ir::forEachOp(r.body, [&](const ir::Op &o) { ops[o.id] = ir::opLine(o); });

@@ -27,6 +27,9 @@ std::shared_ptr<Collective> leaf(const std::string &name, ConsumeOp op, Layout i
 /// The four collectives the runtime runs, as the front end builds them:
 /// reduceScatter, allGather, allReduce (sampleModule) and allToAll.
 std::vector<std::shared_ptr<const Collective>> runnable();
+/// The rooted collectives: scatter, gather, broadcast = compose<scatter,
+/// allGather>, reduce = compose<reduceScatter, gather>.
+std::vector<std::shared_ptr<const Collective>> rooted();
 /// Every op of `p`: id -> its IR line (ir::opLine).
 std::map<int, std::string> opsOf(const ir::Program &p);
 /// Checks (Catch2) that `text` cites every op of `ops` exactly once in full

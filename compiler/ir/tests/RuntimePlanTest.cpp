@@ -92,7 +92,7 @@ TEST_CASE("runtime plan: the policy row carries every number the IR binds", "[pl
   policy.world[3].throughput.lanes = 2;
   policy.world[3].direct = {true, 1 << 20, 16, 256};
   policy.world[4].direct.enabled = false;
-  snac::WorldConsts w3 = worldConsts(policy.forWorld(3));
+  snac::WorldConsts w3 = worldConsts(policy.forWorld(3), Kind::AllGather);
   CHECK(w3.latencyMaxBytes == (uint64_t(64) << 10));
   CHECK(w3.stageCtas == 8);
   CHECK(w3.chunkBytes == (256u << 10));
@@ -101,11 +101,16 @@ TEST_CASE("runtime plan: the policy row carries every number the IR binds", "[pl
   CHECK(w3.directMinBytes == (1u << 20));
   CHECK(w3.directCtas == 16);
   CHECK(w3.directThreads == 256);
-  CHECK(worldConsts(policy.forWorld(4)).directCtas == -1);
+  CHECK(worldConsts(policy.forWorld(4), Kind::AllGather).directCtas == -1);
   CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), policy, 3);
   CHECK(ir.bound.crossoverBytes == w3.latencyMaxBytes);
   CHECK(ir.bound.directMinBytes == w3.directMinBytes);
   CHECK(ir.bound.directCtas == w3.directCtas);
-  CHECK_THROWS_AS(runtimePlan(lower(*test::collectiveOf(Kind::Broadcast), policy, 3), policy, 100, 4, 8u << 20),
+  CHECK_THROWS_AS(runtimePlan(lower(*test::collectiveOf(Kind::AllGatherV), policy, 3), policy, 100, 4, 8u << 20),
                   IRError);
+  // A kind without a push derivation gets the pull row (only that program is printed).
+  WorldPolicy push = policy.forWorld(3);
+  push.throughput.transfer = Transfer::Push;
+  CHECK(worldConsts(push, Kind::AllGather).push);
+  CHECK_FALSE(worldConsts(push, Kind::Broadcast).push);
 }

@@ -24,7 +24,10 @@
 /// Supported now (collectives.def, Runs = 1): AllGather = Transform<Copy, Packed, Scattered>,
 /// ReduceScatter = Transform<Reduce, Scattered, Packed>, AllToAll =
 /// Transform<Copy, Scattered, Transposed>, AllReduce = Compose<ReduceScatter,
-/// AllGather>. Other collectives compile and return Status::Unsupported.
+/// AllGather>, Scatter = Transform<Copy, Scattered, Packed, Producer>, Gather =
+/// Transform<Copy, Packed, Scattered, Consumer>, Broadcast = Compose<Scatter,
+/// AllGather>, Reduce = Compose<ReduceScatter, Gather>. The V forms compile
+/// and return Status::Unsupported.
 #pragma once
 
 #include <cstddef>
@@ -172,7 +175,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
   using detail::report;
   if constexpr (!KindOf<Collective>::supported) {
     return report(Status::Unsupported,
-                  "purlin::snac::launch: this collective (V layouts / rooted) is not implemented by the runtime yet");
+                  "purlin::snac::launch: this collective (V layouts) is not implemented by the runtime yet");
   } else {
     constexpr CollKind K = KindOf<Collective>::kind;
     using AtomT = atom::Atom<AtomArch, P::pipelineStages, P::stageBytes>;

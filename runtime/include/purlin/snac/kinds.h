@@ -1,8 +1,8 @@
 /// @file kinds.h
 /// @brief The collectives the runtime runs, from the one definition
 /// purlin/collectives.def (the rows with Runs = 1), which the compiler
-/// reads too: snac::CollKind, its names, and which of them reduce. Plain
-/// C++ (host and device).
+/// reads too: snac::CollKind, its names, and what each is (reduces,
+/// composed, packed input, rooted). Plain C++ (host and device).
 #pragma once
 
 namespace purlin::snac {
@@ -15,6 +15,8 @@ enum class Any {
 #include "purlin/collectives.def"
 };
 enum class Op { Copy, Reduce };
+enum class Layout { Packed, Scattered, Transposed, PackedV, ScatteredV, TransposedV };
+enum class Root { None, Producer, Consumer };
 /// A leaf reduces when its op does; a composition when its first stage does.
 constexpr bool reduces(Any k) {
   switch (k) {
@@ -23,6 +25,31 @@ constexpr bool reduces(Any k) {
 #include "purlin/collectives.def"
   }
   return false;
+}
+constexpr bool composed(Any k) {
+  switch (k) {
+#define PURLIN_COMPOSE(Name, F, G, Runs) case Any::Name: return true;
+#include "purlin/collectives.def"
+  default: return false;
+  }
+}
+/// The input layout (a composition's first stage's).
+constexpr Layout input(Any k) {
+  switch (k) {
+#define PURLIN_LEAF(Name, O, In, Out, R, Runs) case Any::Name: return Layout::In;
+#define PURLIN_COMPOSE(Name, F, G, Runs) case Any::Name: return input(Any::F);
+#include "purlin/collectives.def"
+  }
+  return Layout::Packed;
+}
+/// The root (a composition's: that of the stage that has one).
+constexpr Root root(Any k) {
+  switch (k) {
+#define PURLIN_LEAF(Name, O, In, Out, R, Runs) case Any::Name: return Root::R;
+#define PURLIN_COMPOSE(Name, F, G, Runs) case Any::Name: return root(Any::F) != Root::None ? root(Any::F) : root(Any::G);
+#include "purlin/collectives.def"
+  }
+  return Root::None;
 }
 } // namespace def
 
@@ -48,15 +75,63 @@ inline const char* toString(CollKind k) {
   }
   return "?";
 }
-/// ReduceScatter, AllReduce (dtype and op matter; copies move bytes).
-inline constexpr bool isReduction(CollKind k) {
+/// The collectives-of-the-def counterpart of a CollKind.
+inline constexpr def::Any anyOf(CollKind k) {
   switch (k) {
-#define PURLIN_LEAF(Name, Op, In, Out, R, Runs) PURLIN_RUNS_##Runs(Name, def::reduces(def::Any::Name))
-#define PURLIN_COMPOSE(Name, F, G, Runs) PURLIN_RUNS_##Runs(Name, def::reduces(def::Any::Name))
+#define PURLIN_LEAF(Name, Op, In, Out, R, Runs) PURLIN_RUNS_##Runs(Name, def::Any::Name)
+#define PURLIN_COMPOSE(Name, F, G, Runs) PURLIN_RUNS_##Runs(Name, def::Any::Name)
 #include "purlin/collectives.def"
   }
-  return false;
+  return def::Any::AllGather;
 }
+
+/// Number of CollKind values.
+inline constexpr int kNumCollKinds = 0
+#define PURLIN_RUNS_0_COUNT
+#define PURLIN_RUNS_1_COUNT +1
+#define PURLIN_LEAF(Name, Op, In, Out, R, Runs) PURLIN_RUNS_##Runs##_COUNT
+#define PURLIN_COMPOSE(Name, F, G, Runs) PURLIN_RUNS_##Runs##_COUNT
+#include "purlin/collectives.def"
+#undef PURLIN_RUNS_0_COUNT
+#undef PURLIN_RUNS_1_COUNT
+    ;
+
+/// The CollKinds for which `pred(def::Any)` holds, as a bit mask (bit
+/// int(k)): the predicates below test one bit, on the host and in kernels.
+template <class Pred> constexpr unsigned kindMask(Pred pred) {
+  unsigned m = 0;
+  for (int i = 0; i < kNumCollKinds; ++i)
+    if (pred(anyOf(CollKind(i)))) m |= 1u << i;
+  return m;
+}
+inline constexpr unsigned kReductionKinds = kindMask([](def::Any a) { return def::reduces(a); });
+inline constexpr unsigned kCompositionKinds = kindMask([](def::Any a) { return def::composed(a); });
+inline constexpr unsigned kPackedInputKinds = kindMask(
+    [](def::Any a) { return def::input(a) == def::Layout::Packed || def::input(a) == def::Layout::PackedV; });
+inline constexpr unsigned kRootProducerKinds = kindMask([](def::Any a) { return def::root(a) == def::Root::Producer; });
+inline constexpr unsigned kRootConsumerKinds = kindMask([](def::Any a) { return def::root(a) == def::Root::Consumer; });
+
+#if defined(__CUDACC__)
+#define PURLIN_KIND_HD __host__ __device__
+#else
+#define PURLIN_KIND_HD
+#endif
+PURLIN_KIND_HD constexpr bool kindIn(unsigned mask, CollKind k) { return ((mask >> unsigned(k)) & 1u) != 0; }
+/// ReduceScatter, AllReduce, Reduce (dtype and op matter; copies move bytes).
+PURLIN_KIND_HD constexpr bool isReduction(CollKind k) { return kindIn(kReductionKinds, k); }
+/// AllReduce, Broadcast, Reduce: a compose<F, G> (a gather role reads F's
+/// intermediate Y, which takes half of a staging half).
+PURLIN_KIND_HD constexpr bool isComposition(CollKind k) { return kindIn(kCompositionKinds, k); }
+/// AllGather, AllGatherV, Gather: every rank stages its whole input once per
+/// chunk (read by every consumer), not one partition per peer.
+PURLIN_KIND_HD constexpr bool hasPackedInput(CollKind k) { return kindIn(kPackedInputKinds, k); }
+/// Scatter, Broadcast: only the root produces (its input is read by the
+/// others); Gather, Reduce: only the root consumes (its output is written).
+PURLIN_KIND_HD constexpr bool rootProduces(CollKind k) { return kindIn(kRootProducerKinds, k); }
+PURLIN_KIND_HD constexpr bool rootConsumes(CollKind k) { return kindIn(kRootConsumerKinds, k); }
+/// Broadcast, Reduce, Scatter, Gather: the call takes a root rank.
+PURLIN_KIND_HD constexpr bool isRooted(CollKind k) { return rootProduces(k) || rootConsumes(k); }
+#undef PURLIN_KIND_HD
 #undef PURLIN_RUNS_0
 #undef PURLIN_RUNS_1
 

@@ -136,16 +136,20 @@ struct CallArgs {
 
 /// Everything a kernel needs besides the DeviceComm. Byte ranges:
 ///  tx[k]: the bytes of this rank's input that go to rank k
-///         (AllGather: the whole input for every k);
+///         (AllGather, Gather: the whole input for every k; Broadcast,
+///         Reduce: partition k of the count, like AllReduce);
 ///  rx[p]: where rank p's bytes land in this rank's output (copy collectives),
 ///         or, for reductions, the output range of partition p
-///         (ReduceScatter: only p == rank, at offset 0).
+///         (ReduceScatter, Scatter: only p == rank, at offset 0).
+/// A rooted collective's ranges are the same on every rank; which rank
+/// reads or writes which of them is the printed program's (root or not).
 struct Plan {
   CollKind kind = CollKind::AllGather;
   int n = 0, rank = 0;
   uint32_t elemSize = 1;
   DType dtype = DType::F32;
   RedOp op = RedOp::Sum;
+  int root = 0;           ///< rooted collectives (isRooted): the root rank, checked < n
   bool empty = false;     ///< no data on any rank: nothing is launched, the epoch stays
   bool latency = false;   ///< packet program (else throughput program)
   std::size_t msgBytes = 0;
@@ -183,9 +187,10 @@ struct Plan {
   bool directEngine = false;  ///< copy-engine form: arrive kernel, memcpys (+ reduce kernel), finish kernel
   int directCtas = 0, directThreads = 0;
 
-  /// Partitions a rank stages per chunk index: 1 for AllGather (its whole
-  /// input, read by every peer), n-1 otherwise (one per peer, own excluded).
-  PURLIN_HD int stageParts() const { return kind == CollKind::AllGather ? 1 : n - 1; }
+  /// Partitions a rank stages per chunk index: 1 for a packed input
+  /// (AllGather, Gather: its whole input, read by every consumer), n-1
+  /// otherwise (one per peer, own excluded).
+  PURLIN_HD int stageParts() const { return hasPackedInput(kind) ? 1 : n - 1; }
   /// Length of a rank's staging sequence. Chunk-major order: chunk c of the
   /// m-th staged partition is j = c*stageParts() + m, partition k = (rank+1+m) % n.
   PURLIN_HD int stageSequence() const { return cpp * stageParts(); }

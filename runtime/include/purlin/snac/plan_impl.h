@@ -65,7 +65,7 @@ inline std::size_t pickPushChunk(std::size_t maxLen, int n, const WorldConsts& w
 /// sizes, chunk, chunks per partition, slots per source region.
 inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t stagingCapacity, int atomStages,
                        Plan& p, std::string& error) {
-  const bool compose = kind == CollKind::AllReduce;
+  const bool compose = isComposition(kind);
   const std::size_t area = compose ? stagingCapacity / 2 : stagingCapacity;
   p.push = true;
   {
@@ -173,21 +173,36 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   if (a.count > (std::size_t(1) << 40) / E / std::size_t(n))
     return fail(error, Status::InvalidArgument, kind,
                 "count " + std::to_string(a.count) + " too large");
+  if (isRooted(kind) && (a.root < 0 || a.root >= n))
+    return fail(error, Status::InvalidArgument, kind,
+                "root " + std::to_string(a.root) + " out of range (0.." + std::to_string(n - 1) + ")");
+  p.root = isRooted(kind) ? a.root : 0;
+  const bool isRoot = rank == p.root;
   const std::size_t cE = a.count * E;
+  // Byte ranges per peer, and the bytes of this rank's input and output the
+  // call touches (a rooted collective's non-roots read no input (Scatter,
+  // Broadcast) or write no output (Gather, Reduce): those may be null).
+  std::size_t inBytes = 0, outBytes = 0;
   switch (kind) {
     case CollKind::AllGather:
+    case CollKind::Gather:
       for (int k = 0; k < n; ++k) {
         p.txOff[k] = 0; p.txLen[k] = cE;
         p.rxOff[k] = std::size_t(k) * cE; p.rxLen[k] = cE;
       }
       p.msgBytes = std::size_t(n) * cE;
+      inBytes = cE;
+      outBytes = kind == CollKind::Gather && !isRoot ? 0 : std::size_t(n) * cE;
       break;
     case CollKind::ReduceScatter:
+    case CollKind::Scatter:
       for (int k = 0; k < n; ++k) {
         p.txOff[k] = std::size_t(k) * cE; p.txLen[k] = cE;
         p.rxOff[k] = 0; p.rxLen[k] = cE;
       }
       p.msgBytes = std::size_t(n) * cE;
+      inBytes = kind == CollKind::Scatter && !isRoot ? 0 : std::size_t(n) * cE;
+      outBytes = cE;
       break;
     case CollKind::AllToAll:
       for (int k = 0; k < n; ++k) {
@@ -195,13 +210,18 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
         p.rxOff[k] = std::size_t(k) * cE; p.rxLen[k] = cE;
       }
       p.msgBytes = std::size_t(n) * cE;
+      inBytes = outBytes = std::size_t(n) * cE;
       break;
     case CollKind::AllReduce:
+    case CollKind::Broadcast:
+    case CollKind::Reduce:
       for (int k = 0; k < n; ++k) {
         p.txOff[k] = p.rxOff[k] = partitionBegin(a.count, n, k) * E;
         p.txLen[k] = p.rxLen[k] = partitionSize(a.count, n, k) * E;
       }
       p.msgBytes = cE;
+      inBytes = kind == CollKind::Broadcast && !isRoot ? 0 : cE;
+      outBytes = kind == CollKind::Reduce && !isRoot ? 0 : cE;
       break;
   }
   for (int k = 0; k < n; ++k) p.maxLen = p.maxLen > p.txLen[k] ? p.maxLen : p.txLen[k];
@@ -209,20 +229,19 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
     p.empty = true;
     return Status::Ok;
   }
-  const std::size_t inBytes = kind == CollKind::AllGather ? cE : (kind == CollKind::AllReduce ? cE : std::size_t(n) * cE);
-  const std::size_t outBytes = kind == CollKind::ReduceScatter ? cE : (kind == CollKind::AllReduce ? cE : std::size_t(n) * cE);
-  if (!a.in) return fail(error, Status::InvalidArgument, kind, "input pointer is null with count " + std::to_string(a.count));
-  if (!a.out) return fail(error, Status::InvalidArgument, kind, "output pointer is null with count " + std::to_string(a.count));
+  if (inBytes && !a.in) return fail(error, Status::InvalidArgument, kind, "input pointer is null with count " + std::to_string(a.count));
+  if (outBytes && !a.out) return fail(error, Status::InvalidArgument, kind, "output pointer is null with count " + std::to_string(a.count));
   if (reinterpret_cast<std::uintptr_t>(a.in) % E || reinterpret_cast<std::uintptr_t>(a.out) % E)
     return fail(error, Status::InvalidArgument, kind, "pointers must be aligned to the element size " + std::to_string(E));
-  // In place is supported exactly in NCCL's forms; any other overlap is an error.
+  // In place is supported exactly in NCCL's forms (MPI's for Gather and
+  // Scatter: the root's own block); any other overlap is an error.
   {
     const auto* in = static_cast<const std::byte*>(a.in);
     auto* out = static_cast<std::byte*>(a.out);
     bool inPlace = false;
-    if (kind == CollKind::AllReduce) inPlace = in == out;
-    if (kind == CollKind::AllGather) inPlace = in == out + std::size_t(rank) * cE;
-    if (kind == CollKind::ReduceScatter) inPlace = out == in + std::size_t(rank) * cE;
+    if (kind == CollKind::AllReduce || kind == CollKind::Broadcast || kind == CollKind::Reduce) inPlace = in == out;
+    if (kind == CollKind::AllGather || kind == CollKind::Gather) inPlace = in == out + std::size_t(rank) * cE;
+    if (kind == CollKind::ReduceScatter || kind == CollKind::Scatter) inPlace = out == in + std::size_t(rank) * cE;
     if (!inPlace && detail::rangesOverlap(in, inBytes, out, outBytes))
       return fail(error, Status::InvalidArgument, kind,
                   "input and output overlap other than in NCCL's in-place form");
@@ -236,8 +255,9 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   // window must hold every source's payload (a 512-byte packet group per
   // 504 payload bytes).
   p.packetRegion = packetHalfBytes / sizeof(Packet) / std::size_t(n);
-  // (AllReduce's latency program is one-shot: every source sends its whole input.)
-  const std::size_t perSource = kind == CollKind::AllReduce ? p.msgBytes : p.maxLen;
+  // (A composition's latency program is one-shot: every source sends its
+  // whole input: AllReduce to every rank, Reduce to the root, Broadcast's root to every rank.)
+  const std::size_t perSource = isComposition(kind) ? p.msgBytes : p.maxLen;
   const std::size_t slotsNeeded = packetGroups(perSource) * kGroupSlots;
   p.packetFlowBytes = perSource;
   p.latency = w.latencyCtas > 0 && w.latencyThreads > 0 && p.msgBytes <= w.latencyMaxBytes &&
@@ -246,20 +266,20 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   p.latencyThreads = w.latencyThreads;
   if (p.latency) {
     latencyShape(slotsNeeded, w, p.latencyCtas, p.latencyThreads);
-    // Every segment starts at a multiple of cE (AllReduce: one segment of cE).
+    // Every segment starts at a multiple of cE (a composition: one segment of cE).
     p.words8 = (reinterpret_cast<std::uintptr_t>(a.in) | reinterpret_cast<std::uintptr_t>(a.out) | cE) % 8 == 0;
     return Status::Ok;
   }
 
   if (w.stageCtas <= 0 || w.consumeCtas <= 0 || w.threads <= 0 ||
-      (kind == CollKind::AllReduce && w.gatherCtas <= 0))
+      (isComposition(kind) && w.gatherCtas <= 0))
     return fail(error, Status::InvalidArgument, kind,
                 "the policy's throughput CTA counts for world size " + std::to_string(n) + " are zero");
   p.stageCtas = w.stageCtas;
   p.consumeCtas = w.consumeCtas;
-  p.gatherCtas = kind == CollKind::AllReduce ? w.gatherCtas : 0;
+  p.gatherCtas = isComposition(kind) ? w.gatherCtas : 0;
   p.threads = w.threads;
-  const bool compose = kind == CollKind::AllReduce;
+  const bool compose = isComposition(kind);
   if (w.push) return detail::planPush(kind, n, w, stagingCapacity, atomStages, p, error);
   const std::size_t region = compose ? (stagingCapacity / 2) & ~std::size_t(15) : stagingCapacity & ~std::size_t(15);
   if (region < 4096)
@@ -290,7 +310,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
 }
 
 inline bool directWanted(const Plan& p, const WorldConsts& w) {
-  if (w.directCtas < 0 || p.empty || p.n < 2) return false;
+  if (w.directCtas < 0 || p.empty || p.n < 2 || isRooted(p.kind)) return false;
   if (isReduction(p.kind) && p.n != 2) return false;
   const std::size_t minBytes = w.directMinBytes ? w.directMinBytes : kDirectMinBytes;
   return p.msgBytes >= minBytes;

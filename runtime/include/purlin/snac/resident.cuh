@@ -92,15 +92,15 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
     const int budget =
         residentCtas(Programs::template throughput<AtomT, E, Op>(), w.threads, AtomT::kWorkspaceBytes, sms, sharing, error);
     if (budget < 0) return Status::CudaError;
-    int roles[3] = {w.stageCtas, w.consumeCtas, K == CollKind::AllReduce ? w.gatherCtas : 0};
+    int roles[3] = {w.stageCtas, w.consumeCtas, isComposition(K) ? w.gatherCtas : 0};
     throughputFits = scaleRoleCtas(budget, roles, 3);
     if (throughputFits) {
       w.stageCtas = roles[0];
       w.consumeCtas = roles[1];
-      if (K == CollKind::AllReduce) w.gatherCtas = roles[2];
+      if (isComposition(K)) w.gatherCtas = roles[2];
     } else {
       error = std::to_string(sharing) + " ranks share one GPU and the throughput program needs at least " +
-              std::to_string(K == CollKind::AllReduce ? 3 : 2) + " CTAs per rank resident at once; the GPU holds " +
+              std::to_string(isComposition(K) ? 3 : 2) + " CTAs per rank resident at once; the GPU holds " +
               std::to_string(budget) + " per rank";
     }
   }

@@ -4,7 +4,7 @@
 /// sequence, and the Y slots of a compose's intermediate.
 ///
 /// Staging sequence of rank p (chunk-major): j = c * parts + m stages chunk c
-/// of partition k = (p + 1 + m) % n (AllGather: parts = 1, its whole input).
+/// of partition k = (p + 1 + m) % n (a packed input: parts = 1, its whole input).
 /// Chunk j uses slot j % slots of p's staging half, round j / slots; its
 /// STAGED signal carries signalValue(e, round).
 #pragma once
@@ -31,7 +31,7 @@ struct TpContext {
   }
   /// Position m of destination k in source p's staging order.
   __device__ __forceinline__ int stagePos(int p, int k) const {
-    return stagePosition(pl.n, pl.kind == CollKind::AllGather, p, k);
+    return stagePosition(pl.n, hasPackedInput(pl.kind), p, k);
   }
   /// Destination of the m-th staged partition of source p.
   __device__ __forceinline__ int stageDest(int p, int m) const { return stageDestination(pl.n, p, m); }

@@ -1,0 +1,275 @@
+/// @file coll_test_base.cuh
+/// @brief Harness of the collective GPU tests and the timing program (no
+/// collective in it: coll_test_common.cuh adds the four unrooted ones,
+/// rooted_test.cu the rooted ones): one
+/// rank per GPU, either in-process (one thread per GPU, InProcessGroup) or
+/// one process per GPU under purlin-launch (PURLIN_RANK set); a Purlin
+/// communicator and an NCCL communicator per rank; the test policies;
+/// deterministic inputs reproducible on the host.
+#pragma once
+
+#include <cstdio>
+#include <cstdint>
+#include <cstdlib>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "purlin/host/bootstrap.h"
+#include "purlin/host/communicator.h"
+#include "purlin/snac/collective.cuh"
+
+namespace colltest {
+
+using namespace purlin;
+namespace sn = purlin::snac;
+
+using Datapath = atom::Hopper;
+
+/// The H200 policy under test: latency program up to 512 KiB messages.
+/// The world table is per thread (each in-process rank has its own) and
+/// mutable, so setTransfer() runs the same cases under pull and push.
+struct PAuto {
+  static constexpr int pipelineStages = 8, stageBytes = 16384;
+  static constexpr std::size_t stagingBytes = std::size_t(256) << 20;
+#define COLLTEST_WN {256u << 10, 16, 512, 8, 16, 8, 512, 1u << 20, false}
+  static inline thread_local sn::WorldConsts world[kMaxRanks + 1] = {
+      {}, {}, {512u << 10, 16, 512, 8, 16, 8, 512, 2u << 20, false},
+      COLLTEST_WN, COLLTEST_WN, COLLTEST_WN, COLLTEST_WN, COLLTEST_WN, COLLTEST_WN};
+};
+/// The same knobs with the latency program off: small counts exercise the
+/// throughput program.
+struct PTput {
+  static constexpr int pipelineStages = 8, stageBytes = 16384;
+  static constexpr std::size_t stagingBytes = std::size_t(256) << 20;
+#define COLLTEST_WT {0, 16, 512, 8, 16, 8, 512, 2u << 20, false}
+  static inline thread_local sn::WorldConsts world[kMaxRanks + 1] = {
+      {}, {}, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT, COLLTEST_WT};
+};
+/// Selects the throughput transfer of PAuto and PTput for this thread, and
+/// the push transfer's lanes per stage CTA and per consume/gather CTA (0 =
+/// the runtime's default); every rank must select the same.
+inline void setTransfer(bool push, int lanes = 0, int consumeLanes = 0) {
+  for (int n = 0; n <= kMaxRanks; ++n) {
+    PAuto::world[n].push = PTput::world[n].push = push;
+    PAuto::world[n].lanes = PTput::world[n].lanes = lanes;
+    PAuto::world[n].consumeLanes = PTput::world[n].consumeLanes = consumeLanes;
+  }
+}
+
+/// One rank: its bootstrap, CUDA device, stream and NCCL communicator.
+struct Rank {
+  int rank = 0, n = 1, dev = 0;
+  Bootstrap* boot = nullptr;
+  cudaStream_t stream = nullptr;
+  ncclComm_t nccl = nullptr;
+  int failures = 0;
+  bool verbose = true;
+  void fail() { ++failures; }
+};
+
+#define CT_CUDA(call)                                                                       \
+  do {                                                                                      \
+    cudaError_t e_ = (call);                                                                \
+    if (e_ != cudaSuccess) {                                                                \
+      std::printf("FAIL rank ?: CUDA %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, #call); \
+      std::fflush(stdout);                                                                  \
+      throw std::runtime_error("cuda error");                                               \
+    }                                                                                       \
+  } while (0)
+
+/// The launcher's arguments for test case `k` (any case type with count,
+/// t, op) on buffers `in` / `out`.
+template <class Case>
+sn::CallArgs callArgs(const Case& k, const void* in, void* out) {
+  sn::CallArgs a;
+  a.in = in;
+  a.out = out;
+  a.count = k.count;
+  a.dtype = k.t;
+  a.op = k.op;
+  return a;
+}
+
+/// Captures `launch()` (one collective call, thread-local capture mode) on
+/// stream s into a CUDA graph and replays the graph `replays` times, then
+/// synchronizes s. Returns launch()'s status; on failure nothing is replayed.
+/// A capture is where the launcher may register the direct program.
+/// `memcpyNodes` (optional) receives the number of memcpy nodes captured
+/// (the direct program's copy-engine form has some, every kernel form none).
+template <class Launch>
+Status captureAndReplay(cudaStream_t s, int replays, Launch&& launch, int* memcpyNodes = nullptr) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  const Status st = launch();
+  CT_CUDA(cudaStreamEndCapture(s, &graph));
+  if (memcpyNodes) {
+    std::size_t num = 0;
+    CT_CUDA(cudaGraphGetNodes(graph, nullptr, &num));
+    std::vector<cudaGraphNode_t> nodes(num);
+    if (num) CT_CUDA(cudaGraphGetNodes(graph, nodes.data(), &num));
+    *memcpyNodes = 0;
+    for (cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type;
+      if (cudaGraphNodeGetType(node, &type) != cudaSuccess) {
+        (void)cudaGetLastError();  // driver memory-operation nodes have no runtime type
+        continue;
+      }
+      if (type == cudaGraphNodeTypeMemcpy) ++*memcpyNodes;
+    }
+  }
+  if (st == Status::Ok) {
+    CT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    for (int rep = 0; rep < replays; ++rep) CT_CUDA(cudaGraphLaunch(exec, s));
+    CT_CUDA(cudaStreamSynchronize(s));
+    cudaGraphExecDestroy(exec);
+  }
+  cudaGraphDestroy(graph);
+  return st;
+}
+/// Sets up NCCL on the ranks of `boot` (rank 0's unique id, shared by allGather).
+inline void initNccl(Rank& R) {
+  ncclUniqueId id{};
+  if (R.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) throw std::runtime_error("ncclGetUniqueId");
+  // A plain array: nvcc 13's front end crashes on std::vector<ncclUniqueId> here.
+  if (R.n > kMaxRanks) throw std::runtime_error("too many ranks");
+  ncclUniqueId all[kMaxRanks];
+  R.boot->allGather(&id, all, sizeof(id));
+  if (ncclCommInitRank(&R.nccl, R.n, all[0], R.rank) != ncclSuccess) throw std::runtime_error("ncclCommInitRank");
+}
+
+/// Runs body on one rank (its own thread or process); returns its failures.
+inline int runRank(Bootstrap* boot, int dev, const std::function<void(Rank&)>& body) {
+  Rank R;
+  R.boot = boot;
+  R.rank = boot->rank();
+  R.n = boot->size();
+  R.dev = dev;
+  try {
+    CT_CUDA(cudaSetDevice(dev));
+    CT_CUDA(cudaStreamCreateWithFlags(&R.stream, cudaStreamNonBlocking));
+    initNccl(R);
+    body(R);
+  } catch (const std::exception& e) {
+    std::printf("FAIL rank %d: exception: %s\n", R.rank, e.what());
+    R.fail();
+  }
+  if (R.nccl) ncclCommDestroy(R.nccl);
+  if (R.stream) cudaStreamDestroy(R.stream);
+  return R.failures;
+}
+
+/// Runs body(rank) on every rank: in-process threads (no PURLIN_RANK) or
+/// this process's rank (under purlin-launch). Returns the exit status.
+inline int runRanks(const char* program, const std::function<void(Rank&)>& body) {
+  int total = 0;
+  if (std::getenv("PURLIN_RANK")) {
+    std::unique_ptr<Bootstrap> boot;
+    try {
+      boot = bootstrapFromEnv();
+    } catch (const std::exception& e) {
+      std::printf("FAIL bootstrap: %s\n", e.what());
+      return 1;
+    }
+    const char* d = std::getenv("PURLIN_DEVICE");
+    const int dev = d ? std::atoi(d) : boot->rank();
+    std::printf("%s: multi-process, rank %d of %d on GPU %d\n", program, boot->rank(), boot->size(), dev);
+    total = runRank(boot.get(), dev, body);
+  } else {
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 2) {
+      std::printf("SKIP %s: needs 2 GPUs (found %d)\n", program, ndev);
+      return 0;
+    }
+    const int n = 2;
+    std::printf("%s: in-process, %d ranks (threads)\n", program, n);
+    InProcessGroup group(n);
+    std::vector<std::unique_ptr<Bootstrap>> boots;
+    for (int r = 0; r < n; ++r) boots.push_back(group.bootstrap(r));
+    std::vector<int> fails(n, 0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+      threads.emplace_back([&fails, &boots, &body, r] { fails[r] = runRank(boots[r].get(), r, body); });
+    for (auto& t : threads) t.join();
+    for (int f : fails) total += f;
+  }
+  std::printf("%s: %s (%d failure%s)\n", program, total ? "FAIL" : "PASS", total, total == 1 ? "" : "s");
+  return total ? 1 : 0;
+}
+
+// ---------------------------------------------------------------------------
+// Deterministic inputs: element i of rank p's input, reproducible on host.
+// Values are multiples of 1/8 in [-15.875, 15.875]: exact in bf16 and fp16.
+// ---------------------------------------------------------------------------
+
+__host__ __device__ inline uint32_t mix(uint32_t seed, uint32_t p, uint64_t i) {
+  uint64_t x = (uint64_t(seed) << 40) ^ (uint64_t(p) << 32) ^ i;
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
+  return uint32_t(x);
+}
+__host__ __device__ inline float inputValue(uint32_t seed, uint32_t p, uint64_t i) {
+  return float(int(mix(seed, p, i) % 255u) - 127) / 8.0f;
+}
+
+__global__ void fillKernel(std::byte* dst, std::size_t count, DType t, uint32_t seed, uint32_t p, uint64_t first) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * blockDim.x) {
+    const float v = inputValue(seed, p, first + i);
+    if (t == DType::F32) reinterpret_cast<float*>(dst)[i] = v;
+    else if (t == DType::F16) reinterpret_cast<__half*>(dst)[i] = __float2half_rn(v);
+    else reinterpret_cast<__nv_bfloat16*>(dst)[i] = __float2bfloat16_rn(v);
+  }
+}
+/// Fills `count` elements at dst with rank p's input elements first.. (stream-ordered).
+inline void fill(std::byte* dst, std::size_t count, DType t, uint32_t seed, uint32_t p, uint64_t first, cudaStream_t s) {
+  if (!count) return;
+  fillKernel<<<256, 256, 0, s>>>(dst, count, t, seed, p, first);
+}
+
+inline ncclDataType_t ncclType(DType t) {
+  return t == DType::F32 ? ncclFloat32 : t == DType::F16 ? ncclFloat16 : ncclBfloat16;
+}
+inline ncclRedOp_t ncclOp(RedOp o) { return o == RedOp::Sum ? ncclSum : o == RedOp::Max ? ncclMax : ncclMin; }
+
+/// Host conversions between element bits and float.
+inline float toFloat(DType t, const std::byte* p) {
+  if (t == DType::F32) { float f; std::memcpy(&f, p, 4); return f; }
+  uint16_t b; std::memcpy(&b, p, 2);
+  if (t == DType::F16) { __half_raw r; r.x = b; return __half2float(__half(r)); }
+  uint32_t u = uint32_t(b) << 16; float f; std::memcpy(&f, &u, 4); return f;
+}
+inline void fromFloat(DType t, float f, std::byte* p) {
+  if (t == DType::F32) { std::memcpy(p, &f, 4); return; }
+  if (t == DType::F16) { __half_raw r = __half_raw(__float2half_rn(f)); std::memcpy(p, &r.x, 2); return; }
+  uint32_t u; std::memcpy(&u, &f, 4);
+  uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // RNE (inputs are finite)
+  uint16_t b = uint16_t(rounded);
+  std::memcpy(p, &b, 2);
+}
+inline float hostOp(RedOp o, float a, float b) {
+  return o == RedOp::Sum ? a + b : o == RedOp::Max ? std::fmax(a, b) : std::fmin(a, b);
+}
+
+/// A hash of n bytes (8-byte words, then the tail), to compare across ranks.
+inline uint64_t fnv(const std::byte* p, std::size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211ull;
+  }
+  for (; i < n; ++i) h = (h ^ uint64_t(uint8_t(p[i]))) * 1099511628211ull;
+  return h;
+}
+
+} // namespace colltest
