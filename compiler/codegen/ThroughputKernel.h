@@ -1,0 +1,26 @@
+/// @file ThroughputKernel.h
+/// @brief The parts of the printed throughput code above the roles
+/// (EmitThroughput.cpp prints the roles): role function names, the CTA
+/// ranges of the roles, the push program's per-CTA dispatcher and the
+/// `__global__` kernel that runs the pull or the push program.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace purlin::codegen {
+
+/// "throughput.stageCtas" -> "pl.stageCtas" (the Plan field of the role's CTA count).
+std::string ctasField(const ir::Role &role);
+/// The role's device function: NAME_pull_ROLE or NAME_push_ROLE.
+std::string roleFn(const std::string &id, bool push, const ir::Role &role);
+/// NAME_pushCta: a CTA of the push program picks its role by CTA range and
+/// runs it on its lanes. `typed`: the roles are templates on <E, Op>.
+std::string printPushCta(const std::string &id, const ir::Program &push, bool typed);
+/// NAME_throughputKernel: the pull roles (or the push CTA) by CTA range,
+/// between ctaBeginCall and ctaEndCall; a program not printed traps.
+std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push, bool typed);
+
+} // namespace purlin::codegen
