@@ -150,7 +150,7 @@ __global__ void broadcast_latencyKernel(DeviceComm dc, Plan pl, const std::byte*
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   const int r = pl.rank, root = pl.root;
   if (r != root) {  // ranks != root
-    // %4 arrive.acq_rel counter[3328] of 128 ctas on ranks != root  // every reading CTA of this rank
+    // %4 arrive.acq_rel counter[3328] of 32 ctas on ranks != root  // every reading CTA of this rank
     const bool last = ctaArriveLast(dc, 3328u, int(gridDim.x));  // every CTA of the grid
     if (last && threadIdx.x == 0) {
       // %5 notify.release DONE[r] -> rank root = sig(e,0) on ranks != root [last arriver]  // after the last read: producers may reuse their half

@@ -146,7 +146,7 @@ __global__ void gather_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   const int r = pl.rank, root = pl.root;
   if (r == root) {  // root
-    // %4 arrive.acq_rel counter[3328] of 128 ctas on root  // every reading CTA of this rank
+    // %4 arrive.acq_rel counter[3328] of 32 ctas on root  // every reading CTA of this rank
     const bool last = ctaArriveLast(dc, 3328u, int(gridDim.x));  // every CTA of the grid
     if (last && threadIdx.x == 0) {
       // %5 notify.release DONE[r] -> rank k = sig(e,0) for k in others(root) on root [last arriver]  // after the last read: producers may reuse their half

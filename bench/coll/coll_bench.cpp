@@ -6,7 +6,7 @@
 /// Rank 0 writes <results>/results.csv, <results>/run.log, <results>/meta.txt.
 ///
 /// Usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES]
-///                   [--colls ag,rs,ar,a2a] [--calls N] [--reps N] [--timeout S]
+///                   [--colls ag,rs,ar,a2a,bc,rd,sc,ga] [--calls N] [--reps N] [--timeout S]
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -44,7 +44,7 @@ struct Options {
 };
 
 const char *kUsage =
-    "usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES] [--colls ag,rs,ar,a2a]\n"
+    "usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES] [--colls ag,rs,ar,a2a,bc,rd,sc,ga]\n"
     "                  [--calls N] [--reps N] [--timeout SECONDS] [--no-direct]\n"
     "Run one process per GPU under purlin-launch -n N (2 <= N <= 8).\n";
 
@@ -76,7 +76,7 @@ bool parseArgs(int argc, char **argv, Options &o) {
     } else if (a == "--colls") {
       if (!value(v)) return false;
       if (!parseCollList(v, o.colls)) {
-        std::fprintf(stderr, "coll_bench: --colls: expected a comma list of ag,rs,ar,a2a, got '%s'\n", v.c_str());
+        std::fprintf(stderr, "coll_bench: --colls: expected a comma list of ag,rs,ar,a2a,bc,rd,sc,ga, got '%s'\n", v.c_str());
         return false;
       }
     } else if (!a.empty() && a[0] == '-') {
@@ -119,8 +119,9 @@ struct Buffers {
 std::string compare(Bootstrap &boot, Coll c, const Shape &s, const Buffers &b, cudaStream_t st,
                     const char *when) {
   std::string why;
-  const std::size_t bad = countMismatches(b.out, b.ref, s.outElems, isReduction(c), st);
-  if (bad) why = std::to_string(bad) + " of " + std::to_string(s.outElems) + " elements differ from NCCL " + when;
+  const std::size_t outElems = outElemsOn(c, s, boot.rank());  // Gather / Reduce: the root's only
+  const std::size_t bad = countMismatches(b.out, b.ref, outElems, isReduction(c), st);
+  if (bad) why = std::to_string(bad) + " of " + std::to_string(outElems) + " elements differ from NCCL " + when;
   if (c == Coll::AllReduce) { // bitwise equal across ranks
     const uint64_t mine = checksum(b.out, s.outElems, st);
     std::vector<uint64_t> all(boot.size());

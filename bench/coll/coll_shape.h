@@ -1,8 +1,9 @@
 /// @file coll_shape.h
-/// @brief The four benchmarked collectives and how a nominal message size
-/// maps onto per-rank element counts and buffer sizes (the paper's and the
-/// baseline's convention: message = gathered output for AllGather, input per
-/// rank for the others; bf16 elements throughout).
+/// @brief The benchmarked collectives and how a nominal message size maps
+/// onto per-rank element counts and buffer sizes (the paper's and the
+/// baseline's convention: message = gathered output for AllGather and
+/// Gather, the root's input for Scatter, input per rank for the others;
+/// bf16 elements throughout). The rooted ones run with root 0 (kRoot).
 #pragma once
 
 #include <cstddef>
@@ -11,9 +12,13 @@
 
 namespace purlin::bench {
 
-enum class Coll : int { AllGather = 0, ReduceScatter = 1, AllReduce = 2, AllToAll = 3 };
-inline constexpr int kNumColls = 4;
+enum class Coll : int {
+  AllGather = 0, ReduceScatter = 1, AllReduce = 2, AllToAll = 3,
+  Broadcast = 4, Reduce = 5, Scatter = 6, Gather = 7
+};
+inline constexpr int kNumColls = 8;
 inline constexpr std::size_t kElemBytes = 2; ///< bf16
+inline constexpr int kRoot = 0;              ///< the root of the rooted collectives
 
 inline const char *collName(Coll c) {
   switch (c) {
@@ -21,12 +26,20 @@ inline const char *collName(Coll c) {
   case Coll::ReduceScatter: return "ReduceScatter";
   case Coll::AllReduce: return "AllReduce";
   case Coll::AllToAll: return "AllToAll";
+  case Coll::Broadcast: return "Broadcast";
+  case Coll::Reduce: return "Reduce";
+  case Coll::Scatter: return "Scatter";
+  case Coll::Gather: return "Gather";
   }
   return "?";
 }
 
+inline bool isRooted(Coll c) { return int(c) >= int(Coll::Broadcast); }
+/// Gather and Reduce write only the root's output.
+inline bool rootOnlyOutput(Coll c) { return c == Coll::Gather || c == Coll::Reduce; }
+
 /// Parses a collective name (case-sensitive, as collName prints it, or the
-/// short forms ag/rs/ar/a2a). Returns false for anything else.
+/// short forms ag/rs/ar/a2a/bc/rd/sc/ga). Returns false for anything else.
 inline bool parseColl(const std::string &s, Coll &out) {
   for (int i = 0; i < kNumColls; ++i)
     if (s == collName(static_cast<Coll>(i))) { out = static_cast<Coll>(i); return true; }
@@ -34,11 +47,15 @@ inline bool parseColl(const std::string &s, Coll &out) {
   if (s == "rs") { out = Coll::ReduceScatter; return true; }
   if (s == "ar") { out = Coll::AllReduce; return true; }
   if (s == "a2a") { out = Coll::AllToAll; return true; }
+  if (s == "bc") { out = Coll::Broadcast; return true; }
+  if (s == "rd") { out = Coll::Reduce; return true; }
+  if (s == "sc") { out = Coll::Scatter; return true; }
+  if (s == "ga") { out = Coll::Gather; return true; }
   return false;
 }
 
 inline bool isReduction(Coll c) {
-  return c == Coll::ReduceScatter || c == Coll::AllReduce;
+  return c == Coll::ReduceScatter || c == Coll::AllReduce || c == Coll::Reduce;
 }
 
 /// Element counts of one call of collective `c` with nominal message size
@@ -70,8 +87,23 @@ inline Shape shapeOf(Coll c, std::size_t bytes, int n) {
   case Coll::AllToAll: // count = per (source, destination) pair
     s.count = per; s.inElems = per * n; s.outElems = per * n; s.msgBytes = s.inElems * kElemBytes;
     break;
+  case Coll::Broadcast: // count = total, the root's input
+  case Coll::Reduce:    // count = total, reduced onto the root
+    s.count = elems; s.inElems = elems; s.outElems = elems; s.msgBytes = elems * kElemBytes;
+    break;
+  case Coll::Scatter: // count = per rank; the root's input n*count
+    s.count = per; s.inElems = per * n; s.outElems = per; s.msgBytes = s.inElems * kElemBytes;
+    break;
+  case Coll::Gather: // count = per rank; the root's output n*count
+    s.count = per; s.inElems = per; s.outElems = per * n; s.msgBytes = s.outElems * kElemBytes;
+    break;
   }
   return s;
+}
+
+/// Elements of the output rank `rank` has (0 on a non-root of Gather / Reduce).
+inline std::size_t outElemsOn(Coll c, const Shape &s, int rank) {
+  return rootOnlyOutput(c) && rank != kRoot ? 0 : s.outElems;
 }
 
 } // namespace purlin::bench

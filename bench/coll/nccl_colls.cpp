@@ -1,5 +1,5 @@
 /// @file nccl_colls.cpp
-/// @brief NCCL calls of the four benchmarked collectives (nccl_colls.h).
+/// @brief NCCL calls of the benchmarked collectives (nccl_colls.h).
 #include "nccl_colls.h"
 
 #include <vector>
@@ -41,6 +41,34 @@ void ncclCall(ncclComm_t comm, Coll c, const Shape &s, const void *in, void *out
     for (int p = 0; p < n; ++p) {
       PURLIN_NCCL_CHECK(ncclSend(src + p * part, s.count, ncclBfloat16, p, comm, stream));
       PURLIN_NCCL_CHECK(ncclRecv(dst + p * part, s.count, ncclBfloat16, p, comm, stream));
+    }
+    PURLIN_NCCL_CHECK(ncclGroupEnd());
+    return;
+  }
+  case Coll::Broadcast:
+    PURLIN_NCCL_CHECK(ncclBroadcast(in, out, s.count, ncclBfloat16, kRoot, comm, stream));
+    return;
+  case Coll::Reduce:
+    PURLIN_NCCL_CHECK(ncclReduce(in, out, s.count, ncclBfloat16, ncclSum, kRoot, comm, stream));
+    return;
+  case Coll::Scatter:
+  case Coll::Gather: {
+    // NCCL has no Scatter / Gather: grouped point-to-point from / to the root.
+    int n = 0, rank = 0;
+    PURLIN_NCCL_CHECK(ncclCommCount(comm, &n));
+    PURLIN_NCCL_CHECK(ncclCommUserRank(comm, &rank));
+    const std::size_t part = s.count * kElemBytes;
+    PURLIN_NCCL_CHECK(ncclGroupStart());
+    if (c == Coll::Scatter) {
+      if (rank == kRoot)
+        for (int p = 0; p < n; ++p)
+          PURLIN_NCCL_CHECK(ncclSend(static_cast<const char *>(in) + p * part, s.count, ncclBfloat16, p, comm, stream));
+      PURLIN_NCCL_CHECK(ncclRecv(out, s.count, ncclBfloat16, kRoot, comm, stream));
+    } else {
+      PURLIN_NCCL_CHECK(ncclSend(in, s.count, ncclBfloat16, kRoot, comm, stream));
+      if (rank == kRoot)
+        for (int p = 0; p < n; ++p)
+          PURLIN_NCCL_CHECK(ncclRecv(static_cast<char *>(out) + p * part, s.count, ncclBfloat16, p, comm, stream));
     }
     PURLIN_NCCL_CHECK(ncclGroupEnd());
     return;

@@ -1,5 +1,5 @@
 /// @file purlin_colls.cu
-/// @brief Purlin calls of the four benchmarked collectives (purlin_colls.h),
+/// @brief Purlin calls of the benchmarked collectives (purlin_colls.h),
 /// through the API purlinc generated from dsl_examples (library
 /// purlin_generated), which is what users get.
 #include "purlin_colls.h"
@@ -35,6 +35,18 @@ void purlinCall(Communicator &comm, Coll c, const Shape &s, const void *in, void
     break;
   case Coll::AllToAll:
     st = gen::allToAll(comm, in, out, s.count, DType::BF16, stream);
+    break;
+  case Coll::Broadcast:
+    st = gen::broadcast(comm, in, out, s.count, DType::BF16, kRoot, stream);
+    break;
+  case Coll::Reduce:
+    st = gen::reduce(comm, in, out, s.count, DType::BF16, RedOp::Sum, kRoot, stream);
+    break;
+  case Coll::Scatter:
+    st = gen::scatter(comm, in, out, s.count, DType::BF16, kRoot, stream);
+    break;
+  case Coll::Gather:
+    st = gen::gather(comm, in, out, s.count, DType::BF16, kRoot, stream);
     break;
   }
   if (st != Status::Ok)

@@ -61,6 +61,7 @@ Status callWith(Communicator &comm, Coll c, const snac::CallArgs &a, cudaStream_
   case Coll::ReduceScatter: return snac::launch<RS, P, Datapath, reduceScatter_Programs>(comm, a, st);
   case Coll::AllReduce: return snac::launch<AR, P, Datapath, allReduce_Programs>(comm, a, st);
   case Coll::AllToAll: return snac::launch<A2A, P, Datapath, allToAll_Programs>(comm, a, st);
+  default: break;  // the rooted ones: refused by the tuner's option parsing
   }
   return Status::InvalidArgument;
 }

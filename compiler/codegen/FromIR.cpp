@@ -172,7 +172,10 @@ IRProvider irProvider(int n) {
 
 void printPrograms(EmitCollective &c) {
   if (!c.ir) throw EmitError("internal: no verified SNAC IR for " + c.name);
-  c.latency = printLatencyProgram(flatName(c.name), c.ir->ir().latency);
+  // The latency program of the world size --emit=ir shows (its ops are the
+  // same for every n; a rooted program's DONE counter cites the bound CTAs).
+  const ir::CollectiveIR &shown = c.pullIR ? c.pullIR->ir() : c.pushIR ? c.pushIR->ir() : c.ir->ir();
+  c.latency = printLatencyProgram(flatName(c.name), shown.latency);
   c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR ? &c.pullIR->ir().throughput : nullptr,
                                          c.pushIR ? &c.pushIR->ir().throughput : nullptr);
   c.direct.reset();
