@@ -8,6 +8,7 @@
 /// deterministic inputs reproducible on the host.
 #pragma once
 
+#include <atomic>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -146,6 +147,39 @@ inline void initNccl(Rank& R) {
   ncclUniqueId all[kMaxRanks];
   R.boot->allGather(&id, all, sizeof(id));
   if (ncclCommInitRank(&R.nccl, R.n, all[0], R.rank) != ncclSuccess) throw std::runtime_error("ncclCommInitRank");
+}
+
+/// n ranks as threads of this process, rank r on device r mod `gpus`
+/// (ranks share GPUs when n > gpus: oversub_test, rooted_test): runs
+/// rankMain(bootstrap, device) on each and returns the sum of what they
+/// return (an exception counts as one failure, reported with its rank).
+inline int runOversubscribed(int n, int gpus, const std::function<int(Bootstrap&, int)>& rankMain) {
+  InProcessGroup group(n);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        failures += rankMain(*group.bootstrap(r), r % gpus);
+      } catch (const std::exception& e) {
+        std::printf("FAIL rank %d: %s\n", r, e.what());
+        ++failures;
+      }
+    });
+  for (auto& t : threads) t.join();
+  return failures.load();
+}
+
+/// One case's verdict: "FAIL rank R: what: why" on the failing rank (and
+/// counted in `failures`), "PASS what" on rank 0 otherwise.
+inline void reportCase(int rank, const char* what, const std::string& why, int& failures) {
+  if (!why.empty()) {
+    ++failures;
+    std::printf("FAIL rank %d: %s: %s\n", rank, what, why.c_str());
+  } else if (rank == 0) {
+    std::printf("PASS %s\n", what);
+  }
+  std::fflush(stdout);
 }
 
 /// Runs body on one rank (its own thread or process); returns its failures.

@@ -165,13 +165,7 @@ int rankMain(Bootstrap& boot, int dev, bool push, bool engine) {
                     isReduce(k.c) ? toString(k.op) : "copy", k.count, k.tput ? " throughput-policy" : "",
                     k.graph ? (direct ? (memcpyNodes > 0 ? " graph(direct, copy engine)" : " graph(direct)") : " graph") : "", n,
                     engine ? "unchecked" : push ? "push" : "pull");
-      if (!why.empty()) {
-        ++failures;
-        std::printf("FAIL rank %d: %s: %s\n", r, b, why.c_str());
-      } else if (r == 0) {
-        std::printf("PASS %s\n", b);
-      }
-      std::fflush(stdout);
+      reportCase(r, b, why, failures);
       boot.barrier();
       if (!comm.broken().empty()) break;  // a timeout: the ranks' epochs no longer agree
     }
@@ -209,23 +203,12 @@ int main(int argc, char** argv) {
     for (int pass = 0; pass < 3; ++pass) {  // pull, push, then the copy-engine cases
       const bool push = pass == 1, engine = pass == 2;
       const auto t0 = std::chrono::steady_clock::now();
-      InProcessGroup group(n);
-      std::atomic<int> failures{0};
-      std::vector<std::thread> threads;
-      for (int r = 0; r < n; ++r)
-        threads.emplace_back([&, r] {
-          try {
-            failures += rankMain(*group.bootstrap(r), r % gpus, push, engine);
-          } catch (const std::exception& e) {
-            std::printf("FAIL rank %d: %s\n", r, e.what());
-            ++failures;
-          }
-        });
-      for (auto& t : threads) t.join();
+      const int failures = runOversubscribed(
+          n, gpus, [&](Bootstrap& boot, int dev) { return rankMain(boot, dev, push, engine); });
       const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("oversub_test: %d ranks on %d GPU(s), %s: %d failure(s), %.1f s\n", n, gpus,
-                  engine ? "copy-engine forms (unchecked)" : push ? "push transfer" : "pull transfer", failures.load(), sec);
-      total += failures.load();
+                  engine ? "copy-engine forms (unchecked)" : push ? "push transfer" : "pull transfer", failures, sec);
+      total += failures;
     }
   std::printf("oversub_test: %s\n", total ? "FAIL" : "PASS");
   return total ? 1 : 0;

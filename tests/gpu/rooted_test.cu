@@ -277,13 +277,7 @@ int rankMain(Bootstrap& boot, int dev) {
       std::snprintf(b, sizeof b, "%s %s/%s count=%zu root=%d%s%s%s%s n=%d", name(k.c), toString(k.t),
                     k.c == Rooted::Reduce ? toString(k.op) : "copy", k.count, k.root, k.tput ? " throughput-policy" : "",
                     k.graph ? " graph(replayed, refilled)" : "", k.inPlace ? " in-place" : "", k.skew ? " skewed" : "", n);
-      if (!why.empty()) {
-        ++failures;
-        std::printf("FAIL rank %d: %s: %s\n", r, b, why.c_str());
-      } else if (r == 0) {
-        std::printf("PASS %s\n", b);
-      }
-      std::fflush(stdout);
+      reportCase(r, b, why, failures);
       boot.barrier();
       if (!comm.broken().empty()) break;  // a timeout: the ranks' epochs no longer agree
     }
@@ -302,22 +296,10 @@ int oversubscribed(const std::vector<int>& worlds) {
   int total = 0;
   for (int n : worlds) {
     const auto t0 = std::chrono::steady_clock::now();
-    InProcessGroup group(n);
-    std::atomic<int> failures{0};
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r)
-      threads.emplace_back([&, r] {
-        try {
-          failures += rankMain(*group.bootstrap(r), r % gpus);
-        } catch (const std::exception& e) {
-          std::printf("FAIL rank %d: %s\n", r, e.what());
-          ++failures;
-        }
-      });
-    for (auto& t : threads) t.join();
+    const int failures = runOversubscribed(n, gpus, rankMain);
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("rooted_test: %d ranks on %d GPU(s): %d failure(s), %.1f s\n", n, gpus, failures.load(), sec);
-    total += failures.load();
+    std::printf("rooted_test: %d ranks on %d GPU(s): %d failure(s), %.1f s\n", n, gpus, failures, sec);
+    total += failures;
   }
   std::printf("rooted_test: %s\n", total ? "FAIL" : "PASS");
   return total ? 1 : 0;
