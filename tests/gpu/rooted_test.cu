@@ -156,6 +156,16 @@ std::string check(const Case& k, int n, int r, uint32_t seed, const std::byte* o
   return "";
 }
 
+/// Whether `mine` holds on any rank (collective over `boot`).
+bool anyRank(Bootstrap& boot, bool mine) {
+  int all[kMaxRanks] = {};
+  const int v = mine ? 1 : 0;
+  boot.allGather(&v, all, sizeof(v));
+  for (int i = 0; i < boot.size(); ++i)
+    if (all[i]) return true;
+  return false;
+}
+
 /// One rank's run of every case; returns its failures.
 int rankMain(Bootstrap& boot, int dev) {
   int failures = 0;
@@ -251,6 +261,12 @@ int rankMain(Bootstrap& boot, int dev) {
         for (unsigned char b : got)
           if (b != 0xCD) why = "the unused output of a non-root was written";
       }
+      // The replay is a collective call too: every rank replays, or none
+      // (a rank that skipped it would leave its peers waiting).
+      if (exec && anyRank(boot, !why.empty())) {
+        cudaGraphExecDestroy(exec);
+        exec = nullptr;
+      }
       if (why.empty() && exec) {
         // New inputs between replays: the replay reads them.
         boot.barrier();
@@ -279,7 +295,10 @@ int rankMain(Bootstrap& boot, int dev) {
                     k.graph ? " graph(replayed, refilled)" : "", k.inPlace ? " in-place" : "", k.skew ? " skewed" : "", n);
       reportCase(r, b, why, failures);
       boot.barrier();
-      if (!comm.broken().empty()) break;  // a timeout: the ranks' epochs no longer agree
+      // A timeout on any rank: the ranks' epochs no longer agree; all stop
+      // (a rank that went on would write into the workspace of peers that
+      // destroyed their communicators).
+      if (anyRank(boot, !comm.broken().empty())) break;
     }
     boot.barrier();
   }
