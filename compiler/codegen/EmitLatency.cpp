@@ -43,7 +43,6 @@ bool plain(const Op &op) {
     if (a->chunked || a->rounded) return false;
   return !op.last;
 }
-bool everyRank(const Op &op) { return op.onlyOn == ir::RunsOn::All; }
 
 /// The ops of a latency role, recognised by shape. A rooted collective's
 /// ops run on the root or on the other ranks (Op::onlyOn): its put goes
@@ -339,20 +338,10 @@ private:
       closeOn(op, "    ");
       return;
     }
+    // A rooted put to every peer runs on the root (Scatter, Broadcast).
     const std::string pad = openOn(op, "    ");
-    if (rooted_) {
-      o_ << cite(op, pad)
-         << "#pragma unroll 1\n"
-         << pad << "for (int i = 1; i < n; ++i) {  // k = (r + i) mod n\n"
-         << pad << "  packet::loadLane<W8>(x, " << pointer(op.src) << ", len, a, b);\n"
-         << pad << "  ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)\n"
-         << pad << "  slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));\n"
-         << pad << "}\n";
-      closeOn(op, "    ");
-      return;
-    }
-    o_ << cite(op, "    ");
-    if (shared_) {
+    o_ << cite(op, pad);
+    if (shared_) {  // never rooted: pad is the group loop's
       o_ << "    packet::loadLane<W8>(x, " << pointer(op.src) << ", len, mineA, mineB);  // also %" << sh_.step->id
          << "'s operand p == r\n"
          << "    ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)\n"
@@ -366,12 +355,13 @@ private:
     // One load per peer: measured 0.04-0.09 us faster per call than one
     // load put to every peer when the words are not needed again (E12 run 22).
     o_ << "#pragma unroll 1\n"
-       << "    for (int i = 1; i < n; ++i) {  // k = (r + i) mod n\n"
-       << "      packet::loadLane<W8>(x, " << pointer(op.src) << ", len, a, b);\n"
-       << "      ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)\n"
-       << "      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));\n"
-       << "    }\n";
-    if (reduce_) {
+       << pad << "for (int i = 1; i < n; ++i) {  // k = (r + i) mod n\n"
+       << pad << "  packet::loadLane<W8>(x, " << pointer(op.src) << ", len, a, b);\n"
+       << pad << "  ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)\n"
+       << pad << "  slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));\n"
+       << pad << "}\n";
+    closeOn(op, "    ");
+    if (reduce_ && !rooted_) {
       // The reduction's own operand, loaded while the packets travel.
       o_ << "    packet::loadLane<W8>(x, own, len, mineA, mineB);  // %" << sh_.step->id << "'s operand p == r, "
          << ir::accessText(sh_.step->srcSelf) << "\n";
@@ -401,72 +391,54 @@ private:
     closeOn(*sh_.pollCopy, "    ");
   }
 
-  /// Indents what was printed since `from` by two more spaces (the body of
-  /// a rank condition around a block printed for every rank).
-  void indentSince(std::size_t from) {
-    const std::string all = o_.str();
-    std::string head = all.substr(0, from), block = all.substr(from), out;
-    std::size_t i = 0;
-    while (i < block.size()) {
-      const std::size_t e = block.find('\n', i);
-      const std::string line = block.substr(i, e == std::string::npos ? std::string::npos : e - i + 1);
-      out += (line.rfind("#pragma", 0) == 0 || line == "\n" ? "" : "  ") + line;
-      if (e == std::string::npos) break;
-      i = e + 1;
-    }
-    o_.str(head + out);
-    o_.seekp(0, std::ios_base::end);
-  }
-
   void reduceLoop() {
     const Op &step = *sh_.step;
-    if (step.onlyOn == ir::RunsOn::All) return reduceSteps();
+    if (step.onlyOn == ir::RunsOn::All) return reduceSteps("    ");
     // Only the root reduces (Reduce): its own words, then the steps.
-    openOn(step, "    ");
-    const std::size_t from = o_.str().size();
-    o_ << "    packet::loadLane<W8>(x, own, len, mineA, mineB);  // %" << step.id << "'s operand p == r, "
+    const std::string q = openOn(step, "    ");
+    o_ << q << "packet::loadLane<W8>(x, own, len, mineA, mineB);  // %" << step.id << "'s operand p == r, "
        << ir::accessText(step.srcSelf) << "\n";
-    reduceSteps();
-    indentSince(from);
+    reduceSteps(q);
     closeOn(step, "    ");
   }
 
-  void reduceSteps() {
+  /// The reduce loop at indentation `q` (the group loop's, or a rank condition's).
+  void reduceSteps(const std::string &q) {
     const Op &poll = *sh_.pollRed, &step = *sh_.step;
     // Reductions poll with staggered loads every round (PollStagger::EveryRound, E13).
-    o_ << "    if constexpr (!N2) {\n"
-       << "      WordAcc<E, Op> accA, accB;  // the running value of " << ir::accessText(step.dst) << " (fp32)\n"
+    o_ << q << "if constexpr (!N2) {\n"
+       << q << "  WordAcc<E, Op> accA, accB;  // the running value of " << ir::accessText(step.dst) << " (fp32)\n"
        << "#pragma unroll 1\n"
-       << "      for (int p = 0; p < n; ++p) {  // p in 0..n-1\n"
-       << cite(poll, "        ")
-       << "        if (p == r) {\n"
-       << "          a = mineA;  // %" << step.id << "'s operand p == r\n"
-       << "          b = mineB;\n"
-       << "        } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {\n"
-       << "          return;  // a checked wait gave up\n"
-       << "        }\n"
-       << cite(step, "        ")
-       << "        if (p == 0) {\n"
-       << "          accA.first(a);\n"
-       << "          accB.first(b);\n"
-       << "        } else {\n"
-       << "          accA.next(a);\n"
-       << "          accB.next(b);\n"
-       << "        }\n"
-       << "      }\n"
-       << "      packet::storeLane<W8>(x, " << pointer(step.dst) << ", len, accA.result(), accB.result());  // %"
+       << q << "  for (int p = 0; p < n; ++p) {  // p in 0..n-1\n"
+       << cite(poll, q + "    ")
+       << q << "    if (p == r) {\n"
+       << q << "      a = mineA;  // %" << step.id << "'s operand p == r\n"
+       << q << "      b = mineB;\n"
+       << q << "    } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {\n"
+       << q << "      return;  // a checked wait gave up\n"
+       << q << "    }\n"
+       << cite(step, q + "    ")
+       << q << "    if (p == 0) {\n"
+       << q << "      accA.first(a);\n"
+       << q << "      accB.first(b);\n"
+       << q << "    } else {\n"
+       << q << "      accA.next(a);\n"
+       << q << "      accB.next(b);\n"
+       << q << "    }\n"
+       << q << "  }\n"
+       << q << "  packet::storeLane<W8>(x, " << pointer(step.dst) << ", len, accA.result(), accB.result());  // %"
        << step.id << " after the last p\n"
-       << "    } else {\n"
-       << "      // p in 0..1: the one peer is rg.from[0]\n"
-       << citeAgain(poll, "      ", "n == 2")
-       << "      if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b))\n"
-       << "        return;  // a checked wait gave up\n"
-       << citeAgain(step, "      ", "n == 2")
-       << "      const bool ownFirst = r == 0;  // both steps at once, in ascending rank order\n"
-       << "      packet::storeLane<W8>(x, " << pointer(step.dst)
+       << q << "} else {\n"
+       << q << "  // p in 0..1: the one peer is rg.from[0]\n"
+       << citeAgain(poll, q + "  ", "n == 2")
+       << q << "  if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b))\n"
+       << q << "    return;  // a checked wait gave up\n"
+       << citeAgain(step, q + "  ", "n == 2")
+       << q << "  const bool ownFirst = r == 0;  // both steps at once, in ascending rank order\n"
+       << q << "  packet::storeLane<W8>(x, " << pointer(step.dst)
        << ", len, reducePair<E, Op>(ownFirst ? mineA : a, ownFirst ? a : mineA),\n"
-       << "                            reducePair<E, Op>(ownFirst ? mineB : b, ownFirst ? b : mineB));\n"
-       << "    }\n";
+       << q << "                        reducePair<E, Op>(ownFirst ? mineB : b, ownFirst ? b : mineB));\n"
+       << q << "}\n";
   }
 
   void kernel() {
