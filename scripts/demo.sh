@@ -20,7 +20,7 @@ if [ ! -x "$PURLINC" ]; then
   exit 1
 fi
 # Collectives the runtime and the code generator support today.
-CUDA_EXAMPLES="allgather reducescatter allreduce alltoall broadcast reduce scatter gather"
+CUDA_EXAMPLES="allgather reducescatter allreduce alltoall allgatherv reducescatterv broadcast reduce scatter gather"
 
 # Front end: the parsed declarations with their locations.
 step_ast() {
@@ -91,10 +91,15 @@ if [ "${ngpu:-0}" -ge 1 ] && [ -x "$GPUBIN/demo_allreduce_test" ]; then
     echo "==> GPU: generated Broadcast, Reduce, Scatter, Gather (host API), every root"
     timeout 300 "$GPUBIN/demo_rooted_test" | grep -E "root=0 count=1 |root=1 count=1048577|ok   (broadcast|purlin)|FAIL|PASS" || status=1
   fi
+  if [ -x "$GPUBIN/demo_vform_test" ]; then
+    echo "==> GPU: generated AllGatherV, ReduceScatterV (host API), count arrays with zeros"
+    timeout 300 "$GPUBIN/demo_vform_test" || status=1
+  fi
   if [ "$ngpu" -ge 2 ]; then
     echo "==> GPU: generated AllReduce, one process per GPU"
     timeout 300 "$GPUBIN/purlin-launch" -n "$ngpu" "$GPUBIN/demo_allreduce_test" || status=1
     [ -x "$GPUBIN/demo_rooted_test" ] && { timeout 300 "$GPUBIN/purlin-launch" -n "$ngpu" "$GPUBIN/demo_rooted_test" | tail -n 1 || status=1; }
+    [ -x "$GPUBIN/demo_vform_test" ] && { timeout 300 "$GPUBIN/purlin-launch" -n "$ngpu" "$GPUBIN/demo_vform_test" | tail -n 1 || status=1; }
     if [ -x "$GPUBIN/coll_perf_test" ]; then
       echo "==> GPU: timings (paper method: 128 calls in a CUDA graph, 8 replays, max over ranks)"
       timeout 300 "$GPUBIN/coll_perf_test" || status=1

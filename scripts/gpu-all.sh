@@ -50,7 +50,7 @@ for t in "$BIN"/*_test; do
       # Its default worlds are 4 and 8 ranks; the others of 2..8 too
       # (ranks share GPUs: the residency sizing, resident.cuh).
       for k in 2 3 5; do step "$n.ranks$k" 200 "$t" --ranks "$k"; done;;
-    rooted_test)
+    rooted_test|vform_test)
       # Its default run is 2, 3, 5 and 8 ranks sharing the GPUs against host
       # references; with two GPUs, NCCL's results too, in one process and
       # one process per GPU.

@@ -73,6 +73,27 @@ void ncclCall(ncclComm_t comm, Coll c, const Shape &s, const void *in, void *out
     PURLIN_NCCL_CHECK(ncclGroupEnd());
     return;
   }
+  case Coll::AllGatherV:
+  case Coll::ReduceScatterV: {
+    // NCCL has no V forms: grouped point-to-point (AllGatherV), grouped
+    // ncclReduce of every partition onto its rank (ReduceScatterV).
+    int n = 0, rank = 0;
+    PURLIN_NCCL_CHECK(ncclCommCount(comm, &n));
+    PURLIN_NCCL_CHECK(ncclCommUserRank(comm, &rank));
+    PURLIN_NCCL_CHECK(ncclGroupStart());
+    for (int p = 0; p < n; ++p) {
+      const std::size_t at = displOf(s, p) * kElemBytes;
+      if (c == Coll::AllGatherV) {
+        PURLIN_NCCL_CHECK(ncclSend(in, s.counts[rank], ncclBfloat16, p, comm, stream));
+        PURLIN_NCCL_CHECK(ncclRecv(static_cast<char *>(out) + at, s.counts[p], ncclBfloat16, p, comm, stream));
+      } else {
+        PURLIN_NCCL_CHECK(ncclReduce(static_cast<const char *>(in) + at, out, s.counts[p], ncclBfloat16, ncclSum, p,
+                                     comm, stream));
+      }
+    }
+    PURLIN_NCCL_CHECK(ncclGroupEnd());
+    return;
+  }
   }
   PURLIN_THROW(Status::InvalidArgument, "ncclCall: unknown collective");
 }

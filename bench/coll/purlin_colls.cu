@@ -48,6 +48,12 @@ void purlinCall(Communicator &comm, Coll c, const Shape &s, const void *in, void
   case Coll::Gather:
     st = gen::gather(comm, in, out, s.count, DType::BF16, kRoot, stream);
     break;
+  case Coll::AllGatherV:
+    st = gen::allGatherV(comm, in, out, s.counts, DType::BF16, stream);
+    break;
+  case Coll::ReduceScatterV:
+    st = gen::reduceScatterV(comm, in, out, s.counts, DType::BF16, RedOp::Sum, stream);
+    break;
   }
   if (st != Status::Ok)
     PURLIN_THROW(st, std::string("Purlin ") + collName(c) + " failed: " + snac::lastError());

@@ -67,9 +67,9 @@ bool parseArgs(int argc, char **argv, Options &o) {
       if (a == "--colls") {
         if (!parseCollList(v, o.colls)) { std::fprintf(stderr, "purlin_tune: bad --colls '%s'\n", v.c_str()); return false; }
         for (Coll c : o.colls)
-          if (isRooted(c)) {
-            // The rooted collectives run with the rows tuned for the others
-            // (their programs share the policy's world table).
+          if (isRooted(c) || isVariable(c)) {
+            // The rooted and V collectives run with the rows tuned for the
+            // others (their programs share the policy's world table).
             std::fprintf(stderr, "purlin_tune: --colls: %s is not tuned (ag, rs, ar, a2a)\n", collName(c));
             return false;
           }

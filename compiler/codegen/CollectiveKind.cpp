@@ -5,16 +5,12 @@
 
 namespace purlin::codegen {
 
-namespace {
-bool variable(Layout l) { return l == Layout::PackedV || l == Layout::ScatteredV || l == Layout::TransposedV; }
-} // namespace
-
 SizeArgs sizeArgs(CollectiveKind k) {
   switch (k) {
 #define PURLIN_LEAF(Name, Op, In, Out, R, Runs)                                                          \
   case CollectiveKind::Name:                                                                             \
     return Layout::Out == Layout::TransposedV ? SizeArgs::SendRecvCounts                                  \
-           : variable(Layout::In) || variable(Layout::Out) ? SizeArgs::Counts                         \
+           : isVariable(Layout::In) || isVariable(Layout::Out) ? SizeArgs::Counts                         \
                                                                  : SizeArgs::Count;
 #include "purlin/collectives.def"
   default: // compositions take the sizes of their first stage's input

@@ -237,8 +237,10 @@ std::string citeAgain(const Op &op, const std::string &pad, const std::string &v
 
 class Printer {
 public:
-  Printer(const std::string &id, const Shape &sh)
-      : id_(id), sh_(sh), reduce_(sh.pollRed != nullptr), rooted_(sh.put->onlyOn != ir::RunsOn::All) {
+  Printer(const std::string &id, const Shape &sh, bool variable)
+      : id_(id), sh_(sh), reduce_(sh.pollRed != nullptr), rooted_(sh.put->onlyOn != ir::RunsOn::All),
+        variable_(variable) {
+    if (variable_ && rooted_) unsupported(*sh.put, "a V form has no root");
     // The put's words are the reduction's own operand (X_r whole): one load
     // serves every peer and the reduction (the one-shot AllReduce form; not
     // when only the others put and only the root reduces).
@@ -259,7 +261,7 @@ public:
 private:
   const std::string &id_;
   const Shape &sh_;
-  bool reduce_, rooted_, shared_ = false;
+  bool reduce_, rooted_, variable_, shared_ = false;
   std::ostringstream o_;
 
   /// "if (r == root) {" / "if (r != root) {" for an op of some ranks only
@@ -292,7 +294,12 @@ private:
                    : rooted_ ? "  const int r = pl.rank, n = pl.n, lane = laneId();\n"
                              : "  const int n = pl.n, lane = laneId();\n");
     if (rooted_) o_ << "  const int root = pl.root;\n";
-    o_ << "  const std::size_t len = cs.len, W = cs.W, G = cs.G;\n";
+    if (variable_)
+      o_ << "  // V form: flows differ in length; G covers the longest, each flow its own\n"
+         << "  // flowGroups (a zero-byte flow: its marker group, docs/snac-protocol.md).\n"
+         << "  const std::size_t G = cs.G;\n";
+    else
+      o_ << "  const std::size_t len = cs.len, W = cs.W, G = cs.G;\n";
     // Operands that do not depend on a peer are bound before the group loop
     // (the compiler cannot move shared-memory loads across the puts).
     if (sh_.ownCopy) {
@@ -301,9 +308,18 @@ private:
     } else if (!shared_) {
       o_ << "  const std::byte* const own = " << pointer(sh_.step->srcSelf) << ";\n";
     }
-    o_ << "  for (std::size_t g = warp; g < G; g += warps) {\n"
-       << "    const packet::LaneWords x(g, lane, W);\n"
-       << (reduce_ ? "    uint64_t mineA, mineB, a, b;\n" : "    uint64_t a, b;\n");
+    o_ << "  for (std::size_t g = warp; g < G; g += warps) {\n";
+    if (!variable_) o_ << "    const packet::LaneWords x(g, lane, W);\n";
+    o_ << (reduce_ ? "    uint64_t mineA, mineB, a, b;\n" : "    uint64_t a, b;\n");
+    if (variable_) {
+      variablePut();
+      o_ << "    ce.ensure(dc, rg);  // a warp past the groups of every flow it sends reads the epoch here\n";
+      if (sh_.ownCopy) variableOwnCopy();
+      if (reduce_) variableReduce();
+      else variableCopyLoop();
+      o_ << "  }\n}\n\n";
+      return;
+    }
     put();
     if (sh_.ownCopy) ownCopy();
     if (rooted_) o_ << "    ce.ensure(dc, rg);  // the ranks that put nothing read the epoch here\n";
@@ -366,6 +382,61 @@ private:
       o_ << "    packet::loadLane<W8>(x, own, len, mineA, mineB);  // %" << sh_.step->id << "'s operand p == r, "
          << ir::accessText(sh_.step->srcSelf) << "\n";
     }
+  }
+
+  /// V form: the put of every flow, each its own length and groups.
+  void variablePut() {
+    const Op &op = *sh_.put;
+    o_ << cite(op, "    ")
+       << "#pragma unroll 1\n"
+       << "    for (int i = 1; i < n; ++i) {  // k = (r + i) mod n\n"
+       << "      const std::size_t len = rg.sendLen[i - 1];  // " << ir::accessText(op.src) << "'s bytes for k\n"
+       << "      if (g >= packet::flowGroups(len)) continue;\n"
+       << "      const packet::LaneWords x(g, lane, packet::words(len));\n"
+       << "      packet::loadLane<W8>(x, " << pointer(op.src) << ", len, a, b);\n"
+       << "      ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)\n"
+       << "      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));\n"
+       << "    }\n";
+  }
+
+  /// V form: the own copy, of this rank's partition's length.
+  void variableOwnCopy() {
+    o_ << cite(*sh_.ownCopy, "    ")
+       << "    if (g < packet::flowGroups(rg.ownLen)) {\n"
+       << "      const std::size_t len = rg.ownLen;\n"
+       << "      const packet::LaneWords x(g, lane, packet::words(len));\n"
+       << "      packet::loadLane<W8>(x, own, len, a, b);\n"
+       << "      if (own != ownDst) packet::storeLane<W8>(x, ownDst, len, a, b);  // skipped when in place\n"
+       << "    }\n";
+  }
+
+  /// V form: every peer's flow polled (its marker group when empty) and stored.
+  void variableCopyLoop() {
+    o_ << "#pragma unroll 1\n"
+       << "    for (int i = 1; i < n; ++i) {  // p in r-1..r+1 (mod n)\n"
+       << "      const int p = rg.from[i - 1];\n"
+       << "      const std::size_t len = rg.recvLen[i - 1];  // " << ir::accessText(sh_.copy->dst) << "'s bytes\n"
+       << "      if (g >= packet::flowGroups(len)) continue;\n"
+       << "      const packet::LaneWords x(g, lane, packet::words(len));\n"
+       << cite(*sh_.pollCopy, "      ")
+       << "      if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b))\n"
+       << "        return;  // a checked wait gave up\n"
+       << cite(*sh_.copy, "      ")
+       << "      packet::storeLane<W8>(x, " << pointer(sh_.copy->dst) << ", len, a, b);\n"
+       << "    }\n";
+  }
+
+  /// V form of a reduction: every source sends this rank's partition, so
+  /// the polled flows all have its length (rg.ownLen).
+  void variableReduce() {
+    const Op &step = *sh_.step;
+    o_ << "    if (g < packet::flowGroups(rg.ownLen)) {  // the groups of this rank's partition\n"
+       << "      const std::size_t len = rg.ownLen;\n"
+       << "      const packet::LaneWords x(g, lane, packet::words(len));\n"
+       << "      packet::loadLane<W8>(x, own, len, mineA, mineB);  // %" << step.id << "'s operand p == r, "
+       << ir::accessText(step.srcSelf) << "\n";
+    reduceSteps("      ");
+    o_ << "    }\n";
   }
 
   void ownCopy() {
@@ -455,7 +526,7 @@ private:
                                 : "one load feeds every put: let the next grid in right after the wait")
        << " (E12)\n"
        << "  __shared__ packet::Regions rg;\n"
-       << "  packet::ctaRegions(dc, pl, rg);  // parameters only: before the wait\n"
+       << "  packet::ctaRegions" << (variable_ ? "<true>" : "") << "(dc, pl, rg);  // parameters only: before the wait\n"
        << "  const packet::CallShape cs(rg);\n"
        << "  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);\n"
        << "  const std::size_t warp = std::size_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;\n"
@@ -513,12 +584,12 @@ private:
 
 } // namespace
 
-LatencyCode printLatencyProgram(const std::string &id, const ir::Program &prog) {
+LatencyCode printLatencyProgram(const std::string &id, const ir::Program &prog, bool variable) {
   if (prog.regime != ir::Regime::Latency || prog.roles.size() != 1 || !prog.roles[0].perWarpGroup ||
       prog.roles[0].runsOn != ir::RunsOn::All)
     throw EmitError("latency program: one role of packet groups on every rank is required");
   Shape sh = recognise(prog.roles[0]);
-  return Printer(id, sh).print();
+  return Printer(id, sh, variable).print();
 }
 
 } // namespace purlin::codegen

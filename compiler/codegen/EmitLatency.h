@@ -12,7 +12,9 @@
 /// packets), a poll-and-accumulate loop over all ranks, each on every rank
 /// or on the root's side of a rooted collective, which ends with its DONE
 /// acknowledgement. An op of another shape is an EmitError naming the op
-/// (the V collectives' shapes come with their runtime support).
+/// A V form's flows differ in length (`variable`): each put, poll and
+/// copy then moves the groups of its own flow (packet::flowGroups: a
+/// zero-byte flow still sends and polls its marker group).
 #pragma once
 
 #include <stdexcept>
@@ -37,7 +39,8 @@ struct LatencyCode {
 };
 
 /// Prints the latency program `prog` of the collective whose flat C++
-/// identifier is `id`. Throws EmitError for an op it cannot print.
-LatencyCode printLatencyProgram(const std::string &id, const ir::Program &prog);
+/// identifier is `id`; `variable`: the collective is a V form (partitions
+/// of run-time sizes). Throws EmitError for an op it cannot print.
+LatencyCode printLatencyProgram(const std::string &id, const ir::Program &prog, bool variable = false);
 
 } // namespace purlin::codegen

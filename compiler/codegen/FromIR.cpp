@@ -175,7 +175,7 @@ void printPrograms(EmitCollective &c) {
   // The latency program of the world size --emit=ir shows (its ops are the
   // same for every n; a rooted program's DONE counter cites the bound CTAs).
   const ir::CollectiveIR &shown = c.pullIR ? c.pullIR->ir() : c.pushIR ? c.pushIR->ir() : c.ir->ir();
-  c.latency = printLatencyProgram(flatName(c.name), shown.latency);
+  c.latency = printLatencyProgram(flatName(c.name), shown.latency, isVariable(shown.in) || isVariable(shown.out));
   c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR ? &c.pullIR->ir().throughput : nullptr,
                                          c.pushIR ? &c.pushIR->ir().throughput : nullptr);
   c.direct.reset();

@@ -19,8 +19,4 @@ const char *toString(AtomKind a) {
   return "?";
 }
 
-bool isVariable(Layout l) {
-  return l == Layout::PackedV || l == Layout::ScatteredV || l == Layout::TransposedV;
-}
-
 } // namespace purlin

@@ -182,6 +182,17 @@ inline void reportCase(int rank, const char* what, const std::string& why, int& 
   std::fflush(stdout);
 }
 
+/// Whether `mine` holds on any rank (collective over `boot`): a decision
+/// every rank must take alike (replay a graph, stop after a timeout).
+inline bool anyRank(Bootstrap& boot, bool mine) {
+  int all[kMaxRanks] = {};
+  const int v = mine ? 1 : 0;
+  boot.allGather(&v, all, sizeof(v));
+  for (int i = 0; i < boot.size(); ++i)
+    if (all[i]) return true;
+  return false;
+}
+
 /// Runs body on one rank (its own thread or process); returns its failures.
 inline int runRank(Bootstrap* boot, int dev, const std::function<void(Rank&)>& body) {
   Rank R;

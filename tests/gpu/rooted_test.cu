@@ -156,16 +156,6 @@ std::string check(const Case& k, int n, int r, uint32_t seed, const std::byte* o
   return "";
 }
 
-/// Whether `mine` holds on any rank (collective over `boot`).
-bool anyRank(Bootstrap& boot, bool mine) {
-  int all[kMaxRanks] = {};
-  const int v = mine ? 1 : 0;
-  boot.allGather(&v, all, sizeof(v));
-  for (int i = 0; i < boot.size(); ++i)
-    if (all[i]) return true;
-  return false;
-}
-
 /// One rank's run of every case; returns its failures.
 int rankMain(Bootstrap& boot, int dev) {
   int failures = 0;

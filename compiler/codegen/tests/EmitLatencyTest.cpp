@@ -113,3 +113,35 @@ TEST_CASE("rooted latency programs: rank conditions and the DONE acks", "[codege
     CHECK(std::string(e.what()).find("latency program: %0 packet.put PK_root[r] <- X_r (full) on root") == 0);
   }
 }
+
+TEST_CASE("a V form's latency code moves each flow's own groups (a zero-byte flow its marker)", "[codegen][latency]") {
+  const auto agv = leaf("allGatherV", ConsumeOp::Copy, Layout::PackedV, Layout::ScatteredV);
+  const auto rsv = leaf("reduceScatterV", ConsumeOp::Reduce, Layout::ScatteredV, Layout::PackedV);
+  for (const auto &c : {agv, rsv}) {
+    INFO(c->name);
+    ir::VerifiedIR v = ir::lowerVerified(*c, test::samplePolicy(), 3);
+    const auto ops = opsOf(v.ir().latency);
+    LatencyCode code = printLatencyProgram(c->name, v.ir().latency, true);
+    test::checkCitations(code.text, ops, true);
+    CHECK(code.ops.size() == ops.size());
+    CHECK(code.text.find("packet::ctaRegions<true>(dc, pl, rg)") != std::string::npos);
+    CHECK(code.text.find("const std::size_t len = rg.sendLen[i - 1];") != std::string::npos);
+    CHECK(code.text.find("if (g >= packet::flowGroups(len)) continue;") != std::string::npos);
+    CHECK(code.text.find("cs.len") == std::string::npos);  // no one length for every flow
+    // The same program without the flag is the fixed-size form.
+    LatencyCode fixed = printLatencyProgram(c->name, v.ir().latency, false);
+    CHECK(fixed.text.find("flowGroups") == std::string::npos);
+    CHECK(fixed.text.find("const std::size_t len = cs.len") != std::string::npos);
+  }
+  ir::VerifiedIR g = ir::lowerVerified(*agv, test::samplePolicy(), 3);
+  const std::string copy = printLatencyProgram("agv", g.ir().latency, true).text;
+  CHECK(copy.find("const std::size_t len = rg.recvLen[i - 1];") != std::string::npos);
+  CHECK(copy.find("if (g < packet::flowGroups(rg.ownLen)) {") != std::string::npos);
+  ir::VerifiedIR r = ir::lowerVerified(*rsv, test::samplePolicy(), 3);
+  const std::string red = printLatencyProgram("rsv", r.ir().latency, true).text;
+  CHECK(red.find("if (g < packet::flowGroups(rg.ownLen)) {  // the groups of this rank's partition") !=
+        std::string::npos);
+  // A rooted program has no V form.
+  ir::VerifiedIR sc = ir::lowerVerified(*test::rooted()[0], test::samplePolicy(), 3);
+  CHECK_THROWS_AS(printLatencyProgram("scatter", sc.ir().latency, true), EmitError);
+}

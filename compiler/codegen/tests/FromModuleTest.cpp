@@ -71,16 +71,16 @@ TEST_CASE("missing policy and unsupported kinds are errors", "[codegen]") {
   REQUIRE(r.error->find("policy 'decode'") != std::string::npos);
 
   Module g;
-  g.file = "allgatherv.pl";
+  g.file = "alltoallv.pl";
   auto c = std::make_shared<Collective>();
-  c->name = "allGatherV";
-  c->loc = Location{"allgatherv.pl", 3, 7};
+  c->name = "allToAllV";
+  c->loc = Location{"alltoallv.pl", 3, 7};
   c->op = ConsumeOp::Copy;
-  c->in = Layout::PackedV;
-  c->out = Layout::ScatteredV;
+  c->in = Layout::ScatteredV;
+  c->out = Layout::TransposedV;
   g.collectives.push_back(c);
   r = buildEmitInput(g, test::samplePolicySet(), {}, "g.cu");
-  REQUIRE(r.error == std::optional<std::string>("code generation for allGatherV (AllGatherV) is not supported yet"));
+  REQUIRE(r.error == std::optional<std::string>("code generation for allToAllV (AllToAllV) is not supported yet"));
   REQUIRE(r.errorLoc.line == c->loc.line);
 
   Module empty;

@@ -34,8 +34,7 @@ const char *toString(Layout);
 const char *toString(Root);
 const char *toString(AtomKind);
 
-/// True for PackedV, ScatteredV and TransposedV.
-bool isVariable(Layout);
+// isVariable(Layout): purlin/vocabulary.h.
 
 /// One collective declaration.
 /// A leaf is `using NAME = SNAC<Atom, Policy, op, in, out[, root]>;`.

@@ -106,7 +106,7 @@ TEST_CASE("runtime plan: the policy row carries every number the IR binds", "[pl
   CHECK(ir.bound.crossoverBytes == w3.latencyMaxBytes);
   CHECK(ir.bound.directMinBytes == w3.directMinBytes);
   CHECK(ir.bound.directCtas == w3.directCtas);
-  CHECK_THROWS_AS(runtimePlan(lower(*test::collectiveOf(Kind::AllGatherV), policy, 3), policy, 100, 4, 8u << 20),
+  CHECK_THROWS_AS(runtimePlan(lower(*test::collectiveOf(Kind::AllToAllV), policy, 3), policy, 100, 4, 8u << 20),
                   IRError);
   // A kind without a push derivation gets the pull row (only that program is printed).
   WorldPolicy push = policy.forWorld(3);

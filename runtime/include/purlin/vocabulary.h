@@ -18,6 +18,10 @@ enum class Layout {
 #include "purlin/vocabulary.def"
 };
 
+/// The V forms (PackedV, ScatteredV, TransposedV): partition sizes given
+/// at run time.
+constexpr bool isVariable(Layout l) { return l == Layout::PackedV || l == Layout::ScatteredV || l == Layout::TransposedV; }
+
 /// Which ranks take part as producers or consumers (paper Appendix A.1).
 enum class Root {
 #define PURLIN_ROOT(Name, dsl) Name,

@@ -222,7 +222,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
                                              std::to_string(comm.device()) + "): " + cudaGetErrorString(guard.error));
       if (n == 1) {  // every collective is a copy of the input on one rank
-        const std::size_t bytes = args.count * pl.elemSize;
+        const std::size_t bytes = pl.msgBytes;  // one rank: its whole input (a V form: counts[0])
         if (args.in == args.out) return Status::Ok;
         cudaError_t err = cudaMemcpyAsync(args.out, args.in, bytes, cudaMemcpyDeviceToDevice, stream);
         if (err != cudaSuccess)

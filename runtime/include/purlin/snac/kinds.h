@@ -5,6 +5,8 @@
 /// composed, packed input, rooted). Plain C++ (host and device).
 #pragma once
 
+#include "purlin/vocabulary.h"
+
 namespace purlin::snac {
 
 namespace def {
@@ -14,9 +16,9 @@ enum class Any {
 #define PURLIN_COMPOSE(Name, ...) Name,
 #include "purlin/collectives.def"
 };
-enum class Op { Copy, Reduce };
-enum class Layout { Packed, Scattered, Transposed, PackedV, ScatteredV, TransposedV };
-enum class Root { None, Producer, Consumer };
+using Op = purlin::ConsumeOp;  // the vocabulary (vocabulary.def) the def's rows spell
+using Layout = purlin::Layout;
+using Root = purlin::Root;
 /// A leaf reduces when its op does; a composition when its first stage does.
 constexpr bool reduces(Any k) {
   switch (k) {
@@ -38,6 +40,15 @@ constexpr Layout input(Any k) {
   switch (k) {
 #define PURLIN_LEAF(Name, O, In, Out, R, Runs) case Any::Name: return Layout::In;
 #define PURLIN_COMPOSE(Name, F, G, Runs) case Any::Name: return input(Any::F);
+#include "purlin/collectives.def"
+  }
+  return Layout::Packed;
+}
+/// The output layout (a composition's last stage's).
+constexpr Layout output(Any k) {
+  switch (k) {
+#define PURLIN_LEAF(Name, O, In, Out, R, Runs) case Any::Name: return Layout::Out;
+#define PURLIN_COMPOSE(Name, F, G, Runs) case Any::Name: return output(Any::G);
 #include "purlin/collectives.def"
   }
   return Layout::Packed;
@@ -109,6 +120,8 @@ inline constexpr unsigned kCompositionKinds = kindMask([](def::Any a) { return d
 inline constexpr unsigned kPackedInputKinds = kindMask(
     [](def::Any a) { return def::input(a) == def::Layout::Packed || def::input(a) == def::Layout::PackedV; });
 inline constexpr unsigned kRootProducerKinds = kindMask([](def::Any a) { return def::root(a) == def::Root::Producer; });
+inline constexpr unsigned kVariableKinds =
+    kindMask([](def::Any a) { return isVariable(def::input(a)) || isVariable(def::output(a)); });
 inline constexpr unsigned kRootConsumerKinds = kindMask([](def::Any a) { return def::root(a) == def::Root::Consumer; });
 
 #if defined(__CUDACC__)
@@ -129,6 +142,9 @@ PURLIN_KIND_HD constexpr bool hasPackedInput(CollKind k) { return kindIn(kPacked
 /// others); Gather, Reduce: only the root consumes (its output is written).
 PURLIN_KIND_HD constexpr bool rootProduces(CollKind k) { return kindIn(kRootProducerKinds, k); }
 PURLIN_KIND_HD constexpr bool rootConsumes(CollKind k) { return kindIn(kRootConsumerKinds, k); }
+/// AllGatherV, ReduceScatterV (AllToAllV): partitions of run-time sizes
+/// (CallArgs::counts), so flows differ in length.
+PURLIN_KIND_HD constexpr bool isVariable(CollKind k) { return kindIn(kVariableKinds, k); }
 /// Broadcast, Reduce, Scatter, Gather: the call takes a root rank.
 PURLIN_KIND_HD constexpr bool isRooted(CollKind k) { return rootProduces(k) || rootConsumes(k); }
 #undef PURLIN_KIND_HD

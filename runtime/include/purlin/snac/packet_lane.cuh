@@ -97,12 +97,19 @@ struct Regions {
   std::size_t tx[kMaxRanks - 1], rx[kMaxRanks - 1], ownTx, ownRx, len, W, G;
   int from[kMaxRanks - 1];
   std::size_t halfPackets;
+  /// V forms only (ctaRegions<true>; flows differ in length): the bytes of
+  /// send flow i-1 (pl.txLen[(r+i)%n]), of receive flow i-1
+  /// (pl.rxLen[from[i-1]]) and of this rank's own partition (pl.rxLen[r]);
+  /// `len` is then the longest flow of any rank (Plan::packetFlowBytes).
+  std::size_t sendLen[kMaxRanks - 1], recvLen[kMaxRanks - 1], ownLen;
 };
 
 /// CTA-collective: fills `rg` (shared memory) for this rank; call before
 /// gridDependencyWait (reads kernel parameters only). Needs blockDim.x >= n.
 /// len = Plan::packetFlowBytes, the bytes every source sends every
-/// destination (makePlan).
+/// destination (makePlan); Variable (the V forms): the longest flow, and
+/// each flow's own length in sendLen / recvLen / ownLen.
+template <bool Variable = false>
 __device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl, Regions& rg) {
   const int r = pl.rank, n = pl.n, t = int(threadIdx.x);
   if (t < n) rg.recvFrom[t] = packetRegion(dc, r, 0, t, pl.packetRegion);
@@ -113,7 +120,13 @@ __device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl,
     rg.recv[t - 1] = packetRegion(dc, r, 0, p, pl.packetRegion);
     rg.tx[t - 1] = pl.txOff[q];
     rg.rx[t - 1] = pl.rxOff[p];
+    if constexpr (Variable) {
+      rg.sendLen[t - 1] = pl.txLen[q];
+      rg.recvLen[t - 1] = pl.rxLen[p];
+    }
   }
+  if constexpr (Variable)
+    if (t == 0) rg.ownLen = pl.rxLen[r];
   if (t == 0) {
     rg.halfPackets = dc.packetHalfBytes / sizeof(Packet);
     rg.ownTx = pl.txOff[r];
@@ -124,6 +137,12 @@ __device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl,
   }
   __syncthreads();
 }
+
+/// Packet groups a flow of `len` bytes travels in: a zero-byte flow (a V
+/// form's empty partition) still sends its first group, full and without
+/// payload, so that its receiver polls it (docs/snac-protocol.md: the
+/// marker that keeps the causal chain from sender to receiver).
+__device__ __forceinline__ std::size_t flowGroups(std::size_t len) { return len ? packetGroups(len) : 1; }
 
 /// The sizes of one call's words: bytes each source sends (Regions::len),
 /// their 8-byte words W and packet groups G, as ctaRegions computed them

@@ -178,6 +178,24 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
                 "root " + std::to_string(a.root) + " out of range (0.." + std::to_string(n - 1) + ")");
   p.root = isRooted(kind) ? a.root : 0;
   const bool isRoot = rank == p.root;
+  // The V forms: counts[n] elements per rank's partition (the same array on
+  // every rank), displacements their prefix sums; `count` is unused.
+  std::size_t total = a.count;  // elements of the whole message (V forms: sum of counts)
+  std::size_t displ[kMaxRanks] = {};
+  if (isVariable(kind)) {
+    if (!a.counts) return fail(error, Status::InvalidArgument, kind, "counts is null (it needs n entries)");
+    const std::size_t limit = (std::size_t(1) << 40) / E;
+    total = 0;
+    for (int k = 0; k < n; ++k) {
+      if (a.counts[k] > limit - total)  // also catches a negative count converted to size_t
+        return fail(error, Status::InvalidArgument, kind,
+                    "counts[" + std::to_string(k) + "] = " + std::to_string(a.counts[k]) +
+                        (a.counts[k] > limit ? " too large" : ": the counts add up to too many elements") +
+                        " (at most 2^40 bytes in all)");
+      displ[k] = total;
+      total += a.counts[k];
+    }
+  }
   const std::size_t cE = a.count * E;
   // Byte ranges per peer, and the bytes of this rank's input and output the
   // call touches (a rooted collective's non-roots read no input (Scatter,
@@ -204,6 +222,24 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
       inBytes = kind == CollKind::Scatter && !isRoot ? 0 : std::size_t(n) * cE;
       outBytes = cE;
       break;
+    case CollKind::AllGatherV:  // rank p's counts[p] elements land at displ[p] on every rank
+      for (int k = 0; k < n; ++k) {
+        p.txOff[k] = 0; p.txLen[k] = a.counts[rank] * E;
+        p.rxOff[k] = displ[k] * E; p.rxLen[k] = a.counts[k] * E;
+      }
+      p.msgBytes = total * E;
+      inBytes = a.counts[rank] * E;
+      outBytes = total * E;
+      break;
+    case CollKind::ReduceScatterV:  // partition k (counts[k] at displ[k]) is reduced onto rank k
+      for (int k = 0; k < n; ++k) {
+        p.txOff[k] = displ[k] * E; p.txLen[k] = a.counts[k] * E;
+        p.rxOff[k] = 0; p.rxLen[k] = a.counts[rank] * E;
+      }
+      p.msgBytes = total * E;
+      inBytes = total * E;
+      outBytes = a.counts[rank] * E;
+      break;
     case CollKind::AllToAll:
       for (int k = 0; k < n; ++k) {
         p.txOff[k] = std::size_t(k) * cE; p.txLen[k] = cE;
@@ -224,13 +260,22 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
       outBytes = kind == CollKind::Reduce && !isRoot ? 0 : cE;
       break;
   }
-  for (int k = 0; k < n; ++k) p.maxLen = p.maxLen > p.txLen[k] ? p.maxLen : p.txLen[k];
-  if (a.count == 0) {
+  // The largest segment any rank sends (the same on every rank: a V form's
+  // from every rank's count, not this rank's).
+  for (int k = 0; k < n; ++k) {
+    const std::size_t len = isVariable(kind) ? a.counts[k] * E : p.txLen[k];
+    p.maxLen = p.maxLen > len ? p.maxLen : len;
+  }
+  if (total == 0) {
     p.empty = true;
     return Status::Ok;
   }
-  if (inBytes && !a.in) return fail(error, Status::InvalidArgument, kind, "input pointer is null with count " + std::to_string(a.count));
-  if (outBytes && !a.out) return fail(error, Status::InvalidArgument, kind, "output pointer is null with count " + std::to_string(a.count));
+  // (V forms: the elements this rank reads or writes, not `count`.)
+  const auto sizeText = [&](std::size_t bytes) {
+    return isVariable(kind) ? std::to_string(bytes / E) + " elements" : "count " + std::to_string(a.count);
+  };
+  if (inBytes && !a.in) return fail(error, Status::InvalidArgument, kind, "input pointer is null with " + sizeText(inBytes));
+  if (outBytes && !a.out) return fail(error, Status::InvalidArgument, kind, "output pointer is null with " + sizeText(outBytes));
   if (reinterpret_cast<std::uintptr_t>(a.in) % E || reinterpret_cast<std::uintptr_t>(a.out) % E)
     return fail(error, Status::InvalidArgument, kind, "pointers must be aligned to the element size " + std::to_string(E));
   // In place is supported exactly in NCCL's forms (MPI's for Gather and
@@ -240,8 +285,10 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
     auto* out = static_cast<std::byte*>(a.out);
     bool inPlace = false;
     if (kind == CollKind::AllReduce || kind == CollKind::Broadcast || kind == CollKind::Reduce) inPlace = in == out;
-    if (kind == CollKind::AllGather || kind == CollKind::Gather) inPlace = in == out + std::size_t(rank) * cE;
-    if (kind == CollKind::ReduceScatter || kind == CollKind::Scatter) inPlace = out == in + std::size_t(rank) * cE;
+    if (kind == CollKind::AllGather || kind == CollKind::Gather || kind == CollKind::AllGatherV)
+      inPlace = in == out + p.rxOff[rank];
+    if (kind == CollKind::ReduceScatter || kind == CollKind::Scatter || kind == CollKind::ReduceScatterV)
+      inPlace = out == in + p.txOff[rank];
     if (!inPlace && detail::rangesOverlap(in, inBytes, out, outBytes))
       return fail(error, Status::InvalidArgument, kind,
                   "input and output overlap other than in NCCL's in-place form");
@@ -266,8 +313,12 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   p.latencyThreads = w.latencyThreads;
   if (p.latency) {
     latencyShape(slotsNeeded, w, p.latencyCtas, p.latencyThreads);
-    // Every segment starts at a multiple of cE (a composition: one segment of cE).
-    p.words8 = (reinterpret_cast<std::uintptr_t>(a.in) | reinterpret_cast<std::uintptr_t>(a.out) | cE) % 8 == 0;
+    // Every segment starts at a multiple of cE (a composition: one segment
+    // of cE); a V form's at its displacement, with its own length.
+    std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a.in) | reinterpret_cast<std::uintptr_t>(a.out) | cE;
+    if (isVariable(kind))
+      for (int k = 0; k < n; ++k) bits |= p.txOff[k] | p.txLen[k] | p.rxOff[k] | p.rxLen[k];
+    p.words8 = bits % 8 == 0;
     return Status::Ok;
   }
 
@@ -310,7 +361,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
 }
 
 inline bool directWanted(const Plan& p, const WorldConsts& w) {
-  if (w.directCtas < 0 || p.empty || p.n < 2 || isRooted(p.kind)) return false;
+  if (w.directCtas < 0 || p.empty || p.n < 2 || isRooted(p.kind) || isVariable(p.kind)) return false;
   if (isReduction(p.kind) && p.n != 2) return false;
   const std::size_t minBytes = w.directMinBytes ? w.directMinBytes : kDirectMinBytes;
   return p.msgBytes >= minBytes;

@@ -1,0 +1,165 @@
+/// @file demo_vform_test.cu
+/// @brief The demo of the V collectives purlinc generated from
+/// dsl_examples/{allgatherv,reducescatterv}.pl (generated/, library
+/// purlin_generated), called through their host API (C++ and, for bad
+/// arguments, the C ABI) on the GPUs it finds: count arrays with zeros, one
+/// large entry among small ones, sizes from one element to several MiB,
+/// checked against a host reference. One thread per GPU in one process
+/// (with one GPU: three ranks sharing it), or one process per GPU under
+/// purlin-launch (PURLIN_RANK).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives.h"
+#include "purlin/host/bootstrap.h"
+#include "purlin/host/communicator.h"
+
+namespace {
+
+using namespace purlin;
+
+std::atomic<int> gFailures{0};
+
+/// Element i of rank r's input: an integer in [-8, 8] (fp32: sums exact).
+float inputValue(int r, std::size_t i) { return float(int((i * 7 + std::size_t(r) * 13) % 17) - 8); }
+
+/// The count arrays of the demo for n ranks (the same on every rank).
+std::vector<std::vector<std::size_t>> countArrays(int n) {
+  std::vector<std::vector<std::size_t>> all;
+  auto make = [&](auto f) {
+    std::vector<std::size_t> c(n);
+    for (int p = 0; p < n; ++p) c[p] = f(p);
+    all.push_back(c);
+  };
+  make([](int p) { return p == 0 ? std::size_t(1) : std::size_t(0); });                         // one element in all
+  make([](int p) { return std::size_t(p % 2 ? 0 : 4099 + p); });                                 // zeros between
+  make([](int p) { return p == 0 ? (std::size_t(1) << 18) + 3 : std::size_t(7 * p); });           // one large, small ones
+  make([](int p) { return (std::size_t(1) << 20) + std::size_t(p) * 1001; });                     // MiBs each
+  return all;
+}
+
+void runRank(Bootstrap &bootstrap, int device) {
+  const int rank = bootstrap.rank(), n = bootstrap.size();
+  cudaSetDevice(device);
+  Communicator comm(bootstrap, device, CommOptions{});
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  int local = 0;
+  for (bool gather : {true, false})
+    for (const std::vector<std::size_t> &counts : countArrays(n)) {
+      std::vector<std::size_t> displ(n + 1, 0);
+      for (int p = 0; p < n; ++p) displ[p + 1] = displ[p] + counts[p];
+      const std::size_t total = displ[n];
+      const std::size_t inE = gather ? counts[rank] : total, outE = gather ? total : counts[rank];
+      std::vector<float> host(inE), back(outE);
+      for (std::size_t i = 0; i < inE; ++i) host[i] = inputValue(rank, i);
+      float *in = nullptr, *out = nullptr;  // nothing to send or receive: null
+      if (inE) cudaMalloc(&in, inE * 4);
+      if (outE) cudaMalloc(&out, outE * 4);
+      if (inE) cudaMemcpy(in, host.data(), inE * 4, cudaMemcpyHostToDevice);
+      cudaDeviceSynchronize();
+      bootstrap.barrier();  // ranks sharing a GPU: device-wide calls before any launch
+      const Status st = gather ? gen::allGatherV(comm, in, out, counts.data(), DType::F32, stream)
+                               : gen::reduceScatterV(comm, in, out, counts.data(), DType::F32, RedOp::Sum, stream);
+      cudaError_t ce = cudaStreamSynchronize(stream);
+      bootstrap.barrier();
+      std::string failure;
+      if (st != Status::Ok) failure = std::string("status ") + toString(st) + ": " + purlin::lastError();
+      else if (ce != cudaSuccess) failure = cudaGetErrorString(ce);
+      if (failure.empty() && outE) {
+        cudaMemcpy(back.data(), out, outE * 4, cudaMemcpyDeviceToHost);
+        for (std::size_t i = 0; i < outE && failure.empty(); ++i) {
+          float want = 0;
+          if (gather) {
+            const int p = int(std::upper_bound(displ.begin(), displ.end(), i) - displ.begin()) - 1;
+            want = inputValue(p, i - displ[p]);
+          } else {
+            for (int p = 0; p < n; ++p) want += inputValue(p, displ[rank] + i);
+          }
+          if (back[i] != want)
+            failure = "out[" + std::to_string(i) + "] = " + std::to_string(back[i]) + ", expected " + std::to_string(want);
+        }
+      }
+      cudaFree(in);
+      cudaFree(out);
+      std::string shape;
+      for (int p = 0; p < n; ++p) shape += (p ? "," : "") + std::to_string(counts[p]);
+      if (!failure.empty()) {
+        std::printf("FAIL rank %d: %s counts={%s}: %s\n", rank, gather ? "allGatherV" : "reduceScatterV", shape.c_str(),
+                    failure.c_str());
+        ++local;
+      } else if (rank == 0) {
+        std::printf("ok   %-14s counts={%s} f32, %d ranks, equal to the host reference\n",
+                    gather ? "allGatherV" : "reduceScatterV", shape.c_str(), n);
+      }
+      std::fflush(stdout);
+    }
+  // No count array: the same error on every rank, nothing launched.
+  const Status bad = gen::allGatherV(comm, nullptr, nullptr, nullptr, DType::F32, stream);
+  if (bad != Status::InvalidArgument || std::strstr(purlin::lastError(), "counts is null") == nullptr) {
+    std::printf("FAIL rank %d: allGatherV(counts = null) returned %s: %s\n", rank, toString(bad), purlin::lastError());
+    ++local;
+  } else if (rank == 0) {
+    std::printf("ok   allGatherV(counts = null) -> InvalidArgument: %s\n", purlin::lastError());
+  }
+  bootstrap.barrier();
+  cudaStreamDestroy(stream);
+  gFailures += local;
+}
+
+} // namespace
+
+int main() {
+  const size_t counts[1] = {1};
+  if (purlin_reduceScatterV(nullptr, nullptr, nullptr, counts, PURLIN_FLOAT32, PURLIN_SUM, nullptr) !=
+      PURLIN_INVALID_ARGUMENT) {
+    std::printf("FAIL: purlin_reduceScatterV(NULL comm) did not return PURLIN_INVALID_ARGUMENT\n");
+    return 1;
+  }
+  std::printf("ok   purlin_reduceScatterV(NULL comm) -> PURLIN_INVALID_ARGUMENT: %s\n", purlin_last_error());
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+  try {
+    if (std::getenv("PURLIN_RANK")) {
+      auto b = bootstrapFromEnv();
+      const char *d = std::getenv("PURLIN_DEVICE");
+      const int device = d ? std::atoi(d) : b->rank() % std::max(gpus, 1);
+      runRank(*b, device);
+    } else {
+      if (gpus < 1) {
+        std::printf("SKIP: the V demo needs a GPU, found none\n");
+        return 0;
+      }
+      const int n = gpus >= 2 ? std::min(gpus, kMaxRanks) : 3;
+      std::printf("demo: in-process, %d ranks on %d GPU(s): allGatherV, reduceScatterV from dsl_examples/\n", n,
+                  std::min(gpus, n));
+      InProcessGroup group(n);
+      std::vector<std::thread> threads;
+      for (int r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+          try {
+            runRank(*group.bootstrap(r), r % gpus);
+          } catch (const std::exception &e) {
+            std::printf("FAIL rank %d: %s\n", r, e.what());
+            ++gFailures;
+          }
+        });
+      for (auto &t : threads) t.join();
+    }
+  } catch (const std::exception &e) {
+    std::printf("FAIL: %s\n", e.what());
+    ++gFailures;
+  }
+  std::printf("%s: demo V collectives, %d failure(s)\n", gFailures ? "FAIL" : "PASS", gFailures.load());
+  return gFailures ? 1 : 0;
+}

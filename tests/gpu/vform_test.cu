@@ -1,0 +1,414 @@
+/// @file vform_test.cu
+/// @brief The V collectives (AllGatherV, ReduceScatterV) as purlinc printed
+/// them (generated/), through snac::launch:
+///  - default: N ranks as threads of one process on the visible GPUs (rank
+///    r on device r mod #GPUs; N = 2, 3, 5, 8 or --ranks N), checked against
+///    host references: AllGatherV bitwise, ReduceScatterV bitwise equal to
+///    the fp32 ascending-rank reduction. Count arrays with zeros, with one
+///    rank contributing everything, one large and many small entries,
+///    primes, totals just below and above the latency/throughput crossover,
+///    one partition beyond the staging capacity (cyclic slot reuse), all
+///    zero; element-aligned but not 16-byte-aligned pointers; in place;
+///    captured graphs replayed with new inputs between replays; the output
+///    of a rank with nothing to receive stays untouched; a null or
+///    overflowing count array is refused on every rank.
+///  - --nccl: one rank per GPU (in-process on two GPUs, or one process per
+///    GPU under purlin-launch), each case compared bitwise with NCCL's
+///    grouped ncclSend / ncclRecv (AllGatherV) and grouped ncclReduce, one
+///    per partition (ReduceScatterV) (run by the two-GPU issue; compiled in CI).
+/// Checked mode bounds every wait, so a hang is reported as a timeout.
+///
+/// Run: gpu-bin/vform_test [--ranks N] [--nccl]
+#include "coll_test_base.cuh"
+
+#include <chrono>
+#include <numeric>
+
+#define PURLIN_GEN_DEVICE_ONLY
+#include "allgatherv.cu"
+#include "reducescatterv.cu"
+
+using namespace colltest;
+
+namespace {
+
+enum class VColl { AllGatherV, ReduceScatterV };
+const char* name(VColl c) { return c == VColl::AllGatherV ? "AllGatherV" : "ReduceScatterV"; }
+
+template <class P>
+Status launchV(VColl c, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
+  switch (c) {
+    case VColl::AllGatherV: return sn::launch<allGatherV_Collective, P, Datapath, allGatherV_Programs>(comm, a, s);
+    case VColl::ReduceScatterV:
+      return sn::launch<reduceScatterV_Collective, P, Datapath, reduceScatterV_Programs>(comm, a, s);
+  }
+  return Status::Internal;
+}
+
+struct Case {
+  VColl c;
+  DType t;
+  RedOp op;
+  std::vector<std::size_t> counts;  ///< counts[n], the same on every rank
+  const char* shape;                ///< what the counts are, for the verdict line
+  bool tput = false;     ///< PTput (no latency program)
+  bool graph = false;    ///< captured, replayed, refilled, replayed again
+  bool inPlace = false;  ///< in == out + displ[rank] (AllGatherV), out == in + displ[rank] (ReduceScatterV)
+  bool skew = false;     ///< pointers one element past a 16-byte boundary
+};
+
+std::size_t total(const Case& k) { return std::accumulate(k.counts.begin(), k.counts.end(), std::size_t(0)); }
+std::size_t displ(const Case& k, int p) {
+  return std::accumulate(k.counts.begin(), k.counts.begin() + p, std::size_t(0));
+}
+/// Elements of rank r's input and output.
+std::size_t inElems(const Case& k, int r) { return k.c == VColl::AllGatherV ? k.counts[r] : total(k); }
+std::size_t outElems(const Case& k, int r) { return k.c == VColl::AllGatherV ? total(k) : k.counts[r]; }
+
+/// Rank r's expected output element i (host reference): AllGatherV's
+/// element i is rank p's input element i - displ[p]; ReduceScatterV's the
+/// ascending-rank fp32 reduction of element displ[r] + i of every input.
+void expected(const Case& k, int n, int r, uint32_t seed, std::size_t i, std::byte* want) {
+  if (k.c == VColl::AllGatherV) {
+    int p = 0;
+    while (i >= displ(k, p + 1)) ++p;
+    fromFloat(k.t, inputValue(seed, uint32_t(p), i - displ(k, p)), want);
+    return;
+  }
+  const std::size_t j = displ(k, r) + i;
+  float acc = inputValue(seed, 0, j);
+  for (int p = 1; p < n; ++p) acc = hostOp(k.op, acc, inputValue(seed, uint32_t(p), j));
+  fromFloat(k.t, acc, want);
+}
+
+/// The count arrays for n ranks (elements; bf16 unless a case says otherwise).
+struct Shape {
+  const char* what;
+  std::vector<std::size_t> counts;
+};
+std::vector<Shape> shapes(int n) {
+  std::vector<Shape> s;
+  auto fill = [&](const char* what, auto f) {
+    std::vector<std::size_t> c(n);
+    for (int p = 0; p < n; ++p) c[p] = f(p);
+    s.push_back({what, c});
+  };
+  static const std::size_t primes[] = {7, 11, 13, 17, 19, 23, 29, 31};
+  fill("zeros between", [](int p) { return p % 2 ? std::size_t(1000 + 37 * p) : std::size_t(0); });
+  fill("one rank only", [n](int p) { return p == n - 1 ? std::size_t(5003) : std::size_t(0); });
+  fill("first rank only", [](int p) { return p == 0 ? std::size_t(1) : std::size_t(0); });
+  fill("one large, many small", [](int p) { return p == 0 ? std::size_t(300007) : std::size_t(3 * p + 1); });
+  fill("primes", [](int p) { return primes[p]; });
+  fill("all ones", [](int) { return std::size_t(1); });
+  fill("all zero", [](int) { return std::size_t(0); });
+  // PAuto's crossover: 256 KiB messages for n > 2, 512 KiB for n = 2 (bf16:
+  // half as many elements); the total exactly at it (latency) and one
+  // element above (throughput).
+  const std::size_t cross = (n == 2 ? 512u : 256u) << 10, elems = cross / 2;
+  for (std::size_t extra : {std::size_t(0), std::size_t(1)}) {
+    std::vector<std::size_t> c(n, elems / std::size_t(n));
+    c[0] += elems - c[0] * std::size_t(n) + extra;
+    s.push_back({extra ? "crossover + 1" : "at the crossover", c});
+  }
+  // One partition beyond the 4 MiB staging half of rankMain: cyclic slots.
+  fill("one beyond the staging", [n](int p) { return p == 1 % n ? (std::size_t(3) << 20) + 11 : std::size_t(5 + p); });
+  return s;
+}
+
+std::vector<Case> cases(int n) {
+  std::vector<Case> cs;
+  for (VColl c : {VColl::AllGatherV, VColl::ReduceScatterV}) {
+    for (const Shape& sh : shapes(n)) {
+      cs.push_back({c, DType::BF16, RedOp::Sum, sh.counts, sh.what});
+      cs.push_back({c, DType::BF16, RedOp::Sum, sh.counts, sh.what, true});
+    }
+    const std::vector<Shape> s = shapes(n);
+    cs.push_back({c, DType::F32, RedOp::Max, s[0].counts, s[0].what, false, true});          // graph, latency
+    cs.push_back({c, DType::F16, RedOp::Min, s[3].counts, s[3].what, true, true});           // graph, throughput
+    cs.push_back({c, DType::BF16, RedOp::Sum, s[4].counts, s[4].what, false, false, false, true});  // skewed
+    cs.push_back({c, DType::BF16, RedOp::Sum, s[3].counts, s[3].what, true, false, false, true});
+    cs.push_back({c, DType::BF16, RedOp::Sum, s[0].counts, s[0].what, false, false, true});  // in place
+    cs.push_back({c, DType::F32, RedOp::Sum, s[3].counts, s[3].what, true, true, true});
+  }
+  return cs;
+}
+
+/// One call of case k (graph: capture, replay; the caller refills and
+/// replays again through `exec`).
+template <class P>
+Status runCall(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s, cudaGraphExec_t* exec) {
+  if (!k.graph) return launchV<P>(k.c, comm, a, s);
+  cudaGraph_t graph;
+  CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  const Status st = launchV<P>(k.c, comm, a, s);
+  CT_CUDA(cudaStreamEndCapture(s, &graph));
+  if (st == Status::Ok) {
+    CT_CUDA(cudaGraphInstantiate(exec, graph, 0));
+    CT_CUDA(cudaGraphLaunch(*exec, s));
+  }
+  cudaGraphDestroy(graph);
+  return st;
+}
+
+/// Compares rank r's output with the reference; "" or the first mismatch.
+std::string check(const Case& k, int n, int r, uint32_t seed, const std::byte* out, std::size_t outE) {
+  const std::size_t E = dtypeSize(k.t);
+  std::vector<std::byte> got(outE * E);
+  if (outE) CT_CUDA(cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost));
+  std::byte want[4];
+  for (std::size_t i = 0; i < outE; ++i) {
+    expected(k, n, r, seed, i, want);
+    if (std::memcmp(want, got.data() + i * E, E) != 0)
+      return "element " + std::to_string(i) + " = " + std::to_string(toFloat(k.t, got.data() + i * E)) +
+             ", reference " + std::to_string(toFloat(k.t, want));
+  }
+  return "";
+}
+
+/// Bad count arrays: refused with InvalidArgument and a message naming the
+/// problem, on every rank (all ranks pass the same array), nothing launched.
+int badCounts(Communicator& comm, int n, int r, cudaStream_t s) {
+  int failures = 0;
+  std::vector<std::size_t> huge(n, 4);
+  huge[n - 1] = std::size_t(-1);  // a negative count as size_t
+  std::vector<std::size_t> sum(n, std::size_t(3) << 37);  // each fits 2^40 bytes (bf16), the sum of two does not
+  struct Bad {
+    const std::size_t* counts;
+    std::string message;
+  } bad[] = {{nullptr, "counts is null"},
+             {huge.data(), "counts[" + std::to_string(n - 1) + "] = " + std::to_string(std::size_t(-1)) + " too large"},
+             {sum.data(), "the counts add up to too many elements"}};
+  for (VColl c : {VColl::AllGatherV, VColl::ReduceScatterV})
+    for (const Bad& b : bad) {
+      sn::CallArgs a;
+      a.in = a.out = reinterpret_cast<void*>(uintptr_t(1) << 40);  // never dereferenced: the plan refuses first
+      a.counts = b.counts;
+      a.dtype = DType::BF16;
+      const Status st = launchV<PAuto>(c, comm, a, s);
+      const std::string msg = sn::lastError();
+      if (st != Status::InvalidArgument || msg.find(b.message) == std::string::npos) {
+        ++failures;
+        std::printf("FAIL rank %d: %s bad counts (%s): status %d, '%s'\n", r, name(c), b.message.c_str(), int(st),
+                    msg.c_str());
+      }
+    }
+  return failures;
+}
+
+/// One rank's run of every case; returns its failures.
+int rankMain(Bootstrap& boot, int dev) {
+  int failures = 0;
+  cudaStream_t s = nullptr;
+  CT_CUDA(cudaSetDevice(dev));
+  CT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  setTransfer(false);
+  CommOptions o;
+  o.stagingHalfBytes = 4u << 20;  // the large cases reuse slots
+  o.packetHalfBytes = 8u << 20;
+  o.checked = true;
+  o.spinLimit = 1u << 26;
+  const int n = boot.size(), r = boot.rank();
+  constexpr std::size_t kSentinelBytes = 256;
+  {
+    Communicator comm(boot, dev, o);
+    failures += badCounts(comm, n, r, s);
+    uint32_t seed = 17;
+    for (const Case& k : cases(n)) {
+      seed += 2;
+      const std::size_t E = dtypeSize(k.t), inE = inElems(k, r), outE = outElems(k, r);
+      const std::size_t skew = k.skew ? E : 0, own = displ(k, r) * E;
+      boot.barrier();  // cudaMalloc / cudaFree meet first: ranks share the GPU (docs/runtime.md)
+      std::byte *inBase = nullptr, *outBase = nullptr, *in = nullptr, *out = nullptr;
+      const std::size_t outAlloc = (outE ? outE * E : kSentinelBytes) + 16, inAlloc = inE * E + 16;
+      if (k.inPlace && k.c == VColl::ReduceScatterV) {
+        // out is this rank's own partition of in.
+        CT_CUDA(cudaMalloc(&inBase, inAlloc + kSentinelBytes));
+        in = inBase + skew;
+        out = in + own;
+      } else {
+        CT_CUDA(cudaMalloc(&outBase, outAlloc));
+        out = outBase + skew;
+        if (k.inPlace) {
+          in = out + own;  // AllGatherV: the input is this rank's block of out
+        } else if (inE) {
+          CT_CUDA(cudaMalloc(&inBase, inAlloc));
+          in = inBase + skew;
+        }  // else: nothing to send, a null input
+      }
+      boot.barrier();
+      if (!(k.inPlace && k.c == VColl::ReduceScatterV))
+        CT_CUDA(cudaMemsetAsync(out, 0xCD, outE ? outE * E : kSentinelBytes, s));
+      fill(in, inE, k.t, seed, uint32_t(r), 0, s);
+      CT_CUDA(cudaStreamSynchronize(s));
+      boot.barrier();  // every rank's set-up before any launch (lazy loading: docs/runtime.md)
+      sn::CallArgs a;
+      a.in = in;
+      a.out = out;
+      a.counts = k.counts.data();
+      a.dtype = k.t;
+      a.op = k.op;
+      cudaGraphExec_t exec = nullptr;
+      Status st = k.tput ? runCall<PTput>(k, comm, a, s, &exec) : runCall<PAuto>(k, comm, a, s, &exec);
+      CT_CUDA(cudaStreamSynchronize(s));
+      std::string why;
+      if (st != Status::Ok) why = std::string("launch: ") + sn::lastError();
+      try {
+        comm.checkDeviceErrors();
+      } catch (const Error& e) {
+        why = e.what();
+      }
+      if (why.empty()) why = check(k, n, r, seed, out, outE);
+      if (why.empty() && !outE && outBase) {
+        // A rank that receives nothing: its output stays untouched.
+        std::vector<unsigned char> got(kSentinelBytes);
+        CT_CUDA(cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost));
+        for (unsigned char b : got)
+          if (b != 0xCD) why = "the output of a rank with nothing to receive was written";
+      }
+      if (exec && anyRank(boot, !why.empty())) {  // every rank replays, or none
+        cudaGraphExecDestroy(exec);
+        exec = nullptr;
+      }
+      if (why.empty() && exec) {
+        boot.barrier();
+        fill(in, inE, k.t, seed + 1, uint32_t(r), 0, s);  // new inputs: the replay reads them
+        CT_CUDA(cudaStreamSynchronize(s));
+        boot.barrier();
+        CT_CUDA(cudaGraphLaunch(exec, s));
+        CT_CUDA(cudaStreamSynchronize(s));
+        try {
+          comm.checkDeviceErrors();
+        } catch (const Error& e) {
+          why = e.what();
+        }
+        if (why.empty()) {
+          why = check(k, n, r, seed + 1, out, outE);
+          if (!why.empty()) why = "replay with new inputs: " + why;
+        }
+      }
+      if (exec) cudaGraphExecDestroy(exec);
+      boot.barrier();
+      cudaFree(inBase);
+      cudaFree(outBase);
+      char b[240];
+      std::snprintf(b, sizeof b, "%s %s/%s counts(%s, total %zu)%s%s%s%s n=%d", name(k.c), toString(k.t),
+                    k.c == VColl::ReduceScatterV ? toString(k.op) : "copy", k.shape, total(k),
+                    k.tput ? " throughput-policy" : "", k.graph ? " graph(replayed, refilled)" : "",
+                    k.inPlace ? " in-place" : "", k.skew ? " skewed" : "", n);
+      reportCase(r, b, why, failures);
+      boot.barrier();
+      if (anyRank(boot, !comm.broken().empty())) break;  // a timeout anywhere: the epochs no longer agree
+    }
+    boot.barrier();
+  }
+  cudaStreamDestroy(s);
+  return failures;
+}
+
+int oversubscribed(const std::vector<int>& worlds) {
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
+    std::printf("vform_test: no GPU\n");
+    return 2;
+  }
+  int sum = 0;
+  for (int n : worlds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int failures = runOversubscribed(n, gpus, rankMain);
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("vform_test: %d ranks on %d GPU(s): %d failure(s), %.1f s\n", n, gpus, failures, sec);
+    sum += failures;
+  }
+  std::printf("vform_test: %s\n", sum ? "FAIL" : "PASS");
+  return sum ? 1 : 0;
+}
+
+/// NCCL's result of case k on rank R: grouped send/recv (AllGatherV),
+/// grouped ncclReduce of every partition onto its rank (ReduceScatterV).
+void ncclCall(const Case& k, Rank& R, const std::byte* in, std::byte* out) {
+  const ncclDataType_t t = ncclType(k.t);
+  const std::size_t E = dtypeSize(k.t);
+  ncclGroupStart();
+  for (int p = 0; p < R.n; ++p) {
+    if (k.c == VColl::AllGatherV) {
+      ncclSend(in, k.counts[R.rank], t, p, R.nccl, R.stream);
+      ncclRecv(out + displ(k, p) * E, k.counts[p], t, p, R.nccl, R.stream);
+    } else {
+      ncclReduce(in + displ(k, p) * E, out, k.counts[p], t, ncclOp(k.op), p, R.nccl, R.stream);
+    }
+  }
+  const ncclResult_t res = ncclGroupEnd();
+  if (res != ncclSuccess) throw std::runtime_error(std::string("NCCL: ") + ncclGetErrorString(res));
+}
+
+/// --nccl: every case (out of place, aligned) on one rank per GPU, Purlin's
+/// output compared bitwise with NCCL's.
+void ncclBody(Rank& R) {
+  CommOptions o;
+  o.stagingHalfBytes = 4u << 20;
+  o.checked = true;
+  Communicator comm(*R.boot, R.dev, o);
+  setTransfer(false);
+  uint32_t seed = 5;
+  for (const Case& k : cases(R.n)) {
+    if (k.inPlace || k.skew) continue;
+    seed += 2;
+    const std::size_t E = dtypeSize(k.t), inE = inElems(k, R.rank), outE = outElems(k, R.rank);
+    std::byte *in = nullptr, *ours = nullptr, *theirs = nullptr;
+    CT_CUDA(cudaMalloc(&in, inE * E + 16));
+    CT_CUDA(cudaMalloc(&ours, outE * E + 16));
+    CT_CUDA(cudaMalloc(&theirs, outE * E + 16));
+    fill(in, inE, k.t, seed, uint32_t(R.rank), 0, R.stream);
+    sn::CallArgs a;
+    a.in = in;
+    a.out = ours;
+    a.counts = k.counts.data();
+    a.dtype = k.t;
+    a.op = k.op;
+    const Status st = k.tput ? launchV<PTput>(k.c, comm, a, R.stream) : launchV<PAuto>(k.c, comm, a, R.stream);
+    ncclCall(k, R, in, theirs);
+    CT_CUDA(cudaStreamSynchronize(R.stream));
+    std::vector<std::byte> x(outE * E), y(outE * E);
+    if (outE) {
+      CT_CUDA(cudaMemcpy(x.data(), ours, x.size(), cudaMemcpyDeviceToHost));
+      CT_CUDA(cudaMemcpy(y.data(), theirs, y.size(), cudaMemcpyDeviceToHost));
+    }
+    const bool same = st == Status::Ok && x == y;
+    if (!same) {
+      R.fail();
+      std::printf("FAIL rank %d: %s counts(%s): %s\n", R.rank, name(k.c), k.shape,
+                  st != Status::Ok ? sn::lastError() : "differs from NCCL");
+    } else if (R.rank == 0 && R.verbose) {
+      std::printf("PASS %s %s counts(%s, total %zu) (= NCCL)\n", name(k.c), toString(k.t), k.shape, total(k));
+    }
+    cudaFree(in);
+    cudaFree(ours);
+    cudaFree(theirs);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> worlds = {2, 3, 5, 8};
+  bool nccl = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--ranks" && i + 1 < argc) {
+      const int v = std::atoi(argv[++i]);
+      if (v < 2 || v > kMaxRanks) {
+        std::printf("vform_test: --ranks takes 2..%d, not '%s'\n", kMaxRanks, argv[i]);
+        return 2;
+      }
+      worlds = {v};
+    } else if (a == "--nccl") {
+      nccl = true;
+    } else {
+      std::printf("usage: vform_test [--ranks N] [--nccl]\n");
+      return 2;
+    }
+  }
+  // Under purlin-launch (one process per GPU) only the NCCL comparison runs.
+  if (nccl || std::getenv("PURLIN_RANK")) return runRanks("vform_test --nccl", ncclBody);
+  return oversubscribed(worlds);
+}
