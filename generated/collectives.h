@@ -3,7 +3,7 @@
 /// purlinc output): includes the host API of every collective the library
 /// purlin_generated provides: purlin::gen::allGather, reduceScatter,
 /// allReduce, allToAll, broadcast, reduce, scatter, gather, allGatherV,
-/// reduceScatterV and their C ABI
+/// reduceScatterV, allToAllV and their C ABI
 /// purlin_allGather, ... .
 #pragma once
 
@@ -11,6 +11,7 @@
 #include "allgatherv.h"
 #include "allreduce.h"
 #include "alltoall.h"
+#include "alltoallv.h"
 #include "broadcast.h"
 #include "gather.h"
 #include "reduce.h"

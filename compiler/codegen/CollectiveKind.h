@@ -11,10 +11,6 @@ namespace purlin::codegen {
 
 using purlin::CollectiveKind;
 
-/// True when the runtime runs this kind, so the emitter can generate code
-/// for it (collectives.def `Runs`).
-inline bool runtimeSupports(CollectiveKind k) { return runtimeRuns(k); }
-
 /// How the generated host function takes its sizes.
 enum class SizeArgs {
   Count,            ///< `std::size_t count` (fixed layouts)

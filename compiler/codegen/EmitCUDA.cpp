@@ -1,6 +1,6 @@
 /// @file EmitCUDA.cpp
-/// @brief Entry points of the CUDA emitter: both files, the support check,
-/// output paths and file writing.
+/// @brief Entry points of the CUDA emitter: both files, output paths and
+/// file writing.
 #include "codegen/EmitCUDA.h"
 
 #include <cerrno>
@@ -11,14 +11,6 @@ namespace purlin::codegen {
 
 EmitOutput emitCUDA(const EmitInput &input) {
   return EmitOutput{emitSource(input), emitHeader(input)};
-}
-
-std::optional<std::string> unsupportedMessage(const EmitInput &input) {
-  for (const EmitCollective &c : input.collectives) {
-    if (!runtimeSupports(c.kind))
-      return "code generation for " + c.name + " (" + toString(c.kind) + ") is not supported yet";
-  }
-  return std::nullopt;
 }
 
 std::pair<std::string, std::string> outputPaths(const std::string &cuPath) {

@@ -19,13 +19,9 @@ std::string emitHeader(const EmitInput &input);
 /// The .cu text (policy structs, instantiations, host API definitions).
 std::string emitSource(const EmitInput &input);
 
-/// Both files. Every collective in `input` must satisfy runtimeSupports()
-/// (checked by the caller; see unsupportedMessage()).
+/// Both files (every collective of collectives.def runs; a program the
+/// printers have no form for was reported when the input was built).
 EmitOutput emitCUDA(const EmitInput &input);
-
-/// "code generation for <name> (<kind>) is not supported yet" for the first
-/// collective the runtime cannot launch; nullopt if all are supported.
-std::optional<std::string> unsupportedMessage(const EmitInput &input);
 
 /// Where the two files go for `-o <cuPath>`: cuPath itself and the same
 /// path with its extension replaced by ".h" (or ".h" appended if the name

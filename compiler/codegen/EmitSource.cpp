@@ -102,7 +102,8 @@ std::string callArgsBody(const EmitCollective &c) {
   case SizeArgs::Count: s += "  args.count = count;\n"; break;
   case SizeArgs::Counts: s += "  args.counts = counts;\n"; break;
   case SizeArgs::SendRecvCounts:
-    s += "  args.sendCounts = sendCounts;\n  args.recvCounts = recvCounts;\n";
+    s += "  args.sendCounts = sendCounts;\n  args.sendDispls = sendDispls;\n  args.recvCounts = recvCounts;\n"
+         "  args.recvDispls = recvDispls;\n  args.maxCount = maxCount;\n";
     break;
   }
   s += "  args.dtype = dtype;\n";

@@ -71,11 +71,6 @@ BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
       r.errorLoc = c.loc;
       return r;
     }
-    if (!runtimeSupports(e.kind)) {
-      r.error = "code generation for " + c.name + " (" + toString(e.kind) + ") is not supported yet";
-      r.errorLoc = c.loc;
-      return r;
-    }
     e.policy = pol->second;
     in.collectives.push_back(std::move(e));
   }

@@ -26,8 +26,7 @@ struct BuildResult {
 /// every alias in the file. `cuPath`: where the .cu goes (its file name and
 /// the header's file name are recorded; directories never reach the output).
 /// Errors: a selected name the file does not declare, a policy missing from
-/// `policies`, an empty file, a collective the runtime cannot launch
-/// ("code generation for NAME (KIND) is not supported yet").
+/// `policies`, an empty file, names that clash in the generated code.
 BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
                            const std::vector<std::string> &selected,
                            const std::string &cuPath);

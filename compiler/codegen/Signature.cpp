@@ -16,9 +16,12 @@ std::vector<Param> hostParams(CollectiveKind k) {
   case SizeArgs::Counts:
     ps.push_back({"const std::size_t *", "const size_t *", "counts", ""});
     break;
-  case SizeArgs::SendRecvCounts:
+  case SizeArgs::SendRecvCounts:  // MPI's alltoallv, and the bound that picks the program
     ps.push_back({"const std::size_t *", "const size_t *", "sendCounts", ""});
+    ps.push_back({"const std::size_t *", "const size_t *", "sendDispls", ""});
     ps.push_back({"const std::size_t *", "const size_t *", "recvCounts", ""});
+    ps.push_back({"const std::size_t *", "const size_t *", "recvDispls", ""});
+    ps.push_back({"std::size_t ", "size_t ", "maxCount", ""});
     break;
   }
   ps.push_back({"DType ", "purlin_dtype_t ", "dtype", "static_cast<purlin::DType>(dtype)"});
@@ -59,8 +62,11 @@ std::vector<std::string> hostDoc(CollectiveKind k) {
          "in:  sum(counts) elements; out: counts[rank] elements."};
     break;
   case CollectiveKind::AllToAllV:
-    d = {"sendCounts[p]: elements this rank sends to rank p (packed in rank order in `in`);",
-         "recvCounts[p]: elements it receives from rank p (packed in rank order in `out`)."};
+    d = {"sendCounts[p]: elements this rank sends to rank p, from in + sendDispls[p];",
+         "recvCounts[p]: elements it receives from rank p, at out + recvDispls[p] (element units;",
+         "the received blocks must not overlap; sendCounts[rank] == recvCounts[rank]).",
+         "maxCount: at least every sendCounts entry of every rank, the same on every rank",
+         "(it picks the program, e.g. the per-expert capacity); n*maxCount*E is the message size."};
     break;
   case CollectiveKind::Broadcast:
     d = {"count elements; `in` of rank `root` lands in `out` of every rank."};

@@ -148,7 +148,7 @@ TEST_CASE("makePlan: byte ranges per collective") {
 }
 
 TEST_CASE("kinds: what each runtime collective is (collectives.def)") {
-  static_assert(kNumCollKinds == 10);
+  static_assert(kNumCollKinds == 11);  // every row of collectives.def runs
   STATIC_REQUIRE(isReduction(CollKind::ReduceScatter));
   STATIC_REQUIRE(isReduction(CollKind::AllReduce));
   STATIC_REQUIRE(isReduction(CollKind::Reduce));
@@ -344,6 +344,71 @@ TEST_CASE("makePlan: V forms (counts per rank, the same array on every rank)") {
   CHECK(makePlan(CollKind::AllGatherV, 4, 2, vargs(nullptr, kOut, counts), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
   CHECK(err.find("input pointer is null with 1000 elements") != std::string::npos);
+}
+
+TEST_CASE("makePlan: AllToAllV (MPI's counts and displacements, a bound every rank shares)") {
+  Plan p;
+  std::string err;
+  // Rank 1 of 3: sends 4 / 0 / 9 elements from displacements 20 / 0 / 3,
+  // receives 2 / 0 / 5 at 0 / 7 / 2; maxCount 10 bounds every rank's counts.
+  std::size_t sc[3] = {4, 0, 9}, sd[3] = {20, 0, 3}, rc[3] = {2, 0, 5}, rd[3] = {0, 7, 2};
+  auto a2av = [&](std::size_t maxCount) {
+    CallArgs a = args(kIn, kOut, 0);
+    a.sendCounts = sc, a.sendDispls = sd, a.recvCounts = rc, a.recvDispls = rd, a.maxCount = maxCount;
+    return a;
+  };
+  REQUIRE(makePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  CHECK(p.txOff[0] == 20 * 2);
+  CHECK(p.txLen[2] == 9 * 2);
+  CHECK(p.rxOff[2] == 2 * 2);
+  CHECK(p.rxLen[0] == 2 * 2);
+  CHECK(p.maxLen == 10 * 2);  // the bound, the same on every rank
+  CHECK(p.msgBytes == 3 * 10 * 2);
+  CHECK(p.latency);
+  // A count above the bound, on either side.
+  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(8), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(err.find("sendCounts[2] = 9 exceeds maxCount 8") != std::string::npos);
+  // The block to itself has one size.
+  rc[1] = 1, rd[1] = 30;
+  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(err.find("sendCounts[1] = 0 but recvCounts[1] = 1") != std::string::npos);
+  rc[1] = 0;
+  // Received blocks must not overlap (2 elements at 0 and 5 at 1).
+  rd[2] = 1;
+  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(err.find("the blocks from ranks 0 and 2 overlap") != std::string::npos);
+  rd[2] = 2;
+  // Null arrays, a bound or a displacement too large, input overlapping output.
+  CallArgs bad = a2av(10);
+  bad.recvDispls = nullptr;
+  CHECK(makePlan(CollKind::AllToAllV, 3, 1, bad, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(err.find("must not be null") != std::string::npos);
+  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(std::size_t(1) << 39), kWorld, kStaging, kPackets, p, err,
+                 kAtomStages) == Status::InvalidArgument);
+  CHECK(err.find("maxCount " + std::to_string(std::size_t(1) << 39) + " too large") != std::string::npos);
+  sd[0] = std::size_t(-2);
+  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(err.find("sendDispls[0] = " + std::to_string(std::size_t(-2)) + " too large") != std::string::npos);
+  sd[0] = 20;
+  bad = a2av(10);
+  bad.out = const_cast<std::byte*>(kIn) + 8;
+  CHECK(makePlan(CollKind::AllToAllV, 3, 1, bad, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  // The bound alone decides the program: every rank the same.
+  REQUIRE(makePlan(CollKind::AllToAllV, 3, 1, a2av(1u << 22), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+          Status::Ok);
+  CHECK_FALSE(p.latency);
+  CHECK(p.cpp == int((std::size_t(1) << 23) / p.chunk));
+  CHECK_FALSE(directWanted(p, kWorld));
+  // A zero bound: nothing anywhere.
+  sc[0] = sc[2] = rc[0] = rc[2] = 0;
+  REQUIRE(makePlan(CollKind::AllToAllV, 3, 1, a2av(0), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  CHECK(p.empty);
 }
 
 TEST_CASE("makePlan: the dispatch decision is the same on every rank") {

@@ -1,21 +1,25 @@
 /// @file vform_test.cu
-/// @brief The V collectives (AllGatherV, ReduceScatterV) as purlinc printed
-/// them (generated/), through snac::launch:
+/// @brief The V collectives (AllGatherV, ReduceScatterV, AllToAllV) as
+/// purlinc printed them (generated/), through snac::launch:
 ///  - default: N ranks as threads of one process on the visible GPUs (rank
 ///    r on device r mod #GPUs; N = 2, 3, 5, 8 or --ranks N), checked against
-///    host references: AllGatherV bitwise, ReduceScatterV bitwise equal to
-///    the fp32 ascending-rank reduction. Count arrays with zeros, with one
-///    rank contributing everything, one large and many small entries,
-///    primes, totals just below and above the latency/throughput crossover,
-///    one partition beyond the staging capacity (cyclic slot reuse), all
-///    zero; element-aligned but not 16-byte-aligned pointers; in place;
-///    captured graphs replayed with new inputs between replays; the output
-///    of a rank with nothing to receive stays untouched; a null or
-///    overflowing count array is refused on every rank.
+///    host references: copies bitwise, ReduceScatterV bitwise equal to the
+///    fp32 ascending-rank reduction. Count arrays (AllToAllV: count
+///    matrices) with zeros, with one rank contributing everything, one large
+///    and many small entries, primes, totals just below and above the
+///    latency/throughput crossover, one partition beyond the staging
+///    capacity (cyclic slot reuse), all zero; AllToAllV with gaps between
+///    its blocks (displacements, received in descending rank order) that
+///    stay untouched, and a bound above every count; element-aligned but
+///    not 16-byte-aligned pointers; in place; captured graphs replayed with
+///    new inputs between replays; the output of a rank with nothing to
+///    receive stays untouched; null, overflowing or inconsistent arrays are
+///    refused on every rank.
 ///  - --nccl: one rank per GPU (in-process on two GPUs, or one process per
 ///    GPU under purlin-launch), each case compared bitwise with NCCL's
-///    grouped ncclSend / ncclRecv (AllGatherV) and grouped ncclReduce, one
-///    per partition (ReduceScatterV) (run by the two-GPU issue; compiled in CI).
+///    grouped ncclSend / ncclRecv (AllGatherV, AllToAllV) and grouped
+///    ncclReduce, one per partition (ReduceScatterV) (run by the two-GPU
+///    issue; compiled in CI).
 /// Checked mode bounds every wait, so a hang is reported as a timeout.
 ///
 /// Run: gpu-bin/vform_test [--ranks N] [--nccl]
@@ -26,14 +30,17 @@
 
 #define PURLIN_GEN_DEVICE_ONLY
 #include "allgatherv.cu"
+#include "alltoallv.cu"
 #include "reducescatterv.cu"
 
 using namespace colltest;
 
 namespace {
 
-enum class VColl { AllGatherV, ReduceScatterV };
-const char* name(VColl c) { return c == VColl::AllGatherV ? "AllGatherV" : "ReduceScatterV"; }
+enum class VColl { AllGatherV, ReduceScatterV, AllToAllV };
+const char* name(VColl c) {
+  return c == VColl::AllGatherV ? "AllGatherV" : c == VColl::ReduceScatterV ? "ReduceScatterV" : "AllToAllV";
+}
 
 template <class P>
 Status launchV(VColl c, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
@@ -41,6 +48,7 @@ Status launchV(VColl c, Communicator& comm, const sn::CallArgs& a, cudaStream_t 
     case VColl::AllGatherV: return sn::launch<allGatherV_Collective, P, Datapath, allGatherV_Programs>(comm, a, s);
     case VColl::ReduceScatterV:
       return sn::launch<reduceScatterV_Collective, P, Datapath, reduceScatterV_Programs>(comm, a, s);
+    case VColl::AllToAllV: return sn::launch<allToAllV_Collective, P, Datapath, allToAllV_Programs>(comm, a, s);
   }
   return Status::Internal;
 }
@@ -49,36 +57,72 @@ struct Case {
   VColl c;
   DType t;
   RedOp op;
-  std::vector<std::size_t> counts;  ///< counts[n], the same on every rank
+  std::vector<std::size_t> counts;  ///< counts[n], the same on every rank (AllToAllV: unused)
   const char* shape;                ///< what the counts are, for the verdict line
   bool tput = false;     ///< PTput (no latency program)
   bool graph = false;    ///< captured, replayed, refilled, replayed again
   bool inPlace = false;  ///< in == out + displ[rank] (AllGatherV), out == in + displ[rank] (ReduceScatterV)
   bool skew = false;     ///< pointers one element past a 16-byte boundary
+  std::vector<std::vector<std::size_t>> m = {};  ///< AllToAllV: m[p][q] elements p sends q
+  std::size_t maxCount = 0;                      ///< AllToAllV: the bound (>= every m[p][q])
 };
 
 std::size_t total(const Case& k) { return std::accumulate(k.counts.begin(), k.counts.end(), std::size_t(0)); }
 std::size_t displ(const Case& k, int p) {
   return std::accumulate(k.counts.begin(), k.counts.begin() + p, std::size_t(0));
 }
+/// AllToAllV's layout on rank r: blocks to peers in rank order with a gap
+/// of 3 elements after each; blocks from peers in descending rank order
+/// with a gap of 2 (MPI's displacements, not prefix sums).
+constexpr std::size_t kSendGap = 3, kRecvGap = 2;
+std::size_t sendDispl(const Case& k, int r, int q) {
+  std::size_t d = 0;
+  for (int j = 0; j < q; ++j) d += k.m[r][j] + kSendGap;
+  return d;
+}
+std::size_t recvDispl(const Case& k, int r, int p) {
+  std::size_t d = 0;
+  for (int j = int(k.m.size()) - 1; j > p; --j) d += k.m[j][r] + kRecvGap;
+  return d;
+}
 /// Elements of rank r's input and output.
-std::size_t inElems(const Case& k, int r) { return k.c == VColl::AllGatherV ? k.counts[r] : total(k); }
-std::size_t outElems(const Case& k, int r) { return k.c == VColl::AllGatherV ? total(k) : k.counts[r]; }
+std::size_t inElems(const Case& k, int r) {
+  if (k.c == VColl::AllToAllV) return sendDispl(k, r, int(k.m.size()));
+  return k.c == VColl::AllGatherV ? k.counts[r] : total(k);
+}
+std::size_t outElems(const Case& k, int r) {
+  if (k.c == VColl::AllToAllV) return recvDispl(k, r, -1);
+  return k.c == VColl::AllGatherV ? total(k) : k.counts[r];
+}
 
 /// Rank r's expected output element i (host reference): AllGatherV's
 /// element i is rank p's input element i - displ[p]; ReduceScatterV's the
-/// ascending-rank fp32 reduction of element displ[r] + i of every input.
-void expected(const Case& k, int n, int r, uint32_t seed, std::size_t i, std::byte* want) {
+/// ascending-rank fp32 reduction of element displ[r] + i of every input;
+/// AllToAllV's block from p is p's block to r; its gaps keep the 0xCD
+/// sentinel (false: element i is a gap).
+bool expected(const Case& k, int n, int r, uint32_t seed, std::size_t i, std::byte* want) {
+  if (k.c == VColl::AllToAllV) {
+    for (int p = 0; p < n; ++p) {
+      const std::size_t at = recvDispl(k, r, p);
+      if (i >= at && i < at + k.m[p][r]) {
+        fromFloat(k.t, inputValue(seed, uint32_t(p), sendDispl(k, p, r) + (i - at)), want);
+        return true;
+      }
+    }
+    std::memset(want, 0xCD, 4);
+    return false;
+  }
   if (k.c == VColl::AllGatherV) {
     int p = 0;
     while (i >= displ(k, p + 1)) ++p;
     fromFloat(k.t, inputValue(seed, uint32_t(p), i - displ(k, p)), want);
-    return;
+    return true;
   }
   const std::size_t j = displ(k, r) + i;
   float acc = inputValue(seed, 0, j);
   for (int p = 1; p < n; ++p) acc = hostOp(k.op, acc, inputValue(seed, uint32_t(p), j));
   fromFloat(k.t, acc, want);
+  return true;
 }
 
 /// The count arrays for n ranks (elements; bf16 unless a case says otherwise).
@@ -115,8 +159,58 @@ std::vector<Shape> shapes(int n) {
   return s;
 }
 
+/// AllToAllV's count matrices for n ranks, and their bound.
+struct Matrix {
+  const char* what;
+  std::vector<std::vector<std::size_t>> m;
+  std::size_t maxCount;
+};
+std::vector<Matrix> matrices(int n) {
+  std::vector<Matrix> s;
+  auto make = [&](const char* what, auto f, std::size_t bound = 0) {
+    std::vector<std::vector<std::size_t>> m(n, std::vector<std::size_t>(n));
+    std::size_t most = 0;
+    for (int p = 0; p < n; ++p)
+      for (int q = 0; q < n; ++q) most = std::max(most, m[p][q] = f(p, q));
+    s.push_back({what, m, std::max(bound, most)});
+  };
+  static const std::size_t primes[] = {7, 11, 13, 17, 19, 23, 29, 31};
+  make("zeros between", [](int p, int q) { return (p + q) % 3 == 0 ? std::size_t(0) : std::size_t(100 + 7 * p + q); });
+  make("one sender", [n](int p, int q) { return p == n - 1 ? std::size_t(4099 + q) : std::size_t(0); });
+  make("rotated skew", [n](int p, int q) { return std::size_t(64) * std::size_t(1 + (q - p - 1 + 2 * n) % n); });
+  make("primes", [](int p, int q) { return primes[(p + q) % 8]; });
+  make("all zero, bound 5", [](int, int) { return std::size_t(0); }, 5);
+  make("small counts, bound 200000", [](int p, int q) { return std::size_t(1 + p + 2 * q); }, 200000);
+  // PAuto's crossover: n*maxCount*E at it (latency) and one element above.
+  const std::size_t cross = (n == 2 ? 512u : 256u) << 10;
+  const std::size_t at = cross / 2 / std::size_t(n);
+  make("at the crossover", [at](int p, int q) { return (p + q) % 2 ? at : at / 3; }, at);
+  make("crossover + 1", [at](int p, int q) { return (p + q) % 2 ? at + 1 : at / 3; });
+  make("one beyond the staging", [n](int p, int q) {
+    return p == 0 && q == 1 % n ? (std::size_t(3) << 20) + 11 : std::size_t(5 + p + q);
+  });
+  return s;
+}
+
 std::vector<Case> cases(int n) {
   std::vector<Case> cs;
+  for (const Matrix& mx : matrices(n))
+    for (bool tput : {false, true}) {
+      Case k{VColl::AllToAllV, DType::BF16, RedOp::Sum, {}, mx.what, tput};
+      k.m = mx.m;
+      k.maxCount = mx.maxCount;
+      cs.push_back(k);
+    }
+  {
+    const std::vector<Matrix> mx = matrices(n);
+    for (int v = 0; v < 3; ++v) {
+      // graph (latency), graph (throughput), skewed
+      Case k{VColl::AllToAllV, v == 1 ? DType::F16 : DType::F32, RedOp::Sum, {}, mx[v].what, v == 1, v < 2, false, v == 2};
+      k.m = mx[v].m;
+      k.maxCount = mx[v].maxCount;
+      cs.push_back(k);
+    }
+  }
   for (VColl c : {VColl::AllGatherV, VColl::ReduceScatterV}) {
     for (const Shape& sh : shapes(n)) {
       cs.push_back({c, DType::BF16, RedOp::Sum, sh.counts, sh.what});
@@ -131,6 +225,29 @@ std::vector<Case> cases(int n) {
     cs.push_back({c, DType::F32, RedOp::Sum, s[3].counts, s[3].what, true, true, true});
   }
   return cs;
+}
+
+/// Rank r's count and displacement arrays of an AllToAllV case (its row
+/// and column of the matrix) and the CallArgs that point at them.
+struct A2AArrays {
+  std::vector<std::size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+};
+void setSizes(const Case& k, int n, int r, A2AArrays& v, sn::CallArgs& a) {
+  if (k.c != VColl::AllToAllV) {
+    a.counts = k.counts.data();
+    return;
+  }
+  for (int q = 0; q < n; ++q) {
+    v.sendCounts.push_back(k.m[r][q]);
+    v.sendDispls.push_back(sendDispl(k, r, q));
+    v.recvCounts.push_back(k.m[q][r]);
+    v.recvDispls.push_back(recvDispl(k, r, q));
+  }
+  a.sendCounts = v.sendCounts.data();
+  a.sendDispls = v.sendDispls.data();
+  a.recvCounts = v.recvCounts.data();
+  a.recvDispls = v.recvDispls.data();
+  a.maxCount = k.maxCount;
 }
 
 /// One call of case k (graph: capture, replay; the caller refills and
@@ -157,10 +274,11 @@ std::string check(const Case& k, int n, int r, uint32_t seed, const std::byte* o
   if (outE) CT_CUDA(cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost));
   std::byte want[4];
   for (std::size_t i = 0; i < outE; ++i) {
-    expected(k, n, r, seed, i, want);
+    const bool data = expected(k, n, r, seed, i, want);
     if (std::memcmp(want, got.data() + i * E, E) != 0)
-      return "element " + std::to_string(i) + " = " + std::to_string(toFloat(k.t, got.data() + i * E)) +
-             ", reference " + std::to_string(toFloat(k.t, want));
+      return data ? "element " + std::to_string(i) + " = " + std::to_string(toFloat(k.t, got.data() + i * E)) +
+                        ", reference " + std::to_string(toFloat(k.t, want))
+                  : "element " + std::to_string(i) + " between the received blocks was written";
   }
   return "";
 }
@@ -192,6 +310,23 @@ int badCounts(Communicator& comm, int n, int r, cudaStream_t s) {
                     msg.c_str());
       }
     }
+  // AllToAllV: a null array; a count above the bound (on every rank here).
+  std::vector<std::size_t> five(n, 5), displs(n);
+  for (int q = 0; q < n; ++q) displs[q] = 5 * std::size_t(q);
+  for (int v = 0; v < 2; ++v) {
+    sn::CallArgs a;
+    a.in = a.out = nullptr;
+    a.sendCounts = five.data(), a.sendDispls = displs.data(), a.recvCounts = five.data();
+    a.recvDispls = v == 0 ? nullptr : displs.data();
+    a.maxCount = 4;
+    a.dtype = DType::BF16;
+    const Status st = launchV<PAuto>(VColl::AllToAllV, comm, a, s);
+    const std::string msg = sn::lastError(), want = v == 0 ? "must not be null" : "sendCounts[0] = 5 exceeds maxCount 4";
+    if (st != Status::InvalidArgument || msg.find(want) == std::string::npos) {
+      ++failures;
+      std::printf("FAIL rank %d: AllToAllV bad arrays (%s): status %d, '%s'\n", r, want.c_str(), int(st), msg.c_str());
+    }
+  }
   return failures;
 }
 
@@ -216,7 +351,7 @@ int rankMain(Bootstrap& boot, int dev) {
     for (const Case& k : cases(n)) {
       seed += 2;
       const std::size_t E = dtypeSize(k.t), inE = inElems(k, r), outE = outElems(k, r);
-      const std::size_t skew = k.skew ? E : 0, own = displ(k, r) * E;
+      const std::size_t skew = k.skew ? E : 0, own = k.c == VColl::AllToAllV ? 0 : displ(k, r) * E;  // in place: its block
       boot.barrier();  // cudaMalloc / cudaFree meet first: ranks share the GPU (docs/runtime.md)
       std::byte *inBase = nullptr, *outBase = nullptr, *in = nullptr, *out = nullptr;
       const std::size_t outAlloc = (outE ? outE * E : kSentinelBytes) + 16, inAlloc = inE * E + 16;
@@ -244,7 +379,8 @@ int rankMain(Bootstrap& boot, int dev) {
       sn::CallArgs a;
       a.in = in;
       a.out = out;
-      a.counts = k.counts.data();
+      A2AArrays arrays;
+      setSizes(k, n, r, arrays, a);
       a.dtype = k.t;
       a.op = k.op;
       cudaGraphExec_t exec = nullptr;
@@ -291,8 +427,9 @@ int rankMain(Bootstrap& boot, int dev) {
       cudaFree(inBase);
       cudaFree(outBase);
       char b[240];
-      std::snprintf(b, sizeof b, "%s %s/%s counts(%s, total %zu)%s%s%s%s n=%d", name(k.c), toString(k.t),
-                    k.c == VColl::ReduceScatterV ? toString(k.op) : "copy", k.shape, total(k),
+      std::snprintf(b, sizeof b, "%s %s/%s counts(%s, %s %zu)%s%s%s%s n=%d", name(k.c), toString(k.t),
+                    k.c == VColl::ReduceScatterV ? toString(k.op) : "copy", k.shape,
+                    k.c == VColl::AllToAllV ? "maxCount" : "total", k.c == VColl::AllToAllV ? k.maxCount : total(k),
                     k.tput ? " throughput-policy" : "", k.graph ? " graph(replayed, refilled)" : "",
                     k.inPlace ? " in-place" : "", k.skew ? " skewed" : "", n);
       reportCase(r, b, why, failures);
@@ -323,14 +460,17 @@ int oversubscribed(const std::vector<int>& worlds) {
   return sum ? 1 : 0;
 }
 
-/// NCCL's result of case k on rank R: grouped send/recv (AllGatherV),
+/// NCCL's result of case k on rank R: grouped send/recv (AllGatherV, AllToAllV),
 /// grouped ncclReduce of every partition onto its rank (ReduceScatterV).
 void ncclCall(const Case& k, Rank& R, const std::byte* in, std::byte* out) {
   const ncclDataType_t t = ncclType(k.t);
   const std::size_t E = dtypeSize(k.t);
   ncclGroupStart();
   for (int p = 0; p < R.n; ++p) {
-    if (k.c == VColl::AllGatherV) {
+    if (k.c == VColl::AllToAllV) {
+      ncclSend(in + sendDispl(k, R.rank, p) * E, k.m[R.rank][p], t, p, R.nccl, R.stream);
+      ncclRecv(out + recvDispl(k, R.rank, p) * E, k.m[p][R.rank], t, p, R.nccl, R.stream);
+    } else if (k.c == VColl::AllGatherV) {
       ncclSend(in, k.counts[R.rank], t, p, R.nccl, R.stream);
       ncclRecv(out + displ(k, p) * E, k.counts[p], t, p, R.nccl, R.stream);
     } else {
@@ -358,11 +498,14 @@ void ncclBody(Rank& R) {
     CT_CUDA(cudaMalloc(&in, inE * E + 16));
     CT_CUDA(cudaMalloc(&ours, outE * E + 16));
     CT_CUDA(cudaMalloc(&theirs, outE * E + 16));
+    CT_CUDA(cudaMemsetAsync(ours, 0xCD, outE * E + 16, R.stream));  // AllToAllV's gaps: equal on both
+    CT_CUDA(cudaMemsetAsync(theirs, 0xCD, outE * E + 16, R.stream));
     fill(in, inE, k.t, seed, uint32_t(R.rank), 0, R.stream);
     sn::CallArgs a;
     a.in = in;
     a.out = ours;
-    a.counts = k.counts.data();
+    A2AArrays arrays;
+    setSizes(k, R.n, R.rank, arrays, a);
     a.dtype = k.t;
     a.op = k.op;
     const Status st = k.tput ? launchV<PTput>(k.c, comm, a, R.stream) : launchV<PAuto>(k.c, comm, a, R.stream);

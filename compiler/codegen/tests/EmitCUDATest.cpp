@@ -146,16 +146,18 @@ TEST_CASE("rooted and V kinds get root and counts parameters; namespaces nest", 
   REQUIRE(has(out.cu, "purlin::gen::ns::agv(*communicator"));
 }
 
-TEST_CASE("unsupported kinds are reported by name", "[codegen]") {
+TEST_CASE("AllToAllV takes MPI's counts and displacements and the bound that picks the program", "[codegen]") {
   EmitInput in = test::sampleAllReduceInput();
-  REQUIRE_FALSE(unsupportedMessage(in).has_value());
-  in.collectives[0].kind = CollectiveKind::Broadcast;
-  REQUIRE_FALSE(unsupportedMessage(in).has_value());  // the rooted collectives run
   in.collectives[0].name = "a2av";
   in.collectives[0].kind = CollectiveKind::AllToAllV;
-  auto msg = unsupportedMessage(in);
-  REQUIRE(msg.has_value());
-  REQUIRE(*msg == "code generation for a2av (AllToAllV) is not supported yet");
+  in.collectives[0].stages = {StageSpec{ConsumeOp::Copy, Layout::ScatteredV, Layout::TransposedV, Root::None}};
+  EmitOutput out = emitCUDA(in);
+  REQUIRE(has(out.h, "Status a2av(Communicator &comm, const void *in, void *out, const std::size_t *sendCounts, "
+                     "const std::size_t *sendDispls, const std::size_t *recvCounts, const std::size_t *recvDispls, "
+                     "std::size_t maxCount, DType dtype, cudaStream_t stream);"));
+  REQUIRE(has(out.cu, "args.recvDispls = recvDispls;"));
+  REQUIRE(has(out.cu, "args.maxCount = maxCount;"));
+  REQUIRE_FALSE(has(out.cu, "args.op = op;"));
 }
 
 TEST_CASE("output paths put the header beside the .cu", "[codegen]") {

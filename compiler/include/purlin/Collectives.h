@@ -110,15 +110,4 @@ inline bool reduces(CollectiveKind k) {
   }
 }
 
-/// Whether the runtime runs this kind today (collectives.def `Runs`).
-inline bool runtimeRuns(CollectiveKind k) {
-  switch (k) {
-#define PURLIN_LEAF(Name, Op, In, Out, R, Runs) case CollectiveKind::Name: return Runs != 0;
-#define PURLIN_COMPOSE(Name, F, G, Runs) case CollectiveKind::Name: return Runs != 0;
-#include "purlin/collectives.def"
-  case CollectiveKind::Unknown: return false;
-  }
-  return false;
-}
-
 } // namespace purlin

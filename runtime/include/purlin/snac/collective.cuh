@@ -221,10 +221,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if (guard.error != cudaSuccess)
         return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
                                              std::to_string(comm.device()) + "): " + cudaGetErrorString(guard.error));
-      if (n == 1) {  // every collective is a copy of the input on one rank
-        const std::size_t bytes = pl.msgBytes;  // one rank: its whole input (a V form: counts[0])
-        if (args.in == args.out) return Status::Ok;
-        cudaError_t err = cudaMemcpyAsync(args.out, args.in, bytes, cudaMemcpyDeviceToDevice, stream);
+      if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
+        const auto* src = static_cast<const std::byte*>(args.in) + pl.txOff[0];
+        auto* dst = static_cast<std::byte*>(args.out) + pl.rxOff[0];
+        if (src == dst || pl.txLen[0] == 0) return Status::Ok;
+        cudaError_t err = cudaMemcpyAsync(dst, src, pl.txLen[0], cudaMemcpyDeviceToDevice, stream);
         if (err != cudaSuccess)
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaMemcpyAsync: ") + cudaGetErrorString(err));
         return Status::Ok;

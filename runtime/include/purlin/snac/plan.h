@@ -126,9 +126,17 @@ struct CallArgs {
   DType dtype = DType::F32;
   RedOp op = RedOp::Sum;
   int root = 0;
-  const std::size_t* counts = nullptr;
+  const std::size_t* counts = nullptr;      ///< AllGatherV, ReduceScatterV: counts[n], the same on every rank
+  /// AllToAllV (MPI's alltoallv): elements this rank sends to rank k from
+  /// in + sendDispls[k], and receives from rank k at out + recvDispls[k]
+  /// (element units); maxCount bounds every sendCounts entry of every rank
+  /// and is the same on every rank (it picks the program: a rank sees only
+  /// its own row and column of the count matrix).
   const std::size_t* sendCounts = nullptr;
+  const std::size_t* sendDispls = nullptr;
   const std::size_t* recvCounts = nullptr;
+  const std::size_t* recvDispls = nullptr;
+  std::size_t maxCount = 0;
 };
 
 // CollKind (the collectives the runtime runs), toString, isReduction:

@@ -33,6 +33,51 @@ inline bool rangesOverlap(const void* a, std::size_t na, const void* b, std::siz
   return na && nb && pa < pb + nb && pb < pa + na;
 }
 
+/// AllToAllV's arguments (CallArgs): the four arrays present, every count
+/// within maxCount, every block within 2^40 bytes, this rank's block to
+/// itself the same size both ways, the received blocks disjoint. Sets the
+/// byte ranges on `p` and the extents of the input and output read and
+/// written (bytes from in / out).
+inline Status planAllToAllV(CollKind kind, int n, int rank, const CallArgs& a, std::size_t E, Plan& p,
+                            std::size_t& inBytes, std::size_t& outBytes, std::string& error) {
+  if (!a.sendCounts || !a.sendDispls || !a.recvCounts || !a.recvDispls)
+    return fail(error, Status::InvalidArgument, kind, "sendCounts, sendDispls, recvCounts and recvDispls must not be null");
+  const std::size_t limit = (std::size_t(1) << 40) / E;
+  if (a.maxCount > limit / std::size_t(n))
+    return fail(error, Status::InvalidArgument, kind,
+                "maxCount " + std::to_string(a.maxCount) + " too large (n*maxCount at most 2^40 bytes)");
+  inBytes = outBytes = 0;
+  for (int k = 0; k < n; ++k) {
+    const std::string at = "[" + std::to_string(k) + "]";
+    for (int side = 0; side < 2; ++side) {
+      const std::size_t count = side ? a.recvCounts[k] : a.sendCounts[k], displ = side ? a.recvDispls[k] : a.sendDispls[k];
+      const char* what = side ? "recv" : "send";
+      if (count > a.maxCount)
+        return fail(error, Status::InvalidArgument, kind,
+                    std::string(what) + "Counts" + at + " = " + std::to_string(count) + " exceeds maxCount " +
+                        std::to_string(a.maxCount) + " (the bound of every rank's counts, the same on every rank)");
+      if (displ > limit - count)
+        return fail(error, Status::InvalidArgument, kind,
+                    std::string(what) + "Displs" + at + " = " + std::to_string(displ) + " too large (block end beyond 2^40 bytes)");
+      std::size_t& extent = side ? outBytes : inBytes;
+      if (count && (displ + count) * E > extent) extent = (displ + count) * E;
+    }
+    p.txOff[k] = a.sendDispls[k] * E; p.txLen[k] = a.sendCounts[k] * E;
+    p.rxOff[k] = a.recvDispls[k] * E; p.rxLen[k] = a.recvCounts[k] * E;
+  }
+  if (a.sendCounts[rank] != a.recvCounts[rank])
+    return fail(error, Status::InvalidArgument, kind,
+                "sendCounts[" + std::to_string(rank) + "] = " + std::to_string(a.sendCounts[rank]) + " but recvCounts[" +
+                    std::to_string(rank) + "] = " + std::to_string(a.recvCounts[rank]) +
+                    ": this rank's block to itself has one size");
+  for (int k = 0; k < n; ++k)
+    for (int j = k + 1; j < n; ++j)
+      if (p.rxLen[k] && p.rxLen[j] && p.rxOff[k] < p.rxOff[j] + p.rxLen[j] && p.rxOff[j] < p.rxOff[k] + p.rxLen[k])
+        return fail(error, Status::InvalidArgument, kind,
+                    "recvDispls: the blocks from ranks " + std::to_string(k) + " and " + std::to_string(j) + " overlap");
+  return Status::Ok;
+}
+
 /// Chunk size: the policy's, but small partitions are cut in about 4 chunks
 /// (not below 64 KiB) so staging and consuming overlap; a multiple of 16.
 inline std::size_t pickChunk(std::size_t maxLen, std::size_t policyChunk) {
@@ -182,7 +227,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   // every rank), displacements their prefix sums; `count` is unused.
   std::size_t total = a.count;  // elements of the whole message (V forms: sum of counts)
   std::size_t displ[kMaxRanks] = {};
-  if (isVariable(kind)) {
+  if (isVariable(kind) && kind != CollKind::AllToAllV) {
     if (!a.counts) return fail(error, Status::InvalidArgument, kind, "counts is null (it needs n entries)");
     const std::size_t limit = (std::size_t(1) << 40) / E;
     total = 0;
@@ -240,6 +285,12 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
       inBytes = total * E;
       outBytes = a.counts[rank] * E;
       break;
+    case CollKind::AllToAllV:  // a rank's row (send) and column (recv) of the count matrix
+      if (Status st = detail::planAllToAllV(kind, n, rank, a, E, p, inBytes, outBytes, error); st != Status::Ok)
+        return st;
+      p.msgBytes = std::size_t(n) * a.maxCount * E;
+      total = a.maxCount;  // nothing anywhere only when the bound is 0
+      break;
     case CollKind::AllToAll:
       for (int k = 0; k < n; ++k) {
         p.txOff[k] = std::size_t(k) * cE; p.txLen[k] = cE;
@@ -263,7 +314,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   // The largest segment any rank sends (the same on every rank: a V form's
   // from every rank's count, not this rank's).
   for (int k = 0; k < n; ++k) {
-    const std::size_t len = isVariable(kind) ? a.counts[k] * E : p.txLen[k];
+    const std::size_t len = kind == CollKind::AllToAllV ? a.maxCount * E : isVariable(kind) ? a.counts[k] * E : p.txLen[k];
     p.maxLen = p.maxLen > len ? p.maxLen : len;
   }
   if (total == 0) {
