@@ -6,7 +6,7 @@
 /// Rank 0 writes <results>/results.csv, <results>/run.log, <results>/meta.txt.
 ///
 /// Usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES]
-///                   [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv] [--calls N] [--reps N] [--timeout S]
+///                   [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av] [--calls N] [--reps N] [--timeout S]
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -44,7 +44,7 @@ struct Options {
 };
 
 const char *kUsage =
-    "usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES] [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv]\n"
+    "usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES] [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av]\n"
     "                  [--calls N] [--reps N] [--timeout SECONDS] [--no-direct]\n"
     "Run one process per GPU under purlin-launch -n N (2 <= N <= 8).\n";
 
@@ -76,7 +76,7 @@ bool parseArgs(int argc, char **argv, Options &o) {
     } else if (a == "--colls") {
       if (!value(v)) return false;
       if (!parseCollList(v, o.colls)) {
-        std::fprintf(stderr, "coll_bench: --colls: expected a comma list of ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv, got '%s'\n", v.c_str());
+        std::fprintf(stderr, "coll_bench: --colls: expected a comma list of ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av, got '%s'\n", v.c_str());
         return false;
       }
     } else if (!a.empty() && a[0] == '-') {

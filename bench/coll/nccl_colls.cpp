@@ -73,6 +73,20 @@ void ncclCall(ncclComm_t comm, Coll c, const Shape &s, const void *in, void *out
     PURLIN_NCCL_CHECK(ncclGroupEnd());
     return;
   }
+  case Coll::AllToAllV: {
+    int rank = 0;
+    PURLIN_NCCL_CHECK(ncclCommUserRank(comm, &rank));
+    const A2AVArrays a = a2avArrays(s, rank);
+    PURLIN_NCCL_CHECK(ncclGroupStart());
+    for (int p = 0; p < s.n; ++p) {
+      PURLIN_NCCL_CHECK(ncclSend(static_cast<const char *>(in) + a.sendDispls[p] * kElemBytes, a.sendCounts[p],
+                                 ncclBfloat16, p, comm, stream));
+      PURLIN_NCCL_CHECK(ncclRecv(static_cast<char *>(out) + a.recvDispls[p] * kElemBytes, a.recvCounts[p],
+                                 ncclBfloat16, p, comm, stream));
+    }
+    PURLIN_NCCL_CHECK(ncclGroupEnd());
+    return;
+  }
   case Coll::AllGatherV:
   case Coll::ReduceScatterV: {
     // NCCL has no V forms: grouped point-to-point (AllGatherV), grouped

@@ -54,6 +54,12 @@ void purlinCall(Communicator &comm, Coll c, const Shape &s, const void *in, void
   case Coll::ReduceScatterV:
     st = gen::reduceScatterV(comm, in, out, s.counts, DType::BF16, RedOp::Sum, stream);
     break;
+  case Coll::AllToAllV: {
+    const A2AVArrays a = a2avArrays(s, comm.rank());
+    st = gen::allToAllV(comm, in, out, a.sendCounts, a.sendDispls, a.recvCounts, a.recvDispls, s.maxCount,
+                        DType::BF16, stream);
+    break;
+  }
   }
   if (st != Status::Ok)
     PURLIN_THROW(st, std::string("Purlin ") + collName(c) + " failed: " + snac::lastError());

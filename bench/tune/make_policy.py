@@ -36,6 +36,7 @@ COLUMNS = ["collective", "world", "stages", "stage_bytes", "program", "bytes", "
 INT_COLUMNS = [c for c in COLUMNS if c not in ("collective", "program", "us")]
 PROGRAMS = ("latency", "throughput", "crossover")
 LATENCY_SCORE_MAX = 512 << 10
+COMPOSED = ("AllReduce", "Broadcast", "Reduce")  # compose<F, G>: a gather role (collectives.def)
 
 
 class InputError(Exception):
@@ -105,10 +106,11 @@ def choose_throughput(rows, max_ctas, tolerance):
     large = max(r["bytes"] for r in tp)
     tp = [r for r in tp if r["bytes"] == large]
     colls = sorted({r["collective"] for r in tp})
-    # bandwidth[collective][(key, gather)]; gather matters only for AllReduce.
+    # bandwidth[collective][(key, gather)]; gather matters only for the
+    # compositions (their gather role).
     bw = {c: {} for c in colls}
     for r in tp:
-        g = r["gather_ctas"] if r["collective"] == "AllReduce" else None
+        g = r["gather_ctas"] if r["collective"] in COMPOSED else None
         bw[r["collective"]][(throughput_key(r), g)] = r["bytes"] / r["us"] / 1e3
     gathers = sorted({g for c in colls for (_, g) in bw[c] if g is not None}) or [None]
     candidates = []
@@ -117,7 +119,7 @@ def choose_throughput(rows, max_ctas, tolerance):
         for g in gathers:
             vals = []
             for c in colls:
-                v = bw[c].get((k, g if c == "AllReduce" else None))
+                v = bw[c].get((k, g if c in COMPOSED else None))
                 if v is None:
                     break
                 vals.append(v)

@@ -29,9 +29,9 @@ def row(c, n, S, B, prog, b, lc, lt, sc, cc, gc, thr, ch, us, ok=1):
     return f"{c},{n},{S},{B},{prog},{b},{lc},{lt},{sc},{cc},{gc},{thr},{ch},{us:.3f},{ok},0"
 
 
-def synthetic(world=2):
+def synthetic(world=2, colls=COLLS):
     lines = [HEADER]
-    for c in COLLS:
+    for c in colls:
         # Latency program: time grows with size; (8, 512) is 10% faster.
         for p in range(10, 21):
             b = 1 << p
@@ -41,7 +41,7 @@ def synthetic(world=2):
         # Throughput at 64 MiB: the best config; a 1%-faster one with more
         # CTAs (loses the tie-break); a wrong (ok=0) even faster one.
         L = 64 << 20
-        g = 8 if c == "AllReduce" else 0
+        g = 8 if c in make_policy.COMPOSED else 0
         base_bw = 360.0
         for (S, B, sc, cc, gc, ch, bw, ok) in [
                 (8, 16384, 8, 16, g, 1 << 20, base_bw, 1),
@@ -50,7 +50,7 @@ def synthetic(world=2):
                 (8, 16384, 8, 8, g, 512 << 10, base_bw * 0.7, 1),
                 (4, 32768, 8, 16, g, 1 << 20, base_bw * 2.0, 0)]:
             lines.append(row(c, world, S, B, "throughput", L, 0, 0, sc, cc, gc, 512, ch, L / bw / 1e3, ok))
-        if c == "AllReduce":  # a worse gather count
+        if c in make_policy.COMPOSED:  # a worse gather count
             lines.append(row(c, world, 8, 16384, "throughput", L, 0, 0, 8, 16, 4, 512, 1 << 20,
                              L / (base_bw * 0.6) / 1e3))
         # Crossover: throughput wins from 512 KiB on.
@@ -90,6 +90,16 @@ class MakePolicyTest(unittest.TestCase):
         self.assertEqual((t["stageCtas"], t["consumeCtas"], t["gatherCtas"], t["chunkBytes"], t["threads"]),
                          (8, 16, 8, 1 << 20, 512))
         self.assertEqual(t["transfer"], "pull")
+
+    def test_rooted_and_v_collectives(self):
+        # The eleven measured together: the same optimum (the compositions'
+        # gather role counted like AllReduce's).
+        every = COLLS + ["Broadcast", "Reduce", "Scatter", "Gather", "AllGatherV", "ReduceScatterV", "AllToAllV"]
+        rc, doc, _ = self.run_tool(synthetic(colls=every))
+        self.assertEqual(rc, 0)
+        t = doc["policies"]["Policy"]["world"]["2"]["throughput"]
+        self.assertEqual((t["stageCtas"], t["consumeCtas"], t["gatherCtas"], t["chunkBytes"]), (8, 16, 8, 1 << 20))
+        self.assertEqual(doc["policies"]["Policy"]["world"]["2"]["latency"]["maxBytes"], CROSSOVER)
 
     def test_cta_cap_and_tolerance(self):
         # With no tolerance and a cap of 40 the 1%-faster 16+16+8 config wins;

@@ -1,5 +1,5 @@
 /// @file tune_launch.cu
-/// @brief The tuner's calls into the runtime (tune_launch.h): the four
+/// @brief The tuner's calls into the runtime (tune_launch.h): the eleven
 /// collectives as the SNAC types purlinc emits for dsl_examples with the
 /// device programs it printed for them (generated/), the Hopper datapath,
 /// and a few compiled-in pipeline variants, launched through the same
@@ -21,17 +21,20 @@
 // their host API: the tuner launches them with its own run-time policy.
 #define PURLIN_GEN_DEVICE_ONLY
 #include "allgather.cu"
+#include "allgatherv.cu"
 #include "allreduce.cu"
 #include "alltoall.cu"
+#include "alltoallv.cu"
+#include "broadcast.cu"
+#include "gather.cu"
+#include "reduce.cu"
 #include "reducescatter.cu"
+#include "reducescatterv.cu"
+#include "scatter.cu"
 
 namespace purlin::bench {
 namespace {
 
-using AG = snac::Transform<snac::Consume::Copy, snac::Layout::Packed, snac::Layout::Scattered>;
-using RS = snac::Transform<snac::Consume::Reduce, snac::Layout::Scattered, snac::Layout::Packed>;
-using AR = snac::Compose<RS, AG>;
-using A2A = snac::Transform<snac::Consume::Copy, snac::Layout::Scattered, snac::Layout::Transposed>;
 using Datapath = atom::Hopper;
 
 constexpr std::size_t kStagingBytes = std::size_t(256) << 20;
@@ -57,11 +60,20 @@ Status callWith(Communicator &comm, Coll c, const snac::CallArgs &a, cudaStream_
                 const snac::WorldConsts &w) {
   P::world[comm.size()] = w;
   switch (c) {
-  case Coll::AllGather: return snac::launch<AG, P, Datapath, allGather_Programs>(comm, a, st);
-  case Coll::ReduceScatter: return snac::launch<RS, P, Datapath, reduceScatter_Programs>(comm, a, st);
-  case Coll::AllReduce: return snac::launch<AR, P, Datapath, allReduce_Programs>(comm, a, st);
-  case Coll::AllToAll: return snac::launch<A2A, P, Datapath, allToAll_Programs>(comm, a, st);
-  default: break;  // the rooted ones: refused by the tuner's option parsing
+#define PURLIN_TUNE_CALL(K, id) \
+  case Coll::K: return snac::launch<id##_Collective, P, Datapath, id##_Programs>(comm, a, st);
+  PURLIN_TUNE_CALL(AllGather, allGather)
+  PURLIN_TUNE_CALL(ReduceScatter, reduceScatter)
+  PURLIN_TUNE_CALL(AllReduce, allReduce)
+  PURLIN_TUNE_CALL(AllToAll, allToAll)
+  PURLIN_TUNE_CALL(Broadcast, broadcast)
+  PURLIN_TUNE_CALL(Reduce, reduce)
+  PURLIN_TUNE_CALL(Scatter, scatter)
+  PURLIN_TUNE_CALL(Gather, gather)
+  PURLIN_TUNE_CALL(AllGatherV, allGatherV)
+  PURLIN_TUNE_CALL(ReduceScatterV, reduceScatterV)
+  PURLIN_TUNE_CALL(AllToAllV, allToAllV)
+#undef PURLIN_TUNE_CALL
   }
   return Status::InvalidArgument;
 }
@@ -80,6 +92,12 @@ void tunedCall(Communicator &comm, Coll c, const Shape &s, const void *in, void 
   a.count = s.count;
   a.dtype = DType::BF16;
   a.op = RedOp::Sum;
+  a.root = kRoot;
+  a.counts = s.counts;  // the V forms (coll_shape.h: the paper's split)
+  const A2AVArrays arrays = a2avArrays(s, comm.rank());
+  a.sendCounts = arrays.sendCounts, a.sendDispls = arrays.sendDispls;
+  a.recvCounts = arrays.recvCounts, a.recvDispls = arrays.recvDispls;
+  a.maxCount = s.maxCount;
   Status st = Status::InvalidArgument;
   switch (v) {
   case 0: st = callWith<TunePolicy<4, 16384>>(comm, c, a, stream, world); break;

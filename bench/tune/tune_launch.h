@@ -1,5 +1,5 @@
 /// @file tune_launch.h
-/// @brief The tuner's view of Purlin: a call of one of the four collectives
+/// @brief The tuner's view of Purlin: a call of one of the eleven collectives
 /// with run-time policy knobs (snac::WorldConsts) and one of a few
 /// compiled-in Atom pipeline variants (stages x stage bytes are template
 /// parameters of the kernels, so each variant is its own instantiation).

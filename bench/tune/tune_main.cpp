@@ -14,7 +14,7 @@
 ///     configuration of step 2 over 4 KiB .. --cross-max, to set against
 ///     step 1 (make_policy.py picks the crossover).
 ///
-/// Usage: purlin_tune DIR [--colls ag,rs,ar,a2a] [--large BYTES] [--lat-max BYTES]
+/// Usage: purlin_tune DIR [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av] [--large BYTES] [--lat-max BYTES]
 ///                    [--cross-max BYTES] [--max-ctas N] [--quick] [--timeout S]
 #include <cmath>
 #include <cstdio>
@@ -50,7 +50,7 @@ struct Options {
 };
 
 const char *kUsage =
-    "usage: purlin_tune DIR [--colls ag,rs,ar,a2a] [--large BYTES] [--lat-max BYTES]\n"
+    "usage: purlin_tune DIR [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av] [--large BYTES] [--lat-max BYTES]\n"
     "                   [--cross-max BYTES] [--max-ctas N] [--quick] [--timeout SECONDS]\n"
     "Run one process per GPU under purlin-launch -n N; then bench/tune/make_policy.py.\n";
 
@@ -66,13 +66,6 @@ bool parseArgs(int argc, char **argv, Options &o) {
       double x = 0;
       if (a == "--colls") {
         if (!parseCollList(v, o.colls)) { std::fprintf(stderr, "purlin_tune: bad --colls '%s'\n", v.c_str()); return false; }
-        for (Coll c : o.colls)
-          if (isRooted(c) || isVariable(c)) {
-            // The rooted and V collectives run with the rows tuned for the
-            // others (their programs share the policy's world table).
-            std::fprintf(stderr, "purlin_tune: --colls: %s is not tuned (ag, rs, ar, a2a)\n", collName(c));
-            return false;
-          }
         continue;
       }
       if (!parseNumber(v, x) || x <= 0) {
@@ -140,7 +133,7 @@ double measure(Ctx &x, Coll c, std::size_t bytes, const Shape &s, const char *pr
     PURLIN_CUDA_CHECK(cudaMemsetAsync(x.out, 0xFF, s.outElems * kElemBytes, x.st));
     tunedCall(x.comm, c, s, x.in, x.out, x.st, cfg.world, cfg.variant);
     syncWithTimeout(x.st, x.o.timeoutS, "tuner check");
-    const std::size_t bad = countMismatches(x.out, x.ref, s.outElems, isReduction(c), x.st);
+    const std::size_t bad = countMismatches(x.out, x.ref, outElemsOn(c, s, x.boot.rank()), isReduction(c), x.st);
     if (bad) why = std::to_string(bad) + " elements differ from NCCL";
   } catch (const Error &e) {
     if (e.status() == Status::Timeout || e.status() == Status::BootstrapError) throw;
@@ -191,7 +184,8 @@ snac::WorldConsts throughputOnly(int stage, int consume, int gather, int threads
 
 void tuneCollective(Ctx &x, Coll c) {
   const int n = x.boot.size();
-  const bool ar = c == Coll::AllReduce;
+  // A composition (AllReduce, Broadcast, Reduce) has a gather role.
+  const bool ar = c == Coll::AllReduce || c == Coll::Broadcast || c == Coll::Reduce;
   uint32_t seed = 1000u * (uint32_t(c) + 1);
   // 1. Latency program.
   const std::vector<std::pair<int, int>> latCfgs =
@@ -199,7 +193,7 @@ void tuneCollective(Ctx &x, Coll c) {
                 : std::vector<std::pair<int, int>>{{4, 512}, {8, 512}, {16, 512}, {32, 512}, {16, 256}, {8, 1024}};
   for (std::size_t b = 1024; b <= x.o.latMax; b *= 2) {
     const Shape s = shapeOf(c, b, n);
-    if (s.count == 0) continue;
+    if (s.msgBytes == 0) continue;
     prepare(x, c, s, ++seed);
     for (auto [ctas, thr] : latCfgs) measure(x, c, b, s, "latency", Config{0, latencyOnly(ctas, thr)});
   }
@@ -237,7 +231,7 @@ void tuneCollective(Ctx &x, Coll c) {
   // 3. Throughput program of the best configuration near the crossover.
   for (std::size_t b = 4096; b <= x.o.crossMax; b *= 2) {
     const Shape s = shapeOf(c, b, n);
-    if (s.count == 0) continue;
+    if (s.msgBytes == 0) continue;
     prepare(x, c, s, ++seed);
     measure(x, c, b, s, "crossover", best);
   }

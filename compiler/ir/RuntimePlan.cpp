@@ -2,6 +2,9 @@
 /// @brief worldConsts(), runtimePlan(), geometryOf() (see RuntimePlan.h).
 #include "ir/RuntimePlan.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace purlin::ir {
 
 snac::WorldConsts worldConsts(const WorldPolicy &w, Kind k) {
@@ -56,6 +59,44 @@ snac::Plan runtimePlan(const CollectiveIR &ir, const Policy &policy, uint64_t co
   std::string error;
   const snac::WorldConsts w = worldConsts(policy.forWorld(ir.n), ir.kind);
   if (snac::makePlan(*kind, ir.n, rank, a, w, policy.stagingBytes, packetHalfBytes, p, error,
+                     policy.atom.pipelineStages) != Status::Ok)
+    throw IRError{error};
+  return p;
+}
+
+snac::Plan runtimePlan(const CollectiveIR &ir, const Policy &policy, const CallArgs &args, uint64_t packetHalfBytes,
+                       int rank) {
+  auto kind = runtimeKind(ir.kind);
+  if (!kind) throw IRError{std::string("the runtime does not run ") + toString(ir.kind)};
+  if (args.elemSize != 2 && args.elemSize != 4) throw IRError{"runtimePlan: element size 2 (bf16) or 4 (f32)"};
+  const int n = ir.n;
+  snac::CallArgs a;
+  a.in = reinterpret_cast<const void *>(uintptr_t(1) << 32);
+  a.out = reinterpret_cast<void *>(uintptr_t(1) << 40);
+  a.count = args.count;
+  a.root = args.root;
+  a.dtype = args.elemSize == 4 ? DType::F32 : DType::BF16;
+  std::vector<std::size_t> counts(args.counts.begin(), args.counts.end());
+  std::vector<std::size_t> sc(n), sd(n), rc(n), rd(n);
+  if (ir.kind == Kind::AllGatherV || ir.kind == Kind::ReduceScatterV) {
+    if (int(counts.size()) != n) throw IRError{"runtimePlan: counts must have n entries"};
+    a.counts = counts.data();
+  }
+  if (ir.kind == Kind::AllToAllV) {
+    if (int(args.matrix.size()) != n) throw IRError{"runtimePlan: AllToAllV needs an n x n matrix"};
+    for (int q = 0; q < n; ++q) {
+      sc[q] = args.matrix[rank][q];
+      rc[q] = args.matrix[q][rank];
+      sd[q] = q ? sd[q - 1] + sc[q - 1] : 0;
+      rd[q] = q ? rd[q - 1] + rc[q - 1] : 0;
+      for (int p = 0; p < n; ++p) a.maxCount = std::max<std::size_t>(a.maxCount, args.matrix[p][q]);
+    }
+    a.sendCounts = sc.data(), a.sendDispls = sd.data(), a.recvCounts = rc.data(), a.recvDispls = rd.data();
+  }
+  snac::Plan p;
+  std::string error;
+  const snac::WorldConsts w = worldConsts(policy.forWorld(n), ir.kind);
+  if (snac::makePlan(*kind, n, rank, a, w, policy.stagingBytes, packetHalfBytes, p, error,
                      policy.atom.pipelineStages) != Status::Ok)
     throw IRError{error};
   return p;

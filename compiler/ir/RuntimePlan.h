@@ -27,7 +27,7 @@ namespace purlin::ir {
 /// push derivation (boundTransfer), since only that program is printed.
 snac::WorldConsts worldConsts(const WorldPolicy &w, Kind k);
 
-/// The runtime collective of `k` (collectives.def, Runs = 1); nullopt for the others.
+/// The runtime collective of `k` (collectives.def, Runs = 1: all of them); nullopt for Kind::Unknown.
 std::optional<snac::CollKind> runtimeKind(Kind k);
 
 /// snac::makePlan for rank `rank` of a call of `count` elements of
@@ -37,6 +37,13 @@ std::optional<snac::CollKind> runtimeKind(Kind k);
 /// makePlan's message when it refuses the call.
 snac::Plan runtimePlan(const CollectiveIR &ir, const Policy &policy, uint64_t count, uint32_t elemSize,
                        uint64_t packetHalfBytes, int rank = 0);
+
+/// The same for a call of any collective given as the IR's arguments
+/// (Instantiate.h CallArgs: count, counts, matrix, root, elemSize 2 or 4):
+/// a V form's counts, AllToAllV's row `rank` and column `rank` of the
+/// matrix (packed displacements) with maxCount = the matrix's largest entry.
+snac::Plan runtimePlan(const CollectiveIR &ir, const Policy &policy, const CallArgs &args, uint64_t packetHalfBytes,
+                       int rank = 0);
 
 /// The IR's geometry of a throughput call planned as `plan`: the run-time
 /// chunk, and the IR's slot and region rules for it (computeGeometry).

@@ -1,10 +1,11 @@
 /// @file demo_vform_test.cu
 /// @brief The demo of the V collectives purlinc generated from
-/// dsl_examples/{allgatherv,reducescatterv}.pl (generated/, library
+/// dsl_examples/{allgatherv,reducescatterv,alltoallv}.pl (generated/, library
 /// purlin_generated), called through their host API (C++ and, for bad
 /// arguments, the C ABI) on the GPUs it finds: count arrays with zeros, one
-/// large entry among small ones, sizes from one element to several MiB,
-/// checked against a host reference. One thread per GPU in one process
+/// large entry among small ones, sizes from one element to several MiB
+/// (AllToAllV: rank p sends rank q the count of row (p + q) mod n, its
+/// blocks at MPI displacements), checked against a host reference. One thread per GPU in one process
 /// (with one GPU: three ranks sharing it), or one process per GPU under
 /// purlin-launch (PURLIN_RANK).
 #include <cuda_runtime.h>
@@ -104,6 +105,54 @@ void runRank(Bootstrap &bootstrap, int device) {
       }
       std::fflush(stdout);
     }
+  // AllToAllV (MoE-style dispatch): rank p sends q counts[(p + q) % n]
+  // elements, blocks packed in rank order; the bound is the largest count.
+  for (const std::vector<std::size_t> &counts : countArrays(n)) {
+    const std::size_t maxCount = *std::max_element(counts.begin(), counts.end());
+    std::vector<std::size_t> sc(n), sd(n), rc(n), rd(n);
+    for (int q = 0; q < n; ++q) {
+      sc[q] = counts[(rank + q) % n];
+      rc[q] = counts[(q + rank) % n];
+      sd[q] = q ? sd[q - 1] + sc[q - 1] : 0;
+      rd[q] = q ? rd[q - 1] + rc[q - 1] : 0;
+    }
+    const std::size_t inE = sd[n - 1] + sc[n - 1], outE = rd[n - 1] + rc[n - 1];
+    std::vector<float> host(inE), back(outE);
+    for (std::size_t i = 0; i < inE; ++i) host[i] = inputValue(rank, i);
+    float *in = nullptr, *out = nullptr;
+    if (inE) cudaMalloc(&in, inE * 4);
+    if (outE) cudaMalloc(&out, outE * 4);
+    if (inE) cudaMemcpy(in, host.data(), inE * 4, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    bootstrap.barrier();
+    const Status st = gen::allToAllV(comm, in, out, sc.data(), sd.data(), rc.data(), rd.data(), maxCount, DType::F32,
+                                     stream);
+    cudaError_t ce = cudaStreamSynchronize(stream);
+    bootstrap.barrier();
+    std::string failure;
+    if (st != Status::Ok) failure = std::string("status ") + toString(st) + ": " + purlin::lastError();
+    else if (ce != cudaSuccess) failure = cudaGetErrorString(ce);
+    if (failure.empty() && outE) {
+      cudaMemcpy(back.data(), out, outE * 4, cudaMemcpyDeviceToHost);
+      for (int p = 0; p < n && failure.empty(); ++p) {
+        std::size_t from = 0;  // where rank p's block to this rank starts in p's input
+        for (int q = 0; q < rank; ++q) from += counts[(p + q) % n];
+        for (std::size_t i = 0; i < rc[p] && failure.empty(); ++i)
+          if (back[rd[p] + i] != inputValue(p, from + i))
+            failure = "out[" + std::to_string(rd[p] + i) + "] = " + std::to_string(back[rd[p] + i]) + ", expected " +
+                      std::to_string(inputValue(p, from + i));
+      }
+    }
+    cudaFree(in);
+    cudaFree(out);
+    if (!failure.empty()) {
+      std::printf("FAIL rank %d: allToAllV maxCount=%zu: %s\n", rank, maxCount, failure.c_str());
+      ++local;
+    } else if (rank == 0) {
+      std::printf("ok   allToAllV      maxCount=%zu f32, %d ranks, equal to the host reference\n", maxCount, n);
+    }
+    std::fflush(stdout);
+  }
   // No count array: the same error on every rank, nothing launched.
   const Status bad = gen::allGatherV(comm, nullptr, nullptr, nullptr, DType::F32, stream);
   if (bad != Status::InvalidArgument || std::strstr(purlin::lastError(), "counts is null") == nullptr) {
@@ -141,7 +190,7 @@ int main() {
         return 0;
       }
       const int n = gpus >= 2 ? std::min(gpus, kMaxRanks) : 3;
-      std::printf("demo: in-process, %d ranks on %d GPU(s): allGatherV, reduceScatterV from dsl_examples/\n", n,
+      std::printf("demo: in-process, %d ranks on %d GPU(s): allGatherV, reduceScatterV, allToAllV from dsl_examples/\n", n,
                   std::min(gpus, n));
       InProcessGroup group(n);
       std::vector<std::thread> threads;

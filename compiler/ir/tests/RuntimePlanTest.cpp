@@ -1,11 +1,12 @@
 /// @file RuntimePlanTest.cpp
 /// @brief The IR against the runtime's per-call plan (RuntimePlan.h): for
-/// the four collectives, both transfers and several world sizes and
+/// the four fixed-size collectives, both transfers and several world sizes and
 /// message sizes, the chunk snac::makePlan picks for the call gives the IR
 /// the runtime's chunks per partition, slots and regions, and the IR
 /// instantiated with exactly those numbers verifies; the latency choice is
 /// the IR's crossover within the packet window; the policy row the kernels
-/// read (worldConsts) carries every policy number.
+/// read (worldConsts) carries every policy number; the V forms' plans are
+/// the IR's geometry and dispatch, the same on every rank.
 #include <catch2/catch.hpp>
 
 #include "Fixtures.h"
@@ -83,6 +84,52 @@ TEST_CASE("runtime plan: the latency program is the IR's crossover within the pa
         CHECK(runtimePlan(ir, policy, count, E, 64u << 20).latency == below);
         // A packet half too small for the flows: never the latency program.
         if (bytes >= (uint64_t(16) << 10)) CHECK_FALSE(runtimePlan(ir, policy, count, E, 4096).latency);
+      }
+    }
+}
+
+TEST_CASE("runtime plan: V forms plan the IR's geometry and dispatch on every rank", "[plan]") {
+  Policy policy = test::testPolicy();
+  for (Kind k : {Kind::AllGatherV, Kind::ReduceScatterV, Kind::AllToAllV})
+    for (int n : {2, 3, 5}) {
+      CollectiveIR ir = lower(*test::collectiveOf(k), policy, n);
+      const uint32_t E = reducesKind(k) ? 4 : 2;
+      for (uint64_t scale : {uint64_t(0), uint64_t(1), uint64_t(300), uint64_t(40000), uint64_t(700000)}) {
+        INFO(toString(k) << " n=" << n << " scale=" << scale);
+        CallArgs a;
+        a.elemSize = E;
+        // Zeros, one large entry and small ones (a V form's counts; row p of
+        // AllToAllV's matrix is the same array rotated by p).
+        for (int p = 0; p < n; ++p) a.counts.push_back(p == 1 ? 0 : p == 0 ? scale : scale / 7 + uint64_t(p));
+        a.matrix.assign(n, std::vector<uint64_t>(n));
+        for (int p = 0; p < n; ++p)
+          for (int q = 0; q < n; ++q) a.matrix[p][q] = a.counts[(p + q) % n];
+        Sizes s = computeSizes(k, n, a);
+        if (s.empty) continue;
+        const snac::Plan first = runtimePlan(ir, policy, a, 64u << 20, 0);
+        CHECK(first.latency == (s.dispatch <= ir.bound.crossoverBytes));
+        CHECK(first.maxLen == s.maxLen);
+        for (int r = 0; r < n; ++r) {
+          const snac::Plan p = runtimePlan(ir, policy, a, 64u << 20, r);
+          CHECK(p.latency == first.latency);  // the same program on every rank
+          CHECK(p.cpp == first.cpp);
+          CHECK(p.chunk == first.chunk);
+          if (p.latency) continue;
+          Geometry g = geometryOf(ir, s, p, policy.stagingBytes);
+          CHECK(g.cpp == p.cpp);
+          CHECK(g.slots == p.slots);
+          // This rank's byte ranges are the IR's partitions.
+          for (int q = 0; q < n; ++q) {
+            const int inPart = k == Kind::AllGatherV ? 0 : q;
+            CHECK(p.txLen[q] == s.in[r][inPart]);
+            if (k != Kind::ReduceScatterV) CHECK(p.rxLen[q] == s.out[r][q]);
+          }
+        }
+        if (!first.latency && scale <= 40000) {
+          Geometry g = geometryOf(ir, s, first, policy.stagingBytes);
+          Report rep = verifyInstance(instantiate(ir, ir.throughput, s, g, 2));
+          CHECK(rep.text() == "");
+        }
       }
     }
 }

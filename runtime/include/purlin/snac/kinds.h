@@ -142,8 +142,8 @@ PURLIN_KIND_HD constexpr bool hasPackedInput(CollKind k) { return kindIn(kPacked
 /// others); Gather, Reduce: only the root consumes (its output is written).
 PURLIN_KIND_HD constexpr bool rootProduces(CollKind k) { return kindIn(kRootProducerKinds, k); }
 PURLIN_KIND_HD constexpr bool rootConsumes(CollKind k) { return kindIn(kRootConsumerKinds, k); }
-/// AllGatherV, ReduceScatterV (AllToAllV): partitions of run-time sizes
-/// (CallArgs::counts), so flows differ in length.
+/// AllGatherV, ReduceScatterV, AllToAllV: partitions of run-time sizes
+/// (CallArgs::counts; AllToAllV's send/recv arrays), so flows differ in length.
 PURLIN_KIND_HD constexpr bool isVariable(CollKind k) { return kindIn(kVariableKinds, k); }
 /// Broadcast, Reduce, Scatter, Gather: the call takes a root rank.
 PURLIN_KIND_HD constexpr bool isRooted(CollKind k) { return rootProduces(k) || rootConsumes(k); }
