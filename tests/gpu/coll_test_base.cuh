@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -193,6 +194,24 @@ inline bool anyRank(Bootstrap& boot, bool mine) {
   return false;
 }
 
+/// One call through `launch()` (a Status), or, for a `graph` case, the
+/// call captured into a CUDA graph on stream s, instantiated into *exec
+/// and replayed once (the caller may refill and replay *exec again).
+template <class Launch>
+Status launchOrCapture(bool graph, cudaStream_t s, cudaGraphExec_t* exec, Launch&& launch) {
+  if (!graph) return launch();
+  cudaGraph_t g;
+  CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  const Status st = launch();
+  CT_CUDA(cudaStreamEndCapture(s, &g));
+  if (st == Status::Ok) {
+    CT_CUDA(cudaGraphInstantiate(exec, g, 0));
+    CT_CUDA(cudaGraphLaunch(*exec, s));
+  }
+  cudaGraphDestroy(g);
+  return st;
+}
+
 /// Runs body on one rank (its own thread or process); returns its failures.
 inline int runRank(Bootstrap* boot, int dev, const std::function<void(Rank&)>& body) {
   Rank R;
@@ -315,6 +334,68 @@ inline uint64_t fnv(const std::byte* p, std::size_t n) {
   }
   for (; i < n; ++i) h = (h ^ uint64_t(uint8_t(p[i]))) * 1099511628211ull;
   return h;
+}
+
+/// Compares `outE` elements of type t at device address `out` with the
+/// host reference want(i, bytes) (which writes element i's expected bytes
+/// and returns false where the element must be the untouched sentinel);
+/// "" or the first mismatch.
+template <class Want>
+std::string firstMismatch(DType t, const std::byte* out, std::size_t outE, Want&& want) {
+  const std::size_t E = dtypeSize(t);
+  std::vector<std::byte> got(outE * E);
+  if (outE) CT_CUDA(cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost));
+  std::byte expect[4];
+  for (std::size_t i = 0; i < outE; ++i) {
+    const bool data = want(i, expect);
+    if (std::memcmp(expect, got.data() + i * E, E) != 0)
+      return data ? "element " + std::to_string(i) + " = " + std::to_string(toFloat(t, got.data() + i * E)) +
+                        ", reference " + std::to_string(toFloat(t, expect))
+                  : "element " + std::to_string(i) + " outside the written blocks was written";
+  }
+  return "";
+}
+
+/// The main of the tests of ranks sharing GPUs against host references
+/// (rooted_test, vform_test): `--ranks N` (2..8) or the default `worlds`,
+/// each run by runOversubscribed(rankMain); `--nccl`, and every run under
+/// purlin-launch, the comparison with NCCL (runRanks(ncclBody)).
+inline int sharedGpuMain(int argc, char** argv, const char* program, std::vector<int> worlds,
+                         const std::function<int(Bootstrap&, int)>& rankMain,
+                         const std::function<void(Rank&)>& ncclBody) {
+  bool nccl = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--ranks" && i + 1 < argc) {
+      const int v = std::atoi(argv[++i]);
+      if (v < 2 || v > kMaxRanks) {
+        std::printf("%s: --ranks takes 2..%d, not '%s'\n", program, kMaxRanks, argv[i]);
+        return 2;
+      }
+      worlds = {v};
+    } else if (a == "--nccl") {
+      nccl = true;
+    } else {
+      std::printf("usage: %s [--ranks N] [--nccl]\n", program);
+      return 2;
+    }
+  }
+  if (nccl || std::getenv("PURLIN_RANK")) return runRanks((std::string(program) + " --nccl").c_str(), ncclBody);
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
+    std::printf("%s: no GPU\n", program);
+    return 2;
+  }
+  int total = 0;
+  for (int n : worlds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int failures = runOversubscribed(n, gpus, rankMain);
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%s: %d ranks on %d GPU(s): %d failure(s), %.1f s\n", program, n, gpus, failures, sec);
+    total += failures;
+  }
+  std::printf("%s: %s\n", program, total ? "FAIL" : "PASS");
+  return total ? 1 : 0;
 }
 
 } // namespace colltest

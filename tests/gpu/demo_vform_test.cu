@@ -25,6 +25,8 @@
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
 
+#include "demo_ranks.h"
+
 namespace {
 
 using namespace purlin;
@@ -176,39 +178,7 @@ int main() {
     return 1;
   }
   std::printf("ok   purlin_reduceScatterV(NULL comm) -> PURLIN_INVALID_ARGUMENT: %s\n", purlin_last_error());
-  int gpus = 0;
-  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
-  try {
-    if (std::getenv("PURLIN_RANK")) {
-      auto b = bootstrapFromEnv();
-      const char *d = std::getenv("PURLIN_DEVICE");
-      const int device = d ? std::atoi(d) : b->rank() % std::max(gpus, 1);
-      runRank(*b, device);
-    } else {
-      if (gpus < 1) {
-        std::printf("SKIP: the V demo needs a GPU, found none\n");
-        return 0;
-      }
-      const int n = gpus >= 2 ? std::min(gpus, kMaxRanks) : 3;
-      std::printf("demo: in-process, %d ranks on %d GPU(s): allGatherV, reduceScatterV, allToAllV from dsl_examples/\n", n,
-                  std::min(gpus, n));
-      InProcessGroup group(n);
-      std::vector<std::thread> threads;
-      for (int r = 0; r < n; ++r)
-        threads.emplace_back([&, r] {
-          try {
-            runRank(*group.bootstrap(r), r % gpus);
-          } catch (const std::exception &e) {
-            std::printf("FAIL rank %d: %s\n", r, e.what());
-            ++gFailures;
-          }
-        });
-      for (auto &t : threads) t.join();
-    }
-  } catch (const std::exception &e) {
-    std::printf("FAIL: %s\n", e.what());
-    ++gFailures;
-  }
+  if (!demo::runDemoRanks("allGatherV, reduceScatterV, allToAllV", 3, runRank, gFailures)) return 0;
   std::printf("%s: demo V collectives, %d failure(s)\n", gFailures ? "FAIL" : "PASS", gFailures.load());
   return gFailures ? 1 : 0;
 }

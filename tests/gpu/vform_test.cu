@@ -25,7 +25,6 @@
 /// Run: gpu-bin/vform_test [--ranks N] [--nccl]
 #include "coll_test_base.cuh"
 
-#include <chrono>
 #include <numeric>
 
 #define PURLIN_GEN_DEVICE_ONLY
@@ -250,37 +249,16 @@ void setSizes(const Case& k, int n, int r, A2AArrays& v, sn::CallArgs& a) {
   a.maxCount = k.maxCount;
 }
 
-/// One call of case k (graph: capture, replay; the caller refills and
+/// One call of case k (graph: captured, replayed; the caller refills and
 /// replays again through `exec`).
 template <class P>
 Status runCall(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s, cudaGraphExec_t* exec) {
-  if (!k.graph) return launchV<P>(k.c, comm, a, s);
-  cudaGraph_t graph;
-  CT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  const Status st = launchV<P>(k.c, comm, a, s);
-  CT_CUDA(cudaStreamEndCapture(s, &graph));
-  if (st == Status::Ok) {
-    CT_CUDA(cudaGraphInstantiate(exec, graph, 0));
-    CT_CUDA(cudaGraphLaunch(*exec, s));
-  }
-  cudaGraphDestroy(graph);
-  return st;
+  return launchOrCapture(k.graph, s, exec, [&] { return launchV<P>(k.c, comm, a, s); });
 }
 
 /// Compares rank r's output with the reference; "" or the first mismatch.
 std::string check(const Case& k, int n, int r, uint32_t seed, const std::byte* out, std::size_t outE) {
-  const std::size_t E = dtypeSize(k.t);
-  std::vector<std::byte> got(outE * E);
-  if (outE) CT_CUDA(cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost));
-  std::byte want[4];
-  for (std::size_t i = 0; i < outE; ++i) {
-    const bool data = expected(k, n, r, seed, i, want);
-    if (std::memcmp(want, got.data() + i * E, E) != 0)
-      return data ? "element " + std::to_string(i) + " = " + std::to_string(toFloat(k.t, got.data() + i * E)) +
-                        ", reference " + std::to_string(toFloat(k.t, want))
-                  : "element " + std::to_string(i) + " between the received blocks was written";
-  }
-  return "";
+  return firstMismatch(k.t, out, outE, [&](std::size_t i, std::byte* want) { return expected(k, n, r, seed, i, want); });
 }
 
 /// Bad count arrays: refused with InvalidArgument and a message naming the
@@ -442,24 +420,6 @@ int rankMain(Bootstrap& boot, int dev) {
   return failures;
 }
 
-int oversubscribed(const std::vector<int>& worlds) {
-  int gpus = 0;
-  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
-    std::printf("vform_test: no GPU\n");
-    return 2;
-  }
-  int sum = 0;
-  for (int n : worlds) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const int failures = runOversubscribed(n, gpus, rankMain);
-    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("vform_test: %d ranks on %d GPU(s): %d failure(s), %.1f s\n", n, gpus, failures, sec);
-    sum += failures;
-  }
-  std::printf("vform_test: %s\n", sum ? "FAIL" : "PASS");
-  return sum ? 1 : 0;
-}
-
 /// NCCL's result of case k on rank R: grouped send/recv (AllGatherV, AllToAllV),
 /// grouped ncclReduce of every partition onto its rank (ReduceScatterV).
 void ncclCall(const Case& k, Rank& R, const std::byte* in, std::byte* out) {
@@ -532,26 +492,4 @@ void ncclBody(Rank& R) {
 
 } // namespace
 
-int main(int argc, char** argv) {
-  std::vector<int> worlds = {2, 3, 5, 8};
-  bool nccl = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--ranks" && i + 1 < argc) {
-      const int v = std::atoi(argv[++i]);
-      if (v < 2 || v > kMaxRanks) {
-        std::printf("vform_test: --ranks takes 2..%d, not '%s'\n", kMaxRanks, argv[i]);
-        return 2;
-      }
-      worlds = {v};
-    } else if (a == "--nccl") {
-      nccl = true;
-    } else {
-      std::printf("usage: vform_test [--ranks N] [--nccl]\n");
-      return 2;
-    }
-  }
-  // Under purlin-launch (one process per GPU) only the NCCL comparison runs.
-  if (nccl || std::getenv("PURLIN_RANK")) return runRanks("vform_test --nccl", ncclBody);
-  return oversubscribed(worlds);
-}
+int main(int argc, char** argv) { return sharedGpuMain(argc, argv, "vform_test", {2, 3, 5, 8}, rankMain, ncclBody); }
