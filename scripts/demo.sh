@@ -70,15 +70,15 @@ for pl in dsl_examples/*.pl; do
   echo
 done
 
-# GPU part: the generated AllReduce (built from generated/allreduce.cu) on
+# GPU part: the generated collectives (generated/, through their host API) on
 # every GPU found, in one process and one process per GPU, then timings.
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 if [ "${ngpu:-0}" -ge 1 ] && [ -x "$GPUBIN/demo_allreduce_test" ]; then
   export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
   if [ "$ngpu" -ge 2 ]; then
-    echo "==> GPU: generated AllReduce on $ngpu GPUs (one process)"
+    echo "==> GPU: generated AllReduce, AllGather, ReduceScatter, AllToAll on $ngpu GPUs (one process)"
   else
-    echo "==> GPU: generated AllReduce, two ranks sharing the one GPU (one process)"
+    echo "==> GPU: generated AllReduce, AllGather, ReduceScatter, AllToAll, two ranks sharing the one GPU (one process)"
   fi
   timeout 300 "$GPUBIN/demo_allreduce_test" || status=1
   if [ -x "$GPUBIN/demo_rooted_test" ]; then

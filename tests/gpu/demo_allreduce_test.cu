@@ -1,9 +1,11 @@
 /// @file demo_allreduce_test.cu
-/// @brief The demo: the AllReduce purlinc generated from
-/// dsl_examples/allreduce.pl (generated/allreduce.cu, library
-/// purlin_generated) on the GPUs it finds, checked against a host reference
-/// for fp32/fp16/bf16, sum/max/min, sizes from 0 to beyond the staging
-/// capacity, in place and out of place. One thread per GPU in one process
+/// @brief The demo of the fixed-size collectives: the AllReduce purlinc
+/// generated from dsl_examples/allreduce.pl (generated/allreduce.cu,
+/// library purlin_generated) on the GPUs it finds, checked against a host
+/// reference for fp32/fp16/bf16, sum/max/min, sizes from 0 to beyond the
+/// staging capacity, in place and out of place; then AllGather,
+/// ReduceScatter and AllToAll (dsl_examples/{allgather,reducescatter,
+/// alltoall}.pl) through their host API. One thread per GPU in one process
 /// (with one GPU: two ranks sharing it, as oversub_test), or one process
 /// per GPU under purlin-launch (PURLIN_RANK set).
 #include <cuda_bf16.h>
@@ -21,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "allreduce.h"
+#include "collectives.h"
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
 
@@ -81,6 +83,57 @@ std::vector<Case> cases() {
   // Beyond a 256 MiB staging half: 96 Mi fp32 elements = 384 MiB per rank.
   cs.push_back({DType::F32, RedOp::Sum, std::size_t(96) << 20, false});
   return cs;
+}
+
+/// AllGather, ReduceScatter, AllToAll (fp32) on one rank, a few sizes each,
+/// against the host reference; returns the failures. Collective.
+int runOthers(Bootstrap &bootstrap, Communicator &comm, cudaStream_t stream) {
+  const int rank = bootstrap.rank(), n = bootstrap.size();
+  int local = 0;
+  for (int kind = 0; kind < 3; ++kind)
+    for (std::size_t count : {std::size_t(1), std::size_t(4099), (std::size_t(1) << 18) + 3}) {
+      const char *name = kind == 0 ? "allGather" : kind == 1 ? "reduceScatter" : "allToAll";
+      const std::size_t inE = kind == 0 ? count : n * count, outE = kind == 1 ? count : n * count;
+      std::vector<float> host(inE), back(outE);
+      for (std::size_t i = 0; i < inE; ++i) host[i] = inputValue(rank, i);
+      float *in = nullptr, *out = nullptr;
+      cudaMalloc(&in, inE * 4);
+      cudaMalloc(&out, outE * 4);
+      cudaMemcpy(in, host.data(), inE * 4, cudaMemcpyHostToDevice);
+      cudaDeviceSynchronize();
+      bootstrap.barrier();
+      const Status st = kind == 0 ? gen::allGather(comm, in, out, count, DType::F32, stream)
+                        : kind == 1 ? gen::reduceScatter(comm, in, out, count, DType::F32, RedOp::Sum, stream)
+                                    : gen::allToAll(comm, in, out, count, DType::F32, stream);
+      const cudaError_t ce = cudaStreamSynchronize(stream);
+      bootstrap.barrier();
+      std::string failure;
+      if (st != Status::Ok) failure = std::string("status ") + toString(st) + ": " + purlin::lastError();
+      else if (ce != cudaSuccess) failure = cudaGetErrorString(ce);
+      if (failure.empty()) {
+        cudaMemcpy(back.data(), out, outE * 4, cudaMemcpyDeviceToHost);
+        for (std::size_t i = 0; i < outE && failure.empty(); ++i) {
+          const std::size_t p = i / count, j = i % count;  // block p, element j
+          float want = 0;
+          if (kind == 0) want = inputValue(int(p), j);                       // rank p's input
+          if (kind == 2) want = inputValue(int(p), std::size_t(rank) * count + j);  // p's block for this rank
+          if (kind == 1)
+            for (int q = 0; q < n; ++q) want += inputValue(q, std::size_t(rank) * count + i);
+          if (back[i] != want)
+            failure = "out[" + std::to_string(i) + "] = " + std::to_string(back[i]) + ", expected " + std::to_string(want);
+        }
+      }
+      cudaFree(in);
+      cudaFree(out);
+      if (!failure.empty()) {
+        std::printf("FAIL rank %d: %s count=%zu: %s\n", rank, name, count, failure.c_str());
+        ++local;
+      } else if (rank == 0) {
+        std::printf("ok   %-13s f32 count=%-8zu %d ranks, equal to the host reference\n", name, count, n);
+      }
+      std::fflush(stdout);
+    }
+  return local;
 }
 
 /// Runs every case on one rank; prints one line per case on rank 0.
@@ -143,6 +196,7 @@ void runRank(Bootstrap &bootstrap, int device) {
     }
     std::fflush(stdout);
   }
+  local += runOthers(bootstrap, comm, stream);
   // Bad arguments are returned, not crashed on.
   Status bad = gen::allReduce(comm, nullptr, nullptr, 16, DType::F32, RedOp::Sum, stream);
   if (bad != Status::InvalidArgument) {
@@ -169,7 +223,7 @@ int main() {
     return 1;
   }
   std::printf("ok   purlin_allReduce(NULL comm) -> PURLIN_INVALID_ARGUMENT: %s\n", purlin_last_error());
-  if (!demo::runDemoRanks("allReduce (generated/allreduce.cu)", 2, runRank, gFailures)) return 0;
-  std::printf("%s: demo AllReduce, %d failure(s)\n", gFailures ? "FAIL" : "PASS", gFailures.load());
+  if (!demo::runDemoRanks("allReduce, allGather, reduceScatter, allToAll", 2, runRank, gFailures)) return 0;
+  std::printf("%s: demo AllReduce (and AllGather, ReduceScatter, AllToAll), %d failure(s)\n", gFailures ? "FAIL" : "PASS", gFailures.load());
   return gFailures ? 1 : 0;
 }
