@@ -17,7 +17,9 @@
 #include <cstring>
 #include <exception>
 #include <random>
+#include <cstdlib>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -148,6 +150,8 @@ struct Communicator::Impl {
   int ranksPerDevice = 1;               ///< most ranks on one GPU (by UUID)
   int multiprocessors = 0;              ///< SMs of this rank's GPU
   Bootstrap *bootstrap = nullptr;       ///< not owned; outlives the communicator
+  bool logPlans = false;                ///< options.logPlans or PURLIN_LOG_PLANS=1
+  std::unordered_set<uint64_t> loggedShapes;  ///< firstOfShape
   std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
 
   ~Impl() {
@@ -323,6 +327,10 @@ Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
   m.rank = bootstrap.rank();
   m.size = bootstrap.size();
   m.options = options;
+  {
+    const char *env = std::getenv("PURLIN_LOG_PLANS");
+    m.logPlans = options.logPlans || (env && std::string(env) != "0" && std::string(env) != "");
+  }
 
   PeerInfo mine;
   mine.rank = m.rank;
@@ -372,6 +380,8 @@ void Communicator::releaseDirect() {
 
 std::size_t Communicator::directMappings() const { return impl_->direct->mappedCount(); }
 std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
+bool Communicator::logPlans() const { return impl_->logPlans; }
+bool Communicator::firstOfShape(uint64_t shapeKey) { return impl_->loggedShapes.insert(shapeKey).second; }
 void *Communicator::captureSideStream() const { return impl_->side; }
 void *Communicator::captureForkEvent() const { return impl_->fork; }
 void *Communicator::captureJoinEvent() const { return impl_->join; }

@@ -26,6 +26,12 @@ struct CommOptions {
   /// Let calls captured in a CUDA graph take the direct program (no
   /// staging; registerDirect). false: every call stages, captured or not.
   bool direct = true;
+  /// Log, once per distinct call shape, what the call runs and why (the
+  /// program, transfer, CTAs, chunk, and the crossover, packet window or
+  /// capture that decided it) on stderr, like NCCL_DEBUG=INFO
+  /// (snac::describePlan). Also on with PURLIN_LOG_PLANS=1 in the
+  /// environment. Local: ranks may differ (not part of the equality check).
+  bool logPlans = false;
 };
 
 /// One rank's membership in a communicator.
@@ -114,6 +120,11 @@ public:
   std::size_t directMappings() const;
   /// Calls registerDirect accepted (true) so far.
   std::size_t directRegistrations() const;
+  /// Whether plans are logged (CommOptions::logPlans or PURLIN_LOG_PLANS=1).
+  bool logPlans() const;
+  /// True the first time `shapeKey` (snac::planShapeKey) is seen on this
+  /// communicator: the launcher logs that call's plan.
+  bool firstOfShape(uint64_t shapeKey);
   /// A private stream and two events (timing disabled) with which the
   /// launcher forks a captured call's local copy off the capturing stream
   /// and joins it back (the copy-engine form of the direct program).

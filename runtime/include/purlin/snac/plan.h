@@ -266,6 +266,18 @@ bool directEligible(const Plan& p, const CallArgs& a);
 /// the sizes and the policy only (the same on every rank).
 void planDirect(Plan& p, const WorldConsts& w);
 
+/// What a planned call (makePlan, then planDirect where it took the direct
+/// program) runs and why, in one line (CommOptions::logPlans): the program
+/// and transfer, CTAs x threads (per role), the chunk and chunks per
+/// partition or the packet flow, and the deciding rule with its numbers:
+/// "latency (packets): 4 CTAs x 256 threads, flows of 1024 B: message 2048 B
+/// <= the latency crossover 262144 B and its packets fit the window".
+std::string describePlan(const Plan& p, const WorldConsts& w);
+
+/// A key of the call shape describePlan describes (kind, world, message
+/// bytes, dtype, op, root, program, CTAs, chunk): equal keys, equal lines.
+uint64_t planShapeKey(const Plan& p);
+
 
 } // namespace purlin::snac
 

@@ -463,4 +463,47 @@ inline void planDirect(Plan& p, const WorldConsts& w) {
   }
 }
 
+inline std::string describePlan(const Plan& p, const WorldConsts& w) {
+  const auto B = [](std::size_t b) { return std::to_string(b) + " B"; };
+  const std::string ctas = [&] {
+    if (p.direct || p.latency) return std::to_string(p.ctas()) + " CTAs x " + std::to_string(p.threadsPerCta()) + " threads";
+    std::string c = std::to_string(p.stageCtas) + " stage + " + std::to_string(p.consumeCtas) + " consume";
+    if (p.gatherCtas) c += " + " + std::to_string(p.gatherCtas) + " gather";
+    return c + " CTAs x " + std::to_string(p.threads) + " threads";
+  }();
+  if (p.empty) return "nothing launched: no data on any rank";
+  if (p.n == 1) return "one rank: a copy of its block (cudaMemcpyAsync)";
+  if (p.direct) {
+    const std::size_t minBytes = w.directMinBytes ? w.directMinBytes : kDirectMinBytes;
+    const std::size_t engineMin = w.directEngineMinBytes ? w.directEngineMinBytes : kDirectEngineMinBytes;
+    return std::string(p.directEngine ? "direct (copy engines)" : "direct (SM stores)") + ": " + ctas +
+           ": captured in a CUDA graph, message " + B(p.msgBytes) + " >= directMinBytes " + B(minBytes) +
+           ", the peers' outputs registered on every rank" +
+           (p.directEngine ? ", and >= the copy-engine threshold " + B(engineMin) : "");
+  }
+  if (p.latency)
+    return "latency (packets): " + ctas + ", flows of up to " + B(p.packetFlowBytes) + (p.words8 ? " (whole words)" : "") +
+           ": message " + B(p.msgBytes) + " <= the latency crossover " + B(w.latencyMaxBytes) +
+           " and its packets fit the window";
+  const std::size_t slotsNeeded = packetGroups(p.packetFlowBytes) * kGroupSlots;
+  const std::string why = p.msgBytes > w.latencyMaxBytes || w.latencyCtas <= 0
+                              ? "message " + B(p.msgBytes) + " > the latency crossover " + B(w.latencyMaxBytes)
+                              : "a flow's " + std::to_string(slotsNeeded) + " packet slots exceed the window's " +
+                                    std::to_string(p.packetRegion) + " per source";
+  return std::string("throughput (") + (p.push ? "push" : "pull") + "): " + ctas + ", chunk " + B(p.chunk) + ", " +
+         std::to_string(p.cpp) + " chunk(s) per partition, " + std::to_string(p.slots) + " slots: " + why;
+}
+
+inline uint64_t planShapeKey(const Plan& p) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields describePlan prints
+  const auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xffu)) * 1099511628211ull;
+  };
+  mix(uint64_t(p.kind)), mix(uint64_t(p.n)), mix(p.msgBytes), mix(uint64_t(p.dtype)), mix(uint64_t(p.op));
+  mix(uint64_t(p.root)), mix(uint64_t(p.empty) | uint64_t(p.latency) << 1 | uint64_t(p.push) << 2 |
+                             uint64_t(p.direct) << 3 | uint64_t(p.directEngine) << 4 | uint64_t(p.words8) << 5);
+  mix(uint64_t(p.ctas())), mix(uint64_t(p.threadsPerCta())), mix(p.chunk), mix(p.packetFlowBytes);
+  return h;
+}
+
 } // namespace purlin::snac
