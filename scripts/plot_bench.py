@@ -7,7 +7,10 @@ bench/results/<YYYY-MM-DD>-<device>/ (or --out).
 usage: scripts/plot_bench.py RUN_DIR [--out DIR] [--no-plots]
 
 RUN_DIR holds results.csv (collective,bytes,purlin_us,nccl_us,purlin_GBps,
-nccl_GBps,ok,ctas) and meta.txt (key,value) as coll_bench writes them.
+nccl_GBps,ok,ctas, and where coll_bench repeated its rows the medians' spread
+purlin_min_us,purlin_max_us,nccl_min_us,nccl_max_us, bus bandwidths and
+samples) and meta.txt (key,value) as coll_bench writes them. Failed rows
+never enter a geomean.
 Plots need matplotlib; without it (or with --no-plots) only the summary is
 written. Exit status: 0 written, 2 bad input.
 """
@@ -44,13 +47,21 @@ def read_rows(path):
             rows = []
             for i, r in enumerate(reader, start=2):
                 try:
-                    rows.append({
+                    row = {
                         "coll": r["collective"], "bytes": int(r["bytes"]),
                         "p_us": float(r["purlin_us"]), "n_us": float(r["nccl_us"]),
                         "p_bw": float(r["purlin_GBps"]), "n_bw": float(r["nccl_GBps"]),
                         "ok": r["ok"].strip() == "1", "ctas": int(r["ctas"]),
                         "program": (r.get("program") or "staged").strip(),
-                    })
+                    }
+                    # Optional (repeated rows): the spread of the medians, bus bandwidth.
+                    for key, col in (("p_min", "purlin_min_us"), ("p_max", "purlin_max_us"),
+                                     ("n_min", "nccl_min_us"), ("n_max", "nccl_max_us"),
+                                     ("p_bus", "purlin_busGBps"), ("n_bus", "nccl_busGBps")):
+                        v = r.get(col)
+                        row[key] = float(v) if v not in (None, "") else float("nan")
+                    row["samples"] = int(r["samples"]) if r.get("samples") not in (None, "") else 1
+                    rows.append(row)
                 except (TypeError, ValueError) as e:
                     raise InputError(f"{path}:{i}: malformed row ({e})")
     except OSError as e:
@@ -97,13 +108,16 @@ def summarize(rows):
         rs = [r for r in rows if r["coll"] == c]
         if not rs:
             continue
-        lat = [r for r in rs if KIB <= r["bytes"] <= 512 * KIB]
-        bw = [r for r in rs if MIB <= r["bytes"] <= GIB]
+        good = [r for r in rs if r["ok"]]  # a failed row never enters a geomean
+        lat = [r for r in good if KIB <= r["bytes"] <= 512 * KIB]
+        bw = [r for r in good if MIB <= r["bytes"] <= GIB]
+        bw4 = [r for r in good if 4 * MIB <= r["bytes"] <= GIB]
         g1 = [r for r in rs if r["bytes"] == GIB]
         ar_small = [r for r in rs if KIB <= r["bytes"] <= 64 * KIB]
         out[c] = {
             "lat_ratio": geomean([r["n_us"] / r["p_us"] for r in lat if r["p_us"] > 0]) if lat else float("nan"),
             "bw_ratio": geomean([r["p_bw"] / r["n_bw"] for r in bw if r["n_bw"] > 0]) if bw else float("nan"),
+            "bw4_ratio": geomean([r["p_bw"] / r["n_bw"] for r in bw4 if r["n_bw"] > 0]) if bw4 else float("nan"),
             "p_1g": g1[0]["p_bw"] if g1 else float("nan"),
             "n_1g": g1[0]["n_bw"] if g1 else float("nan"),
             "ctas_1g": g1[0]["ctas"] if g1 else None,
@@ -133,17 +147,20 @@ def write_summary(path, rows, meta, stats, plots, staged=None):
     L.append(f"- commit: {meta.get('commit', '?')}; Purlin API: {meta.get('purlin_api', '?')}")
     L.append(f"- NCCL {meta.get('nccl', '?')}, CUDA runtime {meta.get('cuda_runtime', '?')}, "
              f"driver {meta.get('cuda_driver', '?')}; NCCL_NVLS_ENABLE=0")
+    samples = max((r["samples"] for r in rows), default=1)
     L.append("- method: 128 calls captured in a CUDA graph, 1 warm-up replay, 8 timed replays, "
-             "time / 1024, maximum over ranks; bf16 (sum) for reductions; cudaMalloc buffers; "
+             "time / 1024, maximum over ranks"
+             + (f", repeated {samples} times (medians; min-max in the rows)" if samples > 1 else ", one sample")
+             + "; bf16 (sum) for reductions; cudaMalloc buffers; "
              "message = gathered output (AllGather), input per rank (others); each row checked "
-             "against NCCL before timing")
+             "against NCCL before timing; failed rows are left out of every geomean")
     L.append("")
     L.append("| collective | latency geomean NCCL/Purlin 1K-512K | bandwidth geomean Purlin/NCCL 1M-1G "
-             "| Purlin 1 GiB GB/s | NCCL 1 GiB GB/s | CTAs at 1 GiB | max CTAs | failed rows |")
-    L.append("|---|---|---|---|---|---|---|---|")
+             "| 4M-1G | Purlin 1 GiB GB/s | NCCL 1 GiB GB/s | CTAs at 1 GiB | max CTAs | failed rows |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
     for c, s in stats.items():
         failed = ", ".join(human(b) for b in s["failed"]) or "none"
-        L.append(f"| {c} | {fmt(s['lat_ratio'])}x | {fmt(s['bw_ratio'])}x | {fmt(s['p_1g'], '.1f')} "
+        L.append(f"| {c} | {fmt(s['lat_ratio'])}x | {fmt(s['bw_ratio'])}x | {fmt(s['bw4_ratio'])}x | {fmt(s['p_1g'], '.1f')} "
                  f"| {fmt(s['n_1g'], '.1f')} | {s['ctas_1g'] if s['ctas_1g'] is not None else 'n/a'} "
                  f"| {s['max_ctas']} | {failed} |")
     L.append("")
@@ -192,11 +209,16 @@ def write_summary(path, rows, meta, stats, plots, staged=None):
     L.append("engines from 128 MiB, where CTAs are the reduce kernels' for ReduceScatter/AllReduce and 1 otherwise);")
     L.append("`staged` = the communicator's own buffers (packet program or staged throughput program).")
     L.append("")
-    L.append("| collective | bytes | Purlin us | NCCL us | Purlin GB/s | NCCL GB/s | NCCL/Purlin time | ok | CTAs | program |")
+    L.append("| collective | bytes | Purlin us (min-max) | NCCL us (min-max) | Purlin GB/s | NCCL GB/s | NCCL/Purlin time | ok | CTAs | program |")
     L.append("|---|---|---|---|---|---|---|---|---|---|")
+
+    def spread(r, lo, hi):
+        return f" ({fmt(r[lo])}-{fmt(r[hi])})" if math.isfinite(r[lo]) and math.isfinite(r[hi]) else ""
+
     for r in rows:
         ratio = r["n_us"] / r["p_us"] if r["p_us"] > 0 else float("nan")
-        L.append(f"| {r['coll']} | {human(r['bytes'])} | {fmt(r['p_us'])} | {fmt(r['n_us'])} | {fmt(r['p_bw'])} "
+        L.append(f"| {r['coll']} | {human(r['bytes'])} | {fmt(r['p_us'])}{spread(r, 'p_min', 'p_max')} "
+                 f"| {fmt(r['n_us'])}{spread(r, 'n_min', 'n_max')} | {fmt(r['p_bw'])} "
                  f"| {fmt(r['n_bw'])} | {fmt(ratio)} | {'yes' if r['ok'] else 'NO'} | {r['ctas']} | {r['program']} |")
     if staged:
         srows, sstats = staged
@@ -235,8 +257,19 @@ def make_plots(outdir, rows, meta):
         for ax, c in zip(axes, COLLS):
             rs = sorted((r for r in rows if r["coll"] == c and lo <= r["bytes"] <= hi), key=lambda r: r["bytes"])
             xs = [r["bytes"] for r in rs]
-            ax.plot(xs, [r[key_p] for r in rs], "o-", label="Purlin")
-            ax.plot(xs, [r[key_n] for r in rs], "s--", label="NCCL")
+            for who, key, us, style, lo, hi in (("Purlin", key_p, "p_us", "o-", "p_min", "p_max"),
+                                                ("NCCL", key_n, "n_us", "s--", "n_min", "n_max")):
+                ys = [r[key] for r in rs]
+                if rs and all(math.isfinite(r[lo]) and math.isfinite(r[hi]) and r[lo] > 0 for r in rs):
+                    # Error bars: the repetitions' min-max (bandwidth: at the slowest and fastest time).
+                    if kind == "latency":
+                        err = [[y - r[lo] for y, r in zip(ys, rs)], [r[hi] - y for y, r in zip(ys, rs)]]
+                    else:
+                        err = [[y - y * r[us] / r[hi] for y, r in zip(ys, rs)],
+                               [y * r[us] / r[lo] - y for y, r in zip(ys, rs)]]
+                    ax.errorbar(xs, ys, yerr=err, fmt=style, capsize=2, label=who)
+                else:
+                    ax.plot(xs, ys, style, label=who)
             bad = [r for r in rs if not r["ok"]]
             if bad:
                 ax.plot([r["bytes"] for r in bad], [r[key_p] for r in bad], "rx", ms=10, label="check failed")

@@ -1,12 +1,14 @@
 /// @file coll_bench.cpp
-/// @brief coll_bench: Purlin vs NCCL for AllGather, ReduceScatter, AllReduce
-/// and AllToAll, 1 KiB to 1 GiB, one process per GPU (run it under
-/// purlin-launch -n N). Each (collective, size) is first checked against
-/// NCCL, then both are timed with the paper's method (graph_timer.h).
+/// @brief coll_bench: Purlin vs NCCL for the collectives of --colls (default
+/// AllGather, ReduceScatter, AllReduce, AllToAll), 1 KiB to 1 GiB, one
+/// process per GPU (run it under purlin-launch -n N). Each (collective,
+/// size) is first checked against NCCL, then both are timed with the
+/// paper's method (graph_timer.h), --samples times (median, min, max).
 /// Rank 0 writes <results>/results.csv, <results>/run.log, <results>/meta.txt.
 ///
 /// Usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES]
-///                   [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av] [--calls N] [--reps N] [--timeout S]
+///                   [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av] [--calls N] [--reps N]
+///                   [--samples N] [--timeout S]
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -25,6 +27,7 @@
 #include "graph_timer.h"
 #include "nccl_colls.h"
 #include "purlin_colls.h"
+#include "stats.h"
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
 #include "purlin/host/error.h"
@@ -45,7 +48,7 @@ struct Options {
 
 const char *kUsage =
     "usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES] [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av]\n"
-    "                  [--calls N] [--reps N] [--timeout SECONDS] [--no-direct]\n"
+    "                  [--calls N] [--reps N] [--samples N] [--timeout SECONDS] [--no-direct]\n"
     "Run one process per GPU under purlin-launch -n N (2 <= N <= 8).\n";
 
 /// Parses argv; returns false (after printing why) on bad input.
@@ -61,7 +64,7 @@ bool parseArgs(int argc, char **argv, Options &o) {
     std::string v;
     if (a == "-h" || a == "--help") { std::fputs(kUsage, stdout); std::exit(0); }
     else if (a == "--no-direct") o.direct = false;
-    else if (a == "--min" || a == "--max" || a == "--calls" || a == "--reps" || a == "--timeout") {
+    else if (a == "--min" || a == "--max" || a == "--calls" || a == "--reps" || a == "--samples" || a == "--timeout") {
       if (!value(v)) return false;
       double x = 0;
       if (!parseNumber(v, x) || x <= 0) {
@@ -72,6 +75,7 @@ bool parseArgs(int argc, char **argv, Options &o) {
       else if (a == "--max") o.maxBytes = static_cast<std::size_t>(x);
       else if (a == "--calls") o.timing.calls = static_cast<int>(x);
       else if (a == "--reps") o.timing.reps = static_cast<int>(x);
+      else if (a == "--samples") o.timing.samples = static_cast<int>(x);
       else o.timing.timeoutS = x;
     } else if (a == "--colls") {
       if (!value(v)) return false;
@@ -97,7 +101,9 @@ bool parseArgs(int argc, char **argv, Options &o) {
 
 /// Result of one (collective, size) row, identical on every rank.
 struct Row {
-  double purlinUs = NAN, ncclUs = NAN;
+  double purlinUs = NAN, ncclUs = NAN;  ///< medians over the samples
+  double purlinMin = NAN, purlinMax = NAN, ncclMin = NAN, ncclMax = NAN;
+  int samples = 0;
   bool ok = false;
   int ctas = 0;
   bool direct = false;  ///< the timed graph used the direct program (registerDirect accepted it)
@@ -181,6 +187,7 @@ Row measure(Communicator &comm, ncclComm_t nccl, Bootstrap &boot, Coll c, std::s
   GraphTiming tn = timeInGraph([&](cudaStream_t x) { ncclCall(nccl, c, s, b.in, b.ref, x); }, st,
                                o.timing, boot, "NCCL " + label);
   row.ncclUs = tn.usPerCall;
+  row.ncclMin = tn.usMin, row.ncclMax = tn.usMax, row.samples = tn.samples;
   // Every rank must agree whether Purlin's timing runs (a failed check on
   // one rank still times it, but a thrown call on one rank must not leave
   // the others waiting inside a kernel).
@@ -191,6 +198,7 @@ Row measure(Communicator &comm, ncclComm_t nccl, Bootstrap &boot, Coll c, std::s
       GraphTiming tp = timeInGraph([&](cudaStream_t x) { purlinCall(comm, c, s, b.in, b.out, x); }, st,
                                    o.timing, boot, "Purlin " + label);
       row.purlinUs = tp.usPerCall;
+      row.purlinMin = tp.usMin, row.purlinMax = tp.usMax;
       row.ctas = static_cast<int>(maxOverRanks(boot, tp.maxCtas));
       row.direct = comm.directRegistrations() > before;
       // The timed replays computed the same inputs again: their output must
@@ -231,7 +239,8 @@ int run(const Options &o) {
   writeMeta(o.outDir, rank, n, device, api.c_str(), log);
 
   Csv csv(rank == 0 ? o.outDir : std::string(), "results.csv",
-          "collective,bytes,purlin_us,nccl_us,purlin_GBps,nccl_GBps,ok,ctas,program");
+          "collective,bytes,purlin_us,nccl_us,purlin_GBps,nccl_GBps,ok,ctas,program,"
+          "purlin_min_us,purlin_max_us,nccl_min_us,nccl_max_us,purlin_busGBps,nccl_busGBps,samples");
   int failed = 0;
   for (Coll c : o.colls) {
     for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= 2) {
@@ -240,11 +249,14 @@ int run(const Options &o) {
       Row r = measure(comm, nccl, *boot, c, bytes, bufs, o, st, log);
       failed += !r.ok;
       const double gbP = s.msgBytes / r.purlinUs / 1e3, gbN = s.msgBytes / r.ncclUs / 1e3;
-      csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d,%s", collName(c), bytes, r.purlinUs, r.ncclUs, gbP, gbN,
-              r.ok ? 1 : 0, r.ctas, r.direct ? "direct" : "staged");
-      log.root("%-14s %11zu B  purlin %10.2f us %8.2f GB/s  nccl %10.2f us %8.2f GB/s  x%5.2f  ctas %3d  %-6s %s\n",
-               collName(c), bytes, r.purlinUs, gbP, r.ncclUs, gbN, r.ncclUs / r.purlinUs, r.ctas,
-               r.direct ? "direct" : "staged", r.ok ? "ok" : "FAILED");
+      const double bus = busFactor(c, n);
+      csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%d", collName(c), bytes, r.purlinUs,
+              r.ncclUs, gbP, gbN, r.ok ? 1 : 0, r.ctas, r.direct ? "direct" : "staged", r.purlinMin, r.purlinMax,
+              r.ncclMin, r.ncclMax, gbP * bus, gbN * bus, r.samples);
+      log.root("%-14s %11zu B  purlin %10.2f us (%.2f-%.2f) %8.2f GB/s  nccl %10.2f us (%.2f-%.2f) %8.2f GB/s  x%5.2f"
+               "  ctas %3d  %-6s %s\n",
+               collName(c), bytes, r.purlinUs, r.purlinMin, r.purlinMax, gbP, r.ncclUs, r.ncclMin, r.ncclMax, gbN,
+               r.ncclUs / r.purlinUs, r.ctas, r.direct ? "direct" : "staged", r.ok ? "ok" : "FAILED");
     }
   }
   boot->barrier();

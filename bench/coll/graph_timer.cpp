@@ -9,6 +9,7 @@
 
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/error.h"
+#include "stats.h"
 
 namespace purlin::bench {
 
@@ -95,15 +96,23 @@ GraphTiming timeInGraph(const Enqueue &enqueue, cudaStream_t stream,
     PURLIN_CUDA_CHECK(cudaEventCreate(&b));
     PURLIN_CUDA_CHECK(cudaGraphLaunch(exec, stream)); // warm-up replay
     syncWithTimeout(stream, cfg.timeoutS, what + " (warm-up replay)");
-    boot.barrier();
-    PURLIN_CUDA_CHECK(cudaEventRecord(a, stream));
-    for (int r = 0; r < cfg.reps; ++r) PURLIN_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    PURLIN_CUDA_CHECK(cudaEventRecord(b, stream));
-    syncWithTimeout(stream, cfg.timeoutS * cfg.reps, what + " (timed replays)");
-    float ms = 0;
-    PURLIN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    const double us = static_cast<double>(ms) * 1e3 / (static_cast<double>(cfg.calls) * cfg.reps);
-    out.usPerCall = maxOverRanks(boot, us);
+    std::vector<double> samples;
+    for (int k = 0; k < std::max(1, cfg.samples); ++k) {
+      boot.barrier();
+      PURLIN_CUDA_CHECK(cudaEventRecord(a, stream));
+      for (int r = 0; r < cfg.reps; ++r) PURLIN_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      PURLIN_CUDA_CHECK(cudaEventRecord(b, stream));
+      syncWithTimeout(stream, cfg.timeoutS * cfg.reps, what + " (timed replays)");
+      float ms = 0;
+      PURLIN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+      const double us = static_cast<double>(ms) * 1e3 / (static_cast<double>(cfg.calls) * cfg.reps);
+      samples.push_back(maxOverRanks(boot, us));
+    }
+    const SampleStats st = statsOf(samples);
+    out.usPerCall = st.median;
+    out.usMin = st.min;
+    out.usMax = st.max;
+    out.samples = st.count;
   } catch (...) {
     if (a) (void)cudaEventDestroy(a);
     if (b) (void)cudaEventDestroy(b);

@@ -1,7 +1,8 @@
 /// @file graph_timer.h
 /// @brief The paper's timing method: capture `calls` invocations of one
 /// operation in a CUDA graph, replay once to warm up, time `reps` replays
-/// with CUDA events, report microseconds per invocation, maximum over ranks.
+/// with CUDA events, microseconds per invocation, maximum over ranks;
+/// repeated `samples` times (median, min, max: stats.h).
 /// Also reads the largest grid (CTAs) of any kernel the graph launches.
 #pragma once
 
@@ -21,13 +22,16 @@ namespace purlin::bench {
 using Enqueue = std::function<void(cudaStream_t stream)>;
 
 struct GraphTiming {
-  double usPerCall = 0;  ///< maximum over ranks of (replay time / (calls*reps))
+  double usPerCall = 0;  ///< median over the samples of max over ranks of (replay time / (calls*reps))
+  double usMin = 0, usMax = 0;  ///< the fastest and slowest sample
+  int samples = 0;       ///< repetitions the figures are over
   int maxCtas = 0;       ///< largest gridDim (x*y*z) of a kernel node, this rank
 };
 
 struct TimingConfig {
   int calls = 128;       ///< invocations captured in one graph
-  int reps = 8;          ///< timed replays
+  int reps = 8;          ///< timed replays per sample
+  int samples = 5;       ///< repetitions (each `reps` replays, after a barrier): median, min, max
   double timeoutS = 60;  ///< a replay that does not finish in this time is a hang
 };
 

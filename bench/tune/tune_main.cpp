@@ -114,6 +114,7 @@ struct Ctx {
 TimingConfig timingFor(std::size_t bytes, const Options &o) {
   TimingConfig t;
   t.timeoutS = o.timeoutS;
+  t.samples = 1;  // a sweep of many points: one sample each (coll_bench repeats its rows)
   if (bytes > (4u << 20) || o.quick) { t.calls = 16; t.reps = 2; }
   return t;
 }
