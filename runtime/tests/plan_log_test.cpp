@@ -38,6 +38,12 @@ TEST_CASE("describePlan names the program, its shape and why") {
           Status::Ok);
   CHECK_FALSE(p.latency);
   CHECK(has(describePlan(p, kWorld), "packet slots exceed the window's"));
+  // A policy without a latency program.
+  WorldConsts noLatency = kWorld;
+  noLatency.latencyMaxBytes = 0;
+  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, 8), noLatency, kStaging, kPackets, p, err,
+                   kAtomStages) == Status::Ok);
+  CHECK(has(describePlan(p, noLatency), "the policy has no latency program for this world size"));
   // Direct (as the launcher sets it for a registered captured call).
   REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, 1u << 22), kWorld, kStaging, kPackets, p, err,
                    kAtomStages) == Status::Ok);

@@ -486,7 +486,9 @@ inline std::string describePlan(const Plan& p, const WorldConsts& w) {
            ": message " + B(p.msgBytes) + " <= the latency crossover " + B(w.latencyMaxBytes) +
            " and its packets fit the window";
   const std::size_t slotsNeeded = packetGroups(p.packetFlowBytes) * kGroupSlots;
-  const std::string why = p.msgBytes > w.latencyMaxBytes || w.latencyCtas <= 0
+  const std::string why = w.latencyMaxBytes == 0 || w.latencyCtas <= 0 || w.latencyThreads <= 0
+                              ? std::string("the policy has no latency program for this world size")
+                          : p.msgBytes > w.latencyMaxBytes
                               ? "message " + B(p.msgBytes) + " > the latency crossover " + B(w.latencyMaxBytes)
                               : "a flow's " + std::to_string(slotsNeeded) + " packet slots exceed the window's " +
                                     std::to_string(p.packetRegion) + " per source";
