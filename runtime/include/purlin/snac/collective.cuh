@@ -222,10 +222,14 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if (guard.error != cudaSuccess)
         return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
                                              std::to_string(comm.device()) + "): " + cudaGetErrorString(guard.error));
-      if (n == 1 && comm.logPlans() && comm.firstOfShape(planShapeKey(pl)))
-        std::fprintf(stderr, "purlin: rank 0: %s %zu B %s: %s\n", toString(K), pl.msgBytes, toString(pl.dtype),
-                     describePlan(pl, w).c_str());
+      // The plan log (CommOptions::logPlans): once per distinct call shape.
+      const auto logPlan = [&] {
+        if (comm.logPlans() && comm.firstOfShape(planShapeKey(pl)))
+          std::fprintf(stderr, "purlin: rank %d: %s %zu B %s: %s\n", r, toString(K), pl.msgBytes,
+                       toString(pl.dtype), describePlan(pl, w).c_str());
+      };
       if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
+        logPlan();
         const auto* src = static_cast<const std::byte*>(args.in) + pl.txOff[0];
         auto* dst = static_cast<std::byte*>(args.out) + pl.rxOff[0];
         if (src == dst || pl.txLen[0] == 0) return Status::Ok;
@@ -268,9 +272,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         }
       }
 
-      if (comm.logPlans() && comm.firstOfShape(planShapeKey(pl)))
-        std::fprintf(stderr, "purlin: rank %d: %s %zu B %s: %s\n", r, toString(K), pl.msgBytes, toString(pl.dtype),
-                     describePlan(pl, w).c_str());
+      logPlan();
       if (!pl.latency && !pl.direct && !throughputFits)
         return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
       if (pl.ctas() > kMaxEpochSlots)

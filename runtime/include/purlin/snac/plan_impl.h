@@ -465,14 +465,14 @@ inline void planDirect(Plan& p, const WorldConsts& w) {
 
 inline std::string describePlan(const Plan& p, const WorldConsts& w) {
   const auto B = [](std::size_t b) { return std::to_string(b) + " B"; };
+  if (p.empty) return "nothing launched: no data on any rank";
+  if (p.n == 1) return "one rank: a copy of its block (cudaMemcpyAsync)";
   const std::string ctas = [&] {
     if (p.direct || p.latency) return std::to_string(p.ctas()) + " CTAs x " + std::to_string(p.threadsPerCta()) + " threads";
     std::string c = std::to_string(p.stageCtas) + " stage + " + std::to_string(p.consumeCtas) + " consume";
     if (p.gatherCtas) c += " + " + std::to_string(p.gatherCtas) + " gather";
     return c + " CTAs x " + std::to_string(p.threads) + " threads";
   }();
-  if (p.empty) return "nothing launched: no data on any rank";
-  if (p.n == 1) return "one rank: a copy of its block (cudaMemcpyAsync)";
   if (p.direct) {
     const std::size_t minBytes = w.directMinBytes ? w.directMinBytes : kDirectMinBytes;
     const std::size_t engineMin = w.directEngineMinBytes ? w.directEngineMinBytes : kDirectEngineMinBytes;
