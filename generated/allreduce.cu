@@ -47,10 +47,10 @@ using namespace purlin::snac;
 //       wait STAGED; reduce ->O; notify CONSUMED; wait GATHERED; copy O->Y; notify REDUCED
 //     role gather [world[n].gatherCtas CTAs] ops %12..%14
 //       wait REDUCED; copy Y->O; notify GATHERED
-//   direct program, when captured, count*E >= world[n].directMinBytes (IR of world n = 2):
+//   direct program, when captured or output registered, count*E >= world[n].directMinBytes (IR of world n = 2):
 //     role direct [world[n].directCtas CTAs] ops %15..%23
 //       notify ARRIVED; wait ARRIVED; copy X->O; notify PUT; wait PUT; reduce ->O; copy O->O; notify BACK; wait BACK
-//   direct (copy engine) program, when captured, unchecked, message bytes >= 134217728 (IR of world n = 2):
+//   direct (copy engine) program, when captured (or output registered, no GPU shared), unchecked, message bytes >= 134217728 (IR of world n = 2):
 //     role host [world[n].directCtas CTAs] ops %24..%42
 //       notify ARRIVED; wait ARRIVED; notify EDGE; wait EDGE; copy X->O; notify E_PUT; notify EDGE; wait EDGE; wait E_PUT; reduce ->O; notify EDGE; wait EDGE; copy O->O; notify E_BACK; notify EDGE; wait EDGE; wait E_BACK; op
 // ============================================================================

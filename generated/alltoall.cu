@@ -41,10 +41,10 @@ using namespace purlin::snac;
 //       wait CONSUMED; copy X->S; notify STAGED
 //     role consume [world[n].consumeCtas CTAs] ops %7..%10
 //       copy X->O; wait STAGED; copy S->O; notify CONSUMED
-//   direct program, when captured, n*count*E >= world[n].directMinBytes (IR of world n = 8):
+//   direct program, when captured or output registered, n*count*E >= world[n].directMinBytes (IR of world n = 8):
 //     role direct [world[n].directCtas CTAs] ops %13..%17
 //       notify ARRIVED; wait ARRIVED; copy X->O; notify PUT; wait PUT
-//   direct (copy engine) program, when captured, unchecked, message bytes >= 134217728 (IR of world n = 8):
+//   direct (copy engine) program, when captured (or output registered, no GPU shared), unchecked, message bytes >= 134217728 (IR of world n = 8):
 //     role host [world[n].directCtas CTAs] ops %18..%27
 //       notify ARRIVED; wait ARRIVED; notify EDGE; wait EDGE; copy X->O; notify EDGE; copy X->O; wait EDGE; notify PUT; wait PUT
 // ============================================================================

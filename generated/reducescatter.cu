@@ -41,10 +41,10 @@ using namespace purlin::snac;
 //       wait CONSUMED; copy X->S; notify STAGED
 //     role reduce [world[n].consumeCtas CTAs] ops %6..%8
 //       wait STAGED; reduce ->O; notify CONSUMED
-//   direct program, when captured, n*count*E >= world[n].directMinBytes (IR of world n = 2):
+//   direct program, when captured or output registered, n*count*E >= world[n].directMinBytes (IR of world n = 2):
 //     role direct [world[n].directCtas CTAs] ops %9..%14
 //       notify ARRIVED; wait ARRIVED; copy X->O; notify PUT; wait PUT; reduce ->O
-//   direct (copy engine) program, when captured, unchecked, message bytes >= 134217728 (IR of world n = 2):
+//   direct (copy engine) program, when captured (or output registered, no GPU shared), unchecked, message bytes >= 134217728 (IR of world n = 2):
 //     role host [world[n].directCtas CTAs] ops %15..%28
 //       notify ARRIVED; wait ARRIVED; notify EDGE; wait EDGE; copy X->O; notify E_PUT; notify EDGE; wait EDGE; wait E_PUT; reduce ->O; notify EDGE; wait EDGE; op
 // ============================================================================

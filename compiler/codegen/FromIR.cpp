@@ -111,12 +111,12 @@ std::vector<ProgramNote> programNotes(const EmitCollective &c) {
                              std::to_string(c.pushIR->ir().n) + ")",
                          c.pushIR->ir().throughput));
   if (c.directIR)
-    notes.push_back(note("direct", "captured, " + bytes + " >= world[n].directMinBytes (IR of world n = " +
+    notes.push_back(note("direct", "captured or output registered, " + bytes + " >= world[n].directMinBytes (IR of world n = " +
                                        std::to_string(c.directIR->ir().n) + ")",
                          c.directIR->ir().direct));
   if (c.directIR && c.directIR->ir().hasEngine())
     notes.push_back(note("direct (copy engine)",
-                         "captured, unchecked, message bytes >= " +
+                         "captured (or output registered, no GPU shared), unchecked, message bytes >= " +
                              std::to_string(c.directIR->ir().bound.directEngineMinBytes) + " (IR of world n = " +
                              std::to_string(c.directIR->ir().n) + ")",
                          c.directIR->ir().engine));

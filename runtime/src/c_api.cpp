@@ -154,6 +154,25 @@ purlin_status_t purlin_comm_check(purlin_comm_t comm) {
   return purlin::capi::guard([&] { comm->comm->checkDeviceErrors(); });
 }
 
+purlin_status_t purlin_comm_register(purlin_comm_t comm, void *ptr, size_t bytes, uint64_t *handle) {
+  if (!comm || !handle)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_register: null handle");
+  *handle = 0;
+  return purlin::capi::guard([&] { *handle = comm->comm->registerBuffer(ptr, bytes); });
+}
+
+purlin_status_t purlin_comm_deregister(purlin_comm_t comm, uint64_t handle) {
+  if (!comm)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_deregister: null handle");
+  return purlin::capi::guard([&] { comm->comm->deregisterBuffer(handle); });
+}
+
+purlin_status_t purlin_comm_release_direct(purlin_comm_t comm) {
+  if (!comm)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_release_direct: null handle");
+  return purlin::capi::guard([&] { comm->comm->releaseDirect(); });
+}
+
 const char *purlin_last_error(void) { return purlin::lastError(); }
 
 const char *purlin_status_string(purlin_status_t status) {

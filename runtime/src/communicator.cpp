@@ -152,6 +152,7 @@ struct Communicator::Impl {
   Bootstrap *bootstrap = nullptr;       ///< not owned; outlives the communicator
   bool logPlans = false;                ///< options.logPlans or PURLIN_LOG_PLANS=1
   std::unordered_set<uint64_t> loggedShapes;  ///< firstOfShape
+  std::size_t registeredCalls = 0;      ///< countRegisteredCall
   std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
 
   ~Impl() {
@@ -376,6 +377,25 @@ void Communicator::releaseDirect() {
   if (m.size < 2)
     return;
   m.direct->release(*m.bootstrap);
+}
+
+uint64_t Communicator::registerBuffer(void *ptr, std::size_t bytes) {
+  Impl &m = *impl_;
+  return m.direct->registerBuffer(*m.bootstrap, ptr, bytes);
+}
+
+void Communicator::deregisterBuffer(uint64_t handle) {
+  Impl &m = *impl_;
+  m.direct->deregisterBuffer(*m.bootstrap, handle);
+}
+
+std::size_t Communicator::registeredBuffers() const { return impl_->direct->registrationCount(); }
+std::size_t Communicator::registeredCalls() const { return impl_->registeredCalls; }
+void Communicator::countRegisteredCall() { ++impl_->registeredCalls; }
+
+bool Communicator::registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks]) const {
+  const Impl &m = *impl_;
+  return m.options.direct && m.size > 1 && m.direct->registeredPeers(out, outBytes, peersOut);
 }
 
 std::size_t Communicator::directMappings() const { return impl_->direct->mappedCount(); }

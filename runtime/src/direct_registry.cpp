@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,7 @@ struct Driver {
 /// Fills the allocation identity of [out, out+outBytes); false (and the
 /// record stays ineligible) when it is not one IPC-exportable allocation
 /// (e.g. cudaMallocAsync pools, cuMem VMM, managed memory).
-bool describe(void *out, std::size_t outBytes, DirectRecord &rec) {
+template <class Record> bool describe(void *out, std::size_t outBytes, Record &rec) {
   const Driver &drv = Driver::get();
   if (!drv.getAddressRange || !drv.getAttribute) return false;
   CUdeviceptr base = 0;
@@ -81,9 +82,64 @@ bool describe(void *out, std::size_t outBytes, DirectRecord &rec) {
   rec.base = uint64_t(base);
   rec.allocBytes = uint64_t(size);
   rec.offset = uint64_t(o - uintptr_t(base));
-  rec.outBytes = uint64_t(outBytes);
   return true;
 }
+
+constexpr uint32_t kRegisterMagic = 0x504c5247; // "PLRG"
+
+/// Why a rank's buffer cannot be registered (RegisterRecord::problem).
+enum class RegisterProblem : int32_t { None = 0, Null, NoDevice, NotOneAllocation, Overlaps };
+
+struct RegisterRecord {
+  uint32_t magic = kRegisterMagic;
+  RegisterProblem problem = RegisterProblem::None;
+  int32_t pid = 0;
+  int32_t pad = 0;
+  uint64_t nonce = 0;
+  uint64_t bytes = 0;      ///< registered bytes
+  uint64_t overlaps = 0;   ///< Overlaps: the handle of the registration it overlaps
+  uint64_t bufferId = 0;
+  uint64_t base = 0;       ///< allocation base in the owner's process
+  uint64_t allocBytes = 0;
+  uint64_t offset = 0;     ///< ptr - base
+  cudaIpcMemHandle_t handle{};
+};
+
+std::string problemText(const RegisterRecord &r) {
+  switch (r.problem) {
+    case RegisterProblem::None: return "";
+    case RegisterProblem::Null: return "passes a null pointer or zero bytes";
+    case RegisterProblem::NoDevice: return "could not make its CUDA device current";
+    case RegisterProblem::NotOneAllocation:
+      return "passes a range that is not inside one cudaMalloc allocation CUDA IPC can export (pool, VMM, "
+             "managed and host memory cannot be registered)";
+    case RegisterProblem::Overlaps:
+      return "passes a range that overlaps its registration " + std::to_string(r.overlaps);
+  }
+  return "sent an unknown problem code";
+}
+
+/// For the length of a collective exchange: the communicator's device
+/// current, and synchronous CUDA calls allowed even if the calling thread
+/// is capturing (IPC, bootstrap copies). `ok` = both took effect.
+struct ExchangeScope {
+  int previous = -1;
+  bool modeExchanged = false;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  bool ok = false;
+  explicit ExchangeScope(int device) {
+    ok = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device) == cudaSuccess;
+    modeExchanged = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+    ok = ok && modeExchanged;
+    (void)cudaGetLastError();
+  }
+  ~ExchangeScope() {
+    if (modeExchanged) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    if (previous >= 0) (void)cudaSetDevice(previous);
+  }
+  ExchangeScope(const ExchangeScope &) = delete;
+  ExchangeScope &operator=(const ExchangeScope &) = delete;
+};
 
 } // namespace
 
@@ -93,8 +149,36 @@ DirectRegistry::DirectRegistry(int rank, int size, int device, int32_t pid, uint
 DirectRegistry::~DirectRegistry() {
   if (mapped_.empty()) return;
   QuietDeviceScope scope(device_);
-  for (auto &[key, base] : mapped_) (void)cudaIpcCloseMemHandle(base);
+  for (auto &[key, m] : mapped_) (void)cudaIpcCloseMemHandle(m.base);
   (void)cudaGetLastError();
+}
+
+void *DirectRegistry::map(int p, uint64_t bufferId, const void *ipcHandle) {
+  auto it = mapped_.find({p, bufferId});
+  if (it != mapped_.end()) return it->second.base;
+  void *base = nullptr;
+  cudaIpcMemHandle_t handle;
+  std::memcpy(&handle, ipcHandle, sizeof handle);
+  if (cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  mapped_[{p, bufferId}].base = base;
+  return base;
+}
+
+bool DirectRegistry::closeUnheld() {
+  bool ok = true;
+  for (auto it = mapped_.begin(); it != mapped_.end();) {
+    if (it->second.captured || it->second.registrations > 0) {
+      ++it;
+      continue;
+    }
+    if (cudaIpcCloseMemHandle(it->second.base) != cudaSuccess) ok = false;
+    it = mapped_.erase(it);
+  }
+  (void)cudaGetLastError();
+  return ok;
 }
 
 bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBytes, bool eligible,
@@ -102,28 +186,12 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
   // Nothing before round 1 may throw: a rank that left here early would
   // leave its peers waiting in the bootstrap. A local failure is sent as
   // "not eligible" instead.
-  int previous = -1;
-  bool local = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device_) == cudaSuccess;
-  struct RestoreDevice {
-    int d;
-    ~RestoreDevice() { if (d >= 0) (void)cudaSetDevice(d); }
-  } restoreDevice{previous};
-  // The calling thread is capturing: allow the synchronous CUDA calls below
-  // (IPC, bootstrap copies) for the length of the exchange.
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  const bool exchanged = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
-  local = local && exchanged;
-  struct Restore {
-    bool on;
-    cudaStreamCaptureMode m;
-    ~Restore() { if (on) (void)cudaThreadExchangeStreamCaptureMode(&m); }
-  } restore{exchanged, mode};
-  (void)cudaGetLastError();
-
+  ExchangeScope scope(device_);
   DirectRecord mine;
   mine.pid = pid_;
   mine.nonce = nonce_;
-  mine.eligible = local && eligible && describe(out, outBytes, mine) ? 1 : 0;
+  mine.outBytes = uint64_t(outBytes);
+  mine.eligible = scope.ok && eligible && describe(out, outBytes, mine) ? 1 : 0;
   mine.engine = engine && *engine ? 1 : 0;
   std::vector<DirectRecord> all(size_);
   bootstrap.allGather(&mine, all.data(), sizeof(DirectRecord));
@@ -143,19 +211,11 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
       peersOut[p] = static_cast<std::byte *>(out);
     } else if (o.pid == pid_ && o.nonce == nonce_) {
       peersOut[p] = reinterpret_cast<std::byte *>(o.base + o.offset);  // same process: peer access
+    } else if (void *base = map(p, o.bufferId, &o.handle)) {
+      mapped_[{p, o.bufferId}].captured = true;
+      peersOut[p] = static_cast<std::byte *>(base) + o.offset;
     } else {
-      auto key = std::make_pair(p, o.bufferId);
-      auto it = mapped_.find(key);
-      if (it == mapped_.end()) {
-        void *base = nullptr;
-        if (cudaIpcOpenMemHandle(&base, o.handle, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
-          (void)cudaGetLastError();
-          ok = 0;
-          break;
-        }
-        it = mapped_.emplace(key, base).first;
-      }
-      peersOut[p] = static_cast<std::byte *>(it->second) + o.offset;
+      ok = 0;
     }
   }
   std::vector<int32_t> oks(size_);
@@ -172,11 +232,9 @@ void DirectRegistry::release(Bootstrap &bootstrap) {
     QuietDeviceScope scope(device_);
     // Graphs using the mappings must have finished: wait for this device.
     if (cudaDeviceSynchronize() != cudaSuccess) ok = 0;
-    for (auto &[key, base] : mapped_)
-      if (cudaIpcCloseMemHandle(base) != cudaSuccess) ok = 0;
-    (void)cudaGetLastError();
+    for (auto &[key, m] : mapped_) m.captured = false;
+    if (!closeUnheld()) ok = 0;  // what registrations hold stays mapped
   }
-  mapped_.clear();
   // Every rank closed its mappings before any owner frees its buffers.
   std::vector<int32_t> oks(size_);
   bootstrap.allGather(&ok, oks.data(), sizeof ok);
@@ -184,6 +242,127 @@ void DirectRegistry::release(Bootstrap &bootstrap) {
     if (!oks[p])
       PURLIN_THROW(Status::CudaError, "rank " + std::to_string(rank_) + ": releasing direct-program mappings failed on rank " +
                                           std::to_string(p) + " (device synchronize or cudaIpcCloseMemHandle)");
+}
+
+uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::size_t bytes) {
+  // As in exchange: nothing throws before round 1.
+  ExchangeScope scope(device_);
+  RegisterRecord mine;
+  mine.pid = pid_;
+  mine.nonce = nonce_;
+  mine.bytes = uint64_t(bytes);
+  const auto begin = reinterpret_cast<uintptr_t>(ptr);
+  if (ptr == nullptr || bytes == 0) {
+    mine.problem = RegisterProblem::Null;
+  } else if (!scope.ok) {
+    mine.problem = RegisterProblem::NoDevice;
+  } else if (!describe(ptr, bytes, mine)) {
+    mine.problem = RegisterProblem::NotOneAllocation;
+  } else {
+    for (const auto &[b, reg] : registered_)
+      if (begin < reg.begin + reg.bytes && reg.begin < begin + bytes) {
+        mine.problem = RegisterProblem::Overlaps;
+        mine.overlaps = reg.handle;
+        break;
+      }
+  }
+  std::vector<RegisterRecord> all(size_);
+  bootstrap.allGather(&mine, all.data(), sizeof(RegisterRecord));
+  const std::string me = "registerBuffer on rank " + std::to_string(rank_) + ": ";
+  for (int p = 0; p < size_; ++p) {
+    if (all[p].magic != kRegisterMagic)
+      PURLIN_THROW(Status::BootstrapError, me + "rank " + std::to_string(p) +
+                                               " sent a malformed registration record (do all ranks register "
+                                               "the same buffers in the same order?)");
+    if (all[p].problem != RegisterProblem::None)
+      PURLIN_THROW(Status::InvalidArgument, me + "rank " + std::to_string(p) + " " + problemText(all[p]));
+  }
+  for (int p = 0; p < size_; ++p)
+    if (all[p].bytes != all[0].bytes)
+      PURLIN_THROW(Status::InvalidArgument, me + "rank " + std::to_string(p) + " registers " +
+                                                std::to_string(all[p].bytes) + " bytes, rank 0 " +
+                                                std::to_string(all[0].bytes) +
+                                                ": a registration has the same size on every rank");
+  Registration reg;
+  reg.handle = nextHandle_;
+  reg.begin = begin;
+  reg.bytes = bytes;
+  int32_t ok = 1;
+  for (int p = 0; p < size_ && ok; ++p) {
+    const RegisterRecord &o = all[p];
+    if (p == rank_) {
+      reg.peer[p] = static_cast<std::byte *>(ptr);
+    } else if (o.pid == pid_ && o.nonce == nonce_) {
+      reg.peer[p] = reinterpret_cast<std::byte *>(o.base + o.offset);  // same process: peer access
+    } else if (void *base = map(p, o.bufferId, &o.handle)) {
+      ++mapped_[{p, o.bufferId}].registrations;
+      reg.holds.push_back({p, o.bufferId});
+      reg.peer[p] = static_cast<std::byte *>(base) + o.offset;
+    } else {
+      ok = 0;
+    }
+  }
+  std::vector<int32_t> oks(size_);
+  bootstrap.allGather(&ok, oks.data(), sizeof ok);
+  for (int p = 0; p < size_; ++p)
+    if (!oks[p]) {
+      for (const Key &k : reg.holds) --mapped_[k].registrations;
+      closeUnheld();
+      PURLIN_THROW(Status::CudaError, me + "rank " + std::to_string(p) +
+                                          " could not map a peer's buffer (cudaIpcOpenMemHandle)");
+    }
+  ++nextHandle_;
+  registered_.emplace(begin, std::move(reg));
+  return registered_.at(begin).handle;
+}
+
+void DirectRegistry::deregisterBuffer(Bootstrap &bootstrap, uint64_t handle) {
+  auto it = registered_.begin();
+  while (it != registered_.end() && it->second.handle != handle) ++it;
+  struct Record {
+    uint64_t handle;
+    int32_t known;
+    int32_t closed;
+  } mine{handle, it != registered_.end(), 1};
+  std::vector<Record> all(size_);
+  bootstrap.allGather(&mine, all.data(), sizeof(Record));
+  const std::string me = "deregisterBuffer on rank " + std::to_string(rank_) + ": ";
+  for (int p = 0; p < size_; ++p) {
+    if (!all[p].known)
+      PURLIN_THROW(Status::InvalidArgument, me + "rank " + std::to_string(p) + " has no registration " +
+                                                std::to_string(all[p].handle));
+    if (all[p].handle != all[0].handle)
+      PURLIN_THROW(Status::InvalidArgument, me + "rank " + std::to_string(p) + " deregisters " +
+                                                std::to_string(all[p].handle) + ", rank 0 " +
+                                                std::to_string(all[0].handle) +
+                                                ": every rank deregisters the same registration");
+  }
+  {
+    // Calls that used the registration have finished on this rank (its
+    // writes into peers' buffers are done) before its mappings close.
+    QuietDeviceScope scope(device_);
+    if (cudaDeviceSynchronize() != cudaSuccess) mine.closed = 0;
+    for (const Key &k : it->second.holds) --mapped_[k].registrations;
+    registered_.erase(it);
+    if (!closeUnheld()) mine.closed = 0;
+  }
+  // Every rank closed its mappings before any owner frees its buffer.
+  bootstrap.allGather(&mine, all.data(), sizeof(Record));
+  for (int p = 0; p < size_; ++p)
+    if (!all[p].closed)
+      PURLIN_THROW(Status::CudaError, me + "rank " + std::to_string(p) +
+                                          " failed to synchronize its device or close a mapping");
+}
+
+bool DirectRegistry::registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks]) const {
+  const auto o = reinterpret_cast<uintptr_t>(out);
+  auto it = registered_.upper_bound(o);  // the first registration starting after out
+  if (it == registered_.begin()) return false;
+  const Registration &reg = std::prev(it)->second;
+  if (o + outBytes < o || o + outBytes > reg.begin + reg.bytes) return false;
+  const std::size_t offset = o - reg.begin;
+  for (int p = 0; p < size_; ++p) peersOut[p] = reg.peer[p] + offset;
+  return true;
 }
 
 } // namespace purlin::detail

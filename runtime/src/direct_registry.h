@@ -1,14 +1,17 @@
 /// @file direct_registry.h
-/// @brief DirectRegistry (internal to Communicator): the collective exchange
-/// behind Communicator::registerDirect, and the cache of peers' output
-/// allocations mapped into this process (docs/runtime.md "Graph capture and
-/// the direct program").
+/// @brief DirectRegistry (internal to Communicator): the collective exchanges
+/// behind Communicator::registerDirect (one captured call) and
+/// Communicator::registerBuffer (a user buffer, for eager calls), and the
+/// cache of peers' allocations mapped into this process, counted by who
+/// holds them (docs/runtime.md "Graph capture and the direct program",
+/// "Registered buffers").
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "purlin/host/bootstrap.h"
 #include "purlin/types.h"
@@ -31,22 +34,65 @@ public:
   bool exchange(Bootstrap &bootstrap, void *out, std::size_t outBytes, bool eligible,
                 std::byte *peersOut[kMaxRanks], bool *engine = nullptr);
 
-  /// Collective: waits for this device, closes every peer mapping, and
-  /// returns once every rank has (so owners may then free their buffers).
+  /// Collective: waits for this device, closes every peer mapping that only
+  /// captured calls hold (registrations keep theirs), and returns once
+  /// every rank has (so owners may then free their buffers).
   /// Throws Error(CudaError) naming a rank whose close failed.
   void release(Bootstrap &bootstrap);
+  /// Collective (Communicator::registerBuffer): registers [ptr, ptr+bytes)
+  /// on every rank and returns its handle (the same on every rank). Throws
+  /// Error(InvalidArgument) on every rank when any rank's buffer does not
+  /// qualify (null, zero bytes, not inside one IPC-exportable cudaMalloc
+  /// allocation, overlapping one of its registrations) or the ranks'
+  /// sizes differ, naming the rank; Error(CudaError) when a mapping failed.
+  uint64_t registerBuffer(Bootstrap &bootstrap, void *ptr, std::size_t bytes);
+  /// Collective: waits for this device, drops registration `handle` on
+  /// every rank (closing peer mappings nothing else holds) and returns once
+  /// every rank has. Throws Error(InvalidArgument) on every rank when a rank
+  /// does not know the handle or the ranks pass different handles.
+  void deregisterBuffer(Bootstrap &bootstrap, uint64_t handle);
+  /// Local: when [out, out+outBytes) lies inside one registration, sets
+  /// peersOut[p] to rank p's buffer at the same offset from the start of
+  /// that registration (peersOut[rank] = out) and returns true.
+  bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks]) const;
+  /// Registrations currently held.
+  std::size_t registrationCount() const { return registered_.size(); }
+
   /// Peer allocations currently mapped (for tests and diagnostics).
   std::size_t mappedCount() const { return mapped_.size(); }
   /// Exchanges that returned true so far.
   std::size_t acceptedCount() const { return accepted_; }
 
 private:
+  using Key = std::pair<int, uint64_t>;  ///< (peer rank, peer's buffer id)
+  /// A peer allocation mapped here, held by captured calls (until release)
+  /// and by registrations; closed when neither holds it.
+  struct Mapping {
+    void *base = nullptr;
+    bool captured = false;
+    int registrations = 0;
+  };
+  /// One registered buffer: its range here and every rank's as seen here.
+  struct Registration {
+    uint64_t handle = 0;
+    uintptr_t begin = 0;
+    std::size_t bytes = 0;
+    std::byte *peer[kMaxRanks] = {};
+    std::vector<Key> holds;  ///< mappings this registration holds a count of
+  };
   int rank_, size_, device_;
   int32_t pid_;
   uint64_t nonce_;
-  /// (peer rank, peer's buffer id) -> base of the peer allocation mapped here.
-  std::map<std::pair<int, uint64_t>, void *> mapped_;
+  std::map<Key, Mapping> mapped_;
+  std::map<uintptr_t, Registration> registered_;  ///< by begin
+  uint64_t nextHandle_ = 1;
   std::size_t accepted_ = 0;
+
+  /// Maps (or finds) peer p's allocation `bufferId`; nullptr on failure.
+  void *map(int p, uint64_t bufferId, const void *ipcHandle);
+  /// Closes mappings that neither captured calls nor registrations hold;
+  /// false if a close failed.
+  bool closeUnheld();
 };
 
 } // namespace purlin::detail

@@ -51,6 +51,12 @@ TEST_CASE("describePlan names the program, its shape and why") {
   line = describePlan(p, kWorld);
   CHECK(has(line, "direct (SM stores): "));
   CHECK(has(line, "captured in a CUDA graph, message 16777216 B >= directMinBytes 4194304 B"));
+  // The same call eager, its output in a registered buffer.
+  line = describePlan(p, kWorld, DirectBy::Registration);
+  CHECK(has(line, "direct (SM stores): "));
+  CHECK(has(line, "output in a registered buffer, message 16777216 B >= directMinBytes 4194304 B"));
+  CHECK(!has(line, "captured"));
+  CHECK(planShapeKey(p, DirectBy::Registration) != planShapeKey(p, DirectBy::Capture));
   WorldConsts engine = kWorld;
   engine.directEngineMinBytes = 1u << 20;
   planDirect(p, engine);

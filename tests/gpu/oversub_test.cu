@@ -35,23 +35,6 @@ struct Case {
   bool engine = false;  ///< a copy-engine case (unchecked communicator; the form expected where it applies)
 };
 
-/// Rank r's expected output element i of case k (host reference).
-void expected(const Case& k, int n, int r, uint32_t seed, std::size_t i, std::byte* want) {
-  const std::size_t c = k.count;
-  switch (k.c) {
-    case Coll::AllGather: fromFloat(k.t, inputValue(seed, uint32_t(i / c), i % c), want); return;
-    case Coll::AllToAll: fromFloat(k.t, inputValue(seed, uint32_t(i / c), r * c + i % c), want); return;
-    case Coll::ReduceScatter:
-    case Coll::AllReduce: {
-      const std::size_t at = k.c == Coll::ReduceScatter ? r * c + i : i;
-      float acc = inputValue(seed, 0, at);
-      for (int p = 1; p < n; ++p) acc = hostOp(k.op, acc, inputValue(seed, uint32_t(p), at));
-      fromFloat(k.t, acc, want);
-      return;
-    }
-  }
-}
-
 Status run(const Case& k, Communicator& comm, const sn::CallArgs& a, cudaStream_t s, int* memcpyNodes) {
   if (!k.graph) return k.tput ? launchColl<PTput>(k.c, comm, a, s) : launchColl<PAuto>(k.c, comm, a, s);
   return captureAndReplay(s, 1, [&] { return launchColl<PAuto>(k.c, comm, a, s); }, memcpyNodes);
@@ -111,8 +94,7 @@ int rankMain(Bootstrap& boot, int dev, bool push, bool engine) {
     for (const Case& k : engine ? engineCases(n) : cases()) {
       ++seed;
       const std::size_t E = dtypeSize(k.t);
-      const std::size_t inE = k.c == Coll::AllGather || k.c == Coll::AllReduce ? k.count : n * k.count;
-      const std::size_t outE = k.c == Coll::ReduceScatter || k.c == Coll::AllReduce ? k.count : n * k.count;
+      const std::size_t inE = inElems(k.c, n, k.count), outE = outElems(k.c, n, k.count);
       std::byte *in = nullptr, *out = nullptr;
       CT_CUDA(cudaMalloc(&in, inE * E));
       CT_CUDA(cudaMalloc(&out, outE * E));
@@ -136,7 +118,7 @@ int rankMain(Bootstrap& boot, int dev, bool push, bool engine) {
         CT_CUDA(cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost));
         std::byte want[4];
         for (std::size_t i = 0; i < outE && why.empty(); ++i) {
-          expected(k, n, r, seed, i, want);
+          expectedElem(k.c, k.t, k.op, k.count, n, r, seed, i, want);
           if (std::memcmp(want, got.data() + i * E, E) != 0)
             why = "element " + std::to_string(i) + " = " + std::to_string(toFloat(k.t, got.data() + i * E)) +
                   ", reference " + std::to_string(toFloat(k.t, want));

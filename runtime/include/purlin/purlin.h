@@ -78,6 +78,26 @@ int purlin_comm_size(purlin_comm_t comm);
  *  purlin_last_error(). */
 purlin_status_t purlin_comm_check(purlin_comm_t comm);
 
+/** Collective, like ncclCommRegister (purlin::Communicator::registerBuffer):
+ *  every rank registers its own buffer of `bytes` bytes (the same on every
+ *  rank, in the same order), inside one cudaMalloc allocation. Eager calls
+ *  whose output lies in it then take the direct program where the policy
+ *  wants it, when every rank passes its output at the same offset. Sets
+ *  *handle (the same on every rank). The buffer stays allocated until
+ *  purlin_comm_deregister has returned on every rank. */
+purlin_status_t purlin_comm_register(purlin_comm_t comm, void *ptr, size_t bytes, uint64_t *handle);
+
+/** Collective: drops registration `handle` on every rank (after
+ *  synchronizing this rank's device); afterwards each rank may free its
+ *  buffer. PURLIN_INVALID_ARGUMENT on every rank if a rank does not hold
+ *  it or the ranks pass different handles. */
+purlin_status_t purlin_comm_deregister(purlin_comm_t comm, uint64_t handle);
+
+/** Collective (purlin::Communicator::releaseDirect): closes the peer output
+ *  mappings that captured calls made; call after destroying the graphs
+ *  that captured direct calls and before freeing their output buffers. */
+purlin_status_t purlin_comm_release_direct(purlin_comm_t comm);
+
 /** The message of the last failed call on this thread ("" if none). */
 const char *purlin_last_error(void);
 

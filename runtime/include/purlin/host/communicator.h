@@ -23,8 +23,9 @@ struct CommOptions {
   std::size_t packetHalfBytes = 16u << 20;   ///< bytes of one packet half
   bool checked = false;                      ///< bound every spin-wait (DeviceComm::spinLimit)
   uint64_t spinLimit = 1ull << 31;           ///< polls before a checked wait gives up (packet slots: two loads per poll)
-  /// Let calls captured in a CUDA graph take the direct program (no
-  /// staging; registerDirect). false: every call stages, captured or not.
+  /// Let calls captured in a CUDA graph (registerDirect) and eager calls
+  /// on registered buffers (registerBuffer) take the direct program (no
+  /// staging). false: every call stages, captured, registered or not.
   bool direct = true;
   /// Log, once per distinct call shape, what the call runs and why (the
   /// program, transfer, CTAs, chunk, and the crossover, packet window or
@@ -109,6 +110,7 @@ public:
   bool registerDirect(void *out, std::size_t outBytes, bool eligible, std::byte *peersOut[kMaxRanks],
                       bool *engine = nullptr);
   /// Collective: closes every peer output mapping made by registerDirect
+  /// (except those a registered buffer holds: registerBuffer)
   /// (after synchronizing this rank's device) and returns once every rank
   /// has. Call it after destroying the graphs that captured direct calls and
   /// before any rank frees (or reuses for another allocation) an output
@@ -116,6 +118,40 @@ public:
   /// mapping before the owner frees the memory. Destroying the communicator
   /// also closes them (locally).
   void releaseDirect();
+  /// Registered buffers (docs/runtime.md "Registered buffers"), like
+  /// ncclCommRegister: collective, every rank registers its own buffer of
+  /// the same size, in the same order. Afterwards an eager (not captured)
+  /// call whose output lies inside the registration takes the direct
+  /// program where the policy wants it (directWanted) and this rank's
+  /// buffers allow it (directEligible), exactly as a captured call would:
+  /// no staging copy. Contract (as for NCCL's symmetric windows): for such
+  /// a call every rank passes an output at the same offset inside the same
+  /// registration, and input and output addresses with the same 16-byte
+  /// alignment, so every rank takes the same program; a peer writes only
+  /// inside this rank's registered range. Returns the registration's handle
+  /// (the same on every rank). The buffer must stay allocated until
+  /// deregisterBuffer returns on every rank. Throws Error(InvalidArgument)
+  /// on every rank when a rank's range is null, empty, not inside one
+  /// cudaMalloc allocation (IPC-exportable), overlaps one of its
+  /// registrations, or the sizes differ; Error(CudaError) when a peer's
+  /// buffer cannot be mapped; Error(BootstrapError) when the exchange fails.
+  uint64_t registerBuffer(void *ptr, std::size_t bytes);
+  /// Collective: synchronizes this rank's device, drops registration
+  /// `handle` and closes the peer mappings only it held; returns once every
+  /// rank has, after which each rank may free its buffer. Throws
+  /// Error(InvalidArgument) on every rank if a rank does not hold `handle`
+  /// or the ranks pass different handles.
+  void deregisterBuffer(uint64_t handle);
+  /// Registrations currently held.
+  std::size_t registeredBuffers() const;
+  /// Eager calls that took the direct program through a registration so
+  /// far (the launcher counts them: countRegisteredCall).
+  std::size_t registeredCalls() const;
+  void countRegisteredCall();
+  /// Local: if [out, out+outBytes) lies inside a registration, sets
+  /// peersOut[p] to rank p's buffer at the same offset and returns true.
+  bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks]) const;
+
   /// Peer output allocations mapped by registerDirect so far.
   std::size_t directMappings() const;
   /// Calls registerDirect accepted (true) so far.

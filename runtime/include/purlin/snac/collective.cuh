@@ -17,7 +17,9 @@
 /// throughput program; the same decision on every rank; a call captured
 /// into a CUDA graph may instead take the direct program, planDirect after
 /// Communicator::registerDirect, a collective host exchange at capture
-/// time, so every rank must capture the same calls), and hands the plan to
+/// time, so every rank must capture the same calls; an eager call whose
+/// output lies in a registered buffer takes it too, Communicator::registerBuffer),
+/// and hands the plan to
 /// the printed host code (nothing is enqueued for a call with no data).
 /// Errors: a Status plus a message from snac::lastError().
 ///
@@ -26,8 +28,8 @@
 /// Transform<Copy, Scattered, Transposed>, AllReduce = Compose<ReduceScatter,
 /// AllGather>, Scatter = Transform<Copy, Scattered, Packed, Producer>, Gather =
 /// Transform<Copy, Packed, Scattered, Consumer>, Broadcast = Compose<Scatter,
-/// AllGather>, Reduce = Compose<ReduceScatter, Gather>. The V forms compile
-/// and return Status::Unsupported.
+/// AllGather>, Reduce = Compose<ReduceScatter, Gather>, and the V forms
+/// AllGatherV, ReduceScatterV, AllToAllV.
 #pragma once
 
 #include <cstddef>
@@ -223,10 +225,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
                                              std::to_string(comm.device()) + "): " + cudaGetErrorString(guard.error));
       // The plan log (CommOptions::logPlans): once per distinct call shape.
+      DirectBy directBy = DirectBy::Capture;
       const auto logPlan = [&] {
-        if (comm.logPlans() && comm.firstOfShape(planShapeKey(pl)))
+        if (comm.logPlans() && comm.firstOfShape(planShapeKey(pl, directBy)))
           std::fprintf(stderr, "purlin: rank %d: %s %zu B %s: %s\n", r, toString(K), pl.msgBytes,
-                       toString(pl.dtype), describePlan(pl, w).c_str());
+                       toString(pl.dtype), describePlan(pl, w, directBy).c_str());
       };
       if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
         logPlan();
@@ -238,10 +241,13 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaMemcpyAsync: ") + cudaGetErrorString(err));
         return Status::Ok;
       }
-      // Direct program: only for calls being captured into a CUDA graph
-      // (the peers' output buffers are mapped once, at capture; replays
-      // reuse them). directWanted is the same on every rank; eligibility is
-      // agreed inside registerDirect.
+      // Direct program: for calls being captured into a CUDA graph (the
+      // peers' output buffers are mapped once, at capture; replays reuse
+      // them), and for eager calls whose output lies in a registered buffer
+      // (Communicator::registerBuffer). directWanted is the same on every
+      // rank; a capture's eligibility is agreed inside registerDirect, a
+      // registered call's by the registration contract (same offset, same
+      // alignment on every rank).
       DirectPeers peers;
       if (Programs::hasDirect && directWanted(pl, w)) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -251,24 +257,36 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaStreamIsCapturing: ") +
                                                cudaGetErrorString(err));
         }
+        const std::size_t outBytes = K == CollKind::ReduceScatter ? pl.rxLen[r]
+                                     : K == CollKind::AllReduce   ? args.count * pl.elemSize
+                                                                  : std::size_t(n) * pl.rxLen[0];
+        // Copy-engine form: not on a checked communicator (a copy cannot
+        // be withheld after an arrive timeout), for reductions only with
+        // stream memory operations, and with ranks sharing a GPU only
+        // while their streams fit its hardware queues.
+        bool engine = !comm.options().checked && (!isReduction(K) || streamMemOpsAvailable()) &&
+                      detail::engineFitsQueues(comm.ranksPerDevice());
+        bool direct = false;
         // Invalidated captures still take part in the exchange (as not
         // eligible), so that peers capturing this call are not left waiting.
         if (capture != cudaStreamCaptureStatusNone) {
-          const std::size_t outBytes = K == CollKind::ReduceScatter ? pl.rxLen[r]
-                                       : K == CollKind::AllReduce   ? args.count * pl.elemSize
-                                                                    : std::size_t(n) * pl.rxLen[0];
           const bool eligible = capture == cudaStreamCaptureStatusActive && directEligible(pl, args);
-          // Copy-engine form: not on a checked communicator (a copy cannot
-          // be withheld after an arrive timeout), for reductions only with
-          // stream memory operations, and with ranks sharing a GPU only
-          // while their streams fit its hardware queues; agreed over all ranks.
-          bool engine = !comm.options().checked && (!isReduction(K) || streamMemOpsAvailable()) &&
-                        detail::engineFitsQueues(comm.ranksPerDevice());
-          if (comm.registerDirect(args.out, outBytes, eligible, peers.out, &engine)) {
-            WorldConsts ww = w;
-            if (!engine) ww.directEngineMinBytes = ~std::size_t(0);
-            planDirect(pl, ww);
-          }
+          direct = comm.registerDirect(args.out, outBytes, eligible, peers.out, &engine);  // engine: ANDed
+        } else if (comm.registeredPeers(args.out, outBytes, peers.out) && directEligible(pl, args)) {
+          // Eager copy-engine form only when no ranks share a GPU: eagerly
+          // its event waits sit in the hardware queues of the user's and
+          // the communicator's streams, which co-located ranks share (a
+          // rank's wait in front of a peer's copy: hung on one H200 with
+          // two ranks); a capture maps them onto the graph's own streams.
+          engine = engine && comm.ranksPerDevice() == 1;
+          direct = true;
+          directBy = DirectBy::Registration;
+          comm.countRegisteredCall();
+        }
+        if (direct) {
+          WorldConsts ww = w;
+          if (!engine) ww.directEngineMinBytes = ~std::size_t(0);
+          planDirect(pl, ww);
         }
       }
 

@@ -272,11 +272,16 @@ void planDirect(Plan& p, const WorldConsts& w);
 /// partition or the packet flow, and the deciding rule with its numbers:
 /// "latency (packets): 4 CTAs x 256 threads, flows of 1024 B: message 2048 B
 /// <= the latency crossover 262144 B and its packets fit the window".
-std::string describePlan(const Plan& p, const WorldConsts& w);
+/// What made a direct call's peers' outputs reachable: the call was
+/// captured in a CUDA graph (Communicator::registerDirect), or its output
+/// lies in a registered buffer (Communicator::registerBuffer, eager calls).
+enum class DirectBy { Capture, Registration };
+std::string describePlan(const Plan& p, const WorldConsts& w, DirectBy by = DirectBy::Capture);
 
 /// A key of the call shape describePlan describes (kind, world, message
-/// bytes, dtype, op, root, program, CTAs, chunk): equal keys, equal lines.
-uint64_t planShapeKey(const Plan& p);
+/// bytes, dtype, op, root, program, CTAs, chunk, and for a direct call
+/// `by`): equal keys, equal lines.
+uint64_t planShapeKey(const Plan& p, DirectBy by = DirectBy::Capture);
 
 
 } // namespace purlin::snac

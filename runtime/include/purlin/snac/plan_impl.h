@@ -463,7 +463,7 @@ inline void planDirect(Plan& p, const WorldConsts& w) {
   }
 }
 
-inline std::string describePlan(const Plan& p, const WorldConsts& w) {
+inline std::string describePlan(const Plan& p, const WorldConsts& w, DirectBy by) {
   const auto B = [](std::size_t b) { return std::to_string(b) + " B"; };
   if (p.empty) return "nothing launched: no data on any rank";
   if (p.n == 1) return "one rank: a copy of its block (cudaMemcpyAsync)";
@@ -477,8 +477,9 @@ inline std::string describePlan(const Plan& p, const WorldConsts& w) {
     const std::size_t minBytes = w.directMinBytes ? w.directMinBytes : kDirectMinBytes;
     const std::size_t engineMin = w.directEngineMinBytes ? w.directEngineMinBytes : kDirectEngineMinBytes;
     return std::string(p.directEngine ? "direct (copy engines)" : "direct (SM stores)") + ": " + ctas +
-           ": captured in a CUDA graph, message " + B(p.msgBytes) + " >= directMinBytes " + B(minBytes) +
-           ", the peers' outputs registered on every rank" +
+           (by == DirectBy::Capture ? ": captured in a CUDA graph, message " : ": output in a registered buffer, message ") +
+           B(p.msgBytes) + " >= directMinBytes " + B(minBytes) +
+           (by == DirectBy::Capture ? ", the peers' outputs registered on every rank" : "") +
            (p.directEngine ? ", and >= the copy-engine threshold " + B(engineMin) : "");
   }
   if (p.latency)
@@ -496,7 +497,7 @@ inline std::string describePlan(const Plan& p, const WorldConsts& w) {
          std::to_string(p.cpp) + " chunk(s) per partition, " + std::to_string(p.slots) + " slots: " + why;
 }
 
-inline uint64_t planShapeKey(const Plan& p) {
+inline uint64_t planShapeKey(const Plan& p, DirectBy by) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields describePlan prints
   const auto mix = [&h](uint64_t v) {
     for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xffu)) * 1099511628211ull;
@@ -505,6 +506,7 @@ inline uint64_t planShapeKey(const Plan& p) {
   mix(uint64_t(p.root)), mix(uint64_t(p.empty) | uint64_t(p.latency) << 1 | uint64_t(p.push) << 2 |
                              uint64_t(p.direct) << 3 | uint64_t(p.directEngine) << 4 | uint64_t(p.words8) << 5);
   mix(uint64_t(p.ctas())), mix(uint64_t(p.threadsPerCta())), mix(p.chunk), mix(p.packetFlowBytes);
+  if (p.direct) mix(uint64_t(by));
   return h;
 }
 
