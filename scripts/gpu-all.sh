@@ -80,9 +80,10 @@ if [ $BENCH -eq 1 ]; then
   [ -x "$BIN/tp_loopback_micro" ] && [ "$NGPU" -eq 1 ] && step tp_loopback_micro 300 "$BIN/tp_loopback_micro"
   [ -x "$BIN/lat_trace_micro" ] && [ "$NGPU" -ge 2 ] && step lat_trace_micro 120 "$BIN/lat_trace_micro"
   if [ -x "$BIN/coll_bench" ] && [ -x "$LAUNCH" ]; then
-    step bench 420 "$LAUNCH" -n "$NGPU" "$BIN/coll_bench" "$LOG/bench"
-    # The same sweep with every call staged (direct program off), for the summary.
-    step bench.staged 420 "$LAUNCH" -n "$NGPU" "$BIN/coll_bench" "$LOG/bench-staged" --no-direct
+    # Every series (scripts/bench.sh: NCCL's modes, torch, PDL-neutral, eager,
+    # registered; with one GPU a dry run of the harness), side by side.
+    HERE=$(cd "$(dirname "$0")" && pwd)
+    step bench 3600 env OUT="$LOG" PART_TIMEOUT=420 "$HERE/bench.sh" "$BIN"
   fi
 fi
 
@@ -94,8 +95,7 @@ for i in "${!NAMES[@]}"; do
 done | tee "$LOG/summary.txt"
 if [ -n "${OUT:-}" ]; then
   cp "$LOG/summary.txt" "$OUT/"
-  [ -f "$LOG/bench/results.csv" ] && cp "$LOG/bench/results.csv" "$LOG/bench/meta.txt" "$OUT/" 2>/dev/null
-  [ -f "$LOG/bench-staged/results.csv" ] && cp "$LOG/bench-staged/results.csv" "$OUT/results-staged.csv" 2>/dev/null
+  [ -f "$LOG/summary/summary.md" ] && cp "$LOG/summary/summary.md" "$OUT/bench-summary.md" 2>/dev/null
   tar -C "$LOG" -czf "$OUT/gpu-logs.tar.gz" .
 fi
 grep -q -E 'FAIL|TIMEOUT' "$LOG/summary.txt" && exit 1

@@ -290,9 +290,10 @@ def make_plots(outdir, rows, meta):
     return made
 
 
-def reexec_with_matplotlib(argv):
+def reexec_with_matplotlib(argv, script=None):
     """If this interpreter lacks matplotlib but the system one has it (e.g. a
-    pyenv python in front of Debian's python3-matplotlib), re-run there."""
+    pyenv python in front of Debian's python3-matplotlib), re-run `script`
+    (default: this file) there."""
     try:
         import matplotlib  # noqa: F401
         return
@@ -302,7 +303,7 @@ def reexec_with_matplotlib(argv):
     if os.path.exists(syspy) and os.path.realpath(sys.executable) != os.path.realpath(syspy) \
             and not os.environ.get("PLOT_BENCH_REEXEC"):
         os.environ["PLOT_BENCH_REEXEC"] = "1"
-        os.execv(syspy, [syspy, os.path.abspath(__file__)] + argv)
+        os.execv(syspy, [syspy, os.path.abspath(script or __file__)] + argv)
 
 
 def main(argv):

@@ -67,7 +67,7 @@ bool parseCollList(const std::string &s, std::vector<Coll> &out) {
 }
 
 void writeMeta(const std::string &dir, int rank, int worldSize, int device, const char *api,
-               Log &log) {
+               Log &log, const std::vector<std::pair<std::string, std::string>> &extra) {
   if (rank != 0) return;
   cudaDeviceProp prop{};
   PURLIN_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
@@ -90,6 +90,7 @@ void writeMeta(const std::string &dir, int rank, int worldSize, int device, cons
   meta.row("cuda_driver,%d", drv);
   meta.row("commit,%s", commit && *commit ? commit : "unknown");
   meta.row("purlin_api,%s", api);
+  for (const auto &[key, value] : extra) meta.row("%s,%s", key.c_str(), value.c_str());
   log.root("coll_bench: %s, %s x%d (sm_%d%d, %d SMs), NCCL %d, CUDA runtime %d, driver %d, commit %s, API %s\n",
            date, prop.name, worldSize, prop.major, prop.minor, prop.multiProcessorCount, ncclVer, rt, drv,
            commit && *commit ? commit : "unknown", api);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coll_shape.h"
@@ -31,8 +32,9 @@ bool parseCollList(const std::string &s, std::vector<Coll> &out);
 
 /// Rank 0 writes <dir>/meta.txt (date, device, world size, NCCL and CUDA
 /// versions, commit from $PURLIN_COMMIT, API) and logs it. Other ranks do
-/// nothing.
+/// nothing. `extra`: more key,value lines (e.g. the series and their legends).
 void writeMeta(const std::string &dir, int rank, int worldSize, int device,
-               const char *api, Log &log);
+               const char *api, Log &log,
+               const std::vector<std::pair<std::string, std::string>> &extra = {});
 
 } // namespace purlin::bench

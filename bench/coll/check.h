@@ -27,4 +27,18 @@ std::size_t countMismatches(const void *got, const void *want, std::size_t elems
 /// bitwise equal. Synchronizes `stream`.
 uint64_t checksum(const void *buf, std::size_t elems, cudaStream_t stream);
 
+/// Stream-ordered and capturable form of checksum: zeroes *slot (device
+/// memory), then adds the checksum of `elems` values into it.
+void checksumInto(const void *buf, std::size_t elems, unsigned long long *slot, cudaStream_t stream);
+
+/// The collectives referenceOutput knows.
+enum class RefColl { AllGather, ReduceScatter, AllReduce, AllToAll };
+
+/// Writes into `out` what rank `rank` of `n` must receive from collective
+/// `c` with `count` elements per block when every rank p's input was
+/// fillInput(.., p, seed, ..): copies exactly; sums in fp32 in ascending
+/// rank order, rounded once to bf16 (exact: the inputs are multiples of
+/// 1/64 of magnitude <= 1, so any order gives this bitwise). Stream-ordered.
+void referenceOutput(RefColl c, int n, int rank, std::size_t count, uint32_t seed, void *out, cudaStream_t stream);
+
 } // namespace purlin::bench

@@ -1,14 +1,23 @@
 /// @file coll_bench.cpp
-/// @brief coll_bench: Purlin vs NCCL for the collectives of --colls (default
-/// AllGather, ReduceScatter, AllReduce, AllToAll), 1 KiB to 1 GiB, one
-/// process per GPU (run it under purlin-launch -n N). Each (collective,
-/// size) is first checked against NCCL, then both are timed with the
-/// paper's method (graph_timer.h), --samples times (median, min, max).
-/// Rank 0 writes <results>/results.csv, <results>/run.log, <results>/meta.txt.
+/// @brief coll_bench: one Purlin series against one NCCL series (bench_modes.h)
+/// for the collectives of --colls (default AllGather, ReduceScatter,
+/// AllReduce, AllToAll), 1 KiB to 1 GiB; one process per GPU under
+/// purlin-launch -n N, or --threads N ranks in this process sharing the
+/// visible GPUs (a dry run: --nccl none). Each (collective, size) is first
+/// validated: a sequence of --validate calls, each on new inputs, captured in
+/// one graph (eager in the eager modes), every call's output checked on its
+/// own against the device reference (bitwise: check.h referenceOutput) for
+/// the four unrooted collectives, against NCCL for the others. Then both
+/// series are timed the same way (graph replays, or eager calls;
+/// --separator puts an empty non-PDL kernel between every two calls of
+/// both), --samples times (median, min, max). Rank 0 writes
+/// <results>/results.csv (one row per collective and size, with the plan
+/// Purlin logged for it), run.log and meta.txt.
 ///
 /// Usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES]
 ///                   [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av] [--calls N] [--reps N]
-///                   [--samples N] [--timeout S]
+///                   [--samples N] [--timeout S] [--purlin MODE] [--nccl MODE]
+///                   [--separator] [--validate K] [--threads N] [--no-direct]
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -18,10 +27,12 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "bench_env.h"
 #include "bench_log.h"
+#include "bench_modes.h"
 #include "check.h"
 #include "coll_shape.h"
 #include "graph_timer.h"
@@ -43,13 +54,31 @@ struct Options {
   std::size_t maxBytes = std::size_t(1) << 30;
   std::vector<Coll> colls{Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll};
   TimingConfig timing;
-  bool direct = true;  ///< CommOptions::direct: captured calls may take the direct program
+  PurlinMode purlin = PurlinMode::Graph;
+  NcclMode nccl = NcclMode::Default;
+  bool separator = false;  ///< PDL-neutral: an empty non-PDL kernel between every two timed calls
+  int validateCalls = 3;   ///< calls of the validation sequence, each on new inputs
+  int threads = 0;         ///< > 0: that many in-process ranks (no purlin-launch)
 };
 
 const char *kUsage =
     "usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES] [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av]\n"
-    "                  [--calls N] [--reps N] [--samples N] [--timeout SECONDS] [--no-direct]\n"
-    "Run one process per GPU under purlin-launch -n N (2 <= N <= 8).\n";
+    "                  [--calls N] [--reps N] [--samples N] [--timeout SECONDS]\n"
+    "                  [--purlin graph|staged|eager|registered|none]\n"
+    "                  [--nccl default|legacy-register|symmetric|copy-engine|none]\n"
+    "                  [--separator] [--validate K] [--threads N] [--no-direct]\n"
+    "Run one process per GPU under purlin-launch -n N (2 <= N <= 8), or --threads N\n"
+    "(ranks in this process sharing the visible GPUs; needs --nccl none).\n"
+    "--no-direct is --purlin staged.\n";
+
+/// The four collectives the device reference covers.
+bool hasReference(Coll c) {
+  return c == Coll::AllGather || c == Coll::ReduceScatter || c == Coll::AllReduce || c == Coll::AllToAll;
+}
+RefColl refOf(Coll c) {
+  return c == Coll::AllGather ? RefColl::AllGather : c == Coll::ReduceScatter ? RefColl::ReduceScatter
+         : c == Coll::AllReduce ? RefColl::AllReduce : RefColl::AllToAll;
+}
 
 /// Parses argv; returns false (after printing why) on bad input.
 bool parseArgs(int argc, char **argv, Options &o) {
@@ -63,8 +92,17 @@ bool parseArgs(int argc, char **argv, Options &o) {
     };
     std::string v;
     if (a == "-h" || a == "--help") { std::fputs(kUsage, stdout); std::exit(0); }
-    else if (a == "--no-direct") o.direct = false;
-    else if (a == "--min" || a == "--max" || a == "--calls" || a == "--reps" || a == "--samples" || a == "--timeout") {
+    else if (a == "--no-direct") o.purlin = PurlinMode::Staged;
+    else if (a == "--separator") o.separator = true;
+    else if (a == "--purlin" || a == "--nccl") {
+      if (!value(v)) return false;
+      const bool ok = a == "--purlin" ? parsePurlinMode(v, o.purlin) : parseNcclMode(v, o.nccl);
+      if (!ok) {
+        std::fprintf(stderr, "coll_bench: %s: unknown mode '%s'\n%s", a.c_str(), v.c_str(), kUsage);
+        return false;
+      }
+    } else if (a == "--min" || a == "--max" || a == "--calls" || a == "--reps" || a == "--samples" ||
+               a == "--timeout" || a == "--validate" || a == "--threads") {
       if (!value(v)) return false;
       double x = 0;
       if (!parseNumber(v, x) || x <= 0) {
@@ -76,6 +114,8 @@ bool parseArgs(int argc, char **argv, Options &o) {
       else if (a == "--calls") o.timing.calls = static_cast<int>(x);
       else if (a == "--reps") o.timing.reps = static_cast<int>(x);
       else if (a == "--samples") o.timing.samples = static_cast<int>(x);
+      else if (a == "--validate") o.validateCalls = static_cast<int>(x);
+      else if (a == "--threads") o.threads = static_cast<int>(x);
       else o.timing.timeoutS = x;
     } else if (a == "--colls") {
       if (!value(v)) return false;
@@ -96,174 +136,353 @@ bool parseArgs(int argc, char **argv, Options &o) {
     std::fprintf(stderr, "coll_bench: need --min <= --max <= 4 GiB\n");
     return false;
   }
+  if (o.validateCalls > 16) {
+    std::fprintf(stderr, "coll_bench: --validate takes at most 16 calls\n");
+    return false;
+  }
+  if (o.threads > 0 && (o.threads < 2 || o.threads > kMaxRanks || o.nccl != NcclMode::None)) {
+    std::fprintf(stderr, "coll_bench: --threads takes 2..%d ranks and needs --nccl none (NCCL refuses two ranks "
+                         "on one GPU)\n", kMaxRanks);
+    return false;
+  }
+  if (o.purlin == PurlinMode::None && o.nccl == NcclMode::None) {
+    std::fprintf(stderr, "coll_bench: --purlin none and --nccl none leave nothing to time\n");
+    return false;
+  }
+  for (Coll c : o.colls)
+    if (o.nccl == NcclMode::None && !hasReference(c)) {
+      std::fprintf(stderr, "coll_bench: --nccl none checks against the device reference, which covers ag, rs, ar and "
+                           "a2a only (not %s)\n", collName(c));
+      return false;
+    }
   return true;
 }
 
-/// Result of one (collective, size) row, identical on every rank.
-struct Row {
-  double purlinUs = NAN, ncclUs = NAN;  ///< medians over the samples
-  double purlinMin = NAN, purlinMax = NAN, ncclMin = NAN, ncclMax = NAN;
+/// One series' figures for one row.
+struct Series {
+  double us = NAN, min = NAN, max = NAN;  ///< median, fastest and slowest sample
   int samples = 0;
-  bool ok = false;
-  int ctas = 0;
-  bool direct = false;  ///< the timed graph used the direct program (registerDirect accepted it)
-  std::string note;
 };
 
+/// Result of one (collective, size) row, identical on every rank.
+struct Row {
+  Series purlin, nccl;
+  bool ok = false;
+  int ctas = 0;
+  std::string program;  ///< "latency", "throughput", "direct" (from the plan), or "-"
+  std::string plan;     ///< Purlin's plan line for this shape (rank 0's)
+};
+
+/// This rank's buffers: Purlin's (cudaMalloc: registrable), NCCL's (per
+/// mode), the reference and the validation's checksum slots.
 struct Buffers {
   void *in = nullptr, *out = nullptr, *ref = nullptr;
-  explicit Buffers(std::size_t bytes) {
+  unsigned long long *sums = nullptr;  ///< [0, 16): the validation calls, [16, 32): NCCL's, 32: scratch
+  std::unique_ptr<NcclBuffers> nccl;
+  Buffers(std::size_t bytes, ncclComm_t comm, NcclMode mode) {
     PURLIN_CUDA_CHECK(cudaMalloc(&in, bytes));
     PURLIN_CUDA_CHECK(cudaMalloc(&out, bytes));
     PURLIN_CUDA_CHECK(cudaMalloc(&ref, bytes));
+    PURLIN_CUDA_CHECK(cudaMalloc(&sums, 33 * sizeof(*sums)));
+    if (comm) nccl = std::make_unique<NcclBuffers>(comm, mode, bytes);
   }
-  ~Buffers() { (void)cudaFree(in); (void)cudaFree(out); (void)cudaFree(ref); }
+  ~Buffers() {
+    nccl.reset();
+    (void)cudaFree(in); (void)cudaFree(out); (void)cudaFree(ref); (void)cudaFree(sums);
+  }
 };
 
-/// Compares Purlin's output with NCCL's (and, for AllReduce, across ranks).
-/// Returns "" if correct on this rank, otherwise why not. Collective.
-std::string compare(Bootstrap &boot, Coll c, const Shape &s, const Buffers &b, cudaStream_t st,
-                    const char *when) {
+/// Reads `count` slots of device memory (this stream only: no device-wide
+/// synchronization, which ranks sharing a GPU must avoid between calls).
+std::vector<unsigned long long> readSlots(const unsigned long long *slots, int count, cudaStream_t st) {
+  std::vector<unsigned long long> v(count);
+  PURLIN_CUDA_CHECK(cudaMemcpyAsync(v.data(), slots, count * sizeof(*slots), cudaMemcpyDeviceToHost, st));
+  PURLIN_CUDA_CHECK(cudaStreamSynchronize(st));
+  return v;
+}
+
+/// Runs `body(stream)` once: captured in a graph and replayed once, or eagerly.
+void runOnce(const Enqueue &body, bool eager, cudaStream_t st, double timeoutS, const std::string &what) {
+  if (eager) {
+    body(st);
+  } else {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    PURLIN_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    try {
+      body(st);
+    } catch (...) {
+      (void)cudaStreamEndCapture(st, &graph);
+      if (graph) (void)cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      throw;
+    }
+    PURLIN_CUDA_CHECK(cudaStreamEndCapture(st, &graph));
+    PURLIN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    PURLIN_CUDA_CHECK(cudaGraphLaunch(exec, st));
+    syncWithTimeout(st, timeoutS, what);
+    (void)cudaGraphExecDestroy(exec);
+    (void)cudaGraphDestroy(graph);
+  }
+  syncWithTimeout(st, timeoutS, what);
+}
+
+/// The validation of one library for a collective with a device reference:
+/// K calls, call k on inputs of seed base+k, the checksum of its output
+/// taken right after it (in the same graph or stream); then each compared
+/// with the reference's checksum. `exact`: bitwise (else only the last
+/// call, within the bf16 tolerance, element by element). "" or why not.
+std::string validateCalls(const std::string &who, const Enqueue &call, void *in, void *out, bool exact, Coll c,
+                          const Shape &s, int rank, int n, uint32_t base, int calls, bool eager, Buffers &b,
+                          unsigned long long *slots, cudaStream_t st, double timeoutS) {
+  const std::size_t outElems = outElemsOn(c, s, rank);
+  runOnce(
+      [&](cudaStream_t x) {
+        for (int k = 0; k < calls; ++k) {
+          fillInput(in, s.inElems, rank, base + k, x);
+          PURLIN_CUDA_CHECK(cudaMemsetAsync(out, 0xFF, outElems * kElemBytes, x));
+          call(x);
+          checksumInto(out, outElems, slots + k, x);
+        }
+      },
+      eager, st, timeoutS, who + " validation");
+  const std::vector<unsigned long long> got = readSlots(slots, calls, st);
+  for (int k = 0; k < calls; ++k) {
+    referenceOutput(refOf(c), n, rank, s.count, base + k, b.ref, st);
+    checksumInto(b.ref, outElems, b.sums + 32, st);
+    const unsigned long long want = readSlots(b.sums + 32, 1, st)[0];
+    if (exact && got[k] != want)
+      return who + ": call " + std::to_string(k + 1) + " of " + std::to_string(calls) +
+             " (new inputs): output differs from the reference (bitwise checksum)";
+  }
+  if (!exact) {  // the last call's output is still there, and so is its reference
+    const std::size_t bad = countMismatches(out, b.ref, outElems, true, st);
+    if (bad)
+      return who + ": call " + std::to_string(calls) + ": " + std::to_string(bad) + " of " +
+             std::to_string(outElems) + " elements off the reference by more than the bf16 tolerance";
+  }
+  return "";
+}
+
+/// Collectives without a device reference: Purlin's output against NCCL's
+/// (bitwise for copies and two-rank reductions, else within tolerance; and
+/// across ranks). Collective.
+std::string compareWithNccl(Bootstrap &boot, Coll c, const Shape &s, const void *got, const void *want,
+                            cudaStream_t st, const char *when) {
   std::string why;
   const std::size_t outElems = outElemsOn(c, s, boot.rank());  // Gather / Reduce: the root's only
-  const std::size_t bad = countMismatches(b.out, b.ref, outElems, isReduction(c), st);
+  const bool tolerance = isReduction(c) && boot.size() > 2;
+  const std::size_t bad = countMismatches(got, want, outElems, tolerance, st);
   if (bad) why = std::to_string(bad) + " of " + std::to_string(outElems) + " elements differ from NCCL " + when;
-  if (c == Coll::AllReduce) { // bitwise equal across ranks
-    const uint64_t mine = checksum(b.out, s.outElems, st);
-    std::vector<uint64_t> all(boot.size());
-    boot.allGather(&mine, all.data(), sizeof(mine));
-    for (uint64_t x : all)
-      if (x != mine) { why += (why.empty() ? "" : "; ") + std::string("results differ across ranks ") + when; break; }
-  }
   return why;
 }
 
-/// Checks Purlin against NCCL on fresh inputs, with Purlin's call captured
-/// in a CUDA graph and replayed once, as it is timed (so the direct program
-/// is checked where it is used). Returns "" if correct on this rank,
-/// otherwise why not. Collective over boot/comm/nccl.
-std::string checkOne(Communicator &comm, ncclComm_t nccl, Bootstrap &boot, Coll c,
-                     const Shape &s, const Buffers &b, uint32_t seed, cudaStream_t st,
-                     double timeoutS) {
-  fillInput(b.in, s.inElems, boot.rank(), seed, st);
-  PURLIN_CUDA_CHECK(cudaMemsetAsync(b.out, 0xFF, s.outElems * kElemBytes, st));
-  PURLIN_CUDA_CHECK(cudaMemsetAsync(b.ref, 0xEE, s.outElems * kElemBytes, st));
-  ncclCall(nccl, c, s, b.in, b.ref, st);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  PURLIN_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  try {
-    purlinCall(comm, c, s, b.in, b.out, st);
-  } catch (...) {
-    (void)cudaStreamEndCapture(st, &graph);
-    if (graph) (void)cudaGraphDestroy(graph);
-    throw;
-  }
-  PURLIN_CUDA_CHECK(cudaStreamEndCapture(st, &graph));
-  PURLIN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  PURLIN_CUDA_CHECK(cudaGraphLaunch(exec, st));
-  syncWithTimeout(st, timeoutS, std::string("check of ") + collName(c));
-  (void)cudaGraphExecDestroy(exec);
-  (void)cudaGraphDestroy(graph);
-  return compare(boot, c, s, b, st, "(check)");
+/// The program a plan line names: its first word.
+std::string programOf(const std::string &plan) {
+  const std::size_t e = plan.find_first_of(" :");
+  return plan.empty() ? "-" : plan.substr(0, e);
 }
 
-/// Measures one row; every rank returns the same Row.
-Row measure(Communicator &comm, ncclComm_t nccl, Bootstrap &boot, Coll c, std::size_t bytes,
-            const Buffers &b, const Options &o, cudaStream_t st, Log &log) {
-  const Shape s = shapeOf(c, bytes, boot.size());
+/// A CSV field: quoted, inner quotes doubled.
+std::string quoted(const std::string &s) {
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+struct Context {
+  const Options &o;
+  Bootstrap &boot;
+  Communicator &comm;
+  ncclComm_t nccl;
+  Buffers &b;
+  cudaStream_t st;
+  Log &log;
+};
+
+/// Validates and times one row; every rank returns the same Row (but the plan: rank 0's).
+Row measure(Context &x, Coll c, std::size_t bytes) {
+  const Options &o = x.o;
+  const int rank = x.boot.rank(), n = x.boot.size();
+  const Shape s = shapeOf(c, bytes, n);
+  const bool eager = eagerTiming(o.purlin);
+  const bool ncclA2A = symmetricWindows(o.nccl);
+  const uint32_t base = static_cast<uint32_t>(bytes) ^ (static_cast<uint32_t>(c) << 28);
+  const std::string label = std::string(collName(c)) + " " + std::to_string(bytes) + " B";
   Row row;
   std::string why;
   bool threw = false;
+  const Enqueue purlinCallOnce = [&](cudaStream_t y) { purlinCall(x.comm, c, s, x.b.in, x.b.out, y); };
+  const Enqueue ncclCallOnce = [&](cudaStream_t y) {
+    ncclCall(x.nccl, c, s, x.b.nccl->in, x.b.nccl->out, y, ncclA2A);
+  };
+  const std::size_t registeredBefore = x.comm.registeredCalls(), capturedBefore = x.comm.directRegistrations();
   try {
-    why = checkOne(comm, nccl, boot, c, s, b, static_cast<uint32_t>(bytes) ^ (static_cast<uint32_t>(c) << 28),
-                   st, o.timing.timeoutS);
+    if (hasReference(c)) {
+      if (o.purlin != PurlinMode::None)
+        why = validateCalls("Purlin", purlinCallOnce, x.b.in, x.b.out, true, c, s, rank, n, base, o.validateCalls,
+                            eager, x.b, x.b.sums, x.st, o.timing.timeoutS);
+      if (why.empty() && x.nccl)
+        why = validateCalls("NCCL", ncclCallOnce, x.b.nccl->in, x.b.nccl->out, !isReduction(c) || n == 2, c, s,
+                            rank, n, base, o.validateCalls, eager, x.b, x.b.sums + 16, x.st, o.timing.timeoutS);
+    } else {  // NCCL is the reference (parseArgs refuses --nccl none here)
+      fillInput(x.b.in, s.inElems, rank, base, x.st);
+      PURLIN_CUDA_CHECK(cudaMemcpyAsync(x.b.nccl->in, x.b.in, s.inElems * kElemBytes, cudaMemcpyDeviceToDevice, x.st));
+      PURLIN_CUDA_CHECK(cudaMemsetAsync(x.b.out, 0xFF, s.outElems * kElemBytes, x.st));
+      PURLIN_CUDA_CHECK(cudaMemsetAsync(x.b.nccl->out, 0xEE, s.outElems * kElemBytes, x.st));
+      ncclCallOnce(x.st);
+      if (o.purlin != PurlinMode::None) {
+        runOnce(purlinCallOnce, eager, x.st, o.timing.timeoutS, "check of " + label);
+        why = compareWithNccl(x.boot, c, s, x.b.out, x.b.nccl->out, x.st, "(check)");
+      }
+    }
   } catch (const Error &e) {
     if (e.status() == Status::Timeout || e.status() == Status::BootstrapError) throw;
     why = e.what();
     threw = true;
   }
-  const std::string label = std::string(collName(c)) + " " + std::to_string(bytes) + " B";
-  GraphTiming tn = timeInGraph([&](cudaStream_t x) { ncclCall(nccl, c, s, b.in, b.ref, x); }, st,
-                               o.timing, boot, "NCCL " + label);
-  row.ncclUs = tn.usPerCall;
-  row.ncclMin = tn.usMin, row.ncclMax = tn.usMax, row.samples = tn.samples;
-  // Every rank must agree whether Purlin's timing runs (a failed check on
-  // one rank still times it, but a thrown call on one rank must not leave
-  // the others waiting inside a kernel).
-  const long long thrown = sumOverRanks(boot, threw ? 1 : 0);
+  row.plan = x.comm.lastPlan();
+  row.program = o.purlin == PurlinMode::None ? "-" : programOf(row.plan);
+  const auto timed = [&](const Enqueue &call) -> Enqueue {
+    return [&, call](cudaStream_t y) {
+      call(y);
+      if (o.separator) launchSeparator(y);
+    };
+  };
+  const auto time = [&](const Enqueue &call, const std::string &what) {
+    return eager ? timeEager(timed(call), x.st, o.timing, x.boot, what)
+                 : timeInGraph(timed(call), x.st, o.timing, x.boot, what);
+  };
+  // Every rank must agree whether the timing runs (a thrown call on one
+  // rank must not leave the others waiting inside a kernel).
+  const long long thrown = sumOverRanks(x.boot, threw ? 1 : 0);
   if (thrown == 0) {
     try {
-      const std::size_t before = comm.directRegistrations();
-      GraphTiming tp = timeInGraph([&](cudaStream_t x) { purlinCall(comm, c, s, b.in, b.out, x); }, st,
-                                   o.timing, boot, "Purlin " + label);
-      row.purlinUs = tp.usPerCall;
-      row.purlinMin = tp.usMin, row.purlinMax = tp.usMax;
-      row.ctas = static_cast<int>(maxOverRanks(boot, tp.maxCtas));
-      row.direct = comm.directRegistrations() > before;
-      // The timed replays computed the same inputs again: their output must
-      // still match NCCL's (whose timed replays rewrote b.ref the same way).
-      if (why.empty()) why = compare(boot, c, s, b, st, "(after timing)");
+      if (x.nccl) {
+        const GraphTiming t = time(ncclCallOnce, "NCCL " + label);
+        row.nccl = {t.usPerCall, t.usMin, t.usMax, t.samples};
+      }
+      if (o.purlin != PurlinMode::None) {
+        const GraphTiming t = time(purlinCallOnce, "Purlin " + label);
+        row.purlin = {t.usPerCall, t.usMin, t.usMax, t.samples};
+        row.ctas = static_cast<int>(maxOverRanks(x.boot, t.maxCtas));
+      }
     } catch (const Error &e) {
       if (e.status() == Status::Timeout || e.status() == Status::BootstrapError) throw;
       why += (why.empty() ? "" : "; ") + std::string(e.what());
     }
   }
-  const long long failures = sumOverRanks(boot, why.empty() ? 0 : 1);
-  row.ok = failures == 0 && !std::isnan(row.purlinUs);
-  if (!why.empty()) log.all("rank %d: %s: %s\n", boot.rank(), label.c_str(), why.c_str());
+  // The direct program, seen from the counters (the plan line says why).
+  const bool direct = x.comm.registeredCalls() > registeredBefore || x.comm.directRegistrations() > capturedBefore;
+  if (direct && row.program != "direct") why += (why.empty() ? "" : "; ") + std::string("plan line and program differ");
+  const long long failures = sumOverRanks(x.boot, why.empty() ? 0 : 1);
+  row.ok = failures == 0 && (o.purlin == PurlinMode::None || !std::isnan(row.purlin.us)) &&
+           (!x.nccl || !std::isnan(row.nccl.us));
+  if (!why.empty()) x.log.all("rank %d: %s: %s\n", rank, label.c_str(), why.c_str());
   return row;
 }
 
-int run(const Options &o) {
-  setBenchEnvironment();
-  std::unique_ptr<Bootstrap> boot = bootstrapFromEnv();
-  const int rank = boot->rank(), n = boot->size();
-  if (n < 2 || n > kMaxRanks) {
-    std::fprintf(stderr, "coll_bench: world size %d not in [2, %d]; start it with purlin-launch -n N\n", n, kMaxRanks);
-    return 2;
-  }
-  const int device = deviceForRank(rank);
+int runRank(const Options &o, Bootstrap &boot, int device) {
+  const int rank = boot.rank(), n = boot.size();
   PURLIN_CUDA_CHECK(cudaSetDevice(device));
   Log log(rank == 0 ? o.outDir : std::string(), "run.log");
   CommOptions copt;
-  copt.direct = o.direct;
-  Communicator comm(*boot, device, copt);
-  ncclComm_t nccl = createNcclComm(*boot);
+  copt.direct = o.purlin != PurlinMode::Staged;
+  copt.logPlans = true;  // once per shape: the plan line of every row
+  boot.barrier();        // ranks sharing a GPU: allocations only while no kernel of theirs runs
+  Communicator comm(boot, device, copt);
+  ncclComm_t nccl = o.nccl == NcclMode::None ? nullptr : createNcclComm(boot, o.nccl);
   cudaStream_t st = nullptr;
   PURLIN_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  Buffers bufs(o.maxBytes);
-  const std::string api = std::string(purlinApiName()) +
-                          (o.direct ? "; direct program for captured calls where eligible"
-                                    : "; direct program off (--no-direct: every call staged)");
-  writeMeta(o.outDir, rank, n, device, api.c_str(), log);
+  auto bufs = std::make_unique<Buffers>(o.maxBytes, nccl, o.nccl);
+  uint64_t registration = 0;
+  if (o.purlin == PurlinMode::Registered) registration = comm.registerBuffer(bufs->out, o.maxBytes);
+  PURLIN_CUDA_CHECK(cudaDeviceSynchronize());
+  boot.barrier();
+  const std::string purlinSeries = o.purlin == PurlinMode::None ? "-"
+                                   : seriesName("purlin", modeName(o.purlin), eagerTiming(o.purlin), o.separator);
+  const std::string ncclSeries = o.nccl == NcclMode::None ? "-"
+                                 : seriesName("nccl", modeName(o.nccl), eagerTiming(o.purlin), o.separator);
+  const std::string api = std::string(purlinApiName()) + "; purlin series " + purlinSeries + " (" +
+                          legendOf(o.purlin) + "); nccl series " + ncclSeries + " (" + legendOf(o.nccl) + ")" +
+                          (o.separator ? "; PDL-neutral: an empty kernel between calls" : "") +
+                          (o.threads ? "; " + std::to_string(n) + " in-process ranks (dry run)" : "");
+  writeMeta(o.outDir, rank, n, device, api.c_str(), log,
+            {{"purlin_series", purlinSeries}, {"purlin_legend", legendOf(o.purlin)},
+             {"nccl_series", ncclSeries}, {"nccl_legend", legendOf(o.nccl)},
+             {"separator", o.separator ? "1" : "0"}, {"in_process_ranks", std::to_string(o.threads)}});
 
   Csv csv(rank == 0 ? o.outDir : std::string(), "results.csv",
           "collective,bytes,purlin_us,nccl_us,purlin_GBps,nccl_GBps,ok,ctas,program,"
-          "purlin_min_us,purlin_max_us,nccl_min_us,nccl_max_us,purlin_busGBps,nccl_busGBps,samples");
+          "purlin_min_us,purlin_max_us,nccl_min_us,nccl_max_us,purlin_busGBps,nccl_busGBps,samples,"
+          "purlin_series,nccl_series,plan");
+  Context x{o, boot, comm, nccl, *bufs, st, log};
   int failed = 0;
   for (Coll c : o.colls) {
     for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= 2) {
       const Shape s = shapeOf(c, bytes, n);
       if (s.msgBytes == 0) continue; // fewer elements than ranks (the V forms: count is unused)
-      Row r = measure(comm, nccl, *boot, c, bytes, bufs, o, st, log);
+      Row r = measure(x, c, bytes);
       failed += !r.ok;
-      const double gbP = s.msgBytes / r.purlinUs / 1e3, gbN = s.msgBytes / r.ncclUs / 1e3;
+      const double gbP = s.msgBytes / r.purlin.us / 1e3, gbN = s.msgBytes / r.nccl.us / 1e3;
       const double bus = busFactor(c, n);
-      csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%d", collName(c), bytes, r.purlinUs,
-              r.ncclUs, gbP, gbN, r.ok ? 1 : 0, r.ctas, r.direct ? "direct" : "staged", r.purlinMin, r.purlinMax,
-              r.ncclMin, r.ncclMax, gbP * bus, gbN * bus, r.samples);
+      const int samples = std::max(r.purlin.samples, r.nccl.samples);
+      csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%d,%s,%s,%s", collName(c), bytes,
+              r.purlin.us, r.nccl.us, gbP, gbN, r.ok ? 1 : 0, r.ctas, r.program.c_str(), r.purlin.min, r.purlin.max,
+              r.nccl.min, r.nccl.max, gbP * bus, gbN * bus, samples, purlinSeries.c_str(), ncclSeries.c_str(),
+              quoted(r.plan).c_str());
       log.root("%-14s %11zu B  purlin %10.2f us (%.2f-%.2f) %8.2f GB/s  nccl %10.2f us (%.2f-%.2f) %8.2f GB/s  x%5.2f"
-               "  ctas %3d  %-6s %s\n",
-               collName(c), bytes, r.purlinUs, r.purlinMin, r.purlinMax, gbP, r.ncclUs, r.ncclMin, r.ncclMax, gbN,
-               r.ncclUs / r.purlinUs, r.ctas, r.direct ? "direct" : "staged", r.ok ? "ok" : "FAILED");
+               "  ctas %3d  %-10s %s\n",
+               collName(c), bytes, r.purlin.us, r.purlin.min, r.purlin.max, gbP, r.nccl.us, r.nccl.min, r.nccl.max,
+               gbN, r.nccl.us / r.purlin.us, r.ctas, r.program.c_str(), r.ok ? "ok" : "FAILED");
     }
   }
-  boot->barrier();
+  PURLIN_CUDA_CHECK(cudaStreamSynchronize(st));
+  boot.barrier();
+  if (registration) comm.deregisterBuffer(registration);
+  boot.barrier();
+  bufs.reset();
   (void)cudaStreamDestroy(st);
-  ncclCommDestroy(nccl);
+  if (nccl) ncclCommDestroy(nccl);
   log.root("coll_bench: %d failed row(s)\n", failed);
+  boot.barrier();
   return failed ? 1 : 0;
+}
+
+int run(const Options &o) {
+  setBenchEnvironment();
+  if (o.threads > 0) {  // a dry run: ranks as threads sharing the visible GPUs
+    // Load every kernel at CUDA's start: under lazy loading a rank's first
+    // launch of a kernel (a fill, a checksum) waits for the device, where a
+    // peer's collective kernel spins for this rank's (docs/runtime.md
+    // "Ranks sharing a GPU"; it hung the registered dry run at its first row).
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    int gpus = 0;
+    PURLIN_CUDA_CHECK(cudaGetDeviceCount(&gpus));
+    InProcessGroup group(o.threads, 600000);
+    std::vector<int> status(o.threads, 0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < o.threads; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          status[r] = runRank(o, *group.bootstrap(r), r % gpus);
+        } catch (const std::exception &e) {
+          std::fprintf(stderr, "coll_bench: rank %d: error: %s\n", r, e.what());
+          status[r] = 3;
+        }
+      });
+    for (auto &t : threads) t.join();
+    int worst = 0;
+    for (int s : status) worst = std::max(worst, s);
+    return worst;
+  }
+  std::unique_ptr<Bootstrap> boot = bootstrapFromEnv();
+  const int n = boot->size();
+  if (n < 2 || n > kMaxRanks) {
+    std::fprintf(stderr, "coll_bench: world size %d not in [2, %d]; start it with purlin-launch -n N\n", n, kMaxRanks);
+    return 2;
+  }
+  return runRank(o, *boot, deviceForRank(boot->rank()));
 }
 
 } // namespace

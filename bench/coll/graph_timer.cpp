@@ -127,4 +127,40 @@ GraphTiming timeInGraph(const Enqueue &enqueue, cudaStream_t stream,
   return out;
 }
 
+GraphTiming timeEager(const Enqueue &enqueue, cudaStream_t stream, const TimingConfig &cfg, Bootstrap &boot,
+                      const std::string &what) {
+  enqueue(stream);
+  syncWithTimeout(stream, cfg.timeoutS, what + " (eager warm-up)");
+  GraphTiming out;
+  cudaEvent_t a = nullptr, b = nullptr;
+  try {
+    PURLIN_CUDA_CHECK(cudaEventCreate(&a));
+    PURLIN_CUDA_CHECK(cudaEventCreate(&b));
+    std::vector<double> samples;
+    const int calls = std::max(1, cfg.calls) * std::max(1, cfg.reps);
+    for (int k = 0; k < std::max(1, cfg.samples); ++k) {
+      boot.barrier();
+      PURLIN_CUDA_CHECK(cudaEventRecord(a, stream));
+      for (int i = 0; i < calls; ++i) enqueue(stream);
+      PURLIN_CUDA_CHECK(cudaEventRecord(b, stream));
+      syncWithTimeout(stream, cfg.timeoutS * cfg.reps, what + " (timed eager calls)");
+      float ms = 0;
+      PURLIN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+      samples.push_back(maxOverRanks(boot, static_cast<double>(ms) * 1e3 / calls));
+    }
+    const SampleStats st = statsOf(samples);
+    out.usPerCall = st.median;
+    out.usMin = st.min;
+    out.usMax = st.max;
+    out.samples = st.count;
+  } catch (...) {
+    if (a) (void)cudaEventDestroy(a);
+    if (b) (void)cudaEventDestroy(b);
+    throw;
+  }
+  (void)cudaEventDestroy(a);
+  (void)cudaEventDestroy(b);
+  return out;
+}
+
 } // namespace purlin::bench

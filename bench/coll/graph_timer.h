@@ -42,6 +42,18 @@ GraphTiming timeInGraph(const Enqueue &enqueue, cudaStream_t stream,
                         const TimingConfig &cfg, Bootstrap &boot,
                         const std::string &what);
 
+/// The same figures for eager calls: after one warm-up call, each sample
+/// issues calls*reps invocations back to back on `stream` (no graph: the
+/// host's launch cost is part of what is measured) between two events.
+/// maxCtas is 0. Collective over `boot`; throws as timeInGraph.
+GraphTiming timeEager(const Enqueue &enqueue, cudaStream_t stream, const TimingConfig &cfg, Bootstrap &boot,
+                      const std::string &what);
+
+/// Enqueues an empty kernel (one CTA, no programmatic dependent launch) on
+/// `stream`: the separator of the PDL-neutral timing mode, put between
+/// every two timed calls of every library alike (separator.cu).
+void launchSeparator(cudaStream_t stream);
+
 /// Waits for `stream` for at most `timeoutS` seconds. Throws
 /// Error(Timeout, "<what>: ...") if it has not finished by then (the GPU
 /// work is then still running; the caller should report and exit).

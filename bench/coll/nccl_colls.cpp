@@ -2,6 +2,7 @@
 /// @brief NCCL calls of the benchmarked collectives (nccl_colls.h).
 #include "nccl_colls.h"
 
+#include <cstdlib>
 #include <vector>
 
 #include "purlin/host/bootstrap.h"
@@ -9,18 +10,49 @@
 
 namespace purlin::bench {
 
-ncclComm_t createNcclComm(Bootstrap &boot) {
+ncclComm_t createNcclComm(Bootstrap &boot) { return createNcclComm(boot, NcclMode::Default); }
+
+ncclComm_t createNcclComm(Bootstrap &boot, NcclMode mode) {
+  if (mode == NcclMode::None) PURLIN_THROW(Status::InvalidArgument, "createNcclComm: NCCL mode 'none'");
+  if (mode == NcclMode::LegacyRegister) setenv("NCCL_LEGACY_CUDA_REGISTER", "1", 1);
   ncclUniqueId id{};
   if (boot.rank() == 0) PURLIN_NCCL_CHECK(ncclGetUniqueId(&id));
   std::vector<ncclUniqueId> all(boot.size());
   boot.allGather(&id, all.data(), sizeof(id));
   ncclComm_t comm = nullptr;
-  PURLIN_NCCL_CHECK(ncclCommInitRank(&comm, boot.size(), all[0], boot.rank()));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  if (mode == NcclMode::CopyEngine) config.CTAPolicy = NCCL_CTA_POLICY_ZERO;
+  PURLIN_NCCL_CHECK(ncclCommInitRankConfig(&comm, boot.size(), all[0], boot.rank(), &config));
   return comm;
 }
 
+NcclBuffers::NcclBuffers(ncclComm_t comm, NcclMode mode, std::size_t bytes)
+    : comm_(comm), windows_(symmetricWindows(mode)) {
+  if (!windows_) {
+    PURLIN_CUDA_CHECK(cudaMalloc(&in, bytes));
+    PURLIN_CUDA_CHECK(cudaMalloc(&out, bytes));
+    return;
+  }
+  PURLIN_NCCL_CHECK(ncclMemAlloc(&in, bytes));
+  PURLIN_NCCL_CHECK(ncclMemAlloc(&out, bytes));
+  PURLIN_NCCL_CHECK(ncclCommWindowRegister(comm, in, bytes, &inWin_, NCCL_WIN_COLL_SYMMETRIC));
+  PURLIN_NCCL_CHECK(ncclCommWindowRegister(comm, out, bytes, &outWin_, NCCL_WIN_COLL_SYMMETRIC));
+}
+
+NcclBuffers::~NcclBuffers() {
+  if (!windows_) {
+    (void)cudaFree(in);
+    (void)cudaFree(out);
+    return;
+  }
+  if (outWin_) (void)ncclCommWindowDeregister(comm_, outWin_);
+  if (inWin_) (void)ncclCommWindowDeregister(comm_, inWin_);
+  if (out) (void)ncclMemFree(out);
+  if (in) (void)ncclMemFree(in);
+}
+
 void ncclCall(ncclComm_t comm, Coll c, const Shape &s, const void *in, void *out,
-              cudaStream_t stream) {
+              cudaStream_t stream, bool alltoall) {
   switch (c) {
   case Coll::AllGather:
     PURLIN_NCCL_CHECK(ncclAllGather(in, out, s.count, ncclBfloat16, comm, stream));
@@ -32,6 +64,10 @@ void ncclCall(ncclComm_t comm, Coll c, const Shape &s, const void *in, void *out
     PURLIN_NCCL_CHECK(ncclAllReduce(in, out, s.count, ncclBfloat16, ncclSum, comm, stream));
     return;
   case Coll::AllToAll: {
+    if (alltoall) {
+      PURLIN_NCCL_CHECK(ncclAlltoAll(in, out, s.count, ncclBfloat16, comm, stream));
+      return;
+    }
     int n = 0;
     PURLIN_NCCL_CHECK(ncclCommCount(comm, &n));
     const auto *src = static_cast<const char *>(in);

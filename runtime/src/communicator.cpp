@@ -153,6 +153,7 @@ struct Communicator::Impl {
   bool logPlans = false;                ///< options.logPlans or PURLIN_LOG_PLANS=1
   std::unordered_set<uint64_t> loggedShapes;  ///< firstOfShape
   std::size_t registeredCalls = 0;      ///< countRegisteredCall
+  std::string lastPlan;                 ///< setLastPlan
   std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
 
   ~Impl() {
@@ -402,6 +403,8 @@ std::size_t Communicator::directMappings() const { return impl_->direct->mappedC
 std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
 bool Communicator::logPlans() const { return impl_->logPlans; }
 bool Communicator::firstOfShape(uint64_t shapeKey) { return impl_->loggedShapes.insert(shapeKey).second; }
+const std::string &Communicator::lastPlan() const { return impl_->lastPlan; }
+void Communicator::setLastPlan(std::string line) { impl_->lastPlan = std::move(line); }
 void *Communicator::captureSideStream() const { return impl_->side; }
 void *Communicator::captureForkEvent() const { return impl_->fork; }
 void *Communicator::captureJoinEvent() const { return impl_->join; }

@@ -161,6 +161,11 @@ public:
   /// True the first time `shapeKey` (snac::planShapeKey) is seen on this
   /// communicator: the launcher logs that call's plan.
   bool firstOfShape(uint64_t shapeKey);
+  /// The plan line logged last ("" before the first; logPlans only): what
+  /// the first call of the latest new shape runs and why (the benchmark
+  /// records it beside each row).
+  const std::string &lastPlan() const;
+  void setLastPlan(std::string line);
   /// A private stream and two events (timing disabled) with which the
   /// launcher forks a captured call's local copy off the capturing stream
   /// and joins it back (the copy-engine form of the direct program).

@@ -227,9 +227,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       // The plan log (CommOptions::logPlans): once per distinct call shape.
       DirectBy directBy = DirectBy::Capture;
       const auto logPlan = [&] {
-        if (comm.logPlans() && comm.firstOfShape(planShapeKey(pl, directBy)))
+        if (comm.logPlans() && comm.firstOfShape(planShapeKey(pl, directBy))) {
+          comm.setLastPlan(describePlan(pl, w, directBy));
           std::fprintf(stderr, "purlin: rank %d: %s %zu B %s: %s\n", r, toString(K), pl.msgBytes,
-                       toString(pl.dtype), describePlan(pl, w, directBy).c_str());
+                       toString(pl.dtype), comm.lastPlan().c_str());
+        }
       };
       if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
         logPlan();
