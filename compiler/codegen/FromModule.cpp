@@ -23,6 +23,27 @@ bool matches(const Collective &c, const std::string &want) {
   return c.name == want || baseName(c.name) == want;
 }
 
+/// The file name as printed in generated comments: printable ASCII only,
+/// and no backslash (a trailing one would splice the next line into a
+/// `//` comment); anything else becomes '?'.
+std::string commentSafe(const std::string &name) {
+  std::string s = name;
+  for (char &c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e || c == '\\') c = '?';
+  return s;
+}
+
+/// Whether a generated file's name can be printed in an #include line and
+/// a comment as it is: letters, digits, '.', '_', '-', '+'.
+bool plainFileName(const std::string &name) {
+  if (name.empty()) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+          c == '-' || c == '+'))
+      return false;
+  return true;
+}
+
 } // namespace
 
 BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
@@ -30,10 +51,16 @@ BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
                            const std::string &cuPath) {
   BuildResult r;
   EmitInput &in = r.input;
-  in.sourceName = fileNameOf(module.file);
+  in.sourceName = commentSafe(fileNameOf(module.file));
   auto [cu, h] = outputPaths(cuPath);
   in.cuName = fileNameOf(cu);
   in.headerName = fileNameOf(h);
+  for (const std::string *name : {&in.cuName, &in.headerName})
+    if (!plainFileName(*name)) {
+      r.error = "output file name '" + commentSafe(*name) +
+                "' is printed in the generated #include and comments: use only letters, digits, '.', '_', '-', '+'";
+      return r;
+    }
   in.arch = policies.arch;
 
   for (const std::string &want : selected) {

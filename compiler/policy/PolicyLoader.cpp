@@ -71,16 +71,16 @@ void readUInt(const json &obj, const char *key, const std::string &path, uint64_
 void readLatency(const json &v, const std::string &path, LatencyPolicy &l) {
   requireObject(v, path, {"maxBytes", "ctas", "threads"});
   readUInt(v, "maxBytes", path, 0, 64 * MiB, 1, l.maxBytes);
-  readUInt(v, "ctas", path, 1, 1024, 1, l.ctas);
+  readUInt(v, "ctas", path, 1, limits::kMaxEpochSlots, 1, l.ctas);
   readUInt(v, "threads", path, 32, 1024, 32, l.threads);
 }
 
 void readThroughput(const json &v, const std::string &path, ThroughputPolicy &t) {
   requireObject(v, path, {"stageCtas", "consumeCtas", "gatherCtas", "threads", "chunkBytes", "transfer", "lanes",
                           "consumeLanes"});
-  readUInt(v, "stageCtas", path, 1, 1024, 1, t.stageCtas);
-  readUInt(v, "consumeCtas", path, 1, 1024, 1, t.consumeCtas);
-  readUInt(v, "gatherCtas", path, 1, 1024, 1, t.gatherCtas);
+  readUInt(v, "stageCtas", path, 1, limits::kMaxEpochSlots, 1, t.stageCtas);
+  readUInt(v, "consumeCtas", path, 1, limits::kMaxEpochSlots, 1, t.consumeCtas);
+  readUInt(v, "gatherCtas", path, 1, limits::kMaxEpochSlots, 1, t.gatherCtas);
   readUInt(v, "threads", path, 32, 1024, 32, t.threads);
   readUInt(v, "chunkBytes", path, 4 * KiB, 1 * GiB, 16, t.chunkBytes);
   readUInt(v, "lanes", path, 1, 2, 1, t.lanes);
@@ -141,6 +141,28 @@ bool isPolicyName(const std::string &s) {
   return !start;
 }
 
+/// Whether the JSON text nests arrays / objects deeper than `limit`
+/// (outside strings): the parser recurses once per level, so a deep
+/// document would exhaust the stack before any schema check.
+bool nestsDeeperThan(const std::string &text, int limit) {
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
   std::string path = "policies." + name;
   requireObject(v, path, {"description", "stagingBytes", "atom", "latency", "throughput", "direct", "world"});
@@ -151,8 +173,9 @@ Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
   readUInt(v, "stagingBytes", path, 1 * MiB, 64 * GiB, 4096, p.stagingBytes);
   if (auto it = v.find("atom"); it != v.end()) {
     requireObject(*it, path + ".atom", {"pipelineStages", "stageBytes"});
-    readUInt(*it, "pipelineStages", path + ".atom", 1, 64, 1, p.atom.pipelineStages);
-    readUInt(*it, "stageBytes", path + ".atom", 512, 1 * MiB, 16, p.atom.stageBytes);
+    readUInt(*it, "pipelineStages", path + ".atom", 1, limits::kMaxPipelineStages, 1, p.atom.pipelineStages);
+    readUInt(*it, "stageBytes", path + ".atom", limits::kStageBytesUnit, uint64_t(limits::kMaxAtomWorkspaceBytes),
+             limits::kStageBytesUnit, p.atom.stageBytes);
   }
   for (int n = kMinWorld; n <= kMaxWorld; ++n)
     readWorldFields(v, path, p.world[n]);
@@ -184,6 +207,11 @@ std::string validatePolicy(const Policy &p) {
     if (w.latency.ctas < 1 || w.latency.threads < 32 || w.latency.threads % 32)
       return wp + ".latency: expected ctas >= 1 and threads a multiple of 32";
     const ThroughputPolicy &t = w.throughput;
+    // One kernel holds every role's CTAs; each CTA has one epoch slot.
+    if (t.stageCtas + t.consumeCtas + t.gatherCtas > limits::kMaxEpochSlots)
+      return wp + ".throughput: expected stageCtas + consumeCtas + gatherCtas <= " +
+             std::to_string(limits::kMaxEpochSlots) + " (one epoch slot per CTA of the kernel), got " +
+             std::to_string(t.stageCtas + t.consumeCtas + t.gatherCtas);
     if (t.stageCtas < 1 || t.consumeCtas < 1 || t.gatherCtas < 1 || t.threads < 32 || t.threads % 32 ||
         t.chunkBytes < 16 || t.chunkBytes % 16)
       return wp + ".throughput: expected CTA counts >= 1, threads a multiple of 32, chunkBytes a multiple of 16";
@@ -198,8 +226,13 @@ std::string validatePolicy(const Policy &p) {
              std::to_string(n * t.chunkBytes) + " for world " + std::to_string(n) + ", got " +
              std::to_string(p.stagingBytes);
   }
-  if (p.atom.pipelineStages < 1 || p.atom.stageBytes < 16 || p.atom.stageBytes % 16)
-    return path + ".atom: expected pipelineStages >= 1 and stageBytes a multiple of 16";
+  if (p.atom.pipelineStages < 1 || p.atom.pipelineStages > limits::kMaxPipelineStages ||
+      p.atom.stageBytes < limits::kStageBytesUnit || p.atom.stageBytes % limits::kStageBytesUnit)
+    return path + ".atom: expected pipelineStages in [1, " + std::to_string(limits::kMaxPipelineStages) +
+           "] and stageBytes a multiple of " + std::to_string(limits::kStageBytesUnit);
+  if (uint64_t(p.atom.pipelineStages) * p.atom.stageBytes > uint64_t(limits::kMaxAtomWorkspaceBytes))
+    return path + ".atom: expected pipelineStages x stageBytes <= " + std::to_string(limits::kMaxAtomWorkspaceBytes) +
+           " (the shared memory of one CTA), got " + std::to_string(uint64_t(p.atom.pipelineStages) * p.atom.stageBytes);
   return "";
 }
 
@@ -209,6 +242,10 @@ PolicySet parsePolicies(const std::string &text, const std::string &source, Arch
   const Policy builtin = set.policies.at("Policy");
   try {
     json doc;
+    // The schema is 5 levels deep; refuse anything much deeper before parsing.
+    constexpr int kMaxDepth = 32;
+    if (nestsDeeperThan(text, kMaxDepth))
+      throw Failure{"invalid JSON: nested deeper than " + std::to_string(kMaxDepth) + " levels"};
     try {
       doc = json::parse(text);
     } catch (const json::parse_error &e) {

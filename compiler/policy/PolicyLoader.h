@@ -10,6 +10,7 @@
 #pragma once
 
 #include "purlin/Policy.h"
+#include "purlin/limits.h"
 
 #include <optional>
 #include <string>
@@ -17,12 +18,11 @@
 
 namespace purlin {
 
-/// Most CTAs of the direct program: its signals have one slot per CTA index
-/// (runtime protocol.h kMaxEpochSlots).
-constexpr int kMaxDirectCtas = 128;
-/// Most threads per direct CTA (runtime plan.h kDirectMaxThreads, the
-/// kernel's launch bound).
-constexpr int kMaxDirectThreads = 512;
+/// Most CTAs of any program's kernel, the direct program's included: one
+/// epoch slot per CTA index (purlin/limits.h, shared with the runtime).
+constexpr int kMaxDirectCtas = limits::kMaxEpochSlots;
+/// Most threads per direct CTA (the kernel's launch bound; purlin/limits.h).
+constexpr int kMaxDirectThreads = limits::kMaxDirectThreads;
 
 /// "sm_80" -> Arch::Sm80, ...; nullopt for anything else.
 std::optional<Arch> parseArch(std::string_view name);

@@ -65,7 +65,7 @@ TEST_CASE("errors name the JSON path and what was expected") {
   parse(R"({"policies": {"decode": {"latency": {"threads": 100}}}})", e);
   CHECK(e == "p.json: policies.decode.latency.threads: expected an integer multiple of 32 in [32, 1024], got 100");
   parse(R"({"policies": {"decode": {"throughput": {"stageCtas": -1}}}})", e);
-  CHECK(e == "p.json: policies.decode.throughput.stageCtas: expected an integer in [1, 1024], got -1");
+  CHECK(e == "p.json: policies.decode.throughput.stageCtas: expected an integer in [1, 128], got -1");
   parse(R"({"policies": {"decode": {"throughput": {"chunkBytes": "big"}}}})", e);
   CHECK(e.find("policies.decode.throughput.chunkBytes: expected an integer multiple of 16") != std::string::npos);
   parse(R"({"policies": {"decode": {"atom": {"stages": 4}}}})", e);
@@ -84,6 +84,36 @@ TEST_CASE("errors name the JSON path and what was expected") {
   CHECK(e.find("p.json: invalid JSON") != std::string::npos);
   parse("[1, 2]", e);
   CHECK(e.find("(top level): expected an object") != std::string::npos);
+}
+
+TEST_CASE("what the runtime would refuse is refused here (purlin/limits.h)") {
+  std::string e;
+  parse(R"({"policies": {"decode": {"atom": {"pipelineStages": 17}}}})", e);
+  CHECK(e == "p.json: policies.decode.atom.pipelineStages: expected an integer in [1, 16], got 17");
+  parse(R"({"policies": {"decode": {"atom": {"stageBytes": 528}}}})", e);
+  CHECK(e.find("policies.decode.atom.stageBytes: expected an integer multiple of 512") != std::string::npos);
+  parse(R"({"policies": {"decode": {"atom": {"pipelineStages": 16, "stageBytes": 32768}}}})", e);
+  CHECK(e == "p.json: policies.decode.atom: expected pipelineStages x stageBytes <= 232448 (the shared memory of one "
+             "CTA), got 524288");
+  parse(R"({"policies": {"decode": {"latency": {"ctas": 129}}}})", e);
+  CHECK(e == "p.json: policies.decode.latency.ctas: expected an integer in [1, 128], got 129");
+  parse(R"({"policies": {"decode": {"throughput": {"stageCtas": 64, "consumeCtas": 64, "gatherCtas": 8}}}})", e);
+  CHECK(e == "p.json: policies.decode.world.2.throughput: expected stageCtas + consumeCtas + gatherCtas <= 128 (one epoch "
+             "slot per CTA of the kernel), got 136");
+  // At the limits: accepted.
+  parse(R"({"policies": {"decode": {"atom": {"pipelineStages": 14, "stageBytes": 16384},
+           "throughput": {"stageCtas": 32, "consumeCtas": 64, "gatherCtas": 32}}}})", e);
+  CHECK(e.empty());
+}
+
+TEST_CASE("a deeply nested document is an error, not a crash") {
+  std::string e;
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  parse(deep, e);
+  CHECK(e == "p.json: invalid JSON: nested deeper than 32 levels");
+  // Brackets inside strings do not count.
+  parse(R"({"description": ")" + std::string(100, '[') + R"(", "policies": {}})", e);
+  CHECK(e.empty());
 }
 
 TEST_CASE("cross-field rule: staging holds a chunk per rank") {

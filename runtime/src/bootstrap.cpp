@@ -51,7 +51,8 @@ std::unique_ptr<Bootstrap> bootstrapFromEnv() {
     PURLIN_THROW(Status::InvalidArgument,
                  "environment variable PURLIN_BOOTSTRAP (socket path) is not "
                  "set (run the program with purlin-launch)");
-  return std::make_unique<UnixSocketBootstrap>(path, rank, size, timeoutMs);
+  const char *cookie = std::getenv("PURLIN_BOOTSTRAP_COOKIE");
+  return std::make_unique<UnixSocketBootstrap>(path, rank, size, timeoutMs, cookie ? cookie : "");
 }
 
 } // namespace purlin

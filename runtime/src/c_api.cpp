@@ -136,7 +136,9 @@ purlin_status_t purlin_comm_create_unix(const char *path, int rank, int size,
   return create(
       [](const void *a) -> std::unique_ptr<purlin::Bootstrap> {
         auto *u = static_cast<const UnixArgs *>(a);
-        return std::make_unique<purlin::UnixSocketBootstrap>(u->path, u->rank, u->size);
+        const char *cookie = std::getenv("PURLIN_BOOTSTRAP_COOKIE");
+        return std::make_unique<purlin::UnixSocketBootstrap>(u->path, u->rank, u->size, 60000,
+                                                             cookie ? cookie : "");
       },
       &args, device, options, comm);
 }

@@ -195,13 +195,23 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
   mine.engine = engine && *engine ? 1 : 0;
   std::vector<DirectRecord> all(size_);
   bootstrap.allGather(&mine, all.data(), sizeof(DirectRecord));
-  for (int p = 0; p < size_; ++p) {
+  for (int p = 0; p < size_; ++p)
     if (all[p].magic != kDirectMagic)
       PURLIN_THROW(Status::BootstrapError, "rank " + std::to_string(rank_) + ": rank " + std::to_string(p) +
                                                " sent a malformed direct-program record (do all ranks capture "
                                                "the same collectives?)");
+  // Every rank writes into its peers' outputs by its own count: the counts
+  // must agree, or a rank with a larger one would write past a peer's
+  // output into whatever else its allocation holds (checked before the
+  // eligibility answer, so a mismatch never falls back to staging either).
+  for (int p = 0; p < size_; ++p)
+    if (all[p].outBytes != all[0].outBytes)
+      PURLIN_THROW(Status::InvalidArgument, "rank " + std::to_string(rank_) + ": the captured call's output is " +
+                                                std::to_string(all[p].outBytes) + " bytes on rank " +
+                                                std::to_string(p) + " but " + std::to_string(all[0].outBytes) +
+                                                " on rank 0: every rank must pass the same count");
+  for (int p = 0; p < size_; ++p)
     if (!all[p].eligible) return false;
-  }
   if (engine)
     for (int p = 0; p < size_; ++p) *engine = *engine && all[p].engine != 0;
   int32_t ok = 1;

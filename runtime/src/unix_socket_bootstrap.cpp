@@ -3,13 +3,18 @@
 /// socket. Rank 0 listens and accepts size-1 peers, each of which introduces
 /// itself with a Hello; allGather sends every contribution to rank 0, which
 /// returns the concatenation. Every blocking step is bounded by a deadline.
+/// Who may join (bootstrap.h): same user (SO_PEERCRED) and the job's cookie
+/// in the hello; rank 0 drops any other connection and keeps waiting.
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -26,7 +31,11 @@ struct Hello {
   uint32_t magic;
   int32_t rank;
   int32_t size;
+  unsigned char cookie[16];
 };
+
+/// How long rank 0 waits for a connection's hello before dropping it.
+constexpr int kHelloMs = 1000;
 
 /// Header of an allGather contribution (peer -> rank 0).
 struct Header {
@@ -112,6 +121,57 @@ socklen_t makeAddress(const std::string &path, sockaddr_un &addr) {
   return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
 }
 
+/// The cookie's 16 bytes from 32 hex digits ("" = zeros).
+void parseCookie(const std::string &hex, unsigned char out[16]) {
+  std::memset(out, 0, 16);
+  if (hex.empty()) return;
+  const auto digit = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  };
+  bool ok = hex.size() == 32;
+  for (std::size_t i = 0; ok && i < 16; ++i) {
+    const int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
+    ok = hi >= 0 && lo >= 0;
+    if (ok) out[i] = static_cast<unsigned char>(hi * 16 + lo);
+  }
+  if (!ok)
+    PURLIN_THROW(Status::InvalidArgument, "bootstrap cookie must be 32 hex digits (PURLIN_BOOTSTRAP_COOKIE), got " +
+                                              std::to_string(hex.size()) + " characters");
+}
+
+/// The uid of the process at the other end of `fd`; false if unknown.
+bool peerUid(int fd, uid_t &uid) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
+  uid = cred.uid;
+  return true;
+}
+
+/// A filesystem socket path must lie in a directory only this user can
+/// enter or change; and whatever is at the path is removed only if it is a
+/// socket of this user.
+void checkFilesystemPath(const std::string &path, const std::string &ctx) {
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) != 0)
+    PURLIN_THROW(Status::InvalidArgument, sysError(ctx + ": directory '" + dir + "'"));
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
+    PURLIN_THROW(Status::InvalidArgument, ctx + ": the socket's directory '" + dir +
+                                              "' must be private (owned by this user, mode 0700): use an abstract "
+                                              "socket ('@name') or a directory from mkdtemp");
+}
+
+/// Removes a filesystem socket of this user at `path`; leaves anything else.
+void removeOwnSocket(const std::string &path, const std::string &ctx) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) return;  // nothing there
+  if (!S_ISSOCK(st.st_mode) || st.st_uid != ::geteuid())
+    PURLIN_THROW(Status::InvalidArgument, ctx + ": '" + path + "' exists and is not a socket of this user: not removed");
+  ::unlink(path.c_str());
+}
+
 int makeSocket() {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
@@ -122,8 +182,9 @@ int makeSocket() {
 } // namespace
 
 UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
-                                         int timeoutMs)
+                                         int timeoutMs, const std::string &cookie)
     : path_(std::move(path)), rank_(rank), size_(size), timeoutMs_(timeoutMs) {
+  parseCookie(cookie, cookie_);
   if (size < 1 || rank < 0 || rank >= size)
     PURLIN_THROW(Status::InvalidArgument,
                  "UnixSocketBootstrap: rank " + std::to_string(rank) +
@@ -142,43 +203,60 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
       int lfd = makeSocket();
       struct Closer { int fd; ~Closer() { ::close(fd); } } closer{lfd};
       const bool filesystem = path_[0] != '@';
-      if (filesystem)
-        ::unlink(path_.c_str());
+      if (filesystem) {
+        checkFilesystemPath(path_, ctx);
+        removeOwnSocket(path_, ctx);
+      }
       if (::bind(lfd, reinterpret_cast<sockaddr *>(&addr), len) != 0)
         PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": bind"));
       if (::listen(lfd, size_) != 0)
         PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": listen"));
       peers_.assign(size_, -1);
+      std::string rejected;  // what was dropped, for the timeout message
+      const auto reject = [&](int fd, const std::string &why) {
+        ::close(fd);
+        std::fprintf(stderr, "purlin bootstrap: %s: dropped a connection: %s\n", ctx.c_str(), why.c_str());
+        if (rejected.size() < 400) rejected += (rejected.empty() ? "" : "; ") + why;
+      };
       for (int accepted = 0; accepted < size_ - 1;) {
         waitFd(lfd, POLLIN, deadline,
-               ctx + ": waiting for " + std::to_string(size_ - 1 - accepted) +
-                   " of " + std::to_string(size_ - 1) + " peers to connect");
+               ctx + ": waiting for " + std::to_string(size_ - 1 - accepted) + " of " +
+                   std::to_string(size_ - 1) + " peers to connect" +
+                   (rejected.empty() ? std::string() : " (dropped: " + rejected + ")"));
         int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
         if (fd < 0) {
           if (errno == EINTR || errno == EAGAIN)
             continue;
           PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": accept"));
         }
+        uid_t uid = 0;
+        if (!peerUid(fd, uid) || uid != ::geteuid()) {
+          reject(fd, "a process of another user (uid " + std::to_string(uid) + ")");
+          continue;
+        }
         Hello h{};
         try {
-          recvAll(fd, &h, sizeof h, deadline, ctx + ": reading a peer's hello");
-        } catch (...) {
-          ::close(fd);
-          throw;
+          const auto helloBy = std::min(deadline, Clock::now() + std::chrono::milliseconds(kHelloMs));
+          recvAll(fd, &h, sizeof h, helloBy, ctx + ": reading a peer's hello");
+        } catch (const Error &e) {
+          reject(fd, std::string("no hello (") + e.what() + ")");
+          continue;
         }
-        if (h.magic != kMagic || h.size != size_ || h.rank < 1 ||
-            h.rank >= size_ || peers_[h.rank] != -1) {
-          ::close(fd);
-          PURLIN_THROW(Status::BootstrapError,
-                       ctx + ": bad hello (rank " + std::to_string(h.rank) +
-                           ", size " + std::to_string(h.size) +
-                           "): wrong world size, duplicate rank or not a purlin peer");
+        if (h.magic != kMagic) {
+          reject(fd, "not a purlin peer (bad magic)");
+        } else if (std::memcmp(h.cookie, cookie_, sizeof cookie_) != 0) {
+          reject(fd, "a hello without this job's cookie");
+        } else if (h.size != size_) {
+          reject(fd, "a peer of world size " + std::to_string(h.size) + ", expected " + std::to_string(size_));
+        } else if (h.rank < 1 || h.rank >= size_ || peers_[h.rank] != -1) {
+          reject(fd, "rank " + std::to_string(h.rank) + " (out of range or already connected)");
+        } else {
+          peers_[h.rank] = fd;
+          ++accepted;
         }
-        peers_[h.rank] = fd;
-        ++accepted;
       }
       if (filesystem)
-        ::unlink(path_.c_str());
+        removeOwnSocket(path_, ctx);
     } else {
       for (;;) {
         fd_ = makeSocket();
@@ -197,7 +275,12 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
                            " ms connecting to rank 0");
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
-      Hello h{kMagic, rank_, size_};
+      uid_t uid = 0;
+      if (!peerUid(fd_, uid) || uid != ::geteuid())
+        PURLIN_THROW(Status::BootstrapError, ctx + ": the listener belongs to another user (uid " +
+                                                 std::to_string(uid) + "): not sending it anything");
+      Hello h{kMagic, rank_, size_, {}};
+      std::memcpy(h.cookie, cookie_, sizeof cookie_);
       sendAll(fd_, &h, sizeof h, deadline, ctx + ": sending hello");
     }
   } catch (...) {

@@ -5,10 +5,19 @@
 /// bootstrapFromEnv.
 #include <catch2/catch.hpp>
 
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <fstream>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -21,13 +30,52 @@ using namespace purlin;
 
 namespace {
 
+/// A private directory (mkdtemp: mode 0700) for filesystem sockets.
+const std::string &privateDir() {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/purlin-bootstrap-test-XXXXXX";
+    const char *d = ::mkdtemp(tmpl);
+    return std::string(d ? d : "/nonexistent");
+  }();
+  return dir;
+}
+
 /// A socket path unique to this test process and call.
 std::string freshPath(bool abstract) {
   static std::atomic<int> counter{0};
   std::string name = "purlin-test-" + std::to_string(::getpid()) + "-" +
                      std::to_string(counter++);
-  return abstract ? "@" + name : "/tmp/" + name + ".sock";
+  return abstract ? "@" + name : privateDir() + "/" + name + ".sock";
 }
+
+/// Connects to the abstract socket `path` ('@name') as a stranger would;
+/// -1 on failure. Retries until rank 0 listens.
+int connectRaw(const std::string &path) {
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    addr.sun_path[0] = '\0';
+    const socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), len) == 0) return fd;
+    ::close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
+}
+
+/// True once the peer closed `fd` within `ms`: a read gives end of file,
+/// or a reset (the peer closed with bytes of ours unread).
+bool closedByPeer(int fd, int ms) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, ms) <= 0) return false;
+  char c;
+  const ssize_t n = ::recv(fd, &c, 1, 0);
+  return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+const std::string kCookie = "00112233445566778899aabbccddeeff";
 
 /// Runs body(rank) on `n` threads; returns the first exception's message
 /// per rank ("" = success).
@@ -209,13 +257,66 @@ TEST_CASE("UnixSocketBootstrap fails cleanly") {
     CHECK(errors[0].find("gathers 64 bytes") != std::string::npos);
     CHECK(!errors[1].empty()); // rank 0 closed the connection
   }
-  SECTION("wrong world size at the peer") {
+  SECTION("wrong world size at the peer: dropped, named in rank 0's timeout") {
     std::string path = freshPath(true);
     auto errors = onThreads(2, [&](int r) {
       UnixSocketBootstrap b(path, r, r == 0 ? 2 : 3, 1000);
+      if (r == 1) b.barrier();  // rank 0 closed this connection
     });
-    CHECK(errors[0].find("bad hello") != std::string::npos);
+    CHECK(errors[0].find("waiting for 1 of 1 peers") != std::string::npos);
+    CHECK(errors[0].find("a peer of world size 3, expected 2") != std::string::npos);
+    CHECK(!errors[1].empty());
   }
+  SECTION("a malformed cookie is refused") {
+    REQUIRE_THROWS_WITH(UnixSocketBootstrap("@x", 0, 1, 100, "abc"), Catch::Contains("32 hex digits"));
+    REQUIRE_THROWS_WITH(UnixSocketBootstrap("@x", 0, 1, 100, std::string(32, 'g')), Catch::Contains("32 hex digits"));
+  }
+}
+
+TEST_CASE("UnixSocketBootstrap drops strangers and keeps waiting for the job's ranks") {
+  // Before the real rank 1 connects: a junk hello, a hello with another
+  // cookie, a connection that sends nothing. Each is closed; the job's
+  // ranks still meet.
+  std::string path = freshPath(true);
+  std::atomic<bool> ready{false};
+  int junk = -1, impostor = -1, silent = -1;
+  std::thread strangers([&] {
+    junk = connectRaw(path);
+    const char garbage[40] = "GET / HTTP/1.0 and more bytes here....";
+    (void)::send(junk, garbage, sizeof garbage, MSG_NOSIGNAL);
+    impostor = connectRaw(path);
+    struct { uint32_t magic; int32_t rank, size; unsigned char cookie[16]; } h{0x504c4e42, 1, 2, {}};
+    (void)::send(impostor, &h, sizeof h, MSG_NOSIGNAL);  // right magic, rank and size; no cookie
+    silent = connectRaw(path);
+    ready = true;
+  });
+  auto errors = onThreads(2, [&](int r) {
+    if (r == 1)
+      while (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    UnixSocketBootstrap b(path, r, 2, 10000, kCookie);
+    CHECK(gatherRound(b, 64, 1));
+  });
+  strangers.join();
+  CHECK(errors[0].empty());
+  CHECK(errors[1].empty());
+  CHECK(closedByPeer(junk, 2000));
+  CHECK(closedByPeer(impostor, 2000));
+  CHECK(closedByPeer(silent, 2000));
+  for (int fd : {junk, impostor, silent}) ::close(fd);
+}
+
+TEST_CASE("UnixSocketBootstrap: filesystem sockets only in a private directory, only its own removed") {
+  // /tmp is world-writable: refused.
+  REQUIRE_THROWS_WITH(UnixSocketBootstrap("/tmp/purlin-public-" + std::to_string(::getpid()) + ".sock", 0, 2, 200),
+                      Catch::Contains("must be private"));
+  // A regular file where the socket would go: an error, and the file stays.
+  const std::string file = privateDir() + "/not-a-socket";
+  { std::ofstream(file) << "precious"; }
+  REQUIRE_THROWS_WITH(UnixSocketBootstrap(file, 0, 2, 200), Catch::Contains("is not a socket of this user: not removed"));
+  struct stat st{};
+  CHECK(::stat(file.c_str(), &st) == 0);
+  CHECK(st.st_size == 8);
+  ::unlink(file.c_str());
 }
 
 TEST_CASE("bootstrapFromEnv reads purlin-launch's variables") {

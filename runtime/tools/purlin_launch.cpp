@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,7 +27,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: purlin-launch -n N [--devices 0,1,...] [--timeout SECONDS] program [args...]\n"
     "  runs N ranks of `program` with PURLIN_RANK, PURLIN_WORLD_SIZE,\n"
-    "  PURLIN_BOOTSTRAP (a fresh abstract Unix socket) and PURLIN_DEVICE set;\n"
+    "  PURLIN_BOOTSTRAP (a fresh abstract Unix socket), PURLIN_BOOTSTRAP_COOKIE\n"
+    "  (a random secret every hello carries) and PURLIN_DEVICE set;\n"
     "  --devices maps rank r to the (r mod count)-th listed device (default: r);\n"
     "  --timeout kills every rank after SECONDS (default 600, 0 = none).\n";
 
@@ -133,6 +135,16 @@ int main(int argc, char **argv) {
   if (i >= argc)
     return usage("missing program");
 
+  // The job's secret: every rank's hello carries it, and rank 0 drops any
+  // connection without it (UnixSocketBootstrap); a socket name in
+  // /proc/net/unix is then of no use to another process.
+  unsigned char secret[16];
+  if (::getrandom(secret, sizeof secret, 0) != static_cast<ssize_t>(sizeof secret)) {
+    std::perror("purlin-launch: getrandom");
+    return 1;
+  }
+  char cookie[33];
+  for (int b = 0; b < 16; ++b) std::snprintf(cookie + 2 * b, 3, "%02x", secret[b]);
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   const std::string path = "@purlin-launch-" + std::to_string(::getpid()) + "-" +
@@ -155,6 +167,7 @@ int main(int argc, char **argv) {
       ::setenv("PURLIN_RANK", std::to_string(r).c_str(), 1);
       ::setenv("PURLIN_WORLD_SIZE", std::to_string(n).c_str(), 1);
       ::setenv("PURLIN_BOOTSTRAP", path.c_str(), 1);
+      ::setenv("PURLIN_BOOTSTRAP_COOKIE", cookie, 1);
       ::setenv("PURLIN_DEVICE", std::to_string(dev).c_str(), 1);
       ::execvp(argv[i], argv + i);
       std::fprintf(stderr, "purlin-launch: rank %ld: cannot run '%s': %s\n", r,

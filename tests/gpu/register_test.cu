@@ -224,6 +224,33 @@ int misuseCases(Communicator& comm, Bootstrap& boot) {
     comm.deregisterBuffer(h);
     report("register: overlap, an unknown handle, handles that differ", why);
   }
+  {
+    // A captured call whose count differs on the last rank: refused on every
+    // rank (the exchange compares the output sizes) instead of a rank
+    // writing past its peers' outputs.
+    const std::size_t count = countFor(Coll::AllGather, n, DType::BF16, std::size_t(4) << 20) + (r == n - 1 ? 8 : 0);
+    std::byte *in = nullptr, *out = nullptr;
+    boot.barrier();
+    CT_CUDA(cudaMalloc(&in, count * 2));
+    CT_CUDA(cudaMalloc(&out, n * count * 2));
+    CT_CUDA(cudaDeviceSynchronize());
+    boot.barrier();
+    cudaStream_t s = nullptr;
+    CT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    Case k{Coll::AllGather, DType::BF16, RedOp::Sum, count, Case::Unregistered};
+    const sn::CallArgs a = callArgs(k, in, out);
+    const Status st = captureAndReplay(s, 1, [&] { return launchColl<PAuto>(k.c, comm, a, s); });
+    std::string why;
+    if (st != Status::InvalidArgument)
+      why = std::string("status ") + toString(st) + " (expected InvalidArgument): " + sn::lastError();
+    else if (std::string(sn::lastError()).find("every rank must pass the same count") == std::string::npos)
+      why = std::string("unclear message: ") + sn::lastError();
+    reportCase(r, "capture: counts that differ between ranks refused on every rank", why, failures);
+    CT_CUDA(cudaStreamDestroy(s));
+    boot.barrier();
+    cudaFree(in);
+    cudaFree(out);
+  }
   boot.barrier();
   cudaFree(buf);
   return failures;

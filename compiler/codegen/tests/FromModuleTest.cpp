@@ -36,6 +36,20 @@ TEST_CASE("classify the paper's declarations", "[codegen]") {
   REQUIRE(classify(odd) == CollectiveKind::Unknown);
 }
 
+TEST_CASE("file names are printed safely: no line break or backslash in a comment, plain output names", "[codegen]") {
+  Module m = test::sampleModule();
+  m.file = "/tmp/evil\nname\\.pl";
+  BuildResult r = buildEmitInput(m, test::samplePolicySet(), {}, "/abs/out/ar.cu");
+  REQUIRE_FALSE(r.error.has_value());
+  CHECK(r.input.sourceName == "evil?name?.pl");
+  BuildResult bad = buildEmitInput(test::sampleModule(), test::samplePolicySet(), {}, "/abs/out/a\"r.cu");
+  REQUIRE(bad.error.has_value());
+  CHECK(bad.error->find("output file name 'a\"r.cu'") != std::string::npos);
+  BuildResult nl = buildEmitInput(test::sampleModule(), test::samplePolicySet(), {}, "/abs/out/a\nb.cu");
+  REQUIRE(nl.error.has_value());
+  CHECK(nl.error->find("output file name 'a?b.cu'") != std::string::npos);
+}
+
 TEST_CASE("all collectives by default, in source order, file names only", "[codegen]") {
   BuildResult r = buildEmitInput(test::sampleModule(), test::samplePolicySet(), {}, "/abs/out/ar.cu");
   REQUIRE_FALSE(r.error.has_value());

@@ -12,6 +12,7 @@
 ///   local     DeviceState                 epoch, counters, error record; owner only
 #pragma once
 
+#include "purlin/limits.h"
 #include "purlin/types.h"
 
 namespace purlin {
@@ -37,8 +38,8 @@ struct WaitError {
 };
 
 /// Per-CTA epoch slots (docs/snac-protocol.md "Per-CTA epochs"): a kernel
-/// of a collective has at most this many CTAs.
-inline constexpr int kMaxEpochSlots = 128;
+/// of a collective has at most this many CTAs (purlin/limits.h).
+inline constexpr int kMaxEpochSlots = limits::kMaxEpochSlots;
 
 /// Copy-engine form of the direct ReduceScatter / AllReduce
 /// (docs/snac-protocol.md "Direct program"): most chunks of one partition.

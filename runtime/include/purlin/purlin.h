@@ -61,7 +61,11 @@ purlin_status_t purlin_comm_create_from_env(int device,
                                             purlin_comm_t *comm);
 
 /** Collective: creates this rank's communicator over a Unix-domain socket
- *  rendezvous at `path` (rank 0 listens; a leading '@' = abstract socket). */
+ *  rendezvous at `path` (rank 0 listens; a leading '@' = abstract socket;
+ *  a filesystem path only in a private directory). Every rank's hello
+ *  carries the job's secret PURLIN_BOOTSTRAP_COOKIE (32 hex digits) when
+ *  that variable is set; rank 0 drops connections of other users or
+ *  without the cookie. */
 purlin_status_t purlin_comm_create_unix(const char *path, int rank, int size,
                                         int device,
                                         const purlin_comm_options_t *options,

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "purlin/arch/arch.cuh"
+#include "purlin/limits.h"
 #include "purlin/atom/register_path.cuh"
 
 namespace purlin::atom {
@@ -91,9 +92,10 @@ __device__ __forceinline__ void runPipeline(std::size_t N, Fetch&& fetch, Proces
 /// The pipelined datapath: S stages of SB bytes, tuning T.
 template <class T, int S, int SB>
 struct PipelinePath {
-  static_assert(S >= 1 && S <= 16, "Atom pipeline: Stages must be in 1..16");
-  static_assert(SB >= 512 && SB % 512 == 0, "Atom pipeline: StageBytes must be a positive multiple of 512");
-  static_assert(static_cast<long>(S) * SB <= 227 * 1024,
+  static_assert(S >= 1 && S <= limits::kMaxPipelineStages, "Atom pipeline: Stages must be in 1..16");
+  static_assert(SB >= limits::kStageBytesUnit && SB % limits::kStageBytesUnit == 0,
+                "Atom pipeline: StageBytes must be a positive multiple of 512");
+  static_assert(static_cast<long>(S) * SB <= limits::kMaxAtomWorkspaceBytes,
                 "Atom pipeline: Stages * StageBytes exceeds the 227 KiB of shared memory one CTA may use");
   static constexpr std::size_t kWorkspaceBytes = static_cast<std::size_t>(S) * SB;
   static constexpr int kMinArch = T::kMinArch;

@@ -56,14 +56,25 @@ private:
 
 /// Rendezvous over a Unix-domain stream socket. Rank 0 listens on `path`
 /// (a leading '@' selects the Linux abstract namespace; otherwise a
-/// filesystem path that rank 0 unlinks before binding and after accepting
-/// everyone), ranks 1..size-1 connect (retrying until `timeoutMs`).
-/// allGather: every rank sends its bytes to rank 0, rank 0 sends the
-/// concatenation back. Every blocking step is bounded by `timeoutMs`.
+/// filesystem path, which must lie in a private directory: owned by this
+/// user, no group or other permissions), ranks 1..size-1 connect (retrying
+/// until `timeoutMs`). allGather: every rank sends its bytes to rank 0,
+/// rank 0 sends the concatenation back. Every blocking step is bounded by
+/// `timeoutMs`.
+///
+/// Who may join: a connecting process must run as the same user
+/// (SO_PEERCRED, checked both ways) and its hello must carry `cookie`, a
+/// secret of the job: 32 hex digits (purlin-launch draws one and passes it
+/// as PURLIN_BOOTSTRAP_COOKIE), or "" for none. Rank 0 closes and logs (on
+/// stderr) every connection that fails a check, sends no hello within a
+/// second, or claims a rank already taken or another world size, and keeps
+/// waiting for the real peers; its timeout message lists what it rejected.
+/// A filesystem socket is removed only if it is a socket owned by this
+/// user (before binding, and after every peer connected).
 class UnixSocketBootstrap : public Bootstrap {
 public:
   UnixSocketBootstrap(std::string path, int rank, int size,
-                      int timeoutMs = 60000);
+                      int timeoutMs = 60000, const std::string &cookie = "");
   ~UnixSocketBootstrap() override;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -74,6 +85,7 @@ private:
   int rank_;
   int size_;
   int timeoutMs_;
+  unsigned char cookie_[16] = {};  ///< the job's secret (zeros: none)
   int fd_ = -1;            ///< ranks > 0: connection to rank 0
   std::vector<int> peers_; ///< rank 0: connection to rank p (peers_[0] unused)
   void closeAll() noexcept;
@@ -99,7 +111,7 @@ private:
 
 /// The bootstrap described by the environment, as set by purlin-launch:
 /// PURLIN_RANK, PURLIN_WORLD_SIZE, PURLIN_BOOTSTRAP (socket path) and
-/// optionally PURLIN_BOOTSTRAP_TIMEOUT_MS. Throws Error(InvalidArgument)
+/// optionally PURLIN_BOOTSTRAP_TIMEOUT_MS and PURLIN_BOOTSTRAP_COOKIE. Throws Error(InvalidArgument)
 /// naming the missing or malformed variable.
 std::unique_ptr<Bootstrap> bootstrapFromEnv();
 

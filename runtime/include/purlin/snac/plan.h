@@ -111,7 +111,7 @@ inline constexpr std::size_t kDirectEngineMinBytes = std::size_t(128) << 20;
 /// Per-CTA share of the bytes a rank writes below which fewer CTAs are launched.
 inline constexpr std::size_t kDirectBytesPerCta = std::size_t(64) << 10;
 /// Most threads per direct CTA (its kernel's launch bound).
-inline constexpr int kDirectMaxThreads = 512;
+inline constexpr int kDirectMaxThreads = limits::kMaxDirectThreads;
 /// Threads per CTA of the copy-engine form's reduce kernel (its launch
 /// bound; it streams two local operands per element: bench/NOTES.md E10,
 /// 1024 threads reduced the ReduceScatter tail by ~12% against 512).
