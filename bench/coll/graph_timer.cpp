@@ -67,6 +67,34 @@ static int maxGridOf(cudaGraph_t graph) {
   return best;
 }
 
+namespace {
+
+/// The samples of both timers: each after a barrier, `issue()` enqueues
+/// `perSample` calls between events a and b; microseconds per call, the
+/// maximum over ranks; fills out's median, min, max and count.
+template <class Issue>
+void sample(GraphTiming &out, cudaEvent_t a, cudaEvent_t b, cudaStream_t stream, const TimingConfig &cfg,
+            Bootstrap &boot, double perSample, const std::string &what, Issue &&issue) {
+  std::vector<double> samples;
+  for (int k = 0; k < std::max(1, cfg.samples); ++k) {
+    boot.barrier();
+    PURLIN_CUDA_CHECK(cudaEventRecord(a, stream));
+    issue();
+    PURLIN_CUDA_CHECK(cudaEventRecord(b, stream));
+    syncWithTimeout(stream, cfg.timeoutS * cfg.reps, what);
+    float ms = 0;
+    PURLIN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    samples.push_back(maxOverRanks(boot, static_cast<double>(ms) * 1e3 / perSample));
+  }
+  const SampleStats st = statsOf(samples);
+  out.usPerCall = st.median;
+  out.usMin = st.min;
+  out.usMax = st.max;
+  out.samples = st.count;
+}
+
+} // namespace
+
 GraphTiming timeInGraph(const Enqueue &enqueue, cudaStream_t stream,
                         const TimingConfig &cfg, Bootstrap &boot,
                         const std::string &what) {
@@ -96,23 +124,9 @@ GraphTiming timeInGraph(const Enqueue &enqueue, cudaStream_t stream,
     PURLIN_CUDA_CHECK(cudaEventCreate(&b));
     PURLIN_CUDA_CHECK(cudaGraphLaunch(exec, stream)); // warm-up replay
     syncWithTimeout(stream, cfg.timeoutS, what + " (warm-up replay)");
-    std::vector<double> samples;
-    for (int k = 0; k < std::max(1, cfg.samples); ++k) {
-      boot.barrier();
-      PURLIN_CUDA_CHECK(cudaEventRecord(a, stream));
+    sample(out, a, b, stream, cfg, boot, static_cast<double>(cfg.calls) * cfg.reps, what + " (timed replays)", [&] {
       for (int r = 0; r < cfg.reps; ++r) PURLIN_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-      PURLIN_CUDA_CHECK(cudaEventRecord(b, stream));
-      syncWithTimeout(stream, cfg.timeoutS * cfg.reps, what + " (timed replays)");
-      float ms = 0;
-      PURLIN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-      const double us = static_cast<double>(ms) * 1e3 / (static_cast<double>(cfg.calls) * cfg.reps);
-      samples.push_back(maxOverRanks(boot, us));
-    }
-    const SampleStats st = statsOf(samples);
-    out.usPerCall = st.median;
-    out.usMin = st.min;
-    out.usMax = st.max;
-    out.samples = st.count;
+    });
   } catch (...) {
     if (a) (void)cudaEventDestroy(a);
     if (b) (void)cudaEventDestroy(b);
@@ -136,23 +150,10 @@ GraphTiming timeEager(const Enqueue &enqueue, cudaStream_t stream, const TimingC
   try {
     PURLIN_CUDA_CHECK(cudaEventCreate(&a));
     PURLIN_CUDA_CHECK(cudaEventCreate(&b));
-    std::vector<double> samples;
     const int calls = std::max(1, cfg.calls) * std::max(1, cfg.reps);
-    for (int k = 0; k < std::max(1, cfg.samples); ++k) {
-      boot.barrier();
-      PURLIN_CUDA_CHECK(cudaEventRecord(a, stream));
+    sample(out, a, b, stream, cfg, boot, calls, what + " (timed eager calls)", [&] {
       for (int i = 0; i < calls; ++i) enqueue(stream);
-      PURLIN_CUDA_CHECK(cudaEventRecord(b, stream));
-      syncWithTimeout(stream, cfg.timeoutS * cfg.reps, what + " (timed eager calls)");
-      float ms = 0;
-      PURLIN_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-      samples.push_back(maxOverRanks(boot, static_cast<double>(ms) * 1e3 / calls));
-    }
-    const SampleStats st = statsOf(samples);
-    out.usPerCall = st.median;
-    out.usMin = st.min;
-    out.usMax = st.max;
-    out.samples = st.count;
+    });
   } catch (...) {
     if (a) (void)cudaEventDestroy(a);
     if (b) (void)cudaEventDestroy(b);

@@ -356,6 +356,27 @@ std::string firstMismatch(DType t, const std::byte* out, std::size_t outE, Want&
   return "";
 }
 
+/// The command line of the tests that take `--ranks N` (2..8) and nothing
+/// else: sets `worlds` to {N}, or leaves the default; false (after saying
+/// why) on anything else, for an exit status of 2.
+inline bool worldsFromArgs(int argc, char** argv, const char* program, std::vector<int>& worlds) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--ranks" && i + 1 < argc) {
+      const int v = std::atoi(argv[++i]);
+      if (v < 2 || v > kMaxRanks) {
+        std::printf("%s: --ranks takes 2..%d, not '%s'\n", program, kMaxRanks, argv[i]);
+        return false;
+      }
+      worlds = {v};
+    } else {
+      std::printf("usage: %s [--ranks N]\n", program);
+      return false;
+    }
+  }
+  return true;
+}
+
 /// The main of the tests of ranks sharing GPUs against host references
 /// (rooted_test, vform_test): `--ranks N` (2..8) or the default `worlds`,
 /// each run by runOversubscribed(rankMain); `--nccl`, and every run under

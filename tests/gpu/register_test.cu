@@ -332,20 +332,7 @@ int rankMain(Bootstrap& boot, int dev, bool engine) {
 
 int main(int argc, char** argv) {
   std::vector<int> worlds = {2, 3, 8};
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--ranks" && i + 1 < argc) {
-      const int v = std::atoi(argv[++i]);
-      if (v < 2 || v > kMaxRanks) {
-        std::printf("register_test: --ranks takes 2..%d, not '%s'\n", kMaxRanks, argv[i]);
-        return 2;
-      }
-      worlds = {v};
-    } else {
-      std::printf("usage: register_test [--ranks N]\n");
-      return 2;
-    }
-  }
+  if (!worldsFromArgs(argc, argv, "register_test", worlds)) return 2;
   int gpus = 0;
   if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
     std::printf("register_test: no GPU\n");
