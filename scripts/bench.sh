@@ -21,6 +21,8 @@
 #   eager        Purlin eager, unregistered (staged) vs NCCL default, eager
 #   registered   Purlin eager on a registered output vs NCCL symmetric, eager
 #   torch, torch-sep  torch symmetric memory (one-shot, two-shot AllReduce)
+# NCCL's choices (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING,REG) go to
+# nccl-debug.*.log in each part's folder.
 # One GPU: a dry run of the same harness with two in-process ranks sharing
 # it (coll_bench --threads 2 --nccl none; the device reference checks every
 # call) for graph, staged, sep, eager and registered, and local ceilings;
@@ -60,6 +62,9 @@ part() {
   mkdir -p "$RUN/$name"
   echo "=== $name: $*"
   if [ "$NGPU" -ge 2 ]; then
+    # What NCCL chose (algorithm, protocol, channels; registrations), one
+    # file per rank beside the part's results (NCCL_DEBUG_FILE).
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,REG NCCL_DEBUG_FILE="$RUN/$name/nccl-debug.%h.%p.log" \
     timeout --kill-after=10 "$PART_TIMEOUT" "$BIN/purlin-launch" -n "$NGPU" "$BIN/coll_bench" "$RUN/$name" "$@" \
       >"$RUN/$name/console.log" 2>&1
   else
@@ -75,6 +80,7 @@ torch_part() {
   local name=$1; shift
   mkdir -p "$RUN/$name"
   echo "=== $name: torch_symm_bench.py $*"
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,REG NCCL_DEBUG_FILE="$RUN/$name/nccl-debug.%h.%p.log" \
   timeout --kill-after=10 "$PART_TIMEOUT" torchrun --standalone --nproc-per-node "$NGPU" \
     "$HERE/bench/coll/torch_symm_bench.py" "$RUN/$name" "$@" >"$RUN/$name/console.log" 2>&1
   local s=$?
