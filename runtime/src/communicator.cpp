@@ -394,9 +394,10 @@ std::size_t Communicator::registeredBuffers() const { return impl_->direct->regi
 std::size_t Communicator::registeredCalls() const { return impl_->registeredCalls; }
 void Communicator::countRegisteredCall() { ++impl_->registeredCalls; }
 
-bool Communicator::registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks]) const {
+bool Communicator::registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
+                                   bool *streamMemOps) const {
   const Impl &m = *impl_;
-  return m.options.direct && m.size > 1 && m.direct->registeredPeers(out, outBytes, peersOut);
+  return m.options.direct && m.size > 1 && m.direct->registeredPeers(out, outBytes, peersOut, streamMemOps);
 }
 
 std::size_t Communicator::directMappings() const { return impl_->direct->mappedCount(); }

@@ -24,6 +24,7 @@
 #include "device_scope.h"
 #include "driver_entry.h"
 #include "purlin/host/error.h"
+#include "purlin/host/stream_memops.h"
 
 namespace purlin::detail {
 namespace {
@@ -70,7 +71,7 @@ template <class Record> bool describe(void *out, std::size_t outBytes, Record &r
   size_t size = 0;
   if (drv.getAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(out)) != CUDA_SUCCESS) return false;
   const auto o = reinterpret_cast<uintptr_t>(out);
-  if (o + outBytes > uintptr_t(base) + size) return false;
+  if (outBytes > size - (o - uintptr_t(base))) return false;  // (no overflow for huge outBytes)
   unsigned long long id = 0;
   if (drv.getAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(out)) != CUDA_SUCCESS)
     return false;
@@ -94,7 +95,7 @@ struct RegisterRecord {
   uint32_t magic = kRegisterMagic;
   RegisterProblem problem = RegisterProblem::None;
   int32_t pid = 0;
-  int32_t pad = 0;
+  int32_t streamMemOps = 0;  ///< this process has stream memory operations (the copy-engine reductions)
   uint64_t nonce = 0;
   uint64_t bytes = 0;      ///< registered bytes
   uint64_t overlaps = 0;   ///< Overlaps: the handle of the registration it overlaps
@@ -236,12 +237,30 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
   return true;
 }
 
+/// Collective: every rank waits for its device (the calls that used the
+/// mappings are done); false on every rank if any rank's wait failed (then
+/// nothing may be closed: a peer's kernel could still write through them).
+bool DirectRegistry::synchronizeAll(Bootstrap &bootstrap) {
+  int32_t ok = 1;
+  {
+    ExchangeScope scope(device_);  // the device current; allowed while the thread captures
+    if (!scope.ok || cudaDeviceSynchronize() != cudaSuccess) ok = 0;
+    (void)cudaGetLastError();
+  }
+  std::vector<int32_t> oks(size_);
+  bootstrap.allGather(&ok, oks.data(), sizeof ok);
+  for (int32_t x : oks)
+    if (!x) return false;
+  return true;
+}
+
 void DirectRegistry::release(Bootstrap &bootstrap) {
+  if (!synchronizeAll(bootstrap))
+    PURLIN_THROW(Status::CudaError, "rank " + std::to_string(rank_) + ": releasing direct-program mappings: a rank "
+                                        "could not synchronize its device; nothing was closed");
   int32_t ok = 1;
   {
     QuietDeviceScope scope(device_);
-    // Graphs using the mappings must have finished: wait for this device.
-    if (cudaDeviceSynchronize() != cudaSuccess) ok = 0;
     for (auto &[key, m] : mapped_) m.captured = false;
     if (!closeUnheld()) ok = 0;  // what registrations hold stays mapped
   }
@@ -261,6 +280,7 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
   mine.pid = pid_;
   mine.nonce = nonce_;
   mine.bytes = uint64_t(bytes);
+  mine.streamMemOps = streamMemOpsAvailable() ? 1 : 0;
   const auto begin = reinterpret_cast<uintptr_t>(ptr);
   if (ptr == nullptr || bytes == 0) {
     mine.problem = RegisterProblem::Null;
@@ -297,6 +317,8 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
   reg.handle = nextHandle_;
   reg.begin = begin;
   reg.bytes = bytes;
+  reg.streamMemOps = true;
+  for (int p = 0; p < size_; ++p) reg.streamMemOps = reg.streamMemOps && all[p].streamMemOps != 0;
   int32_t ok = 1;
   for (int p = 0; p < size_ && ok; ++p) {
     const RegisterRecord &o = all[p];
@@ -347,11 +369,14 @@ void DirectRegistry::deregisterBuffer(Bootstrap &bootstrap, uint64_t handle) {
                                                 std::to_string(all[0].handle) +
                                                 ": every rank deregisters the same registration");
   }
+  // Calls that used the registration have finished on every rank (their
+  // writes into peers' buffers are done) before any mapping closes; if a
+  // rank cannot tell, nothing is dropped (the caller may retry).
+  if (!synchronizeAll(bootstrap))
+    PURLIN_THROW(Status::CudaError, me + "a rank could not synchronize its device; registration " +
+                                        std::to_string(handle) + " is kept");
   {
-    // Calls that used the registration have finished on this rank (its
-    // writes into peers' buffers are done) before its mappings close.
     QuietDeviceScope scope(device_);
-    if (cudaDeviceSynchronize() != cudaSuccess) mine.closed = 0;
     for (const Key &k : it->second.holds) --mapped_[k].registrations;
     registered_.erase(it);
     if (!closeUnheld()) mine.closed = 0;
@@ -364,7 +389,8 @@ void DirectRegistry::deregisterBuffer(Bootstrap &bootstrap, uint64_t handle) {
                                           " failed to synchronize its device or close a mapping");
 }
 
-bool DirectRegistry::registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks]) const {
+bool DirectRegistry::registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
+                                     bool *streamMemOps) const {
   const auto o = reinterpret_cast<uintptr_t>(out);
   auto it = registered_.upper_bound(o);  // the first registration starting after out
   if (it == registered_.begin()) return false;
@@ -372,6 +398,7 @@ bool DirectRegistry::registeredPeers(const void *out, std::size_t outBytes, std:
   if (o + outBytes < o || o + outBytes > reg.begin + reg.bytes) return false;
   const std::size_t offset = o - reg.begin;
   for (int p = 0; p < size_; ++p) peersOut[p] = reg.peer[p] + offset;
+  if (streamMemOps) *streamMemOps = reg.streamMemOps;
   return true;
 }
 

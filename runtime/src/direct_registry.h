@@ -53,8 +53,11 @@ public:
   void deregisterBuffer(Bootstrap &bootstrap, uint64_t handle);
   /// Local: when [out, out+outBytes) lies inside one registration, sets
   /// peersOut[p] to rank p's buffer at the same offset from the start of
-  /// that registration (peersOut[rank] = out) and returns true.
-  bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks]) const;
+  /// that registration (peersOut[rank] = out), *streamMemOps (if given) to
+  /// whether every rank had stream memory operations when it registered,
+  /// and returns true.
+  bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
+                       bool *streamMemOps = nullptr) const;
   /// Registrations currently held.
   std::size_t registrationCount() const { return registered_.size(); }
 
@@ -78,6 +81,7 @@ private:
     uintptr_t begin = 0;
     std::size_t bytes = 0;
     std::byte *peer[kMaxRanks] = {};
+    bool streamMemOps = false;  ///< on every rank (agreed at registration)
     std::vector<Key> holds;  ///< mappings this registration holds a count of
   };
   int rank_, size_, device_;
@@ -93,6 +97,8 @@ private:
   /// Closes mappings that neither captured calls nor registrations hold;
   /// false if a close failed.
   bool closeUnheld();
+  /// Collective: every rank synchronizes its device; true iff all did.
+  bool synchronizeAll(Bootstrap &bootstrap);
 };
 
 } // namespace purlin::detail

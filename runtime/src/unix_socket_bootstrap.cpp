@@ -172,8 +172,11 @@ void removeOwnSocket(const std::string &path, const std::string &ctx) {
   ::unlink(path.c_str());
 }
 
-int makeSocket() {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+/// A Unix stream socket; `nonBlocking` for a connecting rank, whose
+/// connect then fails with EAGAIN (retried until the deadline) instead of
+/// blocking while rank 0's backlog is full.
+int makeSocket(bool nonBlocking = false) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nonBlocking ? SOCK_NONBLOCK : 0), 0);
   if (fd < 0)
     PURLIN_THROW(Status::BootstrapError, sysError("socket(AF_UNIX)"));
   return fd;
@@ -219,6 +222,12 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
         if (rejected.size() < 400) rejected += (rejected.empty() ? "" : "; ") + why;
       };
       for (int accepted = 0; accepted < size_ - 1;) {
+        // The deadline holds however many strangers keep connecting.
+        if (msLeft(deadline) == 0)
+          PURLIN_THROW(Status::BootstrapError,
+                       ctx + ": timed out waiting for " + std::to_string(size_ - 1 - accepted) + " of " +
+                           std::to_string(size_ - 1) + " peers to connect" +
+                           (rejected.empty() ? std::string() : " (dropped: " + rejected + ")"));
         waitFd(lfd, POLLIN, deadline,
                ctx + ": waiting for " + std::to_string(size_ - 1 - accepted) + " of " +
                    std::to_string(size_ - 1) + " peers to connect" +
@@ -239,7 +248,8 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
           const auto helloBy = std::min(deadline, Clock::now() + std::chrono::milliseconds(kHelloMs));
           recvAll(fd, &h, sizeof h, helloBy, ctx + ": reading a peer's hello");
         } catch (const Error &e) {
-          reject(fd, std::string("no hello (") + e.what() + ")");
+          reject(fd, std::string("no hello within ") + std::to_string(kHelloMs) + " ms (" + e.what() +
+                         "; a rank of this job dropped here fails at its first exchange)");
           continue;
         }
         if (h.magic != kMagic) {
@@ -259,7 +269,7 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
         removeOwnSocket(path_, ctx);
     } else {
       for (;;) {
-        fd_ = makeSocket();
+        fd_ = makeSocket(true);
         if (::connect(fd_, reinterpret_cast<sockaddr *>(&addr), len) == 0)
           break;
         int err = errno;

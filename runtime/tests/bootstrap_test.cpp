@@ -305,6 +305,34 @@ TEST_CASE("UnixSocketBootstrap drops strangers and keeps waiting for the job's r
   for (int fd : {junk, impostor, silent}) ::close(fd);
 }
 
+TEST_CASE("UnixSocketBootstrap: a flood of strangers cannot hold rank 0 past its deadline") {
+  std::string path = freshPath(true);
+  std::atomic<bool> stop{false};
+  std::thread flood([&] {
+    while (!stop) {
+      int fd = connectRaw(path);
+      if (fd >= 0) {
+        const char junk[28] = "junk junk junk junk junk..";
+        (void)::send(fd, junk, sizeof junk, MSG_NOSIGNAL);
+        ::close(fd);
+      }
+    }
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string error;
+  try {
+    UnixSocketBootstrap b(path, 0, 2, 300);
+  } catch (const Error &e) {
+    error = e.what();
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stop = true;
+  flood.join();
+  CHECK(error.find("timed out waiting for 1 of 1 peers") != std::string::npos);
+  CHECK(error.find("not a purlin peer") != std::string::npos);
+  CHECK(s < 2.0);
+}
+
 TEST_CASE("UnixSocketBootstrap: filesystem sockets only in a private directory, only its own removed") {
   // /tmp is world-writable: refused.
   REQUIRE_THROWS_WITH(UnixSocketBootstrap("/tmp/purlin-public-" + std::to_string(::getpid()) + ".sock", 0, 2, 200),

@@ -126,8 +126,10 @@ public:
   /// buffers allow it (directEligible), exactly as a captured call would:
   /// no staging copy. Contract (as for NCCL's symmetric windows): for such
   /// a call every rank passes an output at the same offset inside the same
-  /// registration, and input and output addresses with the same 16-byte
-  /// alignment, so every rank takes the same program; a peer writes only
+  /// registration, input and output addresses with the same 16-byte
+  /// alignment, and the same in-place form (in place on every rank or on
+  /// none: an in-place reduction stages), so every rank takes the same
+  /// program; a peer writes only
   /// inside this rank's registered range. Returns the registration's handle
   /// (the same on every rank). The buffer must stay allocated until
   /// deregisterBuffer returns on every rank. Throws Error(InvalidArgument)
@@ -149,8 +151,11 @@ public:
   std::size_t registeredCalls() const;
   void countRegisteredCall();
   /// Local: if [out, out+outBytes) lies inside a registration, sets
-  /// peersOut[p] to rank p's buffer at the same offset and returns true.
-  bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks]) const;
+  /// peersOut[p] to rank p's buffer at the same offset, *streamMemOps (if
+  /// given) to whether every rank has stream memory operations (agreed at
+  /// registration), and returns true.
+  bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
+                       bool *streamMemOps = nullptr) const;
 
   /// Peer output allocations mapped by registerDirect so far.
   std::size_t directMappings() const;

@@ -274,16 +274,17 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         if (capture != cudaStreamCaptureStatusNone) {
           const bool eligible = capture == cudaStreamCaptureStatusActive && directEligible(pl, args);
           direct = comm.registerDirect(args.out, outBytes, eligible, peers.out, &engine);  // engine: ANDed
-        } else if (comm.registeredPeers(args.out, outBytes, peers.out) && directEligible(pl, args)) {
+        } else if (bool memOps = false;
+                   comm.registeredPeers(args.out, outBytes, peers.out, &memOps) && directEligible(pl, args)) {
           // Eager copy-engine form only when no ranks share a GPU: eagerly
           // its event waits sit in the hardware queues of the user's and
           // the communicator's streams, which co-located ranks share (a
           // rank's wait in front of a peer's copy: hung on one H200 with
           // two ranks); a capture maps them onto the graph's own streams.
-          engine = engine && comm.ranksPerDevice() == 1;
+          // Stream memory operations as agreed at registration.
+          engine = !comm.options().checked && (!isReduction(K) || memOps) && comm.ranksPerDevice() == 1;
           direct = true;
           directBy = DirectBy::Registration;
-          comm.countRegisteredCall();
         }
         if (direct) {
           WorldConsts ww = w;
@@ -312,8 +313,10 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.join = static_cast<cudaEvent_t>(comm.captureJoinEvent());
       lc.chunks = chunkEvents;
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
-      return detail::enqueueTyped<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>()>(pl, dc, args,
-                                                                                                     lc, peers);
+      const Status st = detail::enqueueTyped<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>()>(
+          pl, dc, args, lc, peers);
+      if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
+      return st;
     } catch (const Error& e) {
       return report(e.status(), std::string("purlin::snac::launch: ") + e.what());
     } catch (const std::exception& e) {
