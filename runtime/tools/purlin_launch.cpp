@@ -1,13 +1,21 @@
 /// @file purlin_launch.cpp
 /// @brief purlin-launch: runs N copies of a program, one per rank, with the
 /// environment of purlin::bootstrapFromEnv (PURLIN_RANK, PURLIN_WORLD_SIZE,
-/// PURLIN_BOOTSTRAP, PURLIN_DEVICE), waits for all of them, and fails if any
-/// fails or the time limit expires (then the rest are killed).
+/// PURLIN_BOOTSTRAP, PURLIN_BOOTSTRAP_COOKIE, and PURLIN_DEVICE with
+/// --devices), waits for all of them, and fails if any fails or the time
+/// limit (none by default) expires (then the rest are killed).
+///
+/// No rank outlives the launcher: the ranks form one process group, which
+/// SIGTERM, SIGINT and SIGHUP to the launcher are forwarded to (then
+/// SIGKILL after 2 s of grace), and each rank gets SIGKILL if the launcher
+/// itself dies (PR_SET_PDEATHSIG).
 ///
 /// Usage: purlin-launch -n N [--devices 0,1,...] [--timeout SECONDS] prog [args...]
 /// Exit status: 0 if every rank exited 0; otherwise the first failing rank's
-/// exit status (128+signal if it was killed), 124 on timeout, 2 on bad usage.
+/// exit status (128+signal if it was killed), 124 on timeout, 128+signal
+/// when the launcher was signalled, 2 on bad usage.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <sys/random.h>
@@ -28,9 +36,15 @@ constexpr char kUsage[] =
     "usage: purlin-launch -n N [--devices 0,1,...] [--timeout SECONDS] program [args...]\n"
     "  runs N ranks of `program` with PURLIN_RANK, PURLIN_WORLD_SIZE,\n"
     "  PURLIN_BOOTSTRAP (a fresh abstract Unix socket), PURLIN_BOOTSTRAP_COOKIE\n"
-    "  (a random secret every hello carries) and PURLIN_DEVICE set;\n"
-    "  --devices maps rank r to the (r mod count)-th listed device (default: r);\n"
-    "  --timeout kills every rank after SECONDS (default 600, 0 = none).\n";
+    "  (a random secret every hello carries) set;\n"
+    "  --devices sets PURLIN_DEVICE of rank r to the (r mod count)-th listed device\n"
+    "  (without it a rank takes rank mod the number of devices it sees);\n"
+    "  --timeout kills every rank after SECONDS (default 0 = none).\n"
+    "  SIGTERM, SIGINT and SIGHUP are forwarded to every rank.\n";
+
+/// The signal the launcher received (0 = none), set by its handler.
+volatile sig_atomic_t gSignal = 0;
+void onSignal(int sig) { gSignal = sig; }
 
 int usage(const char *why) {
   std::fprintf(stderr, "purlin-launch: %s\n%s", why, kUsage);
@@ -81,16 +95,24 @@ void reap(const std::vector<pid_t> &pids, std::vector<bool> &done, long &remaini
   }
 }
 
-/// SIGTERM to every live rank, up to 2 s of grace, then SIGKILL; returns
-/// when every rank has been reaped.
-void killAll(const std::vector<pid_t> &pids, std::vector<bool> &done, long &remaining) {
+/// The ranks' process group (the first rank leads it; 0 before it exists).
+pid_t gGroup = 0;
+
+/// `sig` to every live rank and, through their process group, to what they
+/// started; SIGTERM first: up to 2 s of grace, then SIGKILL; returns when
+/// every rank has been reaped.
+void killAll(const std::vector<pid_t> &pids, std::vector<bool> &done, long &remaining, int sig = SIGTERM) {
+  if (gGroup > 0)
+    ::kill(-gGroup, sig);
   for (std::size_t r = 0; r < pids.size(); ++r)
     if (!done[r] && pids[r] > 0)
-      ::kill(pids[r], SIGTERM);
+      ::kill(pids[r], sig);
   for (int i = 0; i < 100 && remaining > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     reap(pids, done, remaining);
   }
+  if (gGroup > 0)
+    ::kill(-gGroup, SIGKILL);  // also what the ranks started and left behind (it may ignore `sig`)
   for (std::size_t r = 0; r < pids.size(); ++r)
     if (!done[r] && pids[r] > 0) {
       ::kill(pids[r], SIGKILL);
@@ -104,7 +126,7 @@ void killAll(const std::vector<pid_t> &pids, std::vector<bool> &done, long &rema
 } // namespace
 
 int main(int argc, char **argv) {
-  long n = 0, timeoutS = 600;
+  long n = 0, timeoutS = 0;
   std::vector<int> devices;
   int i = 1;
   for (; i < argc; ++i) {
@@ -150,6 +172,15 @@ int main(int argc, char **argv) {
   const std::string path = "@purlin-launch-" + std::to_string(::getpid()) + "-" +
                            std::to_string(ts.tv_sec) + "-" + std::to_string(ts.tv_nsec);
 
+  // Forwarded to the ranks from the wait loop (installed before the first
+  // fork, so no signal is lost in between).
+  struct sigaction sa{};
+  sa.sa_handler = onSignal;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP})
+    ::sigaction(sig, &sa, nullptr);
+  const pid_t launcher = ::getpid();
+
   std::vector<pid_t> pids(n, -1);
   std::vector<bool> done(n, false);
   for (long r = 0; r < n; ++r) {
@@ -163,24 +194,43 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (pid == 0) {
-      int dev = devices.empty() ? static_cast<int>(r) : devices[r % devices.size()];
+      // Die with the launcher, even if it is SIGKILLed; one group for all ranks.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != launcher)
+        ::_exit(1);  // the launcher died before prctl took effect
+      ::setpgid(0, gGroup);  // the first rank leads (gGroup 0 = a new group)
+      struct sigaction dfl{};
+      dfl.sa_handler = SIG_DFL;
+      for (int sig : {SIGTERM, SIGINT, SIGHUP})
+        ::sigaction(sig, &dfl, nullptr);
       ::setenv("PURLIN_RANK", std::to_string(r).c_str(), 1);
       ::setenv("PURLIN_WORLD_SIZE", std::to_string(n).c_str(), 1);
       ::setenv("PURLIN_BOOTSTRAP", path.c_str(), 1);
       ::setenv("PURLIN_BOOTSTRAP_COOKIE", cookie, 1);
-      ::setenv("PURLIN_DEVICE", std::to_string(dev).c_str(), 1);
+      if (!devices.empty())
+        ::setenv("PURLIN_DEVICE", std::to_string(devices[r % devices.size()]).c_str(), 1);
+      else
+        ::unsetenv("PURLIN_DEVICE");  // the rank takes rank mod its visible devices
       ::execvp(argv[i], argv + i);
       std::fprintf(stderr, "purlin-launch: rank %ld: cannot run '%s': %s\n", r,
                    argv[i], std::strerror(errno));
       ::_exit(127);
     }
     pids[r] = pid;
+    if (gGroup == 0) gGroup = pid;
+    ::setpgid(pid, gGroup);  // also from here: no race with the child's own call
   }
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutS);
   int result = 0;
   long remaining = n;
   while (remaining > 0) {
+    if (gSignal != 0) {
+      const int sig = gSignal;
+      std::fprintf(stderr, "purlin-launch: got signal %d; forwarding it to %ld rank(s)\n", sig, remaining);
+      killAll(pids, done, remaining, sig);
+      return 128 + sig;
+    }
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid < 0 && errno != EINTR) {

@@ -246,7 +246,9 @@ inline int runRanks(const char* program, const std::function<void(Rank&)>& body)
       return 1;
     }
     const char* d = std::getenv("PURLIN_DEVICE");
-    const int dev = d ? std::atoi(d) : boot->rank();
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) gpus = 1;
+    const int dev = d ? std::atoi(d) : boot->rank() % gpus;  // purlin-launch sets it only with --devices
     std::printf("%s: multi-process, rank %d of %d on GPU %d\n", program, boot->rank(), boot->size(), dev);
     total = runRank(boot.get(), dev, body);
   } else {
