@@ -358,13 +358,39 @@ std::string firstMismatch(DType t, const std::byte* out, std::size_t outE, Want&
   return "";
 }
 
-/// The command line of the tests that take `--ranks N` (2..8) and nothing
-/// else: sets `worlds` to {N}, or leaves the default; false (after saying
-/// why) on anything else, for an exit status of 2.
-inline bool worldsFromArgs(int argc, char** argv, const char* program, std::vector<int>& worlds) {
+/// The start of one rank of a test of ranks sharing GPUs: device `dev`
+/// current, the throughput transfer selected (setTransfer), and a
+/// non-blocking stream for its calls (the caller destroys it).
+inline cudaStream_t beginRank(int dev, bool push = false) {
+  cudaStream_t s = nullptr;
+  CT_CUDA(cudaSetDevice(dev));
+  CT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  setTransfer(push);
+  return s;
+}
+
+/// The communicator options of those tests: `stagingHalfBytes`, 8 MiB
+/// packet halves, and (checked) every wait bounded by 2^26 polls.
+inline CommOptions sharedGpuOptions(std::size_t stagingHalfBytes, bool checked = true) {
+  CommOptions o;
+  o.stagingHalfBytes = stagingHalfBytes;
+  o.packetHalfBytes = 8u << 20;
+  o.checked = checked;
+  o.spinLimit = 1u << 26;
+  return o;
+}
+
+/// The command line of the tests of ranks sharing GPUs: `--ranks N`
+/// (2..8) sets `worlds` to {N} (else the default stays), and, where `nccl`
+/// is given, `--nccl` sets *nccl; false (after saying why) on anything
+/// else, for an exit status of 2.
+inline bool worldsFromArgs(int argc, char** argv, const char* program, std::vector<int>& worlds,
+                           bool* nccl = nullptr) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--ranks" && i + 1 < argc) {
+    if (nccl && a == "--nccl") {
+      *nccl = true;
+    } else if (a == "--ranks" && i + 1 < argc) {
       const int v = std::atoi(argv[++i]);
       if (v < 2 || v > kMaxRanks) {
         std::printf("%s: --ranks takes 2..%d, not '%s'\n", program, kMaxRanks, argv[i]);
@@ -372,7 +398,7 @@ inline bool worldsFromArgs(int argc, char** argv, const char* program, std::vect
       }
       worlds = {v};
     } else {
-      std::printf("usage: %s [--ranks N]\n", program);
+      std::printf("usage: %s [--ranks N]%s\n", program, nccl ? " [--nccl]" : "");
       return false;
     }
   }
@@ -387,22 +413,7 @@ inline int sharedGpuMain(int argc, char** argv, const char* program, std::vector
                          const std::function<int(Bootstrap&, int)>& rankMain,
                          const std::function<void(Rank&)>& ncclBody) {
   bool nccl = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--ranks" && i + 1 < argc) {
-      const int v = std::atoi(argv[++i]);
-      if (v < 2 || v > kMaxRanks) {
-        std::printf("%s: --ranks takes 2..%d, not '%s'\n", program, kMaxRanks, argv[i]);
-        return 2;
-      }
-      worlds = {v};
-    } else if (a == "--nccl") {
-      nccl = true;
-    } else {
-      std::printf("usage: %s [--ranks N] [--nccl]\n", program);
-      return 2;
-    }
-  }
+  if (!worldsFromArgs(argc, argv, program, worlds, &nccl)) return 2;
   if (nccl || std::getenv("PURLIN_RANK")) return runRanks((std::string(program) + " --nccl").c_str(), ncclBody);
   int gpus = 0;
   if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {

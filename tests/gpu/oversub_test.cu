@@ -78,15 +78,8 @@ std::vector<Case> engineCases(int n) {
 /// the caller's timeout reports), else every other case, checked.
 int rankMain(Bootstrap& boot, int dev, bool push, bool engine) {
   int failures = 0;
-  cudaStream_t s = nullptr;
-  CT_CUDA(cudaSetDevice(dev));
-  CT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  setTransfer(push);
-  CommOptions o;
-  o.stagingHalfBytes = 64u << 20;
-  o.packetHalfBytes = 8u << 20;
-  o.checked = !engine;
-  o.spinLimit = 1u << 26;
+  cudaStream_t s = beginRank(dev, push);
+  const CommOptions o = sharedGpuOptions(64u << 20, !engine);
   const int n = boot.size(), r = boot.rank();
   {
     Communicator comm(boot, dev, o);

@@ -298,15 +298,8 @@ int capiCases(int n, int gpus) {
 
 int rankMain(Bootstrap& boot, int dev, bool engine) {
   int failures = 0;
-  cudaStream_t s = nullptr;
-  CT_CUDA(cudaSetDevice(dev));
-  CT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  setTransfer(false);
-  CommOptions o;
-  o.stagingHalfBytes = 64u << 20;
-  o.packetHalfBytes = 8u << 20;
-  o.checked = !engine;
-  o.spinLimit = 1u << 26;
+  cudaStream_t s = beginRank(dev);
+  const CommOptions o = sharedGpuOptions(64u << 20, !engine);
   const int n = boot.size(), r = boot.rank();
   {
     Communicator comm(boot, dev, o);

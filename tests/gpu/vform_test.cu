@@ -311,15 +311,8 @@ int badCounts(Communicator& comm, int n, int r, cudaStream_t s) {
 /// One rank's run of every case; returns its failures.
 int rankMain(Bootstrap& boot, int dev) {
   int failures = 0;
-  cudaStream_t s = nullptr;
-  CT_CUDA(cudaSetDevice(dev));
-  CT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  setTransfer(false);
-  CommOptions o;
-  o.stagingHalfBytes = 4u << 20;  // the large cases reuse slots
-  o.packetHalfBytes = 8u << 20;
-  o.checked = true;
-  o.spinLimit = 1u << 26;
+  cudaStream_t s = beginRank(dev);
+  const CommOptions o = sharedGpuOptions(4u << 20);  // the large cases reuse slots
   const int n = boot.size(), r = boot.rank();
   constexpr std::size_t kSentinelBytes = 256;
   {
