@@ -32,7 +32,7 @@
 /// reductions equal the host's fp32 sum rounded to bf16.
 ///
 /// The runtime rows run unchecked, as the runtime does by default;
-/// `--checked` bounds their waits (DeviceComm::spinLimit) like
+/// `--checked` bounds their waits (DeviceComm::timeoutNs) like
 /// CommOptions::checked. `--only PREFIX` runs only the rows whose kernel
 /// name starts with PREFIX (E13: `--only rt-`, A/B of runtime variants).
 /// `--loopback` (or a machine with one GPU) puts both ranks on device 0,
@@ -333,6 +333,7 @@ void shape(std::size_t items, int& ctas, int& threads) {
 
 struct Rank : micro::ExchangeRank {
   purlin::DeviceState* state;  // the runtime rows' DeviceState
+  uint64_t* signals;           // their signals (only FAILED is used: a spinning wait polls it)
 };
 
 /// rt-* rows: label, and coll_bench's element count for a message of `m`
@@ -393,9 +394,9 @@ bool checkCollective(sn::CollKind c, std::size_t m, const Rank (&R)[2]) {
     CK(cudaMemcpy(in[r].data(), R[r].in, inElems * 2, cudaMemcpyDeviceToHost));
   }
   for (int r = 0; r < 2; ++r) {
-    purlin::WaitError err{};
-    CK(cudaMemcpy(&err, &R[r].state->error, sizeof err, cudaMemcpyDeviceToHost));
-    if (err.failed != 0) return false;
+    uint32_t failed = 0;
+    CK(cudaMemcpy(&failed, &R[r].state->failed, sizeof failed, cudaMemcpyDeviceToHost));
+    if (failed != 0) return false;
     CK(cudaMemcpy(out.data(), R[r].out, outElems * 2, cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < outElems; ++i) {
       uint16_t want = 0;
@@ -444,6 +445,8 @@ int main(int argc, char** argv) {
   for (int r = 0; r < 2; ++r) {
     R[r].allocate("lat_floor_micro", dev[r], r, maxBytes, kHalfBytes);
     CK(cudaMalloc(&R[r].state, sizeof(purlin::DeviceState)));
+    CK(cudaMalloc(&R[r].signals, sizeof(uint64_t) * sn::kNumSignals));
+    CK(cudaMemset(R[r].signals, 0, sizeof(uint64_t) * sn::kNumSignals));
   }
   struct Row {
     Kind k; const char* name; std::size_t bytes; bool pdl; int ctas = 0, threads = 0, flags = 0;
@@ -506,7 +509,8 @@ int main(int argc, char** argv) {
         for (int p = 0; p < 2; ++p) dc.packets[p] = reinterpret_cast<purlin::Packet*>(R[p].packets);
         dc.state = R[r].state;
         dc.packetHalfBytes = kHalfBytes;
-        dc.spinLimit = checked ? uint64_t(1) << 26 : 0;  // --checked: a lost packet fails the row instead of hanging
+        for (int p = 0; p < 2; ++p) dc.signals[p] = R[p].signals;
+        dc.timeoutNs = checked ? uint64_t(2'000'000'000) : 0;  // --checked: a lost packet fails the row (2 s) instead of hanging
         sn::CallArgs a;
         a.in = R[r].in;
         a.out = R[r].out;

@@ -26,7 +26,8 @@ const std::vector<std::string> &reservedCNames() {
   // Every purlin_* identifier of runtime/include/purlin/purlin.h (the C API
   // the generated header includes).
   static const std::vector<std::string> names = {
-      "purlin_comm",          "purlin_comm_check",  "purlin_comm_create_from_env",
+      "purlin_comm",          "purlin_comm_abort",  "purlin_comm_async_error", "purlin_comm_check",
+      "purlin_comm_create_from_env",
       "purlin_comm_create_unix", "purlin_comm_deregister", "purlin_comm_destroy",
       "purlin_comm_options_default", "purlin_comm_register", "purlin_comm_release_direct",
       "purlin_comm_options_t", "purlin_comm_rank",  "purlin_comm_size",

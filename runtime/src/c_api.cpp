@@ -28,7 +28,9 @@ static_assert(PURLIN_OK == int(purlin::Status::Ok) &&
                   PURLIN_CUDA_ERROR == int(purlin::Status::CudaError) &&
                   PURLIN_BOOTSTRAP_ERROR == int(purlin::Status::BootstrapError) &&
                   PURLIN_TIMEOUT == int(purlin::Status::Timeout) &&
-                  PURLIN_INTERNAL == int(purlin::Status::Internal),
+                  PURLIN_INTERNAL == int(purlin::Status::Internal) &&
+                  PURLIN_ABORTED == int(purlin::Status::Aborted) &&
+                  PURLIN_REMOTE_ERROR == int(purlin::Status::RemoteError),
               "purlin_status_t must equal purlin::Status");
 static_assert(PURLIN_FLOAT32 == int(purlin::DType::F32) &&
                   PURLIN_FLOAT16 == int(purlin::DType::F16) &&
@@ -44,7 +46,8 @@ purlin::CommOptions toOptions(const purlin_comm_options_t *o) {
     opt.stagingHalfBytes = o->staging_half_bytes;
     opt.packetHalfBytes = o->packet_half_bytes;
     opt.checked = o->checked != 0;
-    opt.spinLimit = o->spin_limit;
+    opt.waitTimeoutUs = o->wait_timeout_us;
+    opt.direct = o->direct != 0;
   }
   return opt;
 }
@@ -116,7 +119,7 @@ extern "C" {
 
 purlin_comm_options_t purlin_comm_options_default(void) {
   purlin::CommOptions d;
-  return {d.stagingHalfBytes, d.packetHalfBytes, d.checked ? 1 : 0, d.spinLimit};
+  return {d.stagingHalfBytes, d.packetHalfBytes, d.checked ? 1 : 0, d.waitTimeoutUs, d.direct ? 1 : 0};
 }
 
 purlin_status_t purlin_comm_create_from_env(int device,
@@ -150,10 +153,19 @@ purlin_status_t purlin_comm_destroy(purlin_comm_t comm) {
 int purlin_comm_rank(purlin_comm_t comm) { return comm ? comm->comm->rank() : -1; }
 int purlin_comm_size(purlin_comm_t comm) { return comm ? comm->comm->size() : -1; }
 
-purlin_status_t purlin_comm_check(purlin_comm_t comm) {
+purlin_status_t purlin_comm_async_error(purlin_comm_t comm) {
   if (!comm)
-    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_check: null handle");
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_async_error: null handle");
   return purlin::capi::guard([&] { comm->comm->checkDeviceErrors(); });
+}
+
+purlin_status_t purlin_comm_check(purlin_comm_t comm) { return purlin_comm_async_error(comm); }
+
+purlin_status_t purlin_comm_abort(purlin_comm_t comm) {
+  if (!comm)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_abort: null handle");
+  comm->comm->abort();
+  return PURLIN_OK;
 }
 
 purlin_status_t purlin_comm_register(purlin_comm_t comm, void *ptr, size_t bytes, uint64_t *handle) {

@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <atomic>
 #include <exception>
+#include <mutex>
 #include <random>
 #include <cstdlib>
 #include <string>
@@ -31,6 +33,7 @@ namespace purlin {
 namespace {
 
 constexpr uint32_t kInfoMagic = 0x504c4e43; // "PLNC"
+constexpr uint64_t kMaxWaitTimeoutUs = 86'400'000'000ull;  // one day
 constexpr std::size_t kMessageBytes = 240;
 
 /// Outcome of one rank's step, gathered so every rank can report it.
@@ -47,7 +50,7 @@ struct PeerInfo {
   int32_t pid = 0;
   uint64_t processNonce = 0; ///< with pid: identifies a process, no hostname needed
   uint64_t base = 0;         ///< workspace address in the owning process
-  uint64_t stagingHalfBytes = 0, packetHalfBytes = 0, spinLimit = 0, totalBytes = 0;
+  uint64_t stagingHalfBytes = 0, packetHalfBytes = 0, waitTimeoutUs = 0, totalBytes = 0;
   int32_t checked = 0;
   int32_t direct = 0;
   int32_t multiprocessors = 0, ccMajor = 0, ccMinor = 0;
@@ -129,6 +132,11 @@ std::string describeSignal(uint32_t s) {
            std::to_string(rel % per / kMaxEpochSlots) + " cta " +
            std::to_string(rel % kMaxEpochSlots) + ")";
   }
+  if (s == kSignalFailed)
+    return std::to_string(s) + " (FAILED)";
+  if (s >= kSignalCallCheck && s < kNumSignals)
+    return std::to_string(s) + " (CALL parity " + std::to_string((s - kSignalCallCheck) / kMaxRanks) + " src " +
+           std::to_string((s - kSignalCallCheck) % kMaxRanks) + ")";
   return std::to_string(s);
 }
 
@@ -146,7 +154,12 @@ struct Communicator::Impl {
   cudaEvent_t chunk[kCaptureChunkEvents] = {};  ///< captureChunkEvent
   std::vector<void *> peerBase;         ///< workspace of rank p as mapped here
   std::vector<void *> opened;           ///< IPC mappings to close
-  std::string broken;                   ///< why collectives are refused ("" = usable)
+  HostStatus *hostStatus = nullptr;     ///< pinned, mapped: abort flag and failure record (host address)
+  HostStatus *hostDevice = nullptr;     ///< the same, as the device sees it
+  std::mutex mutex;                     ///< registration and release (held across their exchanges)
+  mutable std::mutex brokenMutex;       ///< `broken` (never held across a wait: asyncError never blocks)
+  mutable std::string broken;           ///< why collectives are refused ("" = usable)
+  const void *lastStream = nullptr;     ///< checked mode: the stream of the previous eager call
   int ranksPerDevice = 1;               ///< most ranks on one GPU (by UUID)
   int multiprocessors = 0;              ///< SMs of this rank's GPU
   Bootstrap *bootstrap = nullptr;       ///< not owned; outlives the communicator
@@ -157,6 +170,13 @@ struct Communicator::Impl {
   std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
 
   ~Impl() {
+    if (device >= 0 && base) {
+      // This rank's kernels may still use the mappings closed below: wait
+      // for the device first (as cudaFree would). After abort() every wait
+      // gives up within ~1024 polls, so this ends even if a peer is gone.
+      detail::QuietDeviceScope scope(device);
+      (void)cudaDeviceSynchronize();
+    }
     direct.reset();  // closes its IPC mappings on `device`
     if (device < 0)
       return;
@@ -165,6 +185,8 @@ struct Communicator::Impl {
       (void)cudaIpcCloseMemHandle(p);
     if (base)
       (void)cudaFree(base);
+    if (hostStatus)
+      (void)cudaFreeHost(hostStatus);
     if (stream)
       (void)cudaStreamDestroy(stream);
     if (side)
@@ -185,9 +207,10 @@ struct Communicator::Impl {
       PURLIN_THROW(Status::InvalidArgument,
                    "world size " + std::to_string(size) + " is outside [1, " +
                        std::to_string(kMaxRanks) + "]");
-    if (options.checked && options.spinLimit == 0)
+    if (options.checked && (options.waitTimeoutUs == 0 || options.waitTimeoutUs > kMaxWaitTimeoutUs))
       PURLIN_THROW(Status::InvalidArgument,
-                   "CommOptions: checked mode needs spinLimit > 0");
+                   "CommOptions: checked mode needs 0 < waitTimeoutUs <= " + std::to_string(kMaxWaitTimeoutUs) +
+                       " (one day), not " + std::to_string(options.waitTimeoutUs));
     layout = computeLayout(options, size);
     int count = 0;
     PURLIN_CUDA_CHECK(cudaGetDeviceCount(&count));
@@ -212,6 +235,10 @@ struct Communicator::Impl {
     PURLIN_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
     for (cudaEvent_t &e : chunk)
       PURLIN_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    PURLIN_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&hostStatus), sizeof(HostStatus),
+                                    cudaHostAllocMapped | cudaHostAllocPortable));
+    std::memset(hostStatus, 0, sizeof(HostStatus));
+    PURLIN_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&hostDevice), hostStatus, 0));
     PURLIN_CUDA_CHECK(cudaMalloc(&base, layout.totalBytes));
     auto *bytes = static_cast<std::byte *>(base);
     PURLIN_CUDA_CHECK(cudaMemsetAsync(bytes, 0, layout.stagingOffset, stream));
@@ -237,7 +264,7 @@ struct Communicator::Impl {
                          " sent a malformed communicator record");
       if (o.stagingHalfBytes != me.stagingHalfBytes ||
           o.packetHalfBytes != me.packetHalfBytes || o.checked != me.checked ||
-          o.spinLimit != me.spinLimit || o.totalBytes != me.totalBytes || o.direct != me.direct)
+          o.waitTimeoutUs != me.waitTimeoutUs || o.totalBytes != me.totalBytes || o.direct != me.direct)
         PURLIN_THROW(Status::InvalidArgument,
                      "rank " + std::to_string(rank) + ": CommOptions differ from rank " +
                          std::to_string(p) + "'s (staging half " +
@@ -317,7 +344,8 @@ struct Communicator::Impl {
     comm.numSignals = layout.numSignals;
     comm.packetHalfBytes = layout.packetHalfBytes;
     comm.stagingHalfBytes = layout.stagingHalfBytes;
-    comm.spinLimit = options.checked ? options.spinLimit : 0;
+    comm.timeoutNs = options.checked ? options.waitTimeoutUs * 1000 : 0;
+    comm.host = hostDevice;
     scope.release();
   }
 };
@@ -341,7 +369,7 @@ Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
   mine.processNonce = processNonce();
   mine.stagingHalfBytes = options.stagingHalfBytes;
   mine.packetHalfBytes = options.packetHalfBytes;
-  mine.spinLimit = options.spinLimit;
+  mine.waitTimeoutUs = options.waitTimeoutUs;
   mine.checked = options.checked ? 1 : 0;
   mine.direct = options.direct ? 1 : 0;
   m.bootstrap = &bootstrap;
@@ -368,6 +396,7 @@ Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
 bool Communicator::registerDirect(void *out, std::size_t outBytes, bool eligible,
                                   std::byte *peersOut[kMaxRanks], bool *engine) {
   Impl &m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mutex);
   if (!m.options.direct || m.size < 2)
     return false;
   return m.direct->exchange(*m.bootstrap, out, outBytes, eligible, peersOut, engine);
@@ -375,6 +404,7 @@ bool Communicator::registerDirect(void *out, std::size_t outBytes, bool eligible
 
 void Communicator::releaseDirect() {
   Impl &m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mutex);
   if (m.size < 2)
     return;
   m.direct->release(*m.bootstrap);
@@ -382,11 +412,13 @@ void Communicator::releaseDirect() {
 
 uint64_t Communicator::registerBuffer(void *ptr, std::size_t bytes) {
   Impl &m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mutex);
   return m.direct->registerBuffer(*m.bootstrap, ptr, bytes);
 }
 
 void Communicator::deregisterBuffer(uint64_t handle) {
   Impl &m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mutex);
   m.direct->deregisterBuffer(*m.bootstrap, handle);
 }
 
@@ -421,7 +453,6 @@ int Communicator::device() const { return impl_->device; }
 int Communicator::ranksPerDevice() const { return impl_->ranksPerDevice; }
 int Communicator::multiprocessors() const { return impl_->multiprocessors; }
 const CommOptions &Communicator::options() const { return impl_->options; }
-const std::string &Communicator::broken() const { return impl_->broken; }
 const WorkspaceLayout &Communicator::layout() const { return impl_->layout; }
 const DeviceComm &Communicator::deviceComm() const { return impl_->comm; }
 
@@ -433,29 +464,123 @@ void *Communicator::peerWorkspace(int peer) const {
   return impl_->peerBase[peer];
 }
 
+namespace {
+/// The status and message of a failure record (WaitError).
+Status describeFailure(const WaitError &err, std::string &message) {
+  const std::string who = "rank " + std::to_string(err.rank);
+  switch (WaitErrorKind(err.kind)) {
+  case WaitErrorKind::Signal:
+  case WaitErrorKind::Packet:
+  case WaitErrorKind::Counter: {
+    // A packet slot's values are its two full bits (3 = both words full).
+    const bool packet = WaitErrorKind(err.kind) == WaitErrorKind::Packet;
+    std::string what = packet ? "packet slot " + std::to_string(err.signal) + " (full bits"
+                       : WaitErrorKind(err.kind) == WaitErrorKind::Counter ? "counter " + std::to_string(err.signal) + " ("
+                                                                           : "signal " + describeSignal(err.signal) + " (";
+    message = who + " timed out waiting on " + what + (packet ? ": " : "") + "expected " +
+              std::to_string(err.expected) + ", observed " + std::to_string(err.observed) + ")";
+    return Status::Timeout;
+  }
+  case WaitErrorKind::Aborted:
+    message = who + ": the communicator was aborted on this rank (Communicator::abort)";
+    return Status::Aborted;
+  case WaitErrorKind::Mismatch:
+    message = who + ": rank " + std::to_string(err.signal) +
+              " called a different collective (call hash " + std::to_string(err.observed) + ", this rank's " +
+              std::to_string(err.expected) +
+              "): kind, count or counts, dtype, op and root must be the same on every rank";
+    return Status::InvalidArgument;
+  case WaitErrorKind::PeerFailed: {
+    const auto origin = WaitErrorKind(err.expected);
+    const std::string peer = "rank " + std::to_string(err.signal);
+    if (origin == WaitErrorKind::Aborted) {
+      message = who + ": " + peer + " aborted the communicator; this rank's waits gave up";
+      return Status::Aborted;
+    }
+    message = who + ": " + peer + " failed (" +
+              (origin == WaitErrorKind::Mismatch ? std::string("its call differed from a peer's")
+                                                 : std::string("a wait timed out")) +
+              "; see its error); this rank's waits gave up";
+    return Status::RemoteError;
+  }
+  }
+  message = who + ": unknown failure record (kind " + std::to_string(err.kind) + ")";
+  return Status::Internal;
+}
+} // namespace
+
+Status Communicator::asyncError(std::string *message) const {
+  const Impl &m = *impl_;
+  if (m.hostStatus == nullptr)
+    return Status::Ok;
+  const volatile WaitError &rec = m.hostStatus->error;
+  const bool recorded = rec.failed != 0;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const bool aborted = m.hostStatus->abortRequested != 0;
+  if (!recorded && !aborted)
+    return Status::Ok;
+  std::string why;
+  Status s;
+  if (recorded) {
+    WaitError err;
+    err.failed = rec.failed;
+    err.rank = rec.rank;
+    err.signal = rec.signal;
+    err.kind = rec.kind;
+    err.expected = rec.expected;
+    err.observed = rec.observed;
+    s = describeFailure(err, why);
+  } else {  // abort() before any kernel saw it
+    s = Status::Aborted;
+    why = "rank " + std::to_string(m.rank) + ": the communicator was aborted on this rank (Communicator::abort)";
+  }
+  {
+    std::lock_guard<std::mutex> lock(m.brokenMutex);
+    if (m.broken.empty())
+      m.broken = why;
+  }
+  if (message)
+    *message = why;
+  return s;
+}
+
 void Communicator::checkDeviceErrors() {
+  std::string why;
+  const Status s = asyncError(&why);
+  if (s != Status::Ok)
+    throw Error(s, why);
+}
+
+void Communicator::abort() noexcept {
   Impl &m = *impl_;
-  detail::DeviceScope scope(m.device);
-  WaitError err{};
-  auto *record = reinterpret_cast<std::byte *>(m.comm.state) + offsetof(DeviceState, error);
-  PURLIN_CUDA_CHECK(cudaMemcpyAsync(&err, record, sizeof err, cudaMemcpyDeviceToHost, m.stream));
-  PURLIN_CUDA_CHECK(cudaStreamSynchronize(m.stream));
-  if (!err.failed)
+  if (m.hostStatus == nullptr)
     return;
-  // Report each timeout once.
-  PURLIN_CUDA_CHECK(cudaMemsetAsync(record, 0, sizeof err, m.stream));
-  PURLIN_CUDA_CHECK(cudaStreamSynchronize(m.stream));
-  // A packet slot's values are its two full bits (3 = both words full).
-  std::string what = err.kind == 1   ? "packet slot " + std::to_string(err.signal) + " (full bits"
-                     : err.kind == 2 ? "counter " + std::to_string(err.signal) + " ("
-                                     : "signal " + describeSignal(err.signal) + " (";
-  std::string message = "rank " + std::to_string(err.rank) + " timed out waiting on " + what +
-                        (err.kind == 1 ? ": " : "") + "expected " + std::to_string(err.expected) + ", observed " +
-                        std::to_string(err.observed) + ")";
-  // After a timeout the ranks' epochs and counters no longer agree: further
-  // collectives could read stale data, so they are refused from now on.
-  m.broken = message;
-  throw Error(Status::Timeout, message);
+  {
+    volatile uint32_t *flag = &m.hostStatus->abortRequested;
+    if (*flag != 0)
+      return;
+    *flag = 1u;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  // No CUDA call and nothing written into a peer's workspace from here (a
+  // peer may be destroying it): the first wait of this rank's kernels that
+  // sees the flag tells every peer (recordWaitError).
+}
+
+std::string Communicator::broken() const {
+  (void)asyncError();
+  std::lock_guard<std::mutex> lock(impl_->brokenMutex);
+  return impl_->broken;
+}
+
+bool Communicator::sameStream(const void *stream) {
+  Impl &m = *impl_;
+  if (!m.options.checked)
+    return true;
+  if (m.lastStream != nullptr && m.lastStream != stream)
+    return false;
+  m.lastStream = stream;
+  return true;
 }
 
 } // namespace purlin

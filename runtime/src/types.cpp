@@ -31,6 +31,8 @@ const char *toString(Status s) {
   case Status::BootstrapError: return "BootstrapError";
   case Status::Timeout: return "Timeout";
   case Status::Internal: return "Internal";
+  case Status::Aborted: return "Aborted";
+  case Status::RemoteError: return "RemoteError";
   }
   return "UnknownStatus";
 }

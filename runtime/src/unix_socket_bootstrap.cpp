@@ -228,10 +228,15 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
                        ctx + ": timed out waiting for " + std::to_string(size_ - 1 - accepted) + " of " +
                            std::to_string(size_ - 1) + " peers to connect" +
                            (rejected.empty() ? std::string() : " (dropped: " + rejected + ")"));
-        waitFd(lfd, POLLIN, deadline,
-               ctx + ": waiting for " + std::to_string(size_ - 1 - accepted) + " of " +
-                   std::to_string(size_ - 1) + " peers to connect" +
-                   (rejected.empty() ? std::string() : " (dropped: " + rejected + ")"));
+        {
+          // A poll that times out goes round to the deadline's message above.
+          pollfd p{lfd, POLLIN, 0};
+          const int r = ::poll(&p, 1, msLeft(deadline));
+          if (r == 0 || (r < 0 && errno == EINTR))
+            continue;
+          if (r < 0)
+            PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": poll"));
+        }
         int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
         if (fd < 0) {
           if (errno == EINTR || errno == EAGAIN)

@@ -328,6 +328,7 @@ TEST_CASE("UnixSocketBootstrap: a flood of strangers cannot hold rank 0 past its
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stop = true;
   flood.join();
+  INFO("error: " << error);
   CHECK(error.find("timed out waiting for 1 of 1 peers") != std::string::npos);
   CHECK(error.find("not a purlin peer") != std::string::npos);
   CHECK(s < 2.0);

@@ -35,8 +35,6 @@ TEST_CASE("signal regions match the workspace layout and do not overlap") {
     }
   CHECK(doneIndex(kMaxRanks - 1) < kArrivedBase);
   CHECK(kArrivedBase == kSignalArrived);
-  CHECK(kPutBase == kSignalPut);
-  CHECK(kBackBase == kSignalBack);
   for (int src = 0; src < kMaxRanks; ++src)
     for (int cta : {0, 1, kMaxEpochSlots - 1})
       for (uint32_t idx : {arrivedIndex(src, cta), putIndex(src, cta), backIndex(src, cta)}) {
@@ -51,8 +49,34 @@ TEST_CASE("signal regions match the workspace layout and do not overlap") {
       CHECK(idx < snac::kNumSignals);
       CHECK(seen.insert(idx).second);
     }
-  CHECK(engineBackIndex(kMaxEngineChunks - 1) == snac::kNumSignals - 1);
+  CHECK(kFailedIndex == engineBackIndex(kMaxEngineChunks - 1) + 1);
+  CHECK(seen.insert(kFailedIndex).second);
+  for (uint64_t e : {1ull, 2ull})
+    for (int src = 0; src < kMaxRanks; ++src) {
+      CHECK(callCheckIndex(e, src) > kFailedIndex);
+      CHECK(callCheckIndex(e, src) < snac::kNumSignals);
+      CHECK(seen.insert(callCheckIndex(e, src)).second);
+    }
+  CHECK(callCheckIndex(3, kMaxRanks - 1) == snac::kNumSignals - 1);
   CHECK(kNumCounters <= 4096);
+}
+
+TEST_CASE("failure codes name their origin and kind and are never 0") {
+  for (int origin = 0; origin < kMaxRanks; ++origin)
+    for (uint32_t kind = 0; kind <= uint32_t(WaitErrorKind::Mismatch); ++kind) {
+      const uint64_t code = failureCode(origin, kind);
+      CHECK(code != 0);
+      CHECK(failureOrigin(code) == origin);
+      CHECK(failureKind(code) == kind);
+    }
+}
+
+TEST_CASE("call-check values carry the epoch above the call hash") {
+  const uint64_t check = (uint64_t(1) << 32) | 0x89abcdefu;
+  CHECK(callCheckValue(5, check) == ((uint64_t(5) << 32) | 0x89abcdefu));
+  CHECK(callCheckValue((uint64_t(1) << 33) + 7, check) >> 32 == 7);  // low 32 bits of the epoch
+  CHECK(callCheckIndex(4, 1) == callCheckIndex(6, 1));                // by parity
+  CHECK(callCheckIndex(4, 1) != callCheckIndex(5, 1));
 }
 
 TEST_CASE("signal values increase over rounds and epochs and are never 0") {

@@ -547,7 +547,7 @@ void checkedCase(Rank& R) {
   o.stagingHalfBytes = 4u << 20;
   o.packetHalfBytes = 1u << 20;
   o.checked = true;
-  o.spinLimit = 1u << 16;
+  o.waitTimeoutUs = 200'000;  // 0.2 s
   struct Case {
     bool tput;
     Coll c;
@@ -569,9 +569,8 @@ void checkedCase(Rank& R) {
       Status s = tput ? launchColl<PTput>(k.c, comm, a, R.stream) : launchColl<PAuto>(k.c, comm, a, R.stream);
       cudaError_t ce = cudaStreamSynchronize(R.stream);
       const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      // The device's record first (checkDeviceErrors clears it once reported).
-      WaitError we{};
-      CT_CUDA(cudaMemcpy(&we, &comm.deviceComm().state->error, sizeof we, cudaMemcpyDeviceToHost));
+      // The host-mapped record (asyncError reads it; it stays).
+      const WaitError we = comm.deviceComm().host->error;
       std::string msg;
       bool timeout = false;
       try {
@@ -585,12 +584,36 @@ void checkedCase(Rank& R) {
                     "(kind %u, signal %u, expected %llu, observed %llu): %s",
                     tput ? "throughput" : "latency", name(k.c), sec, we.kind, we.signal, (unsigned long long)we.expected,
                     (unsigned long long)we.observed, msg.c_str());
-      check(R, s == Status::Ok && ce == cudaSuccess && timeout && we.failed == 1, b);
+      check(R, s == Status::Ok && ce == cudaSuccess && timeout && we.failed == 1 && sec < 5.0, b);
       // The next call is refused with the reason, nothing is launched.
       Status again = launchColl<PAuto>(k.c, comm, a, R.stream);
       std::snprintf(b, sizeof b, "checked mode, %s program %s: the call after the timeout is refused (%s)",
                     tput ? "throughput" : "latency", name(k.c), sn::lastError());
       check(R, again == Status::Timeout && !comm.broken().empty(), b);
+    }
+    R.boot->barrier();
+    if (R.rank != 0) {
+      // A peer that calls after rank 0 gave up: rank 0's failure reached
+      // its FAILED signal, so its waits give up at once (RemoteError)
+      // instead of waiting on rank 0.
+      DevBufs bufs;
+      const std::size_t count = 1 << 20;
+      sn::CallArgs a;
+      a.in = bufs.alloc(count * 2);
+      a.out = bufs.alloc(count * 2);
+      a.count = tput ? count : 1000;
+      a.dtype = DType::BF16;
+      auto t0 = std::chrono::steady_clock::now();
+      Status s = tput ? launchColl<PTput>(k.c, comm, a, R.stream) : launchColl<PAuto>(k.c, comm, a, R.stream);
+      cudaError_t ce = cudaStreamSynchronize(R.stream);
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::string why;
+      const Status st = comm.asyncError(&why);
+      char b[400];
+      std::snprintf(b, sizeof b, "checked mode, %s program %s, rank %d calls after rank 0 timed out: ended in %.2f s, "
+                    "%s: %s", tput ? "throughput" : "latency", name(k.c), R.rank, sec, toString(st), why.c_str());
+      check(R, s == Status::Ok && ce == cudaSuccess && st == Status::RemoteError && sec < 2.0 &&
+                   why.find("rank 0 failed") != std::string::npos, b);
     }
     R.boot->barrier();
   }
@@ -637,7 +660,6 @@ int main(int argc, char** argv) {
     {
       CommOptions big;  // default sizes: 256 MiB staging halves
       big.checked = true;  // bounded waits: a bug reports a timeout instead of hanging
-      big.spinLimit = 1u << 24;
       Communicator comm(*R.boot, R.dev, big);
       errorCases(R, comm);
       uint32_t seed = 1;
@@ -684,7 +706,6 @@ int main(int argc, char** argv) {
       CommOptions small;
       small.stagingHalfBytes = 1u << 20;
       small.checked = true;
-      small.spinLimit = 1u << 24;
       Communicator comm(*R.boot, R.dev, small);
       uint32_t seed = 1000;
       for (const Case& k : smallStagingCases()) {

@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
   return runRanks("coll_perf_test", [&](Rank& R) {
     CommOptions o;
     o.checked = true;        // a broken configuration times out instead of hanging
-    o.spinLimit = 1u << 22;  // polls; far above any legitimate wait of these sizes
+    o.waitTimeoutUs = 5'000'000;  // far above any legitimate wait of these sizes
     Communicator comm(*R.boot, R.dev, o);
     if (doSweep) {
       if (R.n != 2) {

@@ -47,7 +47,9 @@ void verifyFresh(const Communicator &c) {
   EXPECT(dc.rank == c.rank() && dc.size == c.size(), "rank/size %d/%d", dc.rank, dc.size);
   EXPECT(dc.numSignals == kNumSignals, "numSignals %zu", dc.numSignals);
   EXPECT(dc.stagingHalfBytes == l.stagingHalfBytes, "staging half");
-  EXPECT(dc.spinLimit == (c.options().checked ? c.options().spinLimit : 0), "spinLimit");
+  EXPECT(dc.timeoutNs == (c.options().checked ? c.options().waitTimeoutUs * 1000 : 0), "timeoutNs");
+  EXPECT(dc.host != nullptr && dc.host->abortRequested == 0 && dc.host->error.failed == 0 && dc.callCheck == 0,
+         "rank %d: host status not clear at creation", c.rank());
   for (int p = 0; p < c.size(); ++p) {
     EXPECT(dc.signals[p] && dc.packets[p] && dc.staging[p], "null mapping of rank %d", p);
     EXPECT(reinterpret_cast<std::byte *>(dc.staging[p]) ==
@@ -61,7 +63,7 @@ void verifyFresh(const Communicator &c) {
   DeviceState st;
   CUDA_OK(cudaMemcpy(&st, dc.state, sizeof st, cudaMemcpyDeviceToHost));
   EXPECT(std::all_of(st.epochs, st.epochs + kMaxEpochSlots, [](uint64_t e) { return e == 1; }) &&
-             st.error.failed == 0,
+             st.failed == 0,
          "rank %d: state epoch %llu", c.rank(), (unsigned long long)st.epochs[0]);
 }
 
@@ -201,9 +203,9 @@ void failures(Bootstrap &b, int device) {
   // Checked mode without a bound.
   o = small;
   o.checked = true;
-  o.spinLimit = 0;
+  o.waitTimeoutUs = 0;
   msg = expectFailure(b, device, o, Status::InvalidArgument);
-  EXPECT(msg.find("spinLimit") != std::string::npos, "rank %d: %s", r, msg.c_str());
+  EXPECT(msg.find("waitTimeoutUs") != std::string::npos, "rank %d: %s", r, msg.c_str());
   std::size_t after = freeBytes(device);
   EXPECT((long long)before - (long long)after < (16ll << 20),
          "rank %d: failed creations leaked %lld bytes", r, (long long)before - (long long)after);
@@ -211,26 +213,31 @@ void failures(Bootstrap &b, int device) {
   std::printf("rank %d: failed creations threw on every rank; e.g. \"%s\"\n", r, msg.c_str());
 }
 
-/// checkDeviceErrors reports a recorded timeout once, naming the signal.
+/// checkDeviceErrors reports a recorded timeout, naming the signal, and
+/// keeps reporting it (a failed communicator stays failed).
 void checkedReport(Bootstrap &b, int device) {
   CommOptions o;
   o.stagingHalfBytes = 1u << 20;
   o.checked = true;
   Communicator c(b, device, o);
   c.checkDeviceErrors(); // nothing recorded
+  EXPECT(c.asyncError() == Status::Ok && c.broken().empty(), "rank %d: fresh communicator failed", c.rank());
+  // The record a kernel's recordWaitError writes (host-mapped memory).
   WaitError rec{1, c.rank(), uint32_t(kSignalStaged + 1 * kSignalSlots + 3), 0, 42, 7};
-  CUDA_OK(cudaMemcpy(&c.deviceComm().state->error, &rec, sizeof rec, cudaMemcpyHostToDevice));
-  try {
-    c.checkDeviceErrors();
-    EXPECT(false, "no Timeout thrown");
-  } catch (const Error &e) {
-    std::string w = e.what();
-    EXPECT(e.status() == Status::Timeout, "status %s", toString(e.status()));
-    std::string want = "rank " + std::to_string(c.rank()) +
-                       " timed out waiting on signal 1027 (STAGED src 1 slot 3) (expected 42, observed 7)";
-    EXPECT(w == want, "message '%s'", w.c_str());
+  c.deviceComm().host->error = rec;  // mapped pinned memory: one address for host and device (UVA)
+  for (int twice = 0; twice < 2; ++twice) {
+    try {
+      c.checkDeviceErrors();
+      EXPECT(false, "no Timeout thrown");
+    } catch (const Error &e) {
+      std::string w = e.what();
+      EXPECT(e.status() == Status::Timeout, "status %s", toString(e.status()));
+      std::string want = "rank " + std::to_string(c.rank()) +
+                         " timed out waiting on signal 1027 (STAGED src 1 slot 3) (expected 42, observed 7)";
+      EXPECT(w == want, "message '%s'", w.c_str());
+    }
   }
-  c.checkDeviceErrors(); // reported once
+  EXPECT(c.asyncError() == Status::Timeout && !c.broken().empty(), "rank %d: the failure did not stay", c.rank());
   b.barrier();
 }
 

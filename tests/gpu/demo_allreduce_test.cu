@@ -143,7 +143,7 @@ void runRank(Bootstrap &bootstrap, int device) {
   // PURLIN_DEMO_CHECKED=1: bounded waits, so a wait that never completes is
   // reported (with what it waited on) instead of hanging.
   CommOptions options;
-  if (const char *c = std::getenv("PURLIN_DEMO_CHECKED")) options.checked = std::atoi(c) != 0, options.spinLimit = 1ull << 26;
+  if (const char *c = std::getenv("PURLIN_DEMO_CHECKED")) options.checked = std::atoi(c) != 0, options.waitTimeoutUs = 5'000'000;
   Communicator comm(bootstrap, device, options);
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);

@@ -27,14 +27,36 @@ struct alignas(16) Packet {
 };
 static_assert(sizeof(Packet) == 16, "a packet slot is one 16-byte store");
 
-/// Checked mode: the first spin-wait that expires records what it waited on.
+/// What ended a wait early (WaitError::kind; docs/runtime.md "Failure model").
+enum class WaitErrorKind : uint32_t {
+  Signal = 0,    ///< checked mode: a signal wait timed out
+  Packet = 1,    ///< checked mode: a packet-slot poll timed out
+  Counter = 2,   ///< checked mode: a counter wait timed out
+  Aborted = 3,   ///< this rank's Communicator::abort()
+  PeerFailed = 4,///< a peer's failure reached this rank (signal = the peer)
+  Mismatch = 5,  ///< checked mode: a peer's call differs (signal = the peer; expected = this rank's call hash, observed = the peer's)
+};
+
+/// The first failure a rank's kernels met. `failed` is written last: 1
+/// once the record is complete.
 struct WaitError {
-  uint32_t failed;      ///< 0 = no error; 1 = a wait timed out
+  uint32_t failed;      ///< 0 = no error; 1 = recorded
   int32_t rank;         ///< rank that waited
-  uint32_t signal;      ///< signal index (or packet index for polls)
-  uint32_t kind;        ///< 0 = signal wait, 1 = packet poll, 2 = counter
+  uint32_t signal;      ///< signal index (packet index for polls; the peer for PeerFailed and Mismatch)
+  uint32_t kind;        ///< WaitErrorKind
   uint64_t expected;
   uint64_t observed;
+};
+
+/// One rank's host-mapped status word (pinned host memory the kernels see
+/// through a device pointer): the host raises `abortRequested`
+/// (Communicator::abort) with a plain store, every spin-wait polls it; the
+/// kernels copy their first failure into `error`, which the host reads
+/// without any CUDA call (Communicator::asyncError).
+struct HostStatus {
+  uint32_t abortRequested;
+  uint32_t reserved;
+  WaitError error;
 };
 
 /// Per-CTA epoch slots (docs/snac-protocol.md "Per-CTA epochs"): a kernel
@@ -47,7 +69,8 @@ inline constexpr int kMaxEngineChunks = 64;
 
 /// Device-local state of one rank: never touched by peers.
 struct DeviceState {
-  WaitError error;           ///< checked mode
+  uint32_t failed;           ///< 0 until a wait of this rank gave up (claimed by atomicCAS: one record per rank)
+  uint32_t reserved;
   uint32_t counters[4096];   ///< last-arriver counters, indexed by the collective's role/slot
   /// Per-CTA epochs, all equal between calls (initialised to 1; epochs[0] =
   /// calls completed + 1, for host readers after a synchronization): CTA i
@@ -66,7 +89,12 @@ struct DeviceComm {
   std::size_t numSignals = 0;
   std::size_t packetHalfBytes = 0;
   std::size_t stagingHalfBytes = 0;
-  uint64_t spinLimit = 0;              ///< checked mode: polls before a wait gives up (packet slots: two loads per poll); 0 = unbounded
+  HostStatus *host = nullptr;          ///< this rank's host-mapped status (device pointer)
+  uint64_t timeoutNs = 0;              ///< checked mode: nanoseconds (%globaltimer) before a wait gives up; 0 = unbounded
+  /// Checked mode, per call: bit 32 set and the call's hash (kind, counts,
+  /// dtype, op, root) in the low 32 bits; every CTA compares it with every
+  /// peer's before its first data access (ctaBeginCall). 0 = no check.
+  uint64_t callCheck = 0;
 };
 
 } // namespace purlin

@@ -19,7 +19,9 @@ typedef enum purlin_status_t {
   PURLIN_CUDA_ERROR = 3,
   PURLIN_BOOTSTRAP_ERROR = 4,
   PURLIN_TIMEOUT = 5,
-  PURLIN_INTERNAL = 6
+  PURLIN_INTERNAL = 6,
+  PURLIN_ABORTED = 7,      /**< purlin_comm_abort on this rank or a peer */
+  PURLIN_REMOTE_ERROR = 8  /**< a peer failed (its wait timed out, or its call differed) */
 } purlin_status_t;
 
 /** Element types of collectives; equal to purlin::DType. (Used by the C
@@ -45,8 +47,9 @@ typedef struct purlin_comm *purlin_comm_t;
 typedef struct purlin_comm_options_t {
   size_t staging_half_bytes; /**< bytes of one staging half (default 256 MiB) */
   size_t packet_half_bytes;  /**< bytes of one packet half (default 16 MiB) */
-  int checked;               /**< non-zero: bound every spin-wait */
-  uint64_t spin_limit;       /**< polls before a checked wait gives up (a packet-slot poll round: two loads) */
+  int checked;               /**< non-zero: bound every spin-wait by time, check every call across ranks */
+  uint64_t wait_timeout_us;  /**< checked mode: microseconds before a wait gives up (default 10 s) */
+  int direct;                /**< non-zero (default): captured and registered calls may take the direct program */
 } purlin_comm_options_t;
 
 /** The default options. */
@@ -78,9 +81,26 @@ purlin_status_t purlin_comm_destroy(purlin_comm_t comm);
 int purlin_comm_rank(purlin_comm_t comm);
 int purlin_comm_size(purlin_comm_t comm);
 
-/** Checked mode: PURLIN_TIMEOUT if a spin-wait expired, with the signal in
- *  purlin_last_error(). */
+/** The communicator's failure so far, without any CUDA call and without
+ *  waiting (purlin::Communicator::asyncError, like ncclCommGetAsyncError):
+ *  PURLIN_OK while no wait of this rank's kernels gave up; otherwise
+ *  PURLIN_TIMEOUT, PURLIN_ABORTED, PURLIN_REMOTE_ERROR or
+ *  PURLIN_INVALID_ARGUMENT (a peer's call differed), with the reason in
+ *  purlin_last_error(). A failed communicator stays failed: every later
+ *  collective on it returns the same status; destroy it. */
+purlin_status_t purlin_comm_async_error(purlin_comm_t comm);
+
+/** The same as purlin_comm_async_error (kept for callers of the first ABI). */
 purlin_status_t purlin_comm_check(purlin_comm_t comm);
+
+/** Aborts the communicator on this rank (purlin::Communicator::abort, like
+ *  ncclCommAbort): every wait of this rank's kernels gives up within about
+ *  a millisecond and tells the peers, whose waits give up too; later
+ *  collectives are refused with PURLIN_ABORTED. No CUDA call: returns at
+ *  once; safe from any thread (e.g. a watchdog) while another thread uses
+ *  the communicator. purlin_comm_destroy afterwards does not hang on this
+ *  rank's kernels. */
+purlin_status_t purlin_comm_abort(purlin_comm_t comm);
 
 /** Collective, like ncclCommRegister (purlin::Communicator::registerBuffer):
  *  every rank registers its own buffer of `bytes` bytes (the same on every

@@ -25,6 +25,8 @@ enum class Status : int {
   BootstrapError = 4,    ///< the rendezvous between ranks failed
   Timeout = 5,           ///< a checked-mode spin-wait expired
   Internal = 6,          ///< a bug in purlin
+  Aborted = 7,           ///< Communicator::abort() on this rank or a peer
+  RemoteError = 8,       ///< a peer failed (its wait timed out, or its call differed): like ncclRemoteError
 };
 
 inline constexpr std::size_t dtypeSize(DType t) {

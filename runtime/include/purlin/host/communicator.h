@@ -21,8 +21,13 @@ namespace purlin {
 struct CommOptions {
   std::size_t stagingHalfBytes = 256u << 20; ///< bytes of one staging half (two halves, by epoch parity)
   std::size_t packetHalfBytes = 16u << 20;   ///< bytes of one packet half
-  bool checked = false;                      ///< bound every spin-wait (DeviceComm::spinLimit)
-  uint64_t spinLimit = 1ull << 31;           ///< polls before a checked wait gives up (packet slots: two loads per poll)
+  /// Checked mode: every spin-wait gives up after waitTimeoutUs (by the
+  /// GPU's %globaltimer), every call is compared across ranks on the device
+  /// (kind, counts, dtype, op, root: a mismatch fails every rank with a
+  /// message instead of corrupting or hanging), and eager calls must stay
+  /// on one stream. Costs one round trip between the ranks per call.
+  bool checked = false;
+  uint64_t waitTimeoutUs = 10'000'000;       ///< checked mode: microseconds before a wait gives up (> 0)
   /// Let calls captured in a CUDA graph (registerDirect) and eager calls
   /// on registered buffers (registerBuffer) take the direct program (no
   /// staging). false: every call stages, captured, registered or not.
@@ -44,6 +49,20 @@ struct CommOptions {
 /// must not destroy its communicator while peers may still access its
 /// workspace (synchronize kernels first, e.g. with a bootstrap barrier).
 /// Calls on one communicator must be ordered on one stream (like NCCL).
+///
+/// Threads (docs/runtime.md "Threads"), as NCCL: a communicator is used by
+/// one thread at a time; collectives, registration and release from two
+/// threads must be serialized by the application (registerBuffer,
+/// deregisterBuffer, registerDirect, releaseDirect and checkDeviceErrors
+/// also take a mutex of the communicator, so a mistake there is a wait,
+/// not a race). abort() and asyncError() may be called from any thread at
+/// any time (a watchdog).
+///
+/// Failure (docs/runtime.md "Failure model"): a wait that gives up (a
+/// checked-mode timeout, abort(), a call mismatch) fails the communicator
+/// on every rank: each rank's kernels stop waiting within about a
+/// millisecond and every later call returns the failure's status. Nothing
+/// is written outside the workspace and the buffers the caller passed.
 ///
 /// `bootstrap` must outlive the communicator: capturing a collective in a
 /// CUDA graph uses it again (registerDirect).
@@ -76,20 +95,42 @@ public:
   /// creation), so this is the same on every rank whenever it matters.
   int multiprocessors() const;
 
-  /// Reads this rank's DeviceState::error record on a private non-blocking
-  /// stream (it does not wait for the caller's streams: synchronize the
-  /// stream of the collective first to see its outcome). If a checked-mode
-  /// wait timed out, clears the record (each timeout is reported once) and
-  /// throws Error(Timeout, "rank R timed out waiting on signal S (REGION src
-  /// P slot K) (expected X, observed Y)"); packet polls and counters say
-  /// "packet S" / "counter S". In unchecked mode waits never give up, so
-  /// nothing is ever recorded. Throws Error(CudaError) if the read fails.
+  /// The communicator's failure so far, like ncclCommGetAsyncError: reads
+  /// this rank's host-mapped status (no CUDA call, never waits; any thread).
+  /// Ok while no wait of this rank's kernels gave up and abort() was not
+  /// called; otherwise, with the reason in *message (if given):
+  ///  - Timeout: a checked-mode wait lasted waitTimeoutUs ("rank R timed
+  ///    out waiting on signal S (REGION src P slot K) (expected X,
+  ///    observed Y)"; packet polls say "packet slot S");
+  ///  - Aborted: abort() on this rank, or a peer's abort reached it;
+  ///  - RemoteError: a peer failed (it timed out, or saw a call mismatch),
+  ///    and this rank's kernels stopped waiting on it;
+  ///  - InvalidArgument: checked mode, a peer's call differed from this
+  ///    rank's (kind, counts, dtype, op or root).
+  /// The outcome of a collective is known once its stream has been
+  /// synchronized: a failure recorded after that shows up here later. A
+  /// failure is permanent: every later collective returns it; destroy the
+  /// communicator and create a new one.
+  Status asyncError(std::string *message = nullptr) const;
+  /// Throws Error(status, message) if asyncError() is not Ok.
   void checkDeviceErrors();
-  /// Non-empty once checkDeviceErrors() reported a timeout: the ranks'
-  /// epochs and counters no longer agree, so collectives on this
-  /// communicator are refused (they return Status::Timeout with this text);
-  /// destroy it and create a new one.
-  const std::string &broken() const;
+  /// Aborts this rank's membership, like ncclCommAbort: sets the
+  /// host-mapped flag every spin-wait polls, so each wait of this rank's
+  /// kernels (running or launched later) gives up within ~1024 polls, and
+  /// the first that does tells every peer (FAILED signal), whose waits give
+  /// up too. A peer waiting on this rank while no kernel of this rank runs
+  /// (e.g. this rank refused its call) needs its own abort() or checked-mode
+  /// timeout, as with NCCL. Later collectives return Status::Aborted.
+  /// No CUDA call: returns at once; any thread, any time; idempotent.
+  /// Destroying the communicator afterwards does not wait on a hung peer.
+  void abort() noexcept;
+  /// Non-empty once the communicator failed (asyncError() != Ok): why.
+  std::string broken() const;
+  /// Checked mode: an eager call on another stream than the previous eager
+  /// call is refused (InvalidArgument) instead of racing it. Sets the
+  /// stream and returns true when the check passes (always outside
+  /// checked mode).
+  bool sameStream(const void *stream);
 
   /// Registration of one captured call for the direct program
   /// (docs/runtime.md "Graph capture and the direct program"). Collective:

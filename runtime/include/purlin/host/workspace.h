@@ -7,23 +7,25 @@
 #include <cstdint>
 
 #include "purlin/device_comm.h"
+#include "purlin/snac/protocol.h"
 
 namespace purlin {
 
 struct CommOptions;
 
-/// Signal index regions of the SNAC protocol (docs/snac-protocol.md).
-inline constexpr std::size_t kSignalSlots = 1024;
-inline constexpr std::size_t kSignalStaged = 0;
-inline constexpr std::size_t kSignalReduced = 8192;
-inline constexpr std::size_t kSignalConsumed = 16384;
-inline constexpr std::size_t kSignalGathered = 24576;
-inline constexpr std::size_t kSignalDone = 32768;
-inline constexpr std::size_t kSignalArrived = 33792;  // direct program: 3 regions of kMaxRanks*kMaxEpochSlots
-inline constexpr std::size_t kSignalPut = kSignalArrived + kMaxRanks * kMaxEpochSlots;
-inline constexpr std::size_t kSignalBack = kSignalPut + kMaxRanks * kMaxEpochSlots;
-inline constexpr std::size_t kSignalEngine = kSignalBack + kMaxRanks * kMaxEpochSlots;  // 36864: E_PUT, E_BACK
-inline constexpr std::size_t kNumSignals = kSignalEngine + 2 * kMaxEngineChunks;        // 36992
+/// Signal index regions of the SNAC protocol, as host sizes: defined once,
+/// in purlin/snac/protocol.h (docs/snac-protocol.md).
+inline constexpr std::size_t kSignalSlots = snac::kSlotsPerSource;
+inline constexpr std::size_t kSignalStaged = snac::kStagedBase;
+inline constexpr std::size_t kSignalReduced = snac::kReducedBase;
+inline constexpr std::size_t kSignalConsumed = snac::kConsumedBase;
+inline constexpr std::size_t kSignalGathered = snac::kGatheredBase;
+inline constexpr std::size_t kSignalDone = snac::kDoneBase;
+inline constexpr std::size_t kSignalArrived = snac::kArrivedBase;  // direct program: ARRIVED, PUT, BACK
+inline constexpr std::size_t kSignalEngine = snac::kEnginePutBase;  // E_PUT, E_BACK
+inline constexpr std::size_t kSignalFailed = snac::kFailedIndex;
+inline constexpr std::size_t kSignalCallCheck = snac::kCallCheckBase;
+inline constexpr std::size_t kNumSignals = snac::kNumSignals;
 /// Every region starts at a multiple of this.
 inline constexpr std::size_t kWorkspaceAlign = 256;
 

@@ -123,6 +123,30 @@ struct DeviceGuard {
     if (previous >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous) cudaSetDevice(previous);
   }
 };
+/// Checked mode: the call's hash, compared across ranks on the device
+/// (DeviceComm::callCheck, ctaBeginCall): FNV-1a over what every rank must
+/// pass alike: the kind, the element count (AllGatherV, ReduceScatterV:
+/// every entry of counts; AllToAllV: maxCount, since a rank sees only its
+/// own row and column), the dtype and op of a reduction, the root of a
+/// rooted collective. Bit 32 marks the check as on.
+inline uint64_t callCheckOf(CollKind k, int n, const CallArgs& a) {
+  uint64_t h = 1469598103934665603ull;
+  const auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xffu)) * 1099511628211ull;
+  };
+  mix(uint64_t(k));
+  if (k == CollKind::AllToAllV) {
+    mix(a.maxCount);
+  } else if (isVariable(k)) {
+    for (int p = 0; p < n; ++p) mix(a.counts != nullptr ? a.counts[p] : ~uint64_t(0));
+  } else {
+    mix(a.count);
+  }
+  if (isReduction(k)) mix((uint64_t(a.dtype) << 8) | uint64_t(a.op));
+  if (isRooted(k)) mix(uint64_t(uint32_t(a.root)));
+  return (uint64_t(1) << 32) | ((h ^ (h >> 32)) & 0xffffffffu);
+}
+
 } // namespace detail
 
 namespace detail {
@@ -189,9 +213,13 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         return report(Status::InvalidArgument, "purlin::snac::launch: communicator of size " + std::to_string(n));
       if (dc.state == nullptr || dc.size != n)
         return report(Status::InvalidArgument, "purlin::snac::launch: communicator has no device workspace");
-      if (!comm.broken().empty())
-        return report(Status::Timeout, "purlin::snac::launch: communicator unusable after a checked-mode timeout (" +
-                                           comm.broken() + "); destroy it and create a new one");
+      // A failed communicator stays failed (docs/runtime.md "Failure model").
+      {
+        std::string why;
+        if (const Status failed = comm.asyncError(&why); failed != Status::Ok)
+          return report(failed, "purlin::snac::launch: the communicator failed (" + why +
+                                    "); destroy it and create a new one");
+      }
       if constexpr (isReduction(K)) {
         constexpr unsigned types = detail::policyDTypes<P>(), ops = detail::policyOps<P>();
         if (dtypeBit(args.dtype) && opBit(args.op) && (!(types & dtypeBit(args.dtype)) || !(ops & opBit(args.op))))
@@ -300,6 +328,18 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) + ">: " +
                                                    std::to_string(pl.ctas()) + " CTAs; a collective kernel has at most " +
                                                    std::to_string(kMaxEpochSlots) + " (per-CTA epochs)");
+      // Checked mode: one stream for eager calls, and every call compared
+      // across ranks on the device.
+      DeviceComm dcCall = dc;
+      if (comm.options().checked) {
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError();
+        if (capture == cudaStreamCaptureStatusNone && !comm.sameStream(stream))
+          return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) +
+                                                     ">: checked mode: this call's stream differs from the previous "
+                                                     "call's; calls on one communicator must be ordered on one stream");
+        dcCall.callCheck = detail::callCheckOf(K, n, args);
+      }
       const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
       cudaEvent_t chunkEvents[Communicator::kCaptureChunkEvents];
       for (int i = 0; i < Communicator::kCaptureChunkEvents; ++i)
@@ -314,7 +354,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.chunks = chunkEvents;
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
       const Status st = detail::enqueueTyped<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>()>(
-          pl, dc, args, lc, peers);
+          pl, dcCall, args, lc, peers);
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       return st;
     } catch (const Error& e) {

@@ -21,6 +21,7 @@
 
 #include "purlin/arch/common.cuh"
 #include "purlin/device_comm.h"
+#include "purlin/snac/primitives.cuh"
 
 namespace purlin::snac {
 
@@ -51,11 +52,51 @@ __device__ __forceinline__ uint64_t ctaEpoch(const DeviceComm& dc) {
   return *reinterpret_cast<volatile const uint64_t*>(&dc.state->epochs[blockIdx.x]);
 }
 
+/// Checked mode (DeviceComm::callCheck != 0): the call check with peer `p`
+/// (docs/runtime.md "Failure model"), by one thread. If `write`, writes
+/// this call's CALL value (epoch and call hash) into peer p's CALL slot of
+/// this rank; then waits for peer p's value of this epoch and compares the
+/// hashes. A mismatch (the peer called with another kind, count, dtype, op
+/// or root) records WaitErrorKind::Mismatch and fails the communicator on
+/// every rank (recordWaitError); every later wait of the call then gives up
+/// before its data is used (checkedFailed). A wait that gives up has
+/// recorded why. Costs one round trip between the ranks per call, in
+/// checked mode only.
+__device__ __noinline__ void checkCallWith(const DeviceComm& dc, uint64_t epoch, int p, bool write) {
+  const uint64_t mine = callCheckValue(epoch, dc.callCheck);
+  if (write) arch::stReleaseSys(dc.signals[p] + callCheckIndex(epoch, dc.rank), mine);
+  const uint64_t* slot = dc.signals[dc.rank] + callCheckIndex(epoch, p);
+  SpinBound bound;
+  uint64_t v;
+  while (((v = arch::ldAcquireSys(slot)) >> 32) != (mine >> 32))
+    if (!bound.step(dc, WaitKind::Signal, callCheckIndex(epoch, p), mine, v)) return;
+  if (v != mine) recordWaitError(dc, WaitKind::Mismatch, uint32_t(p), mine & 0xffffffffu, v & 0xffffffffu);
+}
+
+/// CTA-collective call check: thread p checks with peer p; CTA 0 writes.
+__device__ __forceinline__ void ctaCheckCall(const DeviceComm& dc, uint64_t epoch) {
+  const int p = int(threadIdx.x);
+  if (p < dc.size && p != dc.rank) checkCallWith(dc, epoch, p, blockIdx.x == 0);
+  __syncthreads();
+}
+
+/// Warp-collective call check (the latency program, whose warps read the
+/// epoch on their own): lane p checks with peer p; the first warp of CTA 0
+/// writes.
+__device__ __forceinline__ void warpCheckCall(const DeviceComm& dc, uint64_t epoch) {
+  const int p = int(threadIdx.x & 31u);
+  if (p < dc.size && p != dc.rank) checkCallWith(dc, epoch, p, blockIdx.x == 0 && threadIdx.x < 32);
+  __syncwarp();
+}
+
 /// Waits for the previous grid (see the file comment), then returns the
-/// call's epoch (ctaEpoch).
+/// call's epoch (ctaEpoch); in checked mode, first compares the call with
+/// every peer's (ctaCheckCall).
 __device__ __forceinline__ uint64_t ctaBeginCall(const DeviceComm& dc) {
   gridDependencyWait();
-  return ctaEpoch(dc);
+  const uint64_t e = ctaEpoch(dc);
+  if (dc.callCheck != 0) ctaCheckCall(dc, e);
+  return e;
 }
 
 /// CTA-collective, called once by every CTA of the grid at its very end

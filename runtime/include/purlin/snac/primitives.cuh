@@ -19,47 +19,90 @@
 
 namespace purlin::snac {
 
-/// What a checked wait waited on (WaitError::kind).
-enum class WaitKind : uint32_t { Signal = 0, Packet = 1, Counter = 2 };
+/// What a wait waited on, or what ended it (WaitError::kind).
+using WaitKind = WaitErrorKind;
 
-/// True once any wait of this rank's current kernel has expired (checked
-/// mode only; WaitError::failed is never set otherwise).
+/// True once this rank's kernels recorded a failure (the record is claimed
+/// in DeviceState::failed, device memory: cheap to poll).
 __device__ __forceinline__ bool aborted(const DeviceComm& dc) {
-  return *reinterpret_cast<volatile uint32_t*>(&dc.state->error.failed) != 0;
+  return *reinterpret_cast<volatile uint32_t*>(&dc.state->failed) != 0;
 }
 
-/// Records the first expired wait of this rank (later ones are dropped).
-__device__ __forceinline__ void recordWaitError(const DeviceComm& dc, WaitKind kind, uint32_t index,
-                                                uint64_t expected, uint64_t observed) {
-  WaitError& e = dc.state->error;
-  if (atomicCAS(&e.failed, 0u, 2u) == 0u) {  // 2 = being written
+/// Records this rank's first failure (later ones are dropped) in its
+/// host-mapped HostStatus (Communicator::asyncError reads it with no CUDA
+/// call) and, unless the failure came from a peer (which has told every
+/// rank already), writes failureCode(rank, kind) into every rank's FAILED
+/// signal, its own included: every wait of every rank then gives up within
+/// one poll period instead of waiting on this rank.
+__device__ __noinline__ void recordWaitError(const DeviceComm& dc, WaitKind kind, uint32_t index,
+                                             uint64_t expected, uint64_t observed) {
+  if (atomicCAS(&dc.state->failed, 0u, 1u) != 0u) return;
+  if (dc.host != nullptr) {
+    volatile WaitError& e = dc.host->error;
     e.rank = dc.rank;
     e.signal = index;
     e.kind = uint32_t(kind);
     e.expected = expected;
     e.observed = observed;
     __threadfence_system();
-    atomicExch(&e.failed, 1u);
+    e.failed = 1u;
+  }
+  if (kind != WaitKind::PeerFailed) {
+    const uint64_t code = failureCode(dc.rank, uint32_t(kind));
+    arch::fenceAcqRelSys();
+    for (int q = 0; q < dc.size; ++q) arch::stRelaxedSys(dc.signals[q] + kFailedIndex, code);
   }
 }
 
-/// Spin-wait bookkeeping of one waiting thread. step() returns false when the
-/// wait must give up: the spin limit expired (error recorded) or another
-/// wait of this kernel already expired. Unbounded when spinLimit == 0.
+/// Polls between two looks at the failure sources (SpinBound). A wait that
+/// is satisfied sooner never looks (no cost on the fast path); a wait that
+/// spins looks once per ~1024 polls: one device load (FAILED), one
+/// host-mapped load (abort), and in checked mode the clock.
+inline constexpr uint32_t kFailurePollMask = 1023;
+
+/// Spin-wait bookkeeping of one waiting thread. step() returns false when
+/// the wait must give up: this rank or a peer failed (FAILED signal, a wait
+/// of this rank's kernels), the host asked to abort (HostStatus), or, in
+/// checked mode, the wait has lasted DeviceComm::timeoutNs (%globaltimer).
 struct SpinBound {
-  uint64_t spins = 0;
+  uint32_t spins = 0;
+  uint64_t start = 0;
   __device__ __forceinline__ bool step(const DeviceComm& dc, WaitKind kind, uint32_t index,
                                        uint64_t expected, uint64_t observed) {
-    if (dc.spinLimit == 0) return true;
-    ++spins;
-    if ((spins & 255u) == 0 && aborted(dc)) return false;
-    if (spins > dc.spinLimit) {
-      recordWaitError(dc, kind, index, expected, observed);
+    if ((++spins & kFailurePollMask) != 0) return true;
+    return look(dc, kind, index, expected, observed);
+  }
+  __device__ __noinline__ bool look(const DeviceComm& dc, WaitKind kind, uint32_t index, uint64_t expected,
+                                    uint64_t observed) {
+    if (aborted(dc)) return false;  // another wait of this rank gave up
+    const uint64_t failed = arch::ldRelaxedSys(dc.signals[dc.rank] + kFailedIndex);
+    if (failed != 0) {
+      recordWaitError(dc, WaitKind::PeerFailed, uint32_t(failureOrigin(failed)), failureKind(failed), 0);
       return false;
+    }
+    if (dc.host != nullptr && *reinterpret_cast<volatile uint32_t*>(&dc.host->abortRequested) != 0) {
+      recordWaitError(dc, WaitKind::Aborted, index, expected, observed);
+      return false;
+    }
+    if (dc.timeoutNs != 0) {
+      const uint64_t now = arch::globalTimerNs();
+      if (start == 0) start = now;
+      else if (now - start > dc.timeoutNs) {
+        recordWaitError(dc, kind, index, expected, observed);
+        return false;
+      }
     }
     return true;
   }
 };
+
+/// Checked mode: false if this rank's kernels already failed, so that a
+/// wait whose value is there already does not let a failed call go on
+/// (a call-check mismatch must stop every data access). One branch on a
+/// kernel parameter otherwise.
+__device__ __forceinline__ bool checkedFailed(const DeviceComm& dc) {
+  return dc.callCheck != 0 && aborted(dc);
+}
 
 /// Wait (acquire, system scope) until this rank's signal `index` >= `expected`.
 /// One thread. Returns false if the wait gave up (checked mode).
@@ -69,7 +112,7 @@ __device__ __forceinline__ bool waitSignal(const DeviceComm& dc, uint32_t index,
   uint64_t v;
   while ((v = arch::ldAcquireSys(sig)) < expected)
     if (!bound.step(dc, WaitKind::Signal, index, expected, v)) return false;
-  return true;
+  return !checkedFailed(dc);
 }
 
 /// CTA-collective wait: thread 0 waits (acquire), then a barrier orders the
@@ -220,7 +263,7 @@ __device__ __forceinline__ bool warpPollSlot(const DeviceComm& dc, Packet* slot,
       }
     }
   }
-  if (__any_sync(~0u, gaveUp)) return false;
+  if (__any_sync(~0u, gaveUp || checkedFailed(dc))) return false;
   slotClear(slot);
   return true;
 }

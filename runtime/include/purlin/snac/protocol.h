@@ -48,7 +48,18 @@ inline constexpr uint32_t kBackBase = kPutBase + uint32_t(kMaxRanks * kMaxEpochS
 /// this rank's output.
 inline constexpr uint32_t kEnginePutBase = kBackBase + uint32_t(kMaxRanks * kMaxEpochSlots);
 inline constexpr uint32_t kEngineBackBase = kEnginePutBase + uint32_t(kMaxEngineChunks);
-inline constexpr uint32_t kNumSignals = kEngineBackBase + uint32_t(kMaxEngineChunks);
+/// Failure (docs/runtime.md "Failure model"): FAILED, one signal per rank,
+/// 0 while the communicator is healthy; a rank whose wait gave up, or that
+/// was aborted, writes failureCode(itself, kind) into every rank's FAILED
+/// (its own too), and every spin-wait polls it, so no rank keeps waiting
+/// on a rank that has given up. Never reset: a failed communicator stays
+/// failed.
+inline constexpr uint32_t kFailedIndex = kEngineBackBase + uint32_t(kMaxEngineChunks);
+/// Checked mode: CALL[parity][src], where source `src`'s CTA 0 writes
+/// callCheckValue(e, hash) of its call of epoch e (ctaBeginCall), by epoch
+/// parity (a peer may be one call ahead, never two).
+inline constexpr uint32_t kCallCheckBase = kFailedIndex + 1;
+inline constexpr uint32_t kNumSignals = kCallCheckBase + uint32_t(2 * kMaxRanks);
 static_assert(kArrivedBase >= kDoneBase + kMaxRanks, "direct signals follow DONE");
 
 /// Largest number of cyclic staging slots one throughput call uses (keeps
@@ -75,6 +86,18 @@ PURLIN_HD uint32_t putIndex(int src, int cta) { return kPutBase + uint32_t(src) 
 PURLIN_HD uint32_t backIndex(int src, int cta) { return kBackBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta); }
 PURLIN_HD uint32_t enginePutIndex(int chunk) { return kEnginePutBase + uint32_t(chunk); }
 PURLIN_HD uint32_t engineBackIndex(int chunk) { return kEngineBackBase + uint32_t(chunk); }
+PURLIN_HD uint32_t callCheckIndex(uint64_t epoch, int src) {
+  return kCallCheckBase + uint32_t(epoch & 1u) * uint32_t(kMaxRanks) + uint32_t(src);
+}
+/// The FAILED value rank `origin` writes: its rank + 1 and the kind of its
+/// failure (WaitErrorKind) above bit 8; never 0.
+PURLIN_HD uint64_t failureCode(int origin, uint32_t kind) { return (uint64_t(kind) << 8) | uint64_t(origin + 1); }
+PURLIN_HD int failureOrigin(uint64_t code) { return int(code & 0xffu) - 1; }
+PURLIN_HD uint32_t failureKind(uint64_t code) { return uint32_t(code >> 8); }
+/// A CALL value: the low 32 bits of the epoch above the 32-bit call hash.
+PURLIN_HD uint64_t callCheckValue(uint64_t epoch, uint64_t callCheck) {
+  return (uint64_t(uint32_t(epoch)) << 32) | (callCheck & 0xffffffffu);
+}
 
 /// Signal value of use `round` (0-based) of a slot in the call of epoch `e`:
 /// (e << 20) + round + 1. Strictly increasing over calls and rounds (rounds
