@@ -1,7 +1,9 @@
 # Two entry points do all set-up on a fresh machine:
 #   make demo   install what is missing, build, compile the examples, show
 #               the IR, verify; on a GPU host also run and time them.
-#   make test   install what is missing, build, run every CPU test (CTest).
+#   make test   install what is missing, build, run every CPU test (CTest),
+#               then the same unit tests under ASan/UBSan and the fuzzers
+#               (scripts/sanitize.sh).
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
@@ -20,6 +22,7 @@ build: configure
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@JOBS=$(JOBS) ./scripts/sanitize.sh $(BUILD)-san
 
 demo: build
 	@./scripts/demo.sh $(BUILD)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs every GPU test and benchmark in one go on a GPU host, writes one log
 # per step, and prints a short table last.
-#   scripts/gpu-all.sh [GPU_BIN_DIR] [--no-bench] [--micro]
+#   scripts/gpu-all.sh [GPU_BIN_DIR] [--no-bench] [--micro] [--steps REGEX]
+# --steps REGEX runs only the steps whose names match (grep -E), so that the
+# suite can be run in parts that each fit a time limit (the device tool's
+# 600 s): e.g. --steps '^(comm|failure|lifetime)' or --steps '^sanitize'.
 # GPU_BIN_DIR defaults to build/gpu-bin (the programs built by `make`).
 # Every *_test program there runs once in one process; the communicator,
 # collective and demo programs also run one process per GPU (purlin-launch).
@@ -9,13 +12,17 @@
 # tarball $OUT/gpu-logs.tar.gz plus $OUT/summary.txt and the benchmark CSV.
 set -uo pipefail
 BIN=${1:-build/gpu-bin}
-BENCH=1; MICRO=0
-for a in "${@:2}"; do
-  case "$a" in
+BENCH=1; MICRO=0; STEPS=''
+set -- "${@:2}"
+while [ $# -gt 0 ]; do
+  case "$1" in
     --no-bench) BENCH=0;;
     --micro) MICRO=1;;
-    *) echo "gpu-all: unknown option $a" >&2; exit 2;;
+    --steps) [ $# -ge 2 ] || { echo "gpu-all: --steps needs a regular expression" >&2; exit 2; }
+             STEPS=$2; shift;;
+    *) echo "gpu-all: unknown option $1" >&2; exit 2;;
   esac
+  shift
 done
 if [ -n "${OUT:-}" ]; then LOG=$(mktemp -d); else LOG=$(pwd)/gpu-logs; fi
 mkdir -p "$LOG"
@@ -27,6 +34,7 @@ nvidia-smi -L 2>/dev/null | sed 's/^/  /'
 declare -a NAMES RESULTS SECS
 step() {  # step NAME TIMEOUT CMD...
   local name=$1 to=$2; shift 2
+  if [ -n "$STEPS" ] && ! grep -qE -- "$STEPS" <<<"$name"; then return 0; fi
   local t0=$(date +%s.%N)
   echo "=== $name: $*" | tee -a "$LOG/all.log"
   timeout --kill-after=10 "$to" "$@" >"$LOG/$name.log" 2>&1
@@ -64,9 +72,32 @@ for t in "$BIN"/*_test; do
         # per GPU runs the default policy's (push) to keep the run short.
         mpargs=(); [ "$n" = coll_correctness_test ] && mpargs=(--transfer push)
         step "$n.mp$NGPU" 300 "$LAUNCH" -n "$NGPU" "$t" "${mpargs[@]}"
+      elif [ -x "$LAUNCH" ] && [ "$n" = comm_test ]; then
+        # One GPU: two processes share it (CUDA IPC within one device; the
+        # GPU time-slices their contexts, so only the short communicator
+        # test runs this way: the collective tests run their ranks as
+        # threads sharing the GPU above).
+        step "$n.mp2" 300 "$LAUNCH" -n 2 "$t"
       fi;;
   esac
 done
+
+# compute-sanitizer (memcheck, racecheck, synccheck) over the correctness
+# suites at small sizes: the Atom datapaths (one kernel each), and with
+# memcheck the collectives of two ranks sharing a GPU (their kernels wait on
+# each other, which racecheck's and synccheck's serialization would
+# deadlock). Zero errors required (--error-exitcode).
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ -x "$SAN" ]; then
+  for tool in memcheck racecheck synccheck; do
+    for t in atom_copy_test atom_reduce_test reduce_pair_test; do
+      [ -x "$BIN/$t" ] && step "sanitize.$tool.$t" 600 "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/$t"
+    done
+  done
+  for t in failure_test rooted_test vform_test; do
+    [ -x "$BIN/$t" ] && step "sanitize.memcheck.$t" 600 "$SAN" --tool memcheck --error-exitcode 9 "$BIN/$t" --ranks 2
+  done
+fi
 
 if [ $BENCH -eq 1 ]; then
   [ $MICRO -eq 1 ] && [ -x "$BIN/atom_micro" ] && step micro 300 "$BIN/atom_micro" "$LOG/micro"

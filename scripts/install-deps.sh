@@ -2,7 +2,7 @@
 # Installs the Debian packages Purlin builds against, only those missing.
 # Used by `make demo` and `make test`; safe to run repeatedly.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ python3 libclang-14-dev llvm-14-dev llvm-14-tools clang-14
+pkgs=(cmake ninja-build g++ python3 libclang-14-dev llvm-14-dev llvm-14-tools clang-14 libclang-rt-14-dev
       libfmt-dev libcli11-dev nlohmann-json3-dev catch2 python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -23,6 +23,8 @@
 /// against the host reference of rank 0 (a wrong program is not timed).
 ///
 /// Usage: tp_loopback_micro [--reps N] [--calls N] [--sizes a,b,...]
+// Policies of its own: the device programs compiled here (coll_launch.cuh).
+#define COLLTEST_PROGRAMS
 #include "coll_test_common.cuh"
 
 #include <algorithm>

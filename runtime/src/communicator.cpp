@@ -108,37 +108,6 @@ void agree(int rank, const StepResult *results, std::size_t stride, int size,
   }
 }
 
-/// Names signal index `s` by its protocol region (docs/snac-protocol.md).
-std::string describeSignal(uint32_t s) {
-  const char *names[] = {"STAGED", "REDUCED", "CONSUMED", "GATHERED"};
-  if (s < kSignalDone) {
-    uint32_t region = s / 8192, src = (s % 8192) / kSignalSlots,
-             slot = s % kSignalSlots;
-    return std::to_string(s) + " (" + names[region] + " src " +
-           std::to_string(src) + " slot " + std::to_string(slot) + ")";
-  }
-  if (s < kSignalDone + kMaxRanks)
-    return std::to_string(s) + " (DONE src " + std::to_string(s - kSignalDone) + ")";
-  if (s >= kSignalEngine && s < kNumSignals) {
-    const char *engine[] = {"E_PUT", "E_BACK"};
-    const std::size_t rel = s - kSignalEngine;
-    return std::to_string(s) + " (" + engine[rel / kMaxEngineChunks] + " chunk " +
-           std::to_string(rel % kMaxEngineChunks) + ")";
-  }
-  if (s >= kSignalArrived && s < kSignalEngine) {
-    const char *direct[] = {"ARRIVED", "PUT", "BACK"};
-    const std::size_t per = std::size_t(kMaxRanks) * kMaxEpochSlots, rel = s - kSignalArrived;
-    return std::to_string(s) + " (" + direct[rel / per] + " src " +
-           std::to_string(rel % per / kMaxEpochSlots) + " cta " +
-           std::to_string(rel % kMaxEpochSlots) + ")";
-  }
-  if (s == kSignalFailed)
-    return std::to_string(s) + " (FAILED)";
-  if (s >= kSignalCallCheck && s < kNumSignals)
-    return std::to_string(s) + " (CALL parity " + std::to_string((s - kSignalCallCheck) / kMaxRanks) + " src " +
-           std::to_string((s - kSignalCallCheck) % kMaxRanks) + ")";
-  return std::to_string(s);
-}
 
 } // namespace
 
@@ -394,12 +363,12 @@ Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
 }
 
 bool Communicator::registerDirect(void *out, std::size_t outBytes, bool eligible,
-                                  std::byte *peersOut[kMaxRanks], bool *engine) {
+                                  std::byte *peersOut[kMaxRanks], bool *engine, void *captureStream) {
   Impl &m = *impl_;
   std::lock_guard<std::mutex> lock(m.mutex);
   if (!m.options.direct || m.size < 2)
     return false;
-  return m.direct->exchange(*m.bootstrap, out, outBytes, eligible, peersOut, engine);
+  return m.direct->exchange(*m.bootstrap, out, outBytes, eligible, peersOut, engine, captureStream);
 }
 
 void Communicator::releaseDirect() {
@@ -433,6 +402,7 @@ bool Communicator::registeredPeers(const void *out, std::size_t outBytes, std::b
 }
 
 std::size_t Communicator::directMappings() const { return impl_->direct->mappedCount(); }
+std::size_t Communicator::directGraphHeld() const { return impl_->direct->graphHeldCount(); }
 std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
 bool Communicator::logPlans() const { return impl_->logPlans; }
 bool Communicator::firstOfShape(uint64_t shapeKey) { return impl_->loggedShapes.insert(shapeKey).second; }

@@ -16,7 +16,9 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -171,7 +173,7 @@ void *DirectRegistry::map(int p, uint64_t bufferId, const void *ipcHandle) {
 bool DirectRegistry::closeUnheld() {
   bool ok = true;
   for (auto it = mapped_.begin(); it != mapped_.end();) {
-    if (it->second.captured || it->second.registrations > 0) {
+    if (it->second.captured || it->second.registrations > 0 || it->second.graphs->load() > 0) {
       ++it;
       continue;
     }
@@ -182,12 +184,61 @@ bool DirectRegistry::closeUnheld() {
   return ok;
 }
 
+namespace {
+/// The payload of a graph's user object: the mappings it holds.
+struct GraphHold {
+  std::vector<std::shared_ptr<std::atomic<int>>> counts;
+};
+/// Runs on a CUDA thread when the last graph or executable holding the
+/// object is destroyed (and its work done): no CUDA calls here.
+void releaseGraphHold(void *payload) {
+  auto *hold = static_cast<GraphHold *>(payload);
+  for (auto &c : hold->counts) c->fetch_sub(1);
+  delete hold;
+}
+} // namespace
+
+std::size_t DirectRegistry::graphHeldCount() const {
+  std::size_t n = 0;
+  for (const auto &[key, m] : mapped_) n += m.graphs->load() > 0;
+  return n;
+}
+
+bool DirectRegistry::holdInGraph(void *captureStream, const std::vector<Key> &keys) {
+  if (captureStream == nullptr || keys.empty()) return keys.empty();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(captureStream), &status, nullptr, &graph) != cudaSuccess ||
+      status != cudaStreamCaptureStatusActive || graph == nullptr) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  auto *hold = new GraphHold;
+  for (const Key &k : keys) hold->counts.push_back(mapped_.at(k).graphs);
+  for (auto &c : hold->counts) c->fetch_add(1);
+  cudaUserObject_t object = nullptr;
+  if (cudaUserObjectCreate(&object, hold, releaseGraphHold, 1, cudaUserObjectNoDestructorSync) != cudaSuccess) {
+    (void)cudaGetLastError();
+    releaseGraphHold(hold);
+    return false;
+  }
+  // The graph takes our reference: the object dies with the graph and its
+  // executables (CUDA defers that until their launched work is done).
+  if (cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove) != cudaSuccess) {
+    (void)cudaGetLastError();
+    (void)cudaUserObjectRelease(object, 1);  // runs releaseGraphHold
+    return false;
+  }
+  return true;
+}
+
 bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBytes, bool eligible,
-                              std::byte *peersOut[kMaxRanks], bool *engine) {
+                              std::byte *peersOut[kMaxRanks], bool *engine, void *captureStream) {
   // Nothing before round 1 may throw: a rank that left here early would
   // leave its peers waiting in the bootstrap. A local failure is sent as
   // "not eligible" instead.
   ExchangeScope scope(device_);
+  if (scope.ok) (void)closeUnheld();  // what destroyed graphs held (their work is done)
   DirectRecord mine;
   mine.pid = pid_;
   mine.nonce = nonce_;
@@ -216,6 +267,7 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
   if (engine)
     for (int p = 0; p < size_; ++p) *engine = *engine && all[p].engine != 0;
   int32_t ok = 1;
+  std::vector<Key> used;
   for (int p = 0; p < size_ && ok; ++p) {
     const DirectRecord &o = all[p];
     if (p == rank_) {
@@ -223,12 +275,16 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
     } else if (o.pid == pid_ && o.nonce == nonce_) {
       peersOut[p] = reinterpret_cast<std::byte *>(o.base + o.offset);  // same process: peer access
     } else if (void *base = map(p, o.bufferId, &o.handle)) {
-      mapped_[{p, o.bufferId}].captured = true;
+      used.push_back({p, o.bufferId});
       peersOut[p] = static_cast<std::byte *>(base) + o.offset;
     } else {
       ok = 0;
     }
   }
+  // The capturing graph holds what this call maps; if it cannot, the
+  // mappings are held until releaseDirect (as without graphs).
+  if (ok && !holdInGraph(captureStream, used))
+    for (const Key &k : used) mapped_.at(k).captured = true;
   std::vector<int32_t> oks(size_);
   bootstrap.allGather(&ok, oks.data(), sizeof ok);
   for (int p = 0; p < size_; ++p)
@@ -258,19 +314,38 @@ void DirectRegistry::release(Bootstrap &bootstrap) {
   if (!synchronizeAll(bootstrap))
     PURLIN_THROW(Status::CudaError, "rank " + std::to_string(rank_) + ": releasing direct-program mappings: a rank "
                                         "could not synchronize its device; nothing was closed");
-  int32_t ok = 1;
+  // CUDA runs a destroyed graph's user-object destructor on its own thread,
+  // soon after the graph's work is done: give it a moment to drop what the
+  // destroyed graphs held.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (graphHeldCount() > 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  struct Outcome {
+    int32_t ok = 1;
+    int32_t held = 0;  ///< mappings a live graph still holds (kept open)
+  } mine;
   {
     QuietDeviceScope scope(device_);
     for (auto &[key, m] : mapped_) m.captured = false;
-    if (!closeUnheld()) ok = 0;  // what registrations hold stays mapped
+    if (!closeUnheld()) mine.ok = 0;  // what registrations and live graphs hold stays mapped
+    mine.held = int32_t(graphHeldCount());
   }
   // Every rank closed its mappings before any owner frees its buffers.
-  std::vector<int32_t> oks(size_);
-  bootstrap.allGather(&ok, oks.data(), sizeof ok);
+  std::vector<Outcome> all(size_);
+  bootstrap.allGather(&mine, all.data(), sizeof mine);
   for (int p = 0; p < size_; ++p)
-    if (!oks[p])
+    if (!all[p].ok)
       PURLIN_THROW(Status::CudaError, "rank " + std::to_string(rank_) + ": releasing direct-program mappings failed on rank " +
                                           std::to_string(p) + " (device synchronize or cudaIpcCloseMemHandle)");
+  // A live graph's mappings stay open (its replays must not write through
+  // a closed mapping), so its peers must not free those buffers: say so.
+  for (int p = 0; p < size_; ++p)
+    if (all[p].held > 0)
+      PURLIN_THROW(Status::InvalidArgument,
+                   "rank " + std::to_string(rank_) + ": releaseDirect: " + std::to_string(all[p].held) +
+                       " peer output mapping(s) on rank " + std::to_string(p) +
+                       " are still held by captured graphs (or their executables) that are alive; they stay open "
+                       "and their buffers must stay allocated: destroy those graphs first");
 }
 
 uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::size_t bytes) {

@@ -7,9 +7,11 @@
 /// "Registered buffers").
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -31,12 +33,17 @@ public:
   /// otherwise). Returns true on every rank or on none; on true,
   /// peersOut[p] is rank p's `out` as mapped here (peersOut[rank] = out)
   /// and *engine (when given) the AND of every rank's *engine.
+  /// `captureStream` (a cudaStream_t being captured, or null): the graph it
+  /// captures into holds the peer mappings this call uses (a CUDA user
+  /// object); they stay open while that graph or an executable of it
+  /// lives, and become closable once all are destroyed. Mappings whose
+  /// graphs were all destroyed are closed here (before the exchange).
   bool exchange(Bootstrap &bootstrap, void *out, std::size_t outBytes, bool eligible,
-                std::byte *peersOut[kMaxRanks], bool *engine = nullptr);
+                std::byte *peersOut[kMaxRanks], bool *engine = nullptr, void *captureStream = nullptr);
 
-  /// Collective: waits for this device, closes every peer mapping that only
-  /// captured calls hold (registrations keep theirs), and returns once
-  /// every rank has (so owners may then free their buffers).
+  /// Collective: waits for this device, closes every peer mapping that no
+  /// registration and no live graph holds, and returns once every rank has
+  /// (so owners may then free buffers no live graph captured).
   /// Throws Error(CudaError) naming a rank whose close failed.
   void release(Bootstrap &bootstrap);
   /// Collective (Communicator::registerBuffer): registers [ptr, ptr+bytes)
@@ -63,17 +70,23 @@ public:
 
   /// Peer allocations currently mapped (for tests and diagnostics).
   std::size_t mappedCount() const { return mapped_.size(); }
+  /// Of those, the ones a live graph holds.
+  std::size_t graphHeldCount() const;
   /// Exchanges that returned true so far.
   std::size_t acceptedCount() const { return accepted_; }
 
 private:
   using Key = std::pair<int, uint64_t>;  ///< (peer rank, peer's buffer id)
-  /// A peer allocation mapped here, held by captured calls (until release)
-  /// and by registrations; closed when neither holds it.
+  /// A peer allocation mapped here, held by the graphs that captured calls
+  /// on it (counted by their user objects' destructors, which CUDA runs on
+  /// its own thread: an atomic shared with them, so it outlives the
+  /// registry), by captured calls whose graph could not hold it (until
+  /// release), and by registrations; closed when nothing holds it.
   struct Mapping {
     void *base = nullptr;
     bool captured = false;
     int registrations = 0;
+    std::shared_ptr<std::atomic<int>> graphs = std::make_shared<std::atomic<int>>(0);
   };
   /// One registered buffer: its range here and every rank's as seen here.
   struct Registration {
@@ -94,9 +107,11 @@ private:
 
   /// Maps (or finds) peer p's allocation `bufferId`; nullptr on failure.
   void *map(int p, uint64_t bufferId, const void *ipcHandle);
-  /// Closes mappings that neither captured calls nor registrations hold;
-  /// false if a close failed.
+  /// Closes mappings that nothing holds; false if a close failed.
   bool closeUnheld();
+  /// Makes the graph `captureStream` captures into hold the mappings of
+  /// `keys` (a user object); false if CUDA refused (then nothing is held).
+  bool holdInGraph(void *captureStream, const std::vector<Key> &keys);
   /// Collective: every rank synchronizes its device; true iff all did.
   bool synchronizeAll(Bootstrap &bootstrap);
 };

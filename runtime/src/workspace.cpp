@@ -54,4 +54,36 @@ WorkspaceLayout computeLayout(const CommOptions &options, int worldSize) {
   return l;
 }
 
+/// Names signal index `s` by its protocol region (docs/snac-protocol.md).
+std::string describeSignal(uint32_t s) {
+  const char *names[] = {"STAGED", "REDUCED", "CONSUMED", "GATHERED"};
+  if (s < kSignalDone) {
+    uint32_t region = s / 8192, src = (s % 8192) / kSignalSlots,
+             slot = s % kSignalSlots;
+    return std::to_string(s) + " (" + names[region] + " src " +
+           std::to_string(src) + " slot " + std::to_string(slot) + ")";
+  }
+  if (s < kSignalDone + kMaxRanks)
+    return std::to_string(s) + " (DONE src " + std::to_string(s - kSignalDone) + ")";
+  if (s >= kSignalEngine && s < kSignalEngine + 2 * kMaxEngineChunks) {
+    const char *engine[] = {"E_PUT", "E_BACK"};
+    const std::size_t rel = s - kSignalEngine;
+    return std::to_string(s) + " (" + engine[rel / kMaxEngineChunks] + " chunk " +
+           std::to_string(rel % kMaxEngineChunks) + ")";
+  }
+  if (s >= kSignalArrived && s < kSignalEngine) {
+    const char *direct[] = {"ARRIVED", "PUT", "BACK"};
+    const std::size_t per = std::size_t(kMaxRanks) * kMaxEpochSlots, rel = s - kSignalArrived;
+    return std::to_string(s) + " (" + direct[rel / per] + " src " +
+           std::to_string(rel % per / kMaxEpochSlots) + " cta " +
+           std::to_string(rel % kMaxEpochSlots) + ")";
+  }
+  if (s == kSignalFailed)
+    return std::to_string(s) + " (FAILED)";
+  if (s >= kSignalCallCheck && s < kNumSignals)
+    return std::to_string(s) + " (CALL parity " + std::to_string((s - kSignalCallCheck) / kMaxRanks) + " src " +
+           std::to_string((s - kSignalCallCheck) % kMaxRanks) + ")";
+  return std::to_string(s);
+}
+
 } // namespace purlin

@@ -120,3 +120,16 @@ TEST_CASE("chunks and 16-byte slices cover a range exactly") {
     }
   }
 }
+
+TEST_CASE("describeSignal names every signal region") {
+  CHECK(describeSignal(1027) == "1027 (STAGED src 1 slot 3)");
+  CHECK(describeSignal(uint32_t(sn::reducedIndex(2, 5))) == std::to_string(sn::reducedIndex(2, 5)) + " (REDUCED src 2 slot 5)");
+  CHECK(describeSignal(uint32_t(sn::doneIndex(3))) == std::to_string(sn::doneIndex(3)) + " (DONE src 3)");
+  CHECK(describeSignal(sn::arrivedIndex(1, 7)) == std::to_string(sn::arrivedIndex(1, 7)) + " (ARRIVED src 1 cta 7)");
+  CHECK(describeSignal(sn::backIndex(7, 127)) == std::to_string(sn::backIndex(7, 127)) + " (BACK src 7 cta 127)");
+  CHECK(describeSignal(sn::engineBackIndex(63)) == std::to_string(sn::engineBackIndex(63)) + " (E_BACK chunk 63)");
+  CHECK(describeSignal(sn::kFailedIndex) == std::to_string(sn::kFailedIndex) + " (FAILED)");
+  CHECK(describeSignal(sn::callCheckIndex(2, 1)) == std::to_string(sn::callCheckIndex(2, 1)) + " (CALL parity 0 src 1)");
+  CHECK(describeSignal(sn::callCheckIndex(3, 7)) == std::to_string(sn::callCheckIndex(3, 7)) + " (CALL parity 1 src 7)");
+  CHECK(describeSignal(sn::kNumSignals) == std::to_string(sn::kNumSignals));
+}

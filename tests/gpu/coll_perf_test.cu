@@ -17,6 +17,8 @@
 /// csv,collective,config,bytes,purlin_us,GBps,nccl_us,nccl_GBps,ctas,chunk.
 /// A failed check or a timed-out wait (checked communicator) ends the
 /// sweep on every rank, so the program never hangs on a broken call.
+// Policies of its own: the device programs compiled here (coll_launch.cuh).
+#define COLLTEST_PROGRAMS
 #include "coll_test_common.cuh"
 #include "perf_common.cuh"
 

@@ -12,6 +12,8 @@
 /// Usage: lat_perf_test [--sizes a,b,...] (in-process) or under
 /// purlin-launch -n 2. Prints one line per (collective, size, variant) and a
 /// geomean (1 KiB - 512 KiB) of NCCL / variant per collective.
+// Policies of its own: the device programs compiled here (coll_launch.cuh).
+#define COLLTEST_PROGRAMS
 #include "coll_test_common.cuh"
 #include "perf_common.cuh"
 

@@ -148,16 +148,25 @@ public:
   /// Returns false without any exchange when CommOptions::direct is false
   /// (equal on all ranks). Throws Error(BootstrapError) if the exchange
   /// fails (e.g. a peer did not capture the call: bootstrap timeout).
+  /// `captureStream` (the cudaStream_t being captured; the launcher
+  /// passes it): the graph being captured holds the peer mappings this call
+  /// uses, through a CUDA user object, so they stay open while that graph
+  /// or any executable of it lives (a replay never writes through a closed
+  /// mapping, even after releaseDirect), and are closed by the next
+  /// registerDirect or releaseDirect once all are destroyed. Without it,
+  /// they are held until releaseDirect.
   bool registerDirect(void *out, std::size_t outBytes, bool eligible, std::byte *peersOut[kMaxRanks],
-                      bool *engine = nullptr);
+                      bool *engine = nullptr, void *captureStream = nullptr);
   /// Collective: closes every peer output mapping made by registerDirect
-  /// (except those a registered buffer holds: registerBuffer)
-  /// (after synchronizing this rank's device) and returns once every rank
-  /// has. Call it after destroying the graphs that captured direct calls and
-  /// before any rank frees (or reuses for another allocation) an output
-  /// buffer such a call used: CUDA requires importers to close an IPC
-  /// mapping before the owner frees the memory. Destroying the communicator
-  /// also closes them (locally).
+  /// that neither a registered buffer (registerBuffer) nor a live graph
+  /// holds (after synchronizing this rank's device) and returns once every
+  /// rank has. Call it after destroying the graphs that captured direct
+  /// calls and before any rank frees (or reuses for another allocation) an
+  /// output buffer such a call used: CUDA requires importers to close an
+  /// IPC mapping before the owner frees the memory. A graph still alive
+  /// keeps its mappings (its replays stay valid), so its buffers must stay
+  /// allocated. Destroying the communicator closes them all (locally):
+  /// destroy the graphs first.
   void releaseDirect();
   /// Registered buffers (docs/runtime.md "Registered buffers"), like
   /// ncclCommRegister: collective, every rank registers its own buffer of
@@ -198,8 +207,10 @@ public:
   bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
                        bool *streamMemOps = nullptr) const;
 
-  /// Peer output allocations mapped by registerDirect so far.
+  /// Peer output allocations mapped by registerDirect so far (and not closed).
   std::size_t directMappings() const;
+  /// Of those, the ones a live captured graph holds.
+  std::size_t directGraphHeld() const;
   /// Calls registerDirect accepted (true) so far.
   std::size_t directRegistrations() const;
   /// Whether plans are logged (CommOptions::logPlans or PURLIN_LOG_PLANS=1).

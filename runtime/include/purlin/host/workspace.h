@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "purlin/device_comm.h"
 #include "purlin/snac/protocol.h"
@@ -56,5 +57,10 @@ constexpr std::size_t alignUp(std::size_t bytes, std::size_t align) {
 /// up to kWorkspaceAlign. Throws Error(InvalidArgument) if worldSize is not
 /// in [1, kMaxRanks], a half size is 0, or the total overflows.
 WorkspaceLayout computeLayout(const CommOptions &options, int worldSize);
+
+/// Names signal index `s` by its protocol region (docs/snac-protocol.md),
+/// for messages: "1027 (STAGED src 1 slot 3)", "36992 (FAILED)", "36994
+/// (CALL parity 0 src 1)"; just the number outside every region.
+std::string describeSignal(uint32_t s);
 
 } // namespace purlin

@@ -301,7 +301,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         // eligible), so that peers capturing this call are not left waiting.
         if (capture != cudaStreamCaptureStatusNone) {
           const bool eligible = capture == cudaStreamCaptureStatusActive && directEligible(pl, args);
-          direct = comm.registerDirect(args.out, outBytes, eligible, peers.out, &engine);  // engine: ANDed
+          direct = comm.registerDirect(args.out, outBytes, eligible, peers.out, &engine, stream);  // engine: ANDed
         } else if (bool memOps = false;
                    comm.registeredPeers(args.out, outBytes, peers.out, &memOps) && directEligible(pl, args)) {
           // Eager copy-engine form only when no ranks share a GPU: eagerly

@@ -61,8 +61,8 @@ __device__ __forceinline__ uint64_t ctaEpoch(const DeviceComm& dc) {
 /// every rank (recordWaitError); every later wait of the call then gives up
 /// before its data is used (checkedFailed). A wait that gives up has
 /// recorded why. Costs one round trip between the ranks per call, in
-/// checked mode only.
-__device__ __noinline__ void checkCallWith(const DeviceComm& dc, uint64_t epoch, int p, bool write) {
+/// checked mode only. Inlined, as recordWaitError (primitives.cuh) says why.
+__device__ __forceinline__ void checkCallWith(const DeviceComm& dc, uint64_t epoch, int p, bool write) {
   const uint64_t mine = callCheckValue(epoch, dc.callCheck);
   if (write) arch::stReleaseSys(dc.signals[p] + callCheckIndex(epoch, dc.rank), mine);
   const uint64_t* slot = dc.signals[dc.rank] + callCheckIndex(epoch, p);

@@ -34,7 +34,14 @@ __device__ __forceinline__ bool aborted(const DeviceComm& dc) {
 /// rank already), writes failureCode(rank, kind) into every rank's FAILED
 /// signal, its own included: every wait of every rank then gives up within
 /// one poll period instead of waiting on this rank.
-__device__ __noinline__ void recordWaitError(const DeviceComm& dc, WaitKind kind, uint32_t index,
+///
+/// It and SpinBound::look are inlined although they are cold: a call to an
+/// out-of-line function that takes `const DeviceComm&` copies the kernel's
+/// DeviceComm parameter to the stack (a 288-byte frame in every kernel)
+/// and raised the printed Broadcast throughput kernel from 128 to 154
+/// registers, more than 512 threads may hold: it could not launch (seen on
+/// one H200, 2026-12-03).
+__device__ __forceinline__ void recordWaitError(const DeviceComm& dc, WaitKind kind, uint32_t index,
                                              uint64_t expected, uint64_t observed) {
   if (atomicCAS(&dc.state->failed, 0u, 1u) != 0u) return;
   if (dc.host != nullptr) {
@@ -72,7 +79,7 @@ struct SpinBound {
     if ((++spins & kFailurePollMask) != 0) return true;
     return look(dc, kind, index, expected, observed);
   }
-  __device__ __noinline__ bool look(const DeviceComm& dc, WaitKind kind, uint32_t index, uint64_t expected,
+  __device__ __forceinline__ bool look(const DeviceComm& dc, WaitKind kind, uint32_t index, uint64_t expected,
                                     uint64_t observed) {
     if (aborted(dc)) return false;  // another wait of this rank gave up
     const uint64_t failed = arch::ldRelaxedSys(dc.signals[dc.rank] + kFailedIndex);

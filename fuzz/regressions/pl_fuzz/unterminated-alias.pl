@@ -1,0 +1,1 @@
+using Broken = SNAC<consume::Reduce, layout::Scattered,

@@ -1,0 +1,61 @@
+/// @file coll_launch.cuh
+/// @brief The four unrooted collectives as the tests name them (Coll, their
+/// Transform types) and launchColl<P>, which runs one through snac::launch
+/// with the device programs purlinc printed (generated/).
+///
+/// Compiling those programs is most of a test's build time, so they are
+/// compiled once: coll_programs.cu defines COLLTEST_PROGRAMS and
+/// instantiates launchColl for the harness's policies (PAuto, PTput) into
+/// the colltest_programs library every test links. A test with policies of
+/// its own (the perf tests, tp_loopback_micro) defines COLLTEST_PROGRAMS
+/// before including this header, which then also defines launchColl.
+#pragma once
+
+#include "test_policies.cuh"
+
+#ifdef COLLTEST_PROGRAMS
+// The device programs purlinc printed for dsl_examples (generated/), without
+// their host API: the tests launch them with their own policies.
+#define PURLIN_GEN_DEVICE_ONLY
+#include "allgather.cu"
+#include "allreduce.cu"
+#include "alltoall.cu"
+#include "reducescatter.cu"
+#endif
+
+namespace colltest {
+
+using AG = sn::Transform<sn::Consume::Copy, sn::Layout::Packed, sn::Layout::Scattered>;
+using RS = sn::Transform<sn::Consume::Reduce, sn::Layout::Scattered, sn::Layout::Packed>;
+using A2A = sn::Transform<sn::Consume::Copy, sn::Layout::Scattered, sn::Layout::Transposed>;
+using AR = sn::Compose<RS, AG>;
+
+enum class Coll { AllGather, ReduceScatter, AllReduce, AllToAll };
+inline const char* name(Coll c) {
+  static const char* n[] = {"AllGather", "ReduceScatter", "AllReduce", "AllToAll"};
+  return n[int(c)];
+}
+inline bool isReduce(Coll c) { return c == Coll::ReduceScatter || c == Coll::AllReduce; }
+
+/// Runs collective c with policy P through snac::launch.
+template <class P>
+Status launchColl(Coll c, Communicator& comm, const sn::CallArgs& a, cudaStream_t s);
+
+#ifdef COLLTEST_PROGRAMS
+template <class P>
+Status launchColl(Coll c, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
+  switch (c) {
+    case Coll::AllGather: return sn::launch<AG, P, Datapath, allGather_Programs>(comm, a, s);
+    case Coll::ReduceScatter: return sn::launch<RS, P, Datapath, reduceScatter_Programs>(comm, a, s);
+    case Coll::AllReduce: return sn::launch<AR, P, Datapath, allReduce_Programs>(comm, a, s);
+    case Coll::AllToAll: return sn::launch<A2A, P, Datapath, allToAll_Programs>(comm, a, s);
+  }
+  return Status::Internal;
+}
+#endif
+
+// Compiled once, in colltest_programs (coll_programs.cu).
+extern template Status launchColl<PAuto>(Coll, Communicator&, const sn::CallArgs&, cudaStream_t);
+extern template Status launchColl<PTput>(Coll, Communicator&, const sn::CallArgs&, cudaStream_t);
+
+} // namespace colltest
