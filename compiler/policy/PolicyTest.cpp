@@ -22,7 +22,8 @@ TEST_CASE("built-in defaults are valid for every arch and world size") {
     for (int n = 3; n <= kMaxWorld; ++n) // crossovers never grow with the world
       CHECK(p.forWorld(n).latency.maxBytes <= p.forWorld(n - 1).latency.maxBytes);
   }
-  const Policy &h = defaultPolicies(Arch::Sm90).policies.at("Policy");
+  const PolicySet builtIn = defaultPolicies(Arch::Sm90);  // (a reference into the temporary dangled: ASan)
+  const Policy &h = builtIn.policies.at("Policy");
   CHECK(h.forWorld(2).latency.maxBytes == 4 * 1024 * 1024);
   CHECK(h.forWorld(2).latency.ctas == 128);
   CHECK(h.forWorld(4).latency.ctas == 32);
@@ -148,7 +149,7 @@ TEST_CASE("policyToJson round-trips") {
 TEST_CASE("direct program knobs: defaults, overrides, off") {
   for (Arch a : {Arch::Sm80, Arch::Sm90, Arch::Sm100})
     for (int n = kMinWorld; n <= kMaxWorld; ++n) {
-      const DirectPolicy &d = defaultPolicies(a).policies.at("Policy").forWorld(n).direct;
+      const DirectPolicy d = defaultPolicies(a).policies.at("Policy").forWorld(n).direct;  // a copy: the set is a temporary
       CHECK(d.enabled);
       CHECK(d.minBytes == 4 * 1024 * 1024);
       CHECK(d.ctas == 32);

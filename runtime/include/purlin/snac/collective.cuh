@@ -339,6 +339,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                                      ">: checked mode: this call's stream differs from the previous "
                                                      "call's; calls on one communicator must be ordered on one stream");
         dcCall.callCheck = detail::callCheckOf(K, n, args);
+        // The call check runs before the program (epoch.cuh callCheckKernel).
+        callCheckKernel<><<<1, 32, 0, stream>>>(dcCall);
+        if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+          return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) +
+                                               ">: the call check kernel: " + cudaGetErrorString(e));
       }
       const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
       cudaEvent_t chunkEvents[Communicator::kCaptureChunkEvents];

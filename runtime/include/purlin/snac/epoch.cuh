@@ -73,30 +73,32 @@ __device__ __forceinline__ void checkCallWith(const DeviceComm& dc, uint64_t epo
   if (v != mine) recordWaitError(dc, WaitKind::Mismatch, uint32_t(p), mine & 0xffffffffu, v & 0xffffffffu);
 }
 
-/// CTA-collective call check: thread p checks with peer p; CTA 0 writes.
-__device__ __forceinline__ void ctaCheckCall(const DeviceComm& dc, uint64_t epoch) {
+/// Checked mode: the call check as a kernel of its own, which the launcher
+/// (snac::launch) enqueues before each call's program on the same stream
+/// and without programmatic dependent launch: it runs once the previous
+/// call's kernels have ended, and the program's first gridDependencyWait
+/// (ctaBeginCall) orders it after the check. One CTA; thread p checks with
+/// peer p (writes this rank's CALL value into p, waits for p's, compares).
+/// A mismatch fails the communicator on every rank before any program
+/// touches data: the program's waits then give up (checkedFailed).
+///
+/// Kept out of the programs' kernels: inlined there behind a branch on
+/// DeviceComm::callCheck, its code alone made the unchecked latency
+/// kernels 0.1-0.3 us slower per call (lat_floor_micro --loopback, one
+/// H200, 2026-12-03; bench/results/2026-12-03-failure-model).
+template <int = 0>
+__global__ void callCheckKernel(DeviceComm dc) {
+  const uint64_t e = ctaEpoch(dc);  // epochs are equal between calls: slot 0 is this call's
   const int p = int(threadIdx.x);
-  if (p < dc.size && p != dc.rank) checkCallWith(dc, epoch, p, blockIdx.x == 0);
-  __syncthreads();
-}
-
-/// Warp-collective call check (the latency program, whose warps read the
-/// epoch on their own): lane p checks with peer p; the first warp of CTA 0
-/// writes.
-__device__ __forceinline__ void warpCheckCall(const DeviceComm& dc, uint64_t epoch) {
-  const int p = int(threadIdx.x & 31u);
-  if (p < dc.size && p != dc.rank) checkCallWith(dc, epoch, p, blockIdx.x == 0 && threadIdx.x < 32);
-  __syncwarp();
+  if (p < dc.size && p != dc.rank) checkCallWith(dc, e, p, true);
 }
 
 /// Waits for the previous grid (see the file comment), then returns the
-/// call's epoch (ctaEpoch); in checked mode, first compares the call with
-/// every peer's (ctaCheckCall).
+/// call's epoch (ctaEpoch). In checked mode the previous grid is the call
+/// check (callCheckKernel).
 __device__ __forceinline__ uint64_t ctaBeginCall(const DeviceComm& dc) {
   gridDependencyWait();
-  const uint64_t e = ctaEpoch(dc);
-  if (dc.callCheck != 0) ctaCheckCall(dc, e);
-  return e;
+  return ctaEpoch(dc);
 }
 
 /// CTA-collective, called once by every CTA of the grid at its very end

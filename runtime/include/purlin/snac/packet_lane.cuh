@@ -179,7 +179,6 @@ struct CallEpoch {
     if (read) return;
     e = ctaEpoch(dc);
     if constexpr (TriggerOnRead) gridLaunchDependents();
-    if (dc.callCheck != 0) warpCheckCall(dc, e);  // checked mode: before the first put
     h = std::size_t(parityHalf(e)) * rg.halfPackets;
     read = true;
   }

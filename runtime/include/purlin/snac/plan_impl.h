@@ -336,10 +336,11 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
     auto* out = static_cast<std::byte*>(a.out);
     bool inPlace = false;
     if (kind == CollKind::AllReduce || kind == CollKind::Broadcast || kind == CollKind::Reduce) inPlace = in == out;
+    // (A rooted collective's unused buffer may be null: no offset from it.)
     if (kind == CollKind::AllGather || kind == CollKind::Gather || kind == CollKind::AllGatherV)
-      inPlace = in == out + p.rxOff[rank];
+      inPlace = out != nullptr && in == out + p.rxOff[rank];
     if (kind == CollKind::ReduceScatter || kind == CollKind::Scatter || kind == CollKind::ReduceScatterV)
-      inPlace = out == in + p.txOff[rank];
+      inPlace = in != nullptr && out == in + p.txOff[rank];
     if (!inPlace && detail::rangesOverlap(in, inBytes, out, outBytes))
       return fail(error, Status::InvalidArgument, kind,
                   "input and output overlap other than in NCCL's in-place form");
