@@ -7,7 +7,7 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: all deps configure build test demo gpu bench clean
+.PHONY: all deps configure build test demo gpu bench python clean
 
 all: build
 
@@ -33,6 +33,12 @@ gpu: build
 
 bench: build
 	@./scripts/bench.sh $(BUILD)/gpu-bin
+
+# The Python package with the library beside it (docs/python.md): then
+# `pip install ./python` installs both.
+python: build
+	@cp $(BUILD)/lib/libpurlin.so python/purlin/libpurlin.so
+	@echo "python/purlin holds libpurlin.so now: pip install ./python"
 
 clean:
 	rm -rf $(BUILD)

@@ -42,6 +42,9 @@ if(TARGET purlin_runtime)
   else()
     set(_purlin_runtime_file "${CMAKE_STATIC_LIBRARY_PREFIX}purlin_runtime${CMAKE_STATIC_LIBRARY_SUFFIX}")
   endif()
+  if(TARGET purlin_shared)  # libpurlin.so (docs/python.md)
+    install(TARGETS purlin_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  endif()
   install(TARGETS purlin_runtime
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -5,6 +5,8 @@
 #   scripts/gpu-ab-latency.sh A_BIN B_BIN REPS LOGDIR [micro args...]
 # Each run prints the rt-* rows; LOGDIR gets a.N.log / b.N.log and
 # summary.txt (median and min-max per row over the runs, B against A).
+# On one GPU pass `--loopback --unchecked`: loopback alone bounds the
+# waits (checked mode), which is not what the runtime runs by default.
 set -euo pipefail
 a=$1 b=$2 reps=$3 out=$4
 shift 4

@@ -11,6 +11,7 @@
 # Logs go to ./gpu-logs, or, when $OUT is set (the device tool), to a
 # tarball $OUT/gpu-logs.tar.gz plus $OUT/summary.txt and the benchmark CSV.
 set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${1:-build/gpu-bin}
 BENCH=1; MICRO=0; STEPS=''
 set -- "${@:2}"
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ -n "${OUT:-}" ]; then LOG=$(mktemp -d); else LOG=$(pwd)/gpu-logs; fi
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT"; LOG=$(mktemp -d); else LOG=$(pwd)/gpu-logs; fi
 mkdir -p "$LOG"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
@@ -82,6 +83,15 @@ for t in "$BIN"/*_test; do
   esac
 done
 
+# The Python package on the GPU (docs/python.md; python/tests/test_gpu.py:
+# ranks as threads sharing a GPU, graphs, torch.compile): needs torch and
+# libpurlin.so (beside the programs or in the build tree's lib/).
+PYLIB=""
+for c in "$BIN/libpurlin.so" "$BIN/../lib/libpurlin.so"; do [ -f "$c" ] && { PYLIB=$c; break; }; done
+if [ -n "$PYLIB" ] && python3 -c "import torch" > /dev/null 2>&1; then
+  step python.gpu 560 env PURLIN_LIBRARY="$PYLIB" PURLIN_REQUIRE_LIBRARY=1 "$HERE/pytest.sh" "$HERE/../python/tests"
+fi
+
 # compute-sanitizer (memcheck, racecheck, synccheck) over the correctness
 # suites at small sizes: the Atom datapaths (one kernel each), and with
 # memcheck the collectives of two ranks sharing a GPU (their kernels wait on
@@ -93,7 +103,8 @@ SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 if [ -x "$SAN" ]; then
   for tool in memcheck racecheck synccheck; do
     for t in atom_copy_test atom_reduce_test reduce_pair_test; do
-      [ -x "$BIN/$t" ] && step "sanitize.$tool.$t" 600 "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/$t"
+      args=(); [ "$t" = atom_reduce_test ] && args=(--small)  # every count: over 530 s under racecheck
+      [ -x "$BIN/$t" ] && step "sanitize.$tool.$t" 600 "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/$t" "${args[@]}"
     done
   done
   for t in rooted_test vform_test; do
@@ -115,7 +126,6 @@ if [ $BENCH -eq 1 ]; then
   if [ -x "$BIN/coll_bench" ] && [ -x "$LAUNCH" ]; then
     # Every series (scripts/bench.sh: NCCL's modes, torch, PDL-neutral, eager,
     # registered; with one GPU a dry run of the harness), side by side.
-    HERE=$(cd "$(dirname "$0")" && pwd)
     step bench 3600 env OUT="$LOG" PART_TIMEOUT=420 "$HERE/bench.sh" "$BIN"
   fi
 fi

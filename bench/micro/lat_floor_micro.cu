@@ -32,8 +32,11 @@
 /// reductions equal the host's fp32 sum rounded to bf16.
 ///
 /// The runtime rows run unchecked, as the runtime does by default;
-/// `--checked` bounds their waits (DeviceComm::timeoutNs) like
-/// CommOptions::checked. `--only PREFIX` runs only the rows whose kernel
+/// `--checked` bounds their waits (DeviceState::timeoutNs) like
+/// CommOptions::checked. Loopback runs checked unless `--unchecked` (see
+/// main): the A/B of the unchecked kernels needs `--loopback --unchecked`
+/// on one GPU (the A/Bs of 2026-12-03 before that flag measured checked
+/// waits). `--only PREFIX` runs only the rows whose kernel
 /// name starts with PREFIX (E13: `--only rt-`, A/B of runtime variants).
 /// `--loopback` (or a machine with one GPU) puts both ranks on device 0,
 /// two streams: the "peer" memory is then local, so a row shows the cost of
@@ -416,11 +419,12 @@ bool checkCollective(sn::CollKind c, std::size_t m, const Rank (&R)[2]) {
 } // namespace
 
 int main(int argc, char** argv) {
-  bool loopback = false, checked = false;
+  bool loopback = false, checked = false, unchecked = false;
   const char* only = "";  // --only PREFIX: the rows whose kernel name starts with PREFIX
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--loopback") == 0) loopback = true;
     else if (std::strcmp(argv[i], "--checked") == 0) checked = true;
+    else if (std::strcmp(argv[i], "--unchecked") == 0) unchecked = true;
     else if (std::strcmp(argv[i], "--only") == 0) {
       if (i + 1 == argc) {
         std::fprintf(stderr, "lat_floor_micro: --only needs a PREFIX (e.g. --only rt-)\n");
@@ -429,7 +433,7 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "lat_floor_micro: unknown argument '%s' (usage: lat_floor_micro [--loopback] [--checked] [--only PREFIX])\n",
+                   "lat_floor_micro: unknown argument '%s' (usage: lat_floor_micro [--loopback] [--checked | --unchecked] [--only PREFIX])\n",
                    argv[i]);
       return 2;
     }
@@ -438,7 +442,15 @@ int main(int argc, char** argv) {
   // Loopback: both ranks' grids (and the next grids programmatic launch
   // schedules early) must be resident on one device at once, which nothing
   // guarantees; bounded waits turn that into a failed row, not a hang.
-  if (micro::twoRankDevices("lat_floor_micro", loopback, dev)) checked = true;
+  // --unchecked keeps them unbounded anyway (the runtime's default mode,
+  // what an A/B of the latency kernels must measure): run it under an
+  // outer time limit.
+  if (micro::twoRankDevices("lat_floor_micro", loopback, dev) && !unchecked) checked = true;
+  if (checked && unchecked) {
+    std::fprintf(stderr, "lat_floor_micro: --checked and --unchecked exclude each other\n");
+    return 2;
+  }
+  std::printf("waits: %s\n", checked ? "checked (bounded)" : "unchecked");
   const int calls = 128, reps = 8;
   const std::size_t maxBytes = std::size_t(1) << 20;
   Rank R[2];
@@ -510,7 +522,7 @@ int main(int argc, char** argv) {
         dc.state = R[r].state;
         dc.packetHalfBytes = kHalfBytes;
         for (int p = 0; p < 2; ++p) dc.signals[p] = R[p].signals;
-        dc.timeoutNs = checked ? uint64_t(2'000'000'000) : 0;  // --checked: a lost packet fails the row (2 s) instead of hanging
+        dc.checked = checked ? 1u : 0u;
         sn::CallArgs a;
         a.in = R[r].in;
         a.out = R[r].out;
@@ -541,6 +553,10 @@ int main(int argc, char** argv) {
       micro::setWords<<<1, 128>>>(reinterpret_cast<uint64_t*>(reinterpret_cast<std::byte*>(R[r].state) +
                                                      offsetof(purlin::DeviceState, epochs)),
                             128, 1);
+      // --checked: a lost packet fails the row (2 s) instead of hanging.
+      const uint64_t timeoutNs = checked ? uint64_t(2'000'000'000) : 0;
+      CK(cudaMemcpy(reinterpret_cast<std::byte*>(R[r].state) + offsetof(purlin::DeviceState, timeoutNs), &timeoutNs,
+                    sizeof timeoutNs, cudaMemcpyHostToDevice));
       CK(cudaMemset(R[r].packets, 0, 2 * kHalfBytes));
       CK(cudaMemset(R[r].out, 0, 2 * maxBytes));
       CK(cudaDeviceSynchronize());

@@ -3,13 +3,35 @@
 /// contract of purlin-launch).
 #include "purlin/host/bootstrap.h"
 
+#include <sys/random.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace purlin {
 
 Bootstrap::~Bootstrap() = default;
+
+std::string randomHex(int bytes) {
+  std::vector<unsigned char> raw(static_cast<std::size_t>(bytes));
+  std::size_t got = 0;
+  while (got < raw.size()) {
+    const ssize_t r = ::getrandom(raw.data() + got, raw.size() - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) PURLIN_THROW(Status::Internal, "getrandom failed: no random bytes for a job secret");
+    got += static_cast<std::size_t>(r);
+  }
+  std::string hex(raw.size() * 2, '0');
+  static const char digits[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    hex[2 * i] = digits[raw[i] >> 4];
+    hex[2 * i + 1] = digits[raw[i] & 15];
+  }
+  return hex;
+}
 
 void Bootstrap::barrier() {
   const unsigned char mine = 1;

@@ -6,17 +6,25 @@
 #include "purlin/purlin.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
 
 #include <cuda_runtime_api.h>
 
+#include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
 
 struct purlin_comm {
   std::unique_ptr<purlin::Bootstrap> bootstrap;
   std::unique_ptr<purlin::Communicator> comm;
+};
+
+/// An in-process rendezvous (purlin_group_create): ranks are threads.
+struct purlin_group {
+  explicit purlin_group(int size) : group(size) {}
+  purlin::InProcessGroup group;
 };
 
 namespace {
@@ -32,13 +40,9 @@ static_assert(PURLIN_OK == int(purlin::Status::Ok) &&
                   PURLIN_ABORTED == int(purlin::Status::Aborted) &&
                   PURLIN_REMOTE_ERROR == int(purlin::Status::RemoteError),
               "purlin_status_t must equal purlin::Status");
-static_assert(PURLIN_FLOAT32 == int(purlin::DType::F32) &&
-                  PURLIN_FLOAT16 == int(purlin::DType::F16) &&
-                  PURLIN_BFLOAT16 == int(purlin::DType::BF16) &&
-                  PURLIN_SUM == int(purlin::RedOp::Sum) &&
-                  PURLIN_MAX == int(purlin::RedOp::Max) &&
-                  PURLIN_MIN == int(purlin::RedOp::Min),
-              "purlin_dtype_t / purlin_redop_t must equal purlin::DType / RedOp");
+static_assert(PURLIN_NUM_DTYPES == purlin::kNumDTypes && PURLIN_NUM_REDOPS == purlin::kNumRedOps &&
+                  PURLIN_BFLOAT16 == int(purlin::DType::BF16) && PURLIN_MIN == int(purlin::RedOp::Min),
+              "purlin_dtype_t / purlin_redop_t must equal purlin::DType / RedOp (both from purlin/types.def)");
 
 purlin::CommOptions toOptions(const purlin_comm_options_t *o) {
   purlin::CommOptions opt;
@@ -87,7 +91,31 @@ purlin_status_t create(std::unique_ptr<purlin::Bootstrap> (*makeBootstrap)(const
 struct UnixArgs {
   const char *path;
   int rank, size;
+  const char *cookie;
 };
+
+struct GroupArgs {
+  purlin_group *group;
+  int rank;
+};
+
+/// purlin_unique_id_t's text: "purlin-id-1 <socket name> <cookie>", NUL-padded.
+constexpr const char *kUniqueIdTag = "purlin-id-1";
+
+/// Parses a unique id into its socket name and cookie; false if malformed.
+bool parseUniqueId(const purlin_unique_id_t &id, std::string &path, std::string &cookie) {
+  const std::size_t len = ::strnlen(id.internal, PURLIN_UNIQUE_ID_BYTES);
+  if (len == PURLIN_UNIQUE_ID_BYTES) return false;  // no terminator
+  const std::string text(id.internal, len);
+  const std::string tag = std::string(kUniqueIdTag) + " ";
+  if (text.compare(0, tag.size(), tag) != 0) return false;
+  const std::size_t space = text.find(' ', tag.size());
+  if (space == std::string::npos || space == tag.size()) return false;
+  path = text.substr(tag.size(), space - tag.size());
+  cookie = text.substr(space + 1);
+  return path[0] == '@' && cookie.size() == 32 &&
+         cookie.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
 
 } // namespace
 
@@ -135,13 +163,76 @@ purlin_status_t purlin_comm_create_unix(const char *path, int rank, int size,
                                         purlin_comm_t *comm) {
   if (!path)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_create_unix: null path");
-  UnixArgs args{path, rank, size};
+  const char *cookie = std::getenv("PURLIN_BOOTSTRAP_COOKIE");
+  UnixArgs args{path, rank, size, cookie ? cookie : ""};
   return create(
       [](const void *a) -> std::unique_ptr<purlin::Bootstrap> {
         auto *u = static_cast<const UnixArgs *>(a);
-        const char *cookie = std::getenv("PURLIN_BOOTSTRAP_COOKIE");
-        return std::make_unique<purlin::UnixSocketBootstrap>(u->path, u->rank, u->size, 60000,
-                                                             cookie ? cookie : "");
+        return std::make_unique<purlin::UnixSocketBootstrap>(u->path, u->rank, u->size, 60000, u->cookie);
+      },
+      &args, device, options, comm);
+}
+
+purlin_status_t purlin_get_unique_id(purlin_unique_id_t *id) {
+  if (!id)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_get_unique_id: null output");
+  return purlin::capi::guard([&] {
+    std::memset(id->internal, 0, sizeof id->internal);
+    // An abstract socket (nothing on the filesystem) with a random name,
+    // and the job's secret, both from the kernel's random source.
+    const std::string text = std::string(kUniqueIdTag) + " @purlin-" + purlin::randomHex(12) + " " +
+                             purlin::randomHex(16);
+    static_assert(PURLIN_UNIQUE_ID_BYTES > 80, "the id text fits");
+    std::memcpy(id->internal, text.data(), text.size());
+  });
+}
+
+purlin_status_t purlin_comm_create_by_id(const purlin_unique_id_t *id, int rank, int size, int device,
+                                         const purlin_comm_options_t *options, purlin_comm_t *comm) {
+  if (comm) *comm = nullptr;
+  if (!id)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_create_by_id: null id");
+  std::string path, cookie;
+  if (!parseUniqueId(*id, path, cookie))
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT,
+                              "purlin_comm_create_by_id: the id is not one purlin_get_unique_id made (damaged in "
+                              "transit? every rank must pass rank 0's id unchanged)");
+  UnixArgs args{path.c_str(), rank, size, cookie.c_str()};
+  return create(
+      [](const void *a) -> std::unique_ptr<purlin::Bootstrap> {
+        auto *u = static_cast<const UnixArgs *>(a);
+        return std::make_unique<purlin::UnixSocketBootstrap>(u->path, u->rank, u->size, 60000, u->cookie);
+      },
+      &args, device, options, comm);
+}
+
+purlin_status_t purlin_group_create(int size, purlin_group_t *group) {
+  if (!group)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_group_create: null output");
+  *group = nullptr;
+  if (size < 1 || size > purlin::kMaxRanks)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, ("purlin_group_create: size " + std::to_string(size) +
+                                                        " is outside [1, " + std::to_string(purlin::kMaxRanks) + "]")
+                                                           .c_str());
+  return purlin::capi::guard([&] { *group = new purlin_group(size); });
+}
+
+purlin_status_t purlin_group_destroy(purlin_group_t group) {
+  return purlin::capi::guard([&] { delete group; });
+}
+
+purlin_status_t purlin_comm_create_in_group(purlin_group_t group, int rank, int device,
+                                            const purlin_comm_options_t *options, purlin_comm_t *comm) {
+  if (comm) *comm = nullptr;
+  if (!group)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_create_in_group: null group");
+  if (device < 0)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_create_in_group: a negative device");
+  GroupArgs args{group, rank};
+  return create(
+      [](const void *a) -> std::unique_ptr<purlin::Bootstrap> {
+        auto *g = static_cast<const GroupArgs *>(a);
+        return g->group->group.bootstrap(g->rank);
       },
       &args, device, options, comm);
 }
@@ -152,6 +243,7 @@ purlin_status_t purlin_comm_destroy(purlin_comm_t comm) {
 
 int purlin_comm_rank(purlin_comm_t comm) { return comm ? comm->comm->rank() : -1; }
 int purlin_comm_size(purlin_comm_t comm) { return comm ? comm->comm->size() : -1; }
+int purlin_comm_device(purlin_comm_t comm) { return comm ? comm->comm->device() : -1; }
 
 purlin_status_t purlin_comm_async_error(purlin_comm_t comm) {
   if (!comm)
@@ -188,6 +280,20 @@ purlin_status_t purlin_comm_release_direct(purlin_comm_t comm) {
 }
 
 const char *purlin_last_error(void) { return purlin::lastError(); }
+
+const char *purlin_version(void) { return PURLIN_VERSION_STRING; }
+
+const char *purlin_dtype_name(int dtype) {
+  return dtype >= 0 && dtype < purlin::kNumDTypes ? purlin::toString(static_cast<purlin::DType>(dtype)) : nullptr;
+}
+
+size_t purlin_dtype_size(int dtype) {
+  return dtype >= 0 && dtype < purlin::kNumDTypes ? purlin::dtypeSize(static_cast<purlin::DType>(dtype)) : 0;
+}
+
+const char *purlin_redop_name(int op) {
+  return op >= 0 && op < purlin::kNumRedOps ? purlin::toString(static_cast<purlin::RedOp>(op)) : nullptr;
+}
 
 const char *purlin_status_string(purlin_status_t status) {
   return purlin::toString(static_cast<purlin::Status>(status));

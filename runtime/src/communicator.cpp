@@ -216,6 +216,12 @@ struct Communicator::Impl {
     PURLIN_CUDA_CHECK(cudaMemcpyAsync(bytes + layout.stateOffset + offsetof(DeviceState, epochs),
                                       firstEpochs.data(), sizeof(uint64_t) * kMaxEpochSlots,
                                       cudaMemcpyHostToDevice, stream));
+    // The failure model's slow-path state (SpinBound::look reads it).
+    const uint64_t timeoutNs = options.checked ? options.waitTimeoutUs * 1000 : 0;
+    PURLIN_CUDA_CHECK(cudaMemcpyAsync(bytes + layout.stateOffset + offsetof(DeviceState, host), &hostDevice,
+                                      sizeof hostDevice, cudaMemcpyHostToDevice, stream));
+    PURLIN_CUDA_CHECK(cudaMemcpyAsync(bytes + layout.stateOffset + offsetof(DeviceState, timeoutNs), &timeoutNs,
+                                      sizeof timeoutNs, cudaMemcpyHostToDevice, stream));
     PURLIN_CUDA_CHECK(cudaStreamSynchronize(stream));
     PURLIN_CUDA_CHECK(cudaIpcGetMemHandle(&info.handle, base));
     info.base = reinterpret_cast<uint64_t>(base);
@@ -313,8 +319,7 @@ struct Communicator::Impl {
     comm.numSignals = layout.numSignals;
     comm.packetHalfBytes = layout.packetHalfBytes;
     comm.stagingHalfBytes = layout.stagingHalfBytes;
-    comm.timeoutNs = options.checked ? options.waitTimeoutUs * 1000 : 0;
-    comm.host = hostDevice;
+    comm.checked = options.checked ? 1u : 0u;
     scope.release();
   }
 };
@@ -425,6 +430,7 @@ int Communicator::multiprocessors() const { return impl_->multiprocessors; }
 const CommOptions &Communicator::options() const { return impl_->options; }
 const WorkspaceLayout &Communicator::layout() const { return impl_->layout; }
 const DeviceComm &Communicator::deviceComm() const { return impl_->comm; }
+HostStatus *Communicator::hostStatus() const { return impl_->hostStatus; }
 
 void *Communicator::peerWorkspace(int peer) const {
   if (peer < 0 || peer >= impl_->size)

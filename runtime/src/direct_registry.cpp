@@ -17,9 +17,10 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
-#include <thread>
 #include <iterator>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -189,11 +190,26 @@ namespace {
 struct GraphHold {
   std::vector<std::shared_ptr<std::atomic<int>>> counts;
 };
+/// What release() waits on while CUDA's thread runs the destructors of
+/// destroyed graphs' user objects. Never destroyed: a destructor may run
+/// while the process exits.
+struct GraphHoldSignal {
+  std::mutex mutex;
+  std::condition_variable dropped;
+};
+GraphHoldSignal &graphHoldSignal() {
+  static auto *signal = new GraphHoldSignal;
+  return *signal;
+}
 /// Runs on a CUDA thread when the last graph or executable holding the
 /// object is destroyed (and its work done): no CUDA calls here.
 void releaseGraphHold(void *payload) {
   auto *hold = static_cast<GraphHold *>(payload);
-  for (auto &c : hold->counts) c->fetch_sub(1);
+  {
+    std::lock_guard<std::mutex> lock(graphHoldSignal().mutex);
+    for (auto &c : hold->counts) c->fetch_sub(1);
+  }
+  graphHoldSignal().dropped.notify_all();
   delete hold;
 }
 } // namespace
@@ -315,11 +331,13 @@ void DirectRegistry::release(Bootstrap &bootstrap) {
     PURLIN_THROW(Status::CudaError, "rank " + std::to_string(rank_) + ": releasing direct-program mappings: a rank "
                                         "could not synchronize its device; nothing was closed");
   // CUDA runs a destroyed graph's user-object destructor on its own thread,
-  // soon after the graph's work is done: give it a moment to drop what the
-  // destroyed graphs held.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (graphHeldCount() > 0 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // soon after the graph's work is done: wait (woken by each destructor)
+  // up to 2 s for the destroyed graphs' holds to drop; a graph still alive
+  // keeps its hold, and that is reported below.
+  {
+    std::unique_lock<std::mutex> lock(graphHoldSignal().mutex);
+    graphHoldSignal().dropped.wait_for(lock, std::chrono::seconds(2), [this] { return graphHeldCount() == 0; });
+  }
   struct Outcome {
     int32_t ok = 1;
     int32_t held = 0;  ///< mappings a live graph still holds (kept open)

@@ -1,6 +1,9 @@
 /// @file nccl_bootstrap.cpp
 /// @brief NcclBootstrap: allGather through an existing NCCL communicator on a
-/// private stream of the communicator's device, then a copy to the host.
+/// private stream of the communicator's device, then a copy to the host; and
+/// checkNccl. The only NCCL user of the runtime: libpurlin.so leaves this
+/// file out (generated/CMakeLists.txt) so that it does not load a libnccl
+/// that could clash with the one a process (PyTorch) brings.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -9,6 +12,19 @@
 
 namespace purlin {
 using detail::DeviceScope;
+
+void checkNccl(int result, const char *what, const char *file, int line) {
+  if (result == ncclSuccess)
+    return;
+  auto r = static_cast<ncclResult_t>(result);
+  std::string msg = std::string(what) + ": nccl error " + std::to_string(result) +
+                    " (" + ncclGetErrorString(r) + ")";
+  Status s = r == ncclUnhandledCudaError ? Status::CudaError
+             : r == ncclInvalidArgument || r == ncclInvalidUsage
+                 ? Status::InvalidArgument
+                 : Status::BootstrapError;
+  throw Error(s, where(msg, file, line));
+}
 
 NcclBootstrap::NcclBootstrap(ncclComm_t comm) : comm_(comm) {
   if (!comm)

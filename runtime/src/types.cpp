@@ -6,18 +6,18 @@ namespace purlin {
 
 const char *toString(DType t) {
   switch (t) {
-  case DType::F32: return "f32";
-  case DType::F16: return "f16";
-  case DType::BF16: return "bf16";
+#define PURLIN_DTYPE(Name, name, bytes, CNAME) \
+  case DType::Name: return #name;
+#include "purlin/types.def"
   }
   return "unknown-dtype";
 }
 
 const char *toString(RedOp op) {
   switch (op) {
-  case RedOp::Sum: return "sum";
-  case RedOp::Max: return "max";
-  case RedOp::Min: return "min";
+#define PURLIN_REDOP(Name, name, CNAME) \
+  case RedOp::Name: return #name;
+#include "purlin/types.def"
   }
   return "unknown-op";
 }

@@ -335,9 +335,14 @@ TEST_CASE("UnixSocketBootstrap: a flood of strangers cannot hold rank 0 past its
 }
 
 TEST_CASE("UnixSocketBootstrap: filesystem sockets only in a private directory, only its own removed") {
-  // /tmp is world-writable: refused.
-  REQUIRE_THROWS_WITH(UnixSocketBootstrap("/tmp/purlin-public-" + std::to_string(::getpid()) + ".sock", 0, 2, 200),
+  // A world-writable directory (as /tmp usually is; made here, so that the
+  // test does not depend on the machine's /tmp): refused.
+  const std::string shared = privateDir() + "/shared";
+  REQUIRE(::mkdir(shared.c_str(), 0700) == 0);
+  REQUIRE(::chmod(shared.c_str(), 01777) == 0);
+  REQUIRE_THROWS_WITH(UnixSocketBootstrap(shared + "/purlin-public.sock", 0, 2, 200),
                       Catch::Contains("must be private"));
+  ::rmdir(shared.c_str());
   // A regular file where the socket would go: an error, and the file stays.
   const std::string file = privateDir() + "/not-a-socket";
   { std::ofstream(file) << "precious"; }

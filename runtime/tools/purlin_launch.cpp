@@ -18,7 +18,6 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +28,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "purlin/host/bootstrap.h"
 
 namespace {
 
@@ -160,13 +161,13 @@ int main(int argc, char **argv) {
   // The job's secret: every rank's hello carries it, and rank 0 drops any
   // connection without it (UnixSocketBootstrap); a socket name in
   // /proc/net/unix is then of no use to another process.
-  unsigned char secret[16];
-  if (::getrandom(secret, sizeof secret, 0) != static_cast<ssize_t>(sizeof secret)) {
-    std::perror("purlin-launch: getrandom");
+  std::string cookie;
+  try {
+    cookie = purlin::randomHex(16);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "purlin-launch: %s\n", e.what());
     return 1;
   }
-  char cookie[33];
-  for (int b = 0; b < 16; ++b) std::snprintf(cookie + 2 * b, 3, "%02x", secret[b]);
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   const std::string path = "@purlin-launch-" + std::to_string(::getpid()) + "-" +
@@ -206,7 +207,7 @@ int main(int argc, char **argv) {
       ::setenv("PURLIN_RANK", std::to_string(r).c_str(), 1);
       ::setenv("PURLIN_WORLD_SIZE", std::to_string(n).c_str(), 1);
       ::setenv("PURLIN_BOOTSTRAP", path.c_str(), 1);
-      ::setenv("PURLIN_BOOTSTRAP_COOKIE", cookie, 1);
+      ::setenv("PURLIN_BOOTSTRAP_COOKIE", cookie.c_str(), 1);
       if (!devices.empty())
         ::setenv("PURLIN_DEVICE", std::to_string(devices[r % devices.size()]).c_str(), 1);
       else

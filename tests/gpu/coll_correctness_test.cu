@@ -570,7 +570,7 @@ void checkedCase(Rank& R) {
       cudaError_t ce = cudaStreamSynchronize(R.stream);
       const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       // The host-mapped record (asyncError reads it; it stays).
-      const WaitError we = comm.deviceComm().host->error;
+      const WaitError we = comm.hostStatus()->error;
       std::string msg;
       bool timeout = false;
       try {

@@ -47,9 +47,15 @@ void verifyFresh(const Communicator &c) {
   EXPECT(dc.rank == c.rank() && dc.size == c.size(), "rank/size %d/%d", dc.rank, dc.size);
   EXPECT(dc.numSignals == kNumSignals, "numSignals %zu", dc.numSignals);
   EXPECT(dc.stagingHalfBytes == l.stagingHalfBytes, "staging half");
-  EXPECT(dc.timeoutNs == (c.options().checked ? c.options().waitTimeoutUs * 1000 : 0), "timeoutNs");
-  EXPECT(dc.host != nullptr && dc.host->abortRequested == 0 && dc.host->error.failed == 0 && dc.callCheck == 0,
-         "rank %d: host status not clear at creation", c.rank());
+  EXPECT(dc.checked == (c.options().checked ? 1u : 0u), "checked");
+  {
+    DeviceState head{};  // the header before the counters
+    CUDA_OK(cudaMemcpy(&head, dc.state, offsetof(DeviceState, counters), cudaMemcpyDeviceToHost));
+    EXPECT(head.timeoutNs == (c.options().checked ? c.options().waitTimeoutUs * 1000 : 0), "timeoutNs");
+    HostStatus *hs = c.hostStatus();
+    EXPECT(hs != nullptr && head.host != nullptr && hs->abortRequested == 0 && hs->error.failed == 0 && head.failed == 0,
+           "rank %d: failure state not clear at creation", c.rank());
+  }
   for (int p = 0; p < c.size(); ++p) {
     EXPECT(dc.signals[p] && dc.packets[p] && dc.staging[p], "null mapping of rank %d", p);
     EXPECT(reinterpret_cast<std::byte *>(dc.staging[p]) ==
@@ -241,7 +247,7 @@ void checkedReport(Bootstrap &b, int device) {
   EXPECT(c.asyncError() == Status::Ok && c.broken().empty(), "rank %d: fresh communicator failed", c.rank());
   // The record a kernel's recordWaitError writes (host-mapped memory).
   WaitError rec{1, c.rank(), uint32_t(kSignalStaged + 1 * kSignalSlots + 3), 0, 42, 7};
-  c.deviceComm().host->error = rec;  // mapped pinned memory: one address for host and device (UVA)
+  c.hostStatus()->error = rec;  // the host-mapped record
   for (int twice = 0; twice < 2; ++twice) {
     try {
       c.checkDeviceErrors();

@@ -6,6 +6,12 @@
 #include "codegen/FromModule.h"
 #include "codegen/GeneratedNames.h"
 
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
 using namespace purlin;
 using namespace purlin::codegen;
 
@@ -63,4 +69,22 @@ TEST_CASE("names the generated code uses are reserved", "[codegen][names]") {
   auto clash = checkGeneratedNames({capi.get()});
   REQUIRE(clash.has_value());
   REQUIRE(clash->message.find("'purlin_comm_unwrap', which purlin/purlin.h already declares") != std::string::npos);
+}
+
+TEST_CASE("reservedCNames holds every purlin_* identifier of purlin.h", "[names]") {
+  std::ifstream in(PURLIN_C_API_HEADER);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string header = text.str();
+  const std::regex ident("\\bpurlin_[a-z_]+\\b");
+  std::set<std::string> found;
+  for (auto it = std::sregex_iterator(header.begin(), header.end(), ident); it != std::sregex_iterator(); ++it)
+    found.insert(it->str());
+  REQUIRE(found.size() > 20);
+  const auto &reserved = reservedCNames();
+  for (const std::string &name : found) {
+    INFO(name);
+    CHECK(std::find(reserved.begin(), reserved.end(), name) != reserved.end());
+  }
 }

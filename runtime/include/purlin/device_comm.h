@@ -71,6 +71,12 @@ inline constexpr int kMaxEngineChunks = 64;
 struct DeviceState {
   uint32_t failed;           ///< 0 until a wait of this rank gave up (claimed by atomicCAS: one record per rank)
   uint32_t reserved;
+  /// Read only when a wait has spun ~1024 polls (SpinBound::look) or gives
+  /// up, so they live here rather than in the kernels' DeviceComm
+  /// parameter: a larger parameter cost the latency kernels (see DeviceComm).
+  HostStatus *host;          ///< this rank's host-mapped status (device pointer)
+  uint64_t timeoutNs;        ///< checked mode: nanoseconds (%globaltimer) before a wait gives up; 0 = unbounded
+  uint64_t reserved2;        ///< keeps counters 32-byte aligned
   uint32_t counters[4096];   ///< last-arriver counters, indexed by the collective's role/slot
   /// Per-CTA epochs, all equal between calls (initialised to 1; epochs[0] =
   /// calls completed + 1, for host readers after a synchronization): CTA i
@@ -89,12 +95,12 @@ struct DeviceComm {
   std::size_t numSignals = 0;
   std::size_t packetHalfBytes = 0;
   std::size_t stagingHalfBytes = 0;
-  HostStatus *host = nullptr;          ///< this rank's host-mapped status (device pointer)
-  uint64_t timeoutNs = 0;              ///< checked mode: nanoseconds (%globaltimer) before a wait gives up; 0 = unbounded
-  /// Checked mode, per call: bit 32 set and the call's hash (kind, counts,
-  /// dtype, op, root) in the low 32 bits; every CTA compares it with every
-  /// peer's before its first data access (ctaBeginCall). 0 = no check.
-  uint64_t callCheck = 0;
+  /// 1 in checked mode (CommOptions::checked): a wait whose value is
+  /// there still gives up if this rank's kernels failed (checkedFailed).
+  /// The rest of the failure model's state (the host-mapped status, the
+  /// timeout) is in DeviceState, read only on the slow path.
+  uint32_t checked = 0;
+  uint32_t reserved = 0;
 };
 
 } // namespace purlin

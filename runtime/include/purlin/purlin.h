@@ -24,19 +24,21 @@ typedef enum purlin_status_t {
   PURLIN_REMOTE_ERROR = 8  /**< a peer failed (its wait timed out, or its call differed) */
 } purlin_status_t;
 
-/** Element types of collectives; equal to purlin::DType. (Used by the C
- *  functions purlinc generates, e.g. purlin_allReduce.) */
+/** Element types of collectives (purlin/types.def: PURLIN_FLOAT32,
+ *  PURLIN_FLOAT16, PURLIN_BFLOAT16, ...); equal to purlin::DType. (Used by
+ *  the C functions purlinc generates, e.g. purlin_allReduce.) */
 typedef enum purlin_dtype_t {
-  PURLIN_FLOAT32 = 0,
-  PURLIN_FLOAT16 = 1,
-  PURLIN_BFLOAT16 = 2
+#define PURLIN_DTYPE(Name, name, bytes, CNAME) PURLIN_##CNAME,
+#include "purlin/types.def"
+  PURLIN_NUM_DTYPES
 } purlin_dtype_t;
 
-/** Reduction operators; equal to purlin::RedOp. */
+/** Reduction operators (purlin/types.def: PURLIN_SUM, PURLIN_MAX,
+ *  PURLIN_MIN, ...); equal to purlin::RedOp. */
 typedef enum purlin_redop_t {
-  PURLIN_SUM = 0,
-  PURLIN_MAX = 1,
-  PURLIN_MIN = 2
+#define PURLIN_REDOP(Name, name, CNAME) PURLIN_##CNAME,
+#include "purlin/types.def"
+  PURLIN_NUM_REDOPS
 } purlin_redop_t;
 
 /** Opaque communicator handle (one rank's membership). */
@@ -74,12 +76,50 @@ purlin_status_t purlin_comm_create_unix(const char *path, int rank, int size,
                                         const purlin_comm_options_t *options,
                                         purlin_comm_t *comm);
 
+/** Bytes of purlin_unique_id_t. */
+#define PURLIN_UNIQUE_ID_BYTES 128
+
+/** A rendezvous id, like ncclUniqueId: one rank draws it with
+ *  purlin_get_unique_id and every rank receives the bytes out of band
+ *  (e.g. broadcast over torch.distributed), then calls
+ *  purlin_comm_create_by_id. It names a random abstract Unix socket and
+ *  carries a random secret of the job, so only processes of this user
+ *  that were given it can join. */
+typedef struct purlin_unique_id_t {
+  char internal[PURLIN_UNIQUE_ID_BYTES];
+} purlin_unique_id_t;
+
+/** Draws a fresh unique id (from the kernel's random source). Local. */
+purlin_status_t purlin_get_unique_id(purlin_unique_id_t *id);
+
+/** Collective over `size` processes (or threads) passing the same id:
+ *  creates rank `rank`'s communicator on `device` (>= 0). Rank 0 listens
+ *  for the others for up to 60 s. A world of one needs no peer. */
+purlin_status_t purlin_comm_create_by_id(const purlin_unique_id_t *id, int rank, int size, int device,
+                                         const purlin_comm_options_t *options, purlin_comm_t *comm);
+
+/** Opaque in-process rendezvous: ranks are threads of this process. */
+typedef struct purlin_group *purlin_group_t;
+
+/** Creates a group of `size` ranks (1..8). Local. */
+purlin_status_t purlin_group_create(int size, purlin_group_t *group);
+
+/** Frees the group; the communicators created in it stay valid. */
+purlin_status_t purlin_group_destroy(purlin_group_t group);
+
+/** Collective over the group's threads: each calls it at once with its
+ *  rank (each rank once) and its device (ranks may share a device). */
+purlin_status_t purlin_comm_create_in_group(purlin_group_t group, int rank, int device,
+                                            const purlin_comm_options_t *options, purlin_comm_t *comm);
+
 /** Frees the communicator (NULL is allowed). Local, not collective. */
 purlin_status_t purlin_comm_destroy(purlin_comm_t comm);
 
 /** Rank and world size; -1 for a NULL handle. */
 int purlin_comm_rank(purlin_comm_t comm);
 int purlin_comm_size(purlin_comm_t comm);
+/** The CUDA device of the communicator; -1 for a NULL handle. */
+int purlin_comm_device(purlin_comm_t comm);
 
 /** The communicator's failure so far, without any CUDA call and without
  *  waiting (purlin::Communicator::asyncError, like ncclCommGetAsyncError):
@@ -127,6 +167,17 @@ const char *purlin_last_error(void);
 
 /** The name of a status code, e.g. "CudaError". */
 const char *purlin_status_string(purlin_status_t status);
+
+/** The library's version, e.g. "0.1.0". */
+const char *purlin_version(void);
+
+/** The name ("f32", "bf16", ...) and element bytes of dtype value `dtype`;
+ *  NULL and 0 for a value past the last (so a binding can list them). */
+const char *purlin_dtype_name(int dtype);
+size_t purlin_dtype_size(int dtype);
+
+/** The name ("sum", "max", ...) of reduction op value `op`; NULL past the last. */
+const char *purlin_redop_name(int op);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -11,10 +11,26 @@ namespace purlin {
 /// Largest world size the runtime supports (one NVLink domain of 8 GPUs).
 inline constexpr int kMaxRanks = 8;
 
-/// Element types of reductions (copy collectives move any bytes).
-enum class DType : int { F32 = 0, F16 = 1, BF16 = 2 };
-/// Reduction operators. Accumulation is fp32, in ascending rank order.
-enum class RedOp : int { Sum = 0, Max = 1, Min = 2 };
+/// Element types (purlin/types.def). Copy collectives move count * size
+/// bytes as they are; reductions compute in the type's accumulator.
+enum class DType : int {
+#define PURLIN_DTYPE(Name, name, bytes, CNAME) Name,
+#include "purlin/types.def"
+};
+/// Reduction operators (purlin/types.def), applied in ascending rank order.
+enum class RedOp : int {
+#define PURLIN_REDOP(Name, name, CNAME) Name,
+#include "purlin/types.def"
+};
+/// How many of each there are (the enums' values are 0 .. count-1).
+inline constexpr int kNumDTypes = 0
+#define PURLIN_DTYPE(Name, name, bytes, CNAME) +1
+#include "purlin/types.def"
+    ;
+inline constexpr int kNumRedOps = 0
+#define PURLIN_REDOP(Name, name, CNAME) +1
+#include "purlin/types.def"
+    ;
 
 /// Status codes of the C ABI and of non-throwing calls.
 enum class Status : int {
@@ -29,9 +45,18 @@ enum class Status : int {
   RemoteError = 8,       ///< a peer failed (its wait timed out, or its call differed): like ncclRemoteError
 };
 
+/// Bytes per element; 0 for a value outside the enum.
 inline constexpr std::size_t dtypeSize(DType t) {
-  return t == DType::F32 ? 4 : 2;
+  switch (t) {
+#define PURLIN_DTYPE(Name, name, bytes, CNAME) \
+  case DType::Name: return bytes;
+#include "purlin/types.def"
+  }
+  return 0;
 }
+/// True for the values the enums define (a cast from a C int may not be).
+inline constexpr bool isValid(DType t) { return int(t) >= 0 && int(t) < kNumDTypes; }
+inline constexpr bool isValid(RedOp op) { return int(op) >= 0 && int(op) < kNumRedOps; }
 const char *toString(DType);
 const char *toString(RedOp);
 const char *toString(Status);

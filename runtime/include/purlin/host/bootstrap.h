@@ -115,4 +115,9 @@ private:
 /// naming the missing or malformed variable.
 std::unique_ptr<Bootstrap> bootstrapFromEnv();
 
+/// `bytes` bytes from the kernel's random source (getrandom) as 2*bytes
+/// lower-case hex digits: job cookies and socket names. Throws
+/// Error(Internal) if the source fails.
+std::string randomHex(int bytes);
+
 } // namespace purlin

@@ -82,6 +82,9 @@ public:
   const WorkspaceLayout &layout() const;
   /// Passed by value to kernels; valid as long as this communicator lives.
   const DeviceComm &deviceComm() const;
+  /// This rank's host-mapped status (abort flag and failure record; host
+  /// address): what abort() and asyncError() use. For tests and tools.
+  HostStatus *hostStatus() const;
   /// Base address of rank `peer`'s workspace as mapped in this process.
   void *peerWorkspace(int peer) const;
   /// The most ranks of this communicator that share one GPU (by device

@@ -124,8 +124,7 @@ struct DeviceGuard {
   }
 };
 /// Checked mode: the call's hash, compared across ranks on the device
-/// (DeviceComm::callCheck, ctaBeginCall): FNV-1a over what every rank must
-/// pass alike: the kind, the element count (AllGatherV, ReduceScatterV:
+/// (callCheckKernel): FNV-1a over what every rank must pass alike: the kind, the element count (AllGatherV, ReduceScatterV:
 /// every entry of counts; AllToAllV: maxCount, since a rank sees only its
 /// own row and column), the dtype and op of a reduction, the root of a
 /// rooted collective. Bit 32 marks the check as on.
@@ -330,7 +329,6 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                                    std::to_string(kMaxEpochSlots) + " (per-CTA epochs)");
       // Checked mode: one stream for eager calls, and every call compared
       // across ranks on the device.
-      DeviceComm dcCall = dc;
       if (comm.options().checked) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError();
@@ -338,9 +336,8 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) +
                                                      ">: checked mode: this call's stream differs from the previous "
                                                      "call's; calls on one communicator must be ordered on one stream");
-        dcCall.callCheck = detail::callCheckOf(K, n, args);
         // The call check runs before the program (epoch.cuh callCheckKernel).
-        callCheckKernel<><<<1, 32, 0, stream>>>(dcCall);
+        callCheckKernel<><<<1, 32, 0, stream>>>(dc, detail::callCheckOf(K, n, args));
         if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
           return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) +
                                                ">: the call check kernel: " + cudaGetErrorString(e));
@@ -359,7 +356,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.chunks = chunkEvents;
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
       const Status st = detail::enqueueTyped<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>()>(
-          pl, dcCall, args, lc, peers);
+          pl, dc, args, lc, peers);
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       return st;
     } catch (const Error& e) {

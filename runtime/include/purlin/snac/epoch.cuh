@@ -52,7 +52,8 @@ __device__ __forceinline__ uint64_t ctaEpoch(const DeviceComm& dc) {
   return *reinterpret_cast<volatile const uint64_t*>(&dc.state->epochs[blockIdx.x]);
 }
 
-/// Checked mode (DeviceComm::callCheck != 0): the call check with peer `p`
+/// Checked mode: the call check with peer `p`, for the call whose hash is
+/// `callCheck` (collective.cuh callCheckOf),
 /// (docs/runtime.md "Failure model"), by one thread. If `write`, writes
 /// this call's CALL value (epoch and call hash) into peer p's CALL slot of
 /// this rank; then waits for peer p's value of this epoch and compares the
@@ -62,8 +63,9 @@ __device__ __forceinline__ uint64_t ctaEpoch(const DeviceComm& dc) {
 /// before its data is used (checkedFailed). A wait that gives up has
 /// recorded why. Costs one round trip between the ranks per call, in
 /// checked mode only. Inlined, as recordWaitError (primitives.cuh) says why.
-__device__ __forceinline__ void checkCallWith(const DeviceComm& dc, uint64_t epoch, int p, bool write) {
-  const uint64_t mine = callCheckValue(epoch, dc.callCheck);
+__device__ __forceinline__ void checkCallWith(const DeviceComm& dc, uint64_t callCheck, uint64_t epoch, int p,
+                                              bool write) {
+  const uint64_t mine = callCheckValue(epoch, callCheck);
   if (write) arch::stReleaseSys(dc.signals[p] + callCheckIndex(epoch, dc.rank), mine);
   const uint64_t* slot = dc.signals[dc.rank] + callCheckIndex(epoch, p);
   SpinBound bound;
@@ -83,14 +85,14 @@ __device__ __forceinline__ void checkCallWith(const DeviceComm& dc, uint64_t epo
 /// touches data: the program's waits then give up (checkedFailed).
 ///
 /// Kept out of the programs' kernels: inlined there behind a branch on
-/// DeviceComm::callCheck, its code alone made the unchecked latency
+/// a per-call DeviceComm field, its code alone made the unchecked latency
 /// kernels 0.1-0.3 us slower per call (lat_floor_micro --loopback, one
 /// H200, 2026-12-03; bench/results/2026-12-03-failure-model).
 template <int = 0>
-__global__ void callCheckKernel(DeviceComm dc) {
+__global__ void callCheckKernel(DeviceComm dc, uint64_t callCheck) {
   const uint64_t e = ctaEpoch(dc);  // epochs are equal between calls: slot 0 is this call's
   const int p = int(threadIdx.x);
-  if (p < dc.size && p != dc.rank) checkCallWith(dc, e, p, true);
+  if (p < dc.size && p != dc.rank) checkCallWith(dc, callCheck, e, p, true);
 }
 
 /// Waits for the previous grid (see the file comment), then returns the

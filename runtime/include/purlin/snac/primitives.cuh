@@ -44,8 +44,8 @@ __device__ __forceinline__ bool aborted(const DeviceComm& dc) {
 __device__ __forceinline__ void recordWaitError(const DeviceComm& dc, WaitKind kind, uint32_t index,
                                              uint64_t expected, uint64_t observed) {
   if (atomicCAS(&dc.state->failed, 0u, 1u) != 0u) return;
-  if (dc.host != nullptr) {
-    volatile WaitError& e = dc.host->error;
+  if (HostStatus* host = dc.state->host; host != nullptr) {
+    volatile WaitError& e = host->error;
     e.rank = dc.rank;
     e.signal = index;
     e.kind = uint32_t(kind);
@@ -70,7 +70,7 @@ inline constexpr uint32_t kFailurePollMask = 1023;
 /// Spin-wait bookkeeping of one waiting thread. step() returns false when
 /// the wait must give up: this rank or a peer failed (FAILED signal, a wait
 /// of this rank's kernels), the host asked to abort (HostStatus), or, in
-/// checked mode, the wait has lasted DeviceComm::timeoutNs (%globaltimer).
+/// checked mode, the wait has lasted DeviceState::timeoutNs (%globaltimer).
 struct SpinBound {
   uint32_t spins = 0;
   uint64_t start = 0;
@@ -87,14 +87,15 @@ struct SpinBound {
       recordWaitError(dc, WaitKind::PeerFailed, uint32_t(failureOrigin(failed)), failureKind(failed), 0);
       return false;
     }
-    if (dc.host != nullptr && *reinterpret_cast<volatile uint32_t*>(&dc.host->abortRequested) != 0) {
+    const HostStatus* host = dc.state->host;
+    if (host != nullptr && *reinterpret_cast<const volatile uint32_t*>(&host->abortRequested) != 0) {
       recordWaitError(dc, WaitKind::Aborted, index, expected, observed);
       return false;
     }
-    if (dc.timeoutNs != 0) {
+    if (const uint64_t timeoutNs = dc.state->timeoutNs; timeoutNs != 0) {
       const uint64_t now = arch::globalTimerNs();
       if (start == 0) start = now;
-      else if (now - start > dc.timeoutNs) {
+      else if (now - start > timeoutNs) {
         recordWaitError(dc, kind, index, expected, observed);
         return false;
       }
@@ -108,7 +109,7 @@ struct SpinBound {
 /// (a call-check mismatch must stop every data access). One branch on a
 /// kernel parameter otherwise.
 __device__ __forceinline__ bool checkedFailed(const DeviceComm& dc) {
-  return dc.callCheck != 0 && aborted(dc);
+  return dc.checked != 0 && aborted(dc);
 }
 
 /// Wait (acquire, system scope) until this rank's signal `index` >= `expected`.

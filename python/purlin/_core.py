@@ -1,0 +1,243 @@
+"""Framework-neutral layer: the runtime's vocabulary (dtypes, ops) read from
+the library, unique ids, and `Comm`, one rank's communicator, whose
+collectives take device pointers and CUDA streams as Python ints.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from typing import Dict, Optional, Sequence
+
+from . import _capi
+from ._capi import PurlinError
+
+__all__ = ["DTypeInfo", "dtypes", "ops", "dtype_code", "op_code", "get_unique_id", "Comm", "InProcessGroup",
+           "default_options"]
+
+
+@dataclass(frozen=True)
+class DTypeInfo:
+    name: str   #: the runtime's name, e.g. "bf16"
+    code: int   #: purlin_dtype_t
+    size: int   #: bytes per element
+
+
+_vocab_lock = threading.Lock()
+_dtypes: Optional[Dict[str, DTypeInfo]] = None
+_ops: Optional[Dict[str, int]] = None
+
+
+def dtypes() -> Dict[str, DTypeInfo]:
+    """Every element type the library knows, by name (purlin_dtype_name;
+    one definition: runtime/include/purlin/types.h)."""
+    global _dtypes
+    with _vocab_lock:
+        if _dtypes is None:
+            lib, out, code = _capi.load(), {}, 0
+            while (name := lib.purlin_dtype_name(code)) is not None:
+                out[name.decode()] = DTypeInfo(name.decode(), code, int(lib.purlin_dtype_size(code)))
+                code += 1
+            _dtypes = out
+        return _dtypes
+
+
+def ops() -> Dict[str, int]:
+    """Every reduction op the library knows, by name (purlin_redop_name)."""
+    global _ops
+    with _vocab_lock:
+        if _ops is None:
+            lib, out, code = _capi.load(), {}, 0
+            while (name := lib.purlin_redop_name(code)) is not None:
+                out[name.decode()] = code
+                code += 1
+            _ops = out
+        return _ops
+
+
+def dtype_code(name: str) -> DTypeInfo:
+    try:
+        return dtypes()[name]
+    except KeyError:
+        raise PurlinError("Unsupported", 2, f"dtype {name!r} is not one purlin knows (it knows: "
+                          f"{', '.join(dtypes())})") from None
+
+
+def op_code(name: str) -> int:
+    try:
+        return ops()[name]
+    except KeyError:
+        raise PurlinError("Unsupported", 2, f"reduction op {name!r} is not one purlin knows (it knows: "
+                          f"{', '.join(ops())})") from None
+
+
+def default_options(**overrides) -> _capi.Options:
+    """purlin_comm_options_default() with fields replaced by keyword
+    (staging_half_bytes, packet_half_bytes, checked, wait_timeout_us, direct)."""
+    opts = _capi.load().purlin_comm_options_default()
+    names = {f for f, _ in _capi.Options._fields_}
+    for key, value in overrides.items():
+        if key not in names:
+            raise TypeError(f"unknown communicator option {key!r} (options: {', '.join(sorted(names))})")
+        if value is None:
+            continue
+        setattr(opts, key, int(value))
+    return opts
+
+
+def get_unique_id() -> bytes:
+    """A fresh rendezvous id (like ncclGetUniqueId): draw it on one rank, pass
+    the bytes to every rank (e.g. over torch.distributed), and create the
+    communicator with Comm.from_unique_id."""
+    uid = _capi.UniqueId()
+    _capi.check(_capi.call("purlin_get_unique_id")(ctypes.byref(uid)))
+    return uid.to_bytes()
+
+
+class InProcessGroup:
+    """A rendezvous between threads of this process (purlin_group_create):
+    `size` threads each call Comm.in_group(group, rank, device) at once.
+    Keep it alive until every rank's Comm exists."""
+
+    def __init__(self, size: int):
+        self._handle = ctypes.c_void_p()
+        _capi.check(_capi.call("purlin_group_create")(int(size), ctypes.byref(self._handle)))
+        self.size = int(size)
+
+    def close(self) -> None:
+        if self._handle:
+            _capi.call("purlin_group_destroy")(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _sizes(values: Sequence[int], n: int, what: str):
+    if len(values) != n:
+        raise PurlinError("InvalidArgument", 1, f"{what} has {len(values)} entries; the world has {n} ranks")
+    if any(int(v) < 0 for v in values):
+        raise PurlinError("InvalidArgument", 1, f"{what} has a negative entry: {list(values)}")
+    return (ctypes.c_size_t * n)(*[int(v) for v in values])
+
+
+class Comm:
+    """One rank's communicator (purlin_comm_t). Collective calls take device
+    pointers, element counts, dtype and op names and a CUDA stream (ints),
+    enqueue on that stream and return; a failure raises PurlinError with
+    the runtime's message. Create with from_unique_id or in_group."""
+
+    def __init__(self, handle: ctypes.c_void_p):
+        self._handle = handle
+        self.rank = int(_capi.call("purlin_comm_rank")(handle))
+        self.size = int(_capi.call("purlin_comm_size")(handle))
+        self.device = int(_capi.call("purlin_comm_device")(handle))
+
+    @classmethod
+    def from_unique_id(cls, uid: bytes, rank: int, size: int, device: int,
+                       options: Optional[_capi.Options] = None) -> "Comm":
+        """Collective over `size` processes (or threads) that pass the same id."""
+        handle = ctypes.c_void_p()
+        u = _capi.UniqueId.from_bytes(uid)
+        _capi.check(_capi.call("purlin_comm_create_by_id")(ctypes.byref(u), int(rank), int(size), int(device),
+                                                            ctypes.byref(options) if options else None,
+                                                            ctypes.byref(handle)))
+        return cls(handle)
+
+    @classmethod
+    def in_group(cls, group: InProcessGroup, rank: int, device: int,
+                 options: Optional[_capi.Options] = None) -> "Comm":
+        """Collective over the group's threads (one call per rank, each in its own thread)."""
+        handle = ctypes.c_void_p()
+        _capi.check(_capi.call("purlin_comm_create_in_group")(group._handle, int(rank), int(device),
+                                                               ctypes.byref(options) if options else None,
+                                                               ctypes.byref(handle)))
+        return cls(handle)
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        if not self._handle:
+            raise PurlinError("InvalidArgument", 1, "the communicator was destroyed")
+        return self._handle
+
+    def destroy(self) -> None:
+        """Frees this rank's communicator (local; after its work is done)."""
+        if self._handle:
+            h, self._handle = self._handle, None
+            _capi.check(_capi.call("purlin_comm_destroy")(h))
+
+    def abort(self) -> None:
+        """purlin_comm_abort: every wait of this rank gives up; no CUDA call."""
+        _capi.check(_capi.call("purlin_comm_abort")(self.handle))
+
+    def async_error(self) -> Optional[PurlinError]:
+        """The communicator's failure so far (None while healthy); never waits."""
+        code = _capi.call("purlin_comm_async_error")(self.handle)
+        return None if code == 0 else PurlinError(_capi.status_name(code), code, _capi.last_error())
+
+    def register(self, ptr: int, nbytes: int) -> int:
+        """Collective: registers a buffer for the eager direct program; returns its handle."""
+        h = ctypes.c_uint64()
+        _capi.check(_capi.call("purlin_comm_register")(self.handle, ctypes.c_void_p(ptr), int(nbytes), ctypes.byref(h)))
+        return int(h.value)
+
+    def deregister(self, handle: int) -> None:
+        _capi.check(_capi.call("purlin_comm_deregister")(self.handle, int(handle)))
+
+    def release_direct(self) -> None:
+        _capi.check(_capi.call("purlin_comm_release_direct")(self.handle))
+
+    # -- collectives: pointers and streams are ints; counts in elements ----
+    def all_gather(self, inp: int, out: int, count: int, dtype: str, stream: int) -> None:
+        _capi.check(_capi.call("purlin_allGather")(self.handle, inp, out, count, dtype_code(dtype).code, stream))
+
+    def all_gather_v(self, inp: int, out: int, counts: Sequence[int], dtype: str, stream: int) -> None:
+        _capi.check(_capi.call("purlin_allGatherV")(self.handle, inp, out, _sizes(counts, self.size, "counts"),
+                                                    dtype_code(dtype).code, stream))
+
+    def all_reduce(self, inp: int, out: int, count: int, dtype: str, op: str, stream: int) -> None:
+        _capi.check(_capi.call("purlin_allReduce")(self.handle, inp, out, count, dtype_code(dtype).code, op_code(op),
+                                                   stream))
+
+    def reduce_scatter(self, inp: int, out: int, count: int, dtype: str, op: str, stream: int) -> None:
+        _capi.check(_capi.call("purlin_reduceScatter")(self.handle, inp, out, count, dtype_code(dtype).code,
+                                                       op_code(op), stream))
+
+    def reduce_scatter_v(self, inp: int, out: int, counts: Sequence[int], dtype: str, op: str, stream: int) -> None:
+        _capi.check(_capi.call("purlin_reduceScatterV")(self.handle, inp, out, _sizes(counts, self.size, "counts"),
+                                                        dtype_code(dtype).code, op_code(op), stream))
+
+    def all_to_all(self, inp: int, out: int, count: int, dtype: str, stream: int) -> None:
+        _capi.check(_capi.call("purlin_allToAll")(self.handle, inp, out, count, dtype_code(dtype).code, stream))
+
+    def all_to_all_v(self, inp: int, out: int, send_counts: Sequence[int], send_displs: Sequence[int],
+                     recv_counts: Sequence[int], recv_displs: Sequence[int], max_count: int, dtype: str,
+                     stream: int) -> None:
+        n = self.size
+        _capi.check(_capi.call("purlin_allToAllV")(self.handle, inp, out, _sizes(send_counts, n, "send counts"),
+                                                   _sizes(send_displs, n, "send displacements"),
+                                                   _sizes(recv_counts, n, "receive counts"),
+                                                   _sizes(recv_displs, n, "receive displacements"), int(max_count),
+                                                   dtype_code(dtype).code, stream))
+
+    def broadcast(self, inp: int, out: int, count: int, dtype: str, root: int, stream: int) -> None:
+        _capi.check(_capi.call("purlin_broadcast")(self.handle, inp, out, count, dtype_code(dtype).code, root, stream))
+
+    def reduce(self, inp: int, out: int, count: int, dtype: str, op: str, root: int, stream: int) -> None:
+        _capi.check(_capi.call("purlin_reduce")(self.handle, inp, out, count, dtype_code(dtype).code, op_code(op), root,
+                                                stream))
+
+    def gather(self, inp: int, out: int, count: int, dtype: str, root: int, stream: int) -> None:
+        _capi.check(_capi.call("purlin_gather")(self.handle, inp, out, count, dtype_code(dtype).code, root, stream))
+
+    def scatter(self, inp: int, out: int, count: int, dtype: str, root: int, stream: int) -> None:
+        _capi.check(_capi.call("purlin_scatter")(self.handle, inp, out, count, dtype_code(dtype).code, root, stream))
+
+    def __del__(self):
+        try:
+            self.destroy()
+        except Exception:
+            pass

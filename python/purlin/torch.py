@@ -1,0 +1,371 @@
+"""purlin for PyTorch: a communicator created over a torch.distributed
+process group, with methods named and shaped like torch.distributed's.
+
+    import purlin.torch as pt
+    comm = pt.Communicator()                 # collective over the default group
+    comm.all_reduce(x)                       # in place, on the current stream
+    comm.all_gather_into_tensor(out, x)
+
+Every call enqueues on the current CUDA stream (torch.cuda.current_stream)
+and returns; it may be captured by torch.cuda.graph. The calls are also
+torch.library custom ops (torch.ops.purlin.*), with fake implementations,
+so torch.compile traces them without a graph break. Bad arguments raise
+purlin.PurlinError (a RuntimeError) with the runtime's message.
+"""
+import enum
+import itertools
+import threading
+import weakref
+from typing import Any, List, Optional, Sequence, Tuple
+
+import torch
+import torch.distributed as dist
+
+from . import _core
+from ._capi import PurlinError
+from ._tensors import (bool_op, check_numel, check_same, check_tensor, purlin_dtype_name, reduce_op_name,
+                       split_counts)
+
+__all__ = ["Communicator", "ReduceOp", "PurlinError"]
+
+
+class ReduceOp(enum.Enum):
+    """The reduction ops (torch.distributed.ReduceOp's names; those are
+    accepted too)."""
+    SUM = "sum"
+    AVG = "avg"
+    PRODUCT = "product"
+    MIN = "min"
+    MAX = "max"
+
+
+# Communicators by id, for the custom ops (which take plain ints).
+_registry: "weakref.WeakValueDictionary[int, Communicator]" = weakref.WeakValueDictionary()
+_ids = itertools.count(1)
+_registry_lock = threading.Lock()
+
+
+def _lookup(comm_id: int) -> "Communicator":
+    comm = _registry.get(comm_id)
+    if comm is None:
+        raise PurlinError("InvalidArgument", 1, f"purlin communicator {comm_id} does not exist (destroyed?)")
+    return comm
+
+
+def _stream(device: torch.device) -> int:
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _dtype_op(t: torch.Tensor, op: Any) -> Tuple[str, str]:
+    name = purlin_dtype_name(t.dtype)
+    o = reduce_op_name(op)
+    if t.dtype == torch.bool:
+        o = bool_op(o)
+    return name, o
+
+
+class Communicator:
+    """One rank's Purlin communicator, created collectively over a
+    torch.distributed process group (the rendezvous id is broadcast through
+    it; any backend). Without an initialised torch.distributed and with
+    group=None it is a world of one.
+
+    device: this rank's GPU (default: torch.cuda.current_device()).
+    checked: bound every device wait by time and compare every call across
+    ranks (a debugging mode; see docs/runtime.md "Failure model").
+    Other keyword options: staging_half_bytes, packet_half_bytes,
+    wait_timeout_us, direct (purlin_comm_options_t)."""
+
+    def __init__(self, group: Optional[dist.ProcessGroup] = None, device: Any = None, checked: bool = False,
+                 **options: Any):
+        if device is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        device = torch.device(device)
+        if device.type != "cuda":
+            raise PurlinError("InvalidArgument", 1, f"device {device}: purlin communicators live on CUDA devices")
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        self.device = device
+        opts = _core.default_options(checked=int(bool(checked)), **options)
+        if dist.is_available() and dist.is_initialized():
+            rank = dist.get_rank(group)
+            size = dist.get_world_size(group)
+            src = dist.get_global_rank(group, 0) if group is not None else 0
+            box: List[Any] = [_core.get_unique_id() if rank == 0 else None]
+            dist.broadcast_object_list(box, src=src, group=group, device=device
+                                       if dist.get_backend(group) == "nccl" else None)
+            uid = box[0]
+        elif group is None:
+            rank, size, uid = 0, 1, _core.get_unique_id()
+        else:
+            raise PurlinError("InvalidArgument", 1, "a process group was given but torch.distributed is not initialised")
+        with torch.cuda.device(device):
+            self._comm = _core.Comm.from_unique_id(uid, rank, size, device.index, opts)
+        self.rank, self.size = rank, size
+        with _registry_lock:
+            self.id = next(_ids)
+            _registry[self.id] = self
+
+    @classmethod
+    def _from_comm(cls, comm: _core.Comm) -> "Communicator":
+        """Wraps a Comm made another way (e.g. purlin._core.Comm.in_group: ranks as threads)."""
+        self = cls.__new__(cls)
+        self._comm = comm
+        self.device = torch.device("cuda", comm.device)
+        self.rank, self.size = comm.rank, comm.size
+        with _registry_lock:
+            self.id = next(_ids)
+            _registry[self.id] = self
+        return self
+
+    @classmethod
+    def in_process_group(cls, group: _core.InProcessGroup, rank: int, device: Any = None, checked: bool = False,
+                         **options: Any) -> "Communicator":
+        """Collective over the threads of this process that share `group`
+        (purlin._core.InProcessGroup): each thread calls it with its rank."""
+        dev = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
+        opts = _core.default_options(checked=int(bool(checked)), **options)
+        with torch.cuda.device(dev):
+            return cls._from_comm(_core.Comm.in_group(group, rank, dev.index, opts))
+
+    # -- lifetime and failure ---------------------------------------------
+    def destroy(self) -> None:
+        """Frees this rank's communicator (synchronize its streams first)."""
+        self._comm.destroy()
+
+    def abort(self) -> None:
+        """Every wait of this rank gives up and tells the peers (no CUDA call)."""
+        self._comm.abort()
+
+    def async_error(self) -> Optional[PurlinError]:
+        """The communicator's failure so far, or None (never waits)."""
+        return self._comm.async_error()
+
+    # -- checks ------------------------------------------------------------
+    def _check(self, t: torch.Tensor, what: str) -> None:
+        check_tensor(t, what, self.device.index)
+
+    # -- collectives (eager bodies; the public methods route through the
+    #    custom ops while torch.compile traces) ------------------------------
+    def _all_reduce(self, tensor: torch.Tensor, op: str) -> None:
+        self._check(tensor, "all_reduce")
+        dtype, o = _dtype_op(tensor, op)
+        p = tensor.data_ptr()
+        self._comm.all_reduce(p, p, tensor.numel(), dtype, o, _stream(self.device))
+
+    def _all_gather(self, out: torch.Tensor, inp: torch.Tensor) -> None:
+        self._check(out, "all_gather_into_tensor: output")
+        self._check(inp, "all_gather_into_tensor: input")
+        check_same(out, inp, "all_gather_into_tensor")
+        check_numel(out, inp.numel() * self.size, "all_gather_into_tensor: output")
+        self._comm.all_gather(inp.data_ptr(), out.data_ptr(), inp.numel(), purlin_dtype_name(inp.dtype),
+                              _stream(self.device))
+
+    def _reduce_scatter(self, out: torch.Tensor, inp: torch.Tensor, op: str) -> None:
+        self._check(out, "reduce_scatter_tensor: output")
+        self._check(inp, "reduce_scatter_tensor: input")
+        check_same(out, inp, "reduce_scatter_tensor")
+        check_numel(inp, out.numel() * self.size, "reduce_scatter_tensor: input")
+        dtype, o = _dtype_op(inp, op)
+        self._comm.reduce_scatter(inp.data_ptr(), out.data_ptr(), out.numel(), dtype, o, _stream(self.device))
+
+    def _all_to_all(self, out: torch.Tensor, inp: torch.Tensor, out_splits: Optional[Sequence[int]],
+                    in_splits: Optional[Sequence[int]], max_count: Optional[int]) -> None:
+        self._check(out, "all_to_all_single: output")
+        self._check(inp, "all_to_all_single: input")
+        check_same(out, inp, "all_to_all_single")
+        n, dtype = self.size, purlin_dtype_name(inp.dtype)
+        if out_splits is None and in_splits is None and max_count is None:
+            check_numel(out, inp.numel(), "all_to_all_single: output")
+            if inp.numel() % n:
+                raise PurlinError("InvalidArgument", 1,
+                                  f"all_to_all_single: {inp.numel()} elements do not split into {n} equal parts")
+            self._comm.all_to_all(inp.data_ptr(), out.data_ptr(), inp.numel() // n, dtype, _stream(self.device))
+            return
+        rows_in = inp.shape[0] if inp.dim() else 1
+        rows_out = out.shape[0] if out.dim() else 1
+        send = split_counts(in_splits, inp.numel(), rows_in, n, "all_to_all_single: input")
+        recv = split_counts(out_splits, out.numel(), rows_out, n, "all_to_all_single: output")
+        sdis = [sum(send[:p]) for p in range(n)]
+        rdis = [sum(recv[:p]) for p in range(n)]
+        cap = inp.numel() if max_count is None else int(max_count)
+        self._comm.all_to_all_v(inp.data_ptr(), out.data_ptr(), send, sdis, recv, rdis, cap, dtype,
+                                _stream(self.device))
+
+    def _broadcast(self, tensor: torch.Tensor, src: int) -> None:
+        self._check(tensor, "broadcast")
+        p = tensor.data_ptr()
+        self._comm.broadcast(p, p, tensor.numel(), purlin_dtype_name(tensor.dtype), int(src), _stream(self.device))
+
+    def _reduce(self, tensor: torch.Tensor, dst: int, op: str) -> None:
+        self._check(tensor, "reduce")
+        dtype, o = _dtype_op(tensor, op)
+        p = tensor.data_ptr()
+        self._comm.reduce(p, p, tensor.numel(), dtype, o, int(dst), _stream(self.device))
+
+    def _gather(self, out: Optional[torch.Tensor], inp: torch.Tensor, dst: int) -> None:
+        self._check(inp, "gather: input")
+        if self.rank == dst:
+            self._check(out, "gather: output")
+            check_same(out, inp, "gather")
+            check_numel(out, inp.numel() * self.size, "gather: output")
+        self._comm.gather(inp.data_ptr(), out.data_ptr() if self.rank == dst else 0, inp.numel(),
+                          purlin_dtype_name(inp.dtype), int(dst), _stream(self.device))
+
+    def _scatter(self, out: torch.Tensor, inp: Optional[torch.Tensor], src: int) -> None:
+        self._check(out, "scatter: output")
+        if self.rank == src:
+            self._check(inp, "scatter: input")
+            check_same(out, inp, "scatter")
+            check_numel(inp, out.numel() * self.size, "scatter: input")
+        self._comm.scatter(inp.data_ptr() if self.rank == src else 0, out.data_ptr(), out.numel(),
+                           purlin_dtype_name(out.dtype), int(src), _stream(self.device))
+
+    # -- the public methods --------------------------------------------------
+    def all_reduce(self, tensor: torch.Tensor, op: Any = ReduceOp.SUM) -> None:
+        """In place: every rank's `tensor` becomes the reduction over ranks
+        (ascending rank order, deterministic)."""
+        o = reduce_op_name(op)
+        if torch.compiler.is_compiling():
+            torch.ops.purlin.all_reduce_(tensor, self.id, o)
+        else:
+            self._all_reduce(tensor, o)
+
+    def all_gather_into_tensor(self, output_tensor: torch.Tensor, input_tensor: torch.Tensor) -> None:
+        """`output_tensor` (size x input elements) gets every rank's input in rank order."""
+        if torch.compiler.is_compiling():
+            torch.ops.purlin.all_gather_into_tensor_(output_tensor, input_tensor, self.id)
+        else:
+            self._all_gather(output_tensor, input_tensor)
+
+    def reduce_scatter_tensor(self, output: torch.Tensor, input: torch.Tensor, op: Any = ReduceOp.SUM) -> None:
+        """`output` gets the reduction over ranks of partition `rank` of `input`."""
+        o = reduce_op_name(op)
+        if torch.compiler.is_compiling():
+            torch.ops.purlin.reduce_scatter_tensor_(output, input, self.id, o)
+        else:
+            self._reduce_scatter(output, input, o)
+
+    def all_to_all_single(self, output: torch.Tensor, input: torch.Tensor,
+                          output_split_sizes: Optional[Sequence[int]] = None,
+                          input_split_sizes: Optional[Sequence[int]] = None,
+                          max_count: Optional[int] = None) -> None:
+        """Block p of `input` (rows of dim 0) goes to rank p; block q of
+        `output` comes from rank q. With split sizes, `max_count` (elements)
+        must be at least every block any rank sends and the same on every
+        rank; it defaults to input.numel(), right when every rank's input
+        has the same size."""
+        if torch.compiler.is_compiling():
+            torch.ops.purlin.all_to_all_single_(output, input, self.id, list(output_split_sizes or []),
+                                                list(input_split_sizes or []), -1 if max_count is None else max_count,
+                                                output_split_sizes is not None, input_split_sizes is not None)
+        else:
+            self._all_to_all(output, input, output_split_sizes, input_split_sizes, max_count)
+
+    def broadcast(self, tensor: torch.Tensor, src: int = 0) -> None:
+        """In place: every rank's `tensor` becomes rank `src`'s."""
+        if torch.compiler.is_compiling():
+            torch.ops.purlin.broadcast_(tensor, self.id, int(src))
+        else:
+            self._broadcast(tensor, src)
+
+    def reduce(self, tensor: torch.Tensor, dst: int = 0, op: Any = ReduceOp.SUM) -> None:
+        """In place on rank `dst`: the reduction over ranks (others' tensors are unchanged)."""
+        o = reduce_op_name(op)
+        if torch.compiler.is_compiling():
+            torch.ops.purlin.reduce_(tensor, self.id, int(dst), o)
+        else:
+            self._reduce(tensor, dst, o)
+
+    def gather(self, tensor: torch.Tensor, gather_list: Optional[List[torch.Tensor]] = None, dst: int = 0,
+               output: Optional[torch.Tensor] = None) -> None:
+        """Rank `dst` gets every rank's `tensor`: into `output` (size x
+        elements, rank order) or, like torch.distributed, into `gather_list`."""
+        if self.rank == dst and output is None:
+            if gather_list is None or len(gather_list) != self.size:
+                raise PurlinError("InvalidArgument", 1,
+                                  f"gather: rank {dst} needs an output tensor or a gather_list of {self.size} tensors")
+            output = torch.empty((self.size,) + tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
+            self._gather(output, tensor, dst)
+            for p, t in enumerate(gather_list):
+                t.copy_(output[p])
+            return
+        self._gather(output, tensor, dst)
+
+    def scatter(self, tensor: torch.Tensor, scatter_list: Optional[List[torch.Tensor]] = None, src: int = 0,
+                input: Optional[torch.Tensor] = None) -> None:
+        """Every rank's `tensor` gets block `rank` of rank `src`'s `input`
+        (size x elements) or of its `scatter_list`."""
+        if self.rank == src and input is None:
+            if scatter_list is None or len(scatter_list) != self.size:
+                raise PurlinError("InvalidArgument", 1,
+                                  f"scatter: rank {src} needs an input tensor or a scatter_list of {self.size} tensors")
+            input = torch.stack([t.reshape(tensor.shape) for t in scatter_list])
+        self._scatter(tensor, input, src)
+
+
+# ---------------------------------------------------------------------------
+# torch.library custom ops: what torch.compile sees (they mutate their
+# output argument and return nothing; the fake implementations do nothing).
+# ---------------------------------------------------------------------------
+
+@torch.library.custom_op("purlin::all_reduce_", mutates_args=("tensor",))
+def _op_all_reduce(tensor: torch.Tensor, comm_id: int, op: str) -> None:
+    _lookup(comm_id)._all_reduce(tensor, op)
+
+
+@_op_all_reduce.register_fake
+def _(tensor, comm_id, op):
+    return None
+
+
+@torch.library.custom_op("purlin::all_gather_into_tensor_", mutates_args=("output",))
+def _op_all_gather(output: torch.Tensor, input: torch.Tensor, comm_id: int) -> None:
+    _lookup(comm_id)._all_gather(output, input)
+
+
+@_op_all_gather.register_fake
+def _(output, input, comm_id):
+    return None
+
+
+@torch.library.custom_op("purlin::reduce_scatter_tensor_", mutates_args=("output",))
+def _op_reduce_scatter(output: torch.Tensor, input: torch.Tensor, comm_id: int, op: str) -> None:
+    _lookup(comm_id)._reduce_scatter(output, input, op)
+
+
+@_op_reduce_scatter.register_fake
+def _(output, input, comm_id, op):
+    return None
+
+
+@torch.library.custom_op("purlin::all_to_all_single_", mutates_args=("output",))
+def _op_all_to_all(output: torch.Tensor, input: torch.Tensor, comm_id: int, output_split_sizes: List[int],
+                   input_split_sizes: List[int], max_count: int, has_out_splits: bool, has_in_splits: bool) -> None:
+    _lookup(comm_id)._all_to_all(output, input, output_split_sizes if has_out_splits else None,
+                                 input_split_sizes if has_in_splits else None, None if max_count < 0 else max_count)
+
+
+@_op_all_to_all.register_fake
+def _(output, input, comm_id, output_split_sizes, input_split_sizes, max_count, has_out_splits, has_in_splits):
+    return None
+
+
+@torch.library.custom_op("purlin::broadcast_", mutates_args=("tensor",))
+def _op_broadcast(tensor: torch.Tensor, comm_id: int, src: int) -> None:
+    _lookup(comm_id)._broadcast(tensor, src)
+
+
+@_op_broadcast.register_fake
+def _(tensor, comm_id, src):
+    return None
+
+
+@torch.library.custom_op("purlin::reduce_", mutates_args=("tensor",))
+def _op_reduce(tensor: torch.Tensor, comm_id: int, dst: int, op: str) -> None:
+    _lookup(comm_id)._reduce(tensor, dst, op)
+
+
+@_op_reduce.register_fake
+def _(tensor, comm_id, dst, op):
+    return None

@@ -1,0 +1,146 @@
+"""The C ABI through ctypes, on a machine without a GPU: loading, the
+vocabulary, options, unique ids and the error path of every kind of call."""
+import ctypes
+import os
+import threading
+
+import pytest
+
+import purlin
+from purlin import _capi, _core
+
+
+def test_library_is_the_build_one(lib):
+    want = os.environ.get("PURLIN_LIBRARY")
+    if want:
+        assert os.path.samefile(purlin.library_path(), want)
+    assert purlin.version().count(".") == 2
+
+
+def test_missing_library_names_where_it_looked(monkeypatch, tmp_path):
+    monkeypatch.setattr(_capi, "_lib", None)
+    monkeypatch.setenv("PURLIN_LIBRARY", str(tmp_path / "nope.so"))
+    with pytest.raises(purlin.PurlinError) as e:
+        _capi.load()
+    assert e.value.status == "LibraryNotFound"
+    assert "nope.so" in str(e.value) and "PURLIN_LIBRARY" in str(e.value)
+
+
+def test_vocabulary_comes_from_the_library(lib):
+    d = purlin.dtypes()
+    assert d["f32"].size == 4 and d["f16"].size == 2 and d["bf16"].size == 2
+    assert [x.code for x in d.values()] == list(range(len(d)))
+    o = purlin.ops()
+    assert {"sum", "max", "min"} <= set(o)
+    assert lib.purlin_dtype_name(len(d)) is None
+    assert lib.purlin_dtype_size(-1) == 0
+    assert lib.purlin_redop_name(len(o)) is None
+
+
+def test_unknown_dtype_and_op_are_clear_errors(lib):
+    with pytest.raises(purlin.PurlinError) as e:
+        _core.dtype_code("complex64")
+    assert e.value.status == "Unsupported" and "bf16" in e.value.message
+    with pytest.raises(purlin.PurlinError) as e:
+        _core.op_code("xor")
+    assert e.value.status == "Unsupported" and "sum" in e.value.message
+
+
+def test_options_defaults_and_overrides(lib):
+    o = purlin.default_options()
+    assert o.checked == 0 and o.direct == 1 and o.wait_timeout_us > 0 and o.staging_half_bytes > 0
+    o = purlin.default_options(checked=True, wait_timeout_us=5)
+    assert o.checked == 1 and o.wait_timeout_us == 5
+    with pytest.raises(TypeError, match="unknown communicator option 'chekced'"):
+        purlin.default_options(chekced=1)
+
+
+def test_unique_ids_are_fresh_and_well_formed(lib):
+    a, b = purlin.get_unique_id(), purlin.get_unique_id()
+    assert len(a) == _capi.UNIQUE_ID_BYTES and a != b
+    text = a.rstrip(b"\0").decode()
+    tag, path, cookie = text.split(" ")
+    assert tag == "purlin-id-1" and path.startswith("@purlin-") and len(cookie) == 32
+
+
+def test_damaged_unique_id_is_refused(lib):
+    uid = bytearray(purlin.get_unique_id())
+    uid[20] = ord(" ")  # splits the socket name: no longer the form purlin_get_unique_id writes
+    with pytest.raises(purlin.PurlinError) as e:
+        purlin.Comm.from_unique_id(bytes(uid), 0, 1, 0)
+    assert e.value.status == "InvalidArgument" and "not one purlin_get_unique_id made" in e.value.message
+    with pytest.raises(ValueError, match="128 bytes"):
+        purlin.Comm.from_unique_id(b"short", 0, 1, 0)
+
+
+def test_group_sizes_are_checked(lib):
+    for bad in (0, -1, 9):
+        with pytest.raises(purlin.PurlinError) as e:
+            purlin.InProcessGroup(bad)
+        assert e.value.status == "InvalidArgument" and "outside [1, 8]" in e.value.message
+    purlin.InProcessGroup(2).close()
+
+
+def test_null_handles_give_invalid_argument(lib):
+    call = _capi.call
+    assert call("purlin_comm_rank")(None) == -1
+    assert call("purlin_comm_device")(None) == -1
+    code = call("purlin_allReduce")(None, None, None, 4, 0, 0, None)
+    assert _capi.status_name(code) == "InvalidArgument"
+    with pytest.raises(purlin.PurlinError) as e:
+        _capi.check(code)
+    assert e.value.status == "InvalidArgument" and e.value.message
+    code = call("purlin_comm_create_in_group")(None, 0, 0, None, ctypes.byref(ctypes.c_void_p()))
+    assert _capi.status_name(code) == "InvalidArgument"
+    assert "null group" in _capi.last_error()
+
+
+def test_errors_are_per_thread(lib):
+    """purlin_last_error is thread-local: another thread's failure does not
+    replace this thread's message."""
+    _capi.call("purlin_comm_abort")(None)
+    mine = _capi.last_error()
+    other = []
+
+    def fail_elsewhere():
+        _capi.call("purlin_group_create")(0, ctypes.byref(ctypes.c_void_p()))
+        other.append(_capi.last_error())
+
+    t = threading.Thread(target=fail_elsewhere)
+    t.start()
+    t.join()
+    assert "outside [1, 8]" in other[0]
+    assert _capi.last_error() == mine and "abort" in mine
+
+
+def test_world_of_one_is_created_or_the_reason_is_given(lib):
+    """With a GPU: a world of one rank is a communicator (rank 0 of 1);
+    without one: a CudaError whose message says what CUDA said."""
+    try:
+        comm = purlin.Comm.from_unique_id(purlin.get_unique_id(), 0, 1, 0)
+    except purlin.PurlinError as e:
+        assert e.status == "CudaError", e
+        assert "cuda" in e.message.lower()
+        return
+    try:
+        assert (comm.rank, comm.size, comm.device) == (0, 1, 0)
+        assert comm.async_error() is None
+    finally:
+        comm.destroy()
+    with pytest.raises(purlin.PurlinError, match="destroyed"):
+        comm.all_reduce(0, 0, 1, "f32", "sum", 0)
+
+
+def test_library_needs_no_nccl_or_dynamic_cudart(lib):
+    """libpurlin.so must not load a libnccl or libcudart of its own: a
+    process (PyTorch) brings its own, and one soname cannot be two versions
+    (loading ours first broke `import torch`: undefined ncclCommResume)."""
+    import shutil
+    import subprocess
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf (binutils) is not installed")
+    out = subprocess.run([readelf, "-d", purlin.library_path()], capture_output=True, text=True, check=True).stdout
+    needed = [line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
+    assert needed, out
+    assert not [n for n in needed if "nccl" in n or "cudart" in n], needed

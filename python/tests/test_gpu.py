@@ -1,0 +1,260 @@
+"""The torch layer on a GPU: ranks as threads sharing one GPU (through the
+C ABI's in-process group) against torch references, for every collective,
+the dtypes and ops the library has; a world of one under torch.distributed;
+CUDA graph capture; torch.compile without a graph break.
+
+Skipped (with the reason) without torch or a GPU. Run on the device
+machines by scripts/gpu-all.sh (step python.gpu)."""
+import os
+import threading
+
+import pytest
+
+import purlin
+
+SIZES = [1, 1000, 65536 + 3, 1 << 20]   # latency and throughput programs, odd counts
+WORLDS = [2, 3, 4]
+
+
+def run_ranks(torch, n, body, **options):
+    """body(comm, rank) in n threads, each with its own stream on GPU 0; returns
+    the results in rank order, re-raising the first failure."""
+    from purlin.torch import Communicator
+    group = purlin.InProcessGroup(n)
+    results, errors = [None] * n, []
+    # Destruction is local: no rank frees its workspace while a peer's
+    # kernel may still read it (docs/runtime.md), so all finish first.
+    done = threading.Barrier(n, timeout=300)
+
+    def rank_main(r):
+        try:
+            torch.cuda.set_device(0)
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream):
+                comm = Communicator.in_process_group(group, r, device=0, **options)
+                try:
+                    results[r] = body(comm, r)
+                finally:
+                    stream.synchronize()
+                    try:
+                        done.wait()
+                    finally:
+                        comm.destroy()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append((r, e))
+
+    threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "a rank hung"
+    group.close()
+    if errors:
+        r, e = errors[0]
+        raise AssertionError(f"rank {r}: {e!r}") from e
+    return results
+
+
+def rank_input(torch, dtype, count, r, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(1000 * seed + r)
+    if dtype.is_floating_point:
+        return torch.randn(count, generator=g, device="cuda", dtype=torch.float32).to(dtype)
+    return torch.randint(-100, 100, (count,), generator=g, device="cuda").to(dtype)
+
+
+def reference_reduce(torch, xs, op):
+    """Ascending rank order, accumulating in fp32 (the runtime's contract for
+    f32/f16/bf16), rounded once."""
+    acc = xs[0].float()
+    for x in xs[1:]:
+        x = x.float()
+        acc = acc + x if op == "sum" else torch.maximum(acc, x) if op == "max" else torch.minimum(acc, x)
+    return acc.to(xs[0].dtype)
+
+
+def float_dtypes(torch):
+    names = purlin.dtypes()
+    table = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    return [table[k] for k in table if k in names]
+
+
+@pytest.mark.parametrize("n", WORLDS)
+def test_all_reduce(gpu, n):
+    torch = gpu
+    for dtype in float_dtypes(torch):
+        for op in [o for o in ("sum", "max", "min") if o in purlin.ops()]:
+            for count in SIZES:
+                xs = [rank_input(torch, dtype, count, r) for r in range(n)]
+                want = reference_reduce(torch, xs, op)
+
+                def body(comm, r):
+                    t = xs[r].clone()
+                    comm.all_reduce(t, op=op)
+                    return t
+                for r, got in enumerate(run_ranks(torch, n, body)):
+                    assert torch.equal(got, want), f"n={n} {dtype} {op} count={count} rank {r}"
+
+
+@pytest.mark.parametrize("n", WORLDS)
+def test_all_gather_and_reduce_scatter(gpu, n):
+    torch = gpu
+    for dtype in float_dtypes(torch):
+        for count in SIZES:
+            xs = [rank_input(torch, dtype, count, r) for r in range(n)]
+            big = [rank_input(torch, dtype, count * n, r, seed=1) for r in range(n)]
+            red = reference_reduce(torch, big, "sum")
+
+            def body(comm, r):
+                out = torch.empty(count * n, dtype=dtype, device="cuda")
+                comm.all_gather_into_tensor(out, xs[r])
+                rs = torch.empty(count, dtype=dtype, device="cuda")
+                comm.reduce_scatter_tensor(rs, big[r])
+                return out, rs
+            for r, (ag, rs) in enumerate(run_ranks(torch, n, body)):
+                assert torch.equal(ag, torch.cat(xs)), f"all_gather n={n} {dtype} count={count} rank {r}"
+                assert torch.equal(rs, red[r * count:(r + 1) * count]), f"reduce_scatter n={n} {dtype} rank {r}"
+
+
+@pytest.mark.parametrize("n", WORLDS)
+def test_all_to_all_single(gpu, n):
+    torch = gpu
+    dtype = torch.bfloat16
+    for count in [1, 4099, 1 << 16]:
+        xs = [rank_input(torch, dtype, count * n, r) for r in range(n)]
+        # uneven splits: rank r sends (p + r) % 3 + 1 rows of `count` / 4 elements to rank p
+        rows = [[(p + r) % 3 + 1 for p in range(n)] for r in range(n)]
+        width = max(1, count // 4)
+        ys = [rank_input(torch, dtype, sum(rows[r]) * width, r, seed=2).reshape(-1, width) for r in range(n)]
+        cap = max(max(rw) for rw in rows) * width * n  # >= every block, the same on every rank
+
+        def body(comm, r):
+            out = torch.empty(count * n, dtype=dtype, device="cuda")
+            comm.all_to_all_single(out, xs[r])
+            recv_rows = [rows[p][r] for p in range(n)]
+            out_v = torch.empty(sum(recv_rows), width, dtype=dtype, device="cuda")
+            comm.all_to_all_single(out_v, ys[r], output_split_sizes=recv_rows, input_split_sizes=rows[r],
+                                   max_count=cap)
+            return out, out_v
+        for r, (eq, v) in enumerate(run_ranks(torch, n, body)):
+            want = torch.cat([xs[p][r * count:(r + 1) * count] for p in range(n)])
+            assert torch.equal(eq, want), f"all_to_all n={n} count={count} rank {r}"
+            parts = []
+            for p in range(n):
+                start = sum(rows[p][:r])
+                parts.append(ys[p][start:start + rows[p][r]])
+            assert torch.equal(v, torch.cat(parts)), f"all_to_all_v n={n} count={count} rank {r}"
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_rooted(gpu, n):
+    torch = gpu
+    dtype = torch.float16
+    for count in [1, 1000, 1 << 18]:
+        for root in range(n):
+            xs = [rank_input(torch, dtype, count, r, seed=root) for r in range(n)]
+            blocks = rank_input(torch, dtype, count * n, root, seed=7)
+
+            def body(comm, r):
+                b = xs[r].clone()
+                comm.broadcast(b, src=root)
+                red = xs[r].clone()
+                comm.reduce(red, dst=root, op="max")
+                g = torch.empty(count * n, dtype=dtype, device="cuda") if r == root else None
+                comm.gather(xs[r], dst=root, output=g)
+                s = torch.empty(count, dtype=dtype, device="cuda")
+                comm.scatter(s, src=root, input=blocks if r == root else None)
+                return b, red, g, s
+            res = run_ranks(torch, n, body)
+            for r, (b, red, g, s) in enumerate(res):
+                assert torch.equal(b, xs[root]), f"broadcast n={n} root={root} rank {r}"
+                if r == root:
+                    assert torch.equal(red, reference_reduce(torch, xs, "max")), f"reduce n={n} root={root}"
+                    assert torch.equal(g, torch.cat(xs)), f"gather n={n} root={root}"
+                else:
+                    assert torch.equal(red, xs[r]), "reduce changed a non-root rank's tensor"
+                assert torch.equal(s, blocks[r * count:(r + 1) * count]), f"scatter n={n} root={root} rank {r}"
+
+
+def test_bad_arguments_raise_on_every_rank(gpu):
+    torch = gpu
+
+    def body(comm, r):
+        msgs = []
+        cases = [
+            lambda: comm.all_reduce(torch.ones(4, device="cpu")),
+            lambda: comm.all_reduce(torch.ones(4, 2, device="cuda").t()),
+            lambda: comm.all_gather_into_tensor(torch.empty(7, device="cuda"), torch.ones(4, device="cuda")),
+            lambda: comm.all_gather_into_tensor(torch.empty(8, device="cuda", dtype=torch.float16),
+                                                torch.ones(4, device="cuda")),
+            lambda: comm.all_reduce(torch.ones(4, device="cuda", dtype=torch.complex64)),
+        ]
+        for c in cases:
+            with pytest.raises(purlin.PurlinError) as e:
+                c()
+            msgs.append(e.value.message)
+        return msgs
+    for msgs in run_ranks(torch, 2, body):
+        assert "not on a CUDA device" in msgs[0]
+        assert "non-contiguous" in msgs[1]
+        assert "7 elements, expected 8" in msgs[2]
+        assert "dtypes differ" in msgs[3]
+        assert "not supported by purlin" in msgs[4]
+
+
+def test_graph_capture_replays_new_inputs(gpu):
+    torch = gpu
+    n, count = 2, 4096
+
+    def body(comm, r):
+        x = torch.zeros(count, dtype=torch.bfloat16, device="cuda")
+        s = torch.cuda.current_stream()
+        g = torch.cuda.CUDAGraph()
+        comm.all_reduce(x)  # warm-up, eager
+        with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
+            comm.all_reduce(x)
+        outs = []
+        for step in range(3):
+            x.copy_(rank_input(torch, torch.bfloat16, count, r, seed=10 + step))
+            g.replay()
+            outs.append(x.clone())
+        s.synchronize()
+        del g
+        comm._comm.release_direct()
+        return outs
+    res = run_ranks(torch, n, body)
+    for step in range(3):
+        xs = [rank_input(torch, torch.bfloat16, count, r, seed=10 + step) for r in range(n)]
+        want = reference_reduce(torch, xs, "sum")
+        for r in range(n):
+            assert torch.equal(res[r][step], want), f"replay {step} rank {r}"
+
+
+def test_world_of_one_under_torch_distributed(gpu):
+    torch = gpu
+    import torch.distributed as dist
+    from purlin.torch import Communicator
+    if dist.is_initialized():
+        pytest.skip("torch.distributed is already initialised in this process")
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        comm = Communicator(device=0)
+        assert (comm.rank, comm.size) == (0, 1)
+        x = torch.arange(1000, device="cuda", dtype=torch.float32)
+        want = x.clone()
+        comm.all_reduce(x)
+        out = torch.empty_like(x)
+        comm.all_gather_into_tensor(out, x)
+        torch.cuda.synchronize()
+        assert torch.equal(x, want) and torch.equal(out, want)
+
+        def step(t):
+            comm.all_reduce(t)
+            return t * 2
+        compiled = torch.compile(step, fullgraph=True)  # fullgraph: a graph break is an error
+        y = compiled(x.clone())
+        torch.cuda.synchronize()
+        assert torch.equal(y, want * 2)
+        comm.destroy()
+    finally:
+        dist.destroy_process_group()
