@@ -164,7 +164,11 @@ class Comm:
         return self._handle
 
     def destroy(self) -> None:
-        """Frees this rank's communicator (local; after its work is done)."""
+        """Frees this rank's communicator. Local, so call it once this rank's
+        streams are synchronized and every peer is done with it (a barrier):
+        a peer's kernel may still read this rank's workspace. Not called on
+        garbage collection for that reason (an undestroyed communicator
+        lives until the process exits)."""
         if self._handle:
             h, self._handle = self._handle, None
             _capi.check(_capi.call("purlin_comm_destroy")(h))
@@ -236,8 +240,3 @@ class Comm:
     def scatter(self, inp: int, out: int, count: int, dtype: str, root: int, stream: int) -> None:
         _capi.check(_capi.call("purlin_scatter")(self.handle, inp, out, count, dtype_code(dtype).code, root, stream))
 
-    def __del__(self):
-        try:
-            self.destroy()
-        except Exception:
-            pass

@@ -55,7 +55,7 @@ def reduce_op_name(op: Any) -> str:
     try:
         return REDUCE_OPS[key]
     except KeyError:
-        raise PurlinError("Unsupported", 2, f"reduction op {raw!r} is not supported by purlin (supported: "
+        raise PurlinError("Unsupported", 2, f"reduction op {raw!r} is not an op name purlin takes (names: "
                           + ", ".join(k.upper() for k in REDUCE_OPS if k != "prod") + ")") from None
 
 

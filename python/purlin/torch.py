@@ -7,9 +7,11 @@ process group, with methods named and shaped like torch.distributed's.
     comm.all_gather_into_tensor(out, x)
 
 Every call enqueues on the current CUDA stream (torch.cuda.current_stream)
-and returns; it may be captured by torch.cuda.graph. The calls are also
-torch.library custom ops (torch.ops.purlin.*), with fake implementations,
-so torch.compile traces them without a graph break. Bad arguments raise
+and returns; it may be captured by torch.cuda.graph. all_reduce,
+all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single,
+broadcast and reduce are also torch.library custom ops (torch.ops.purlin.*)
+with fake implementations, so torch.compile traces them without a graph
+break; gather and scatter run eagerly under torch.compile (a graph break). Bad arguments raise
 purlin.PurlinError (a RuntimeError) with the runtime's message.
 """
 import enum
@@ -102,9 +104,18 @@ class Communicator:
         with torch.cuda.device(device):
             self._comm = _core.Comm.from_unique_id(uid, rank, size, device.index, opts)
         self.rank, self.size = rank, size
+        self._group = group
         with _registry_lock:
             self.id = next(_ids)
             _registry[self.id] = self
+
+    def _root(self, global_rank: int) -> int:
+        """torch.distributed's src/dst are global ranks: the rank in this
+        communicator's group (the same number for the default group and for
+        communicators made without torch.distributed)."""
+        if self._group is None:
+            return int(global_rank)
+        return dist.get_group_rank(self._group, int(global_rank))
 
     @classmethod
     def _from_comm(cls, comm: _core.Comm) -> "Communicator":
@@ -113,6 +124,7 @@ class Communicator:
         self._comm = comm
         self.device = torch.device("cuda", comm.device)
         self.rank, self.size = comm.rank, comm.size
+        self._group = None
         with _registry_lock:
             self.id = next(_ids)
             _registry[self.id] = self
@@ -124,6 +136,10 @@ class Communicator:
         """Collective over the threads of this process that share `group`
         (purlin._core.InProcessGroup): each thread calls it with its rank."""
         dev = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
+        if dev.type != "cuda":
+            raise PurlinError("InvalidArgument", 1, f"device {dev}: purlin communicators live on CUDA devices")
+        if dev.index is None:
+            dev = torch.device("cuda", torch.cuda.current_device())
         opts = _core.default_options(checked=int(bool(checked)), **options)
         with torch.cuda.device(dev):
             return cls._from_comm(_core.Comm.in_group(group, rank, dev.index, opts))
@@ -175,21 +191,37 @@ class Communicator:
         self._check(inp, "all_to_all_single: input")
         check_same(out, inp, "all_to_all_single")
         n, dtype = self.size, purlin_dtype_name(inp.dtype)
-        if out_splits is None and in_splits is None and max_count is None:
-            check_numel(out, inp.numel(), "all_to_all_single: output")
-            if inp.numel() % n:
-                raise PurlinError("InvalidArgument", 1,
-                                  f"all_to_all_single: {inp.numel()} elements do not split into {n} equal parts")
-            self._comm.all_to_all(inp.data_ptr(), out.data_ptr(), inp.numel() // n, dtype, _stream(self.device))
-            return
+        out_splits = list(out_splits) if out_splits else None  # [] means equal splits, as in torch
+        in_splits = list(in_splits) if in_splits else None
+        if tuple(inp.shape[1:]) != tuple(out.shape[1:]):
+            raise PurlinError("InvalidArgument", 1, f"all_to_all_single: input rows {tuple(inp.shape[1:])} and "
+                              f"output rows {tuple(out.shape[1:])} differ")
         rows_in = inp.shape[0] if inp.dim() else 1
         rows_out = out.shape[0] if out.dim() else 1
+        equal = max_count is None and all(s is None or len(set(s)) <= 1 for s in (out_splits, in_splits))
+        if equal:
+            # Equal blocks of dim 0 (the AllToAll program). Split sizes that
+            # are all equal land here too, so that a rank passing them and a
+            # rank passing None run the same collective.
+            if rows_in % n or rows_in != rows_out:
+                raise PurlinError("InvalidArgument", 1,
+                                  f"all_to_all_single: dim 0 of input ({rows_in}) and output ({rows_out}) must be "
+                                  f"equal and divisible by the world size {n}")
+            for splits, what in ((in_splits, "input"), (out_splits, "output")):
+                if splits is not None and (len(splits) != n or splits[0] * n != rows_in):
+                    raise PurlinError("InvalidArgument", 1, f"all_to_all_single: {what} split sizes {splits} do not "
+                                      f"split dim 0 ({rows_in}) into {n} blocks")
+            self._comm.all_to_all(inp.data_ptr(), out.data_ptr(), inp.numel() // n, dtype, _stream(self.device))
+            return
+        if max_count is None:
+            raise PurlinError("InvalidArgument", 1,
+                              "all_to_all_single: unequal split sizes need max_count (elements, at least every block "
+                              "any rank sends, the same on every rank: it picks the program)")
         send = split_counts(in_splits, inp.numel(), rows_in, n, "all_to_all_single: input")
         recv = split_counts(out_splits, out.numel(), rows_out, n, "all_to_all_single: output")
         sdis = [sum(send[:p]) for p in range(n)]
         rdis = [sum(recv[:p]) for p in range(n)]
-        cap = inp.numel() if max_count is None else int(max_count)
-        self._comm.all_to_all_v(inp.data_ptr(), out.data_ptr(), send, sdis, recv, rdis, cap, dtype,
+        self._comm.all_to_all_v(inp.data_ptr(), out.data_ptr(), send, sdis, recv, rdis, int(max_count), dtype,
                                 _stream(self.device))
 
     def _broadcast(self, tensor: torch.Tensor, src: int) -> None:
@@ -251,10 +283,11 @@ class Communicator:
                           input_split_sizes: Optional[Sequence[int]] = None,
                           max_count: Optional[int] = None) -> None:
         """Block p of `input` (rows of dim 0) goes to rank p; block q of
-        `output` comes from rank q. With split sizes, `max_count` (elements)
-        must be at least every block any rank sends and the same on every
-        rank; it defaults to input.numel(), right when every rank's input
-        has the same size."""
+        `output` comes from rank q. Equal blocks (no split sizes, or equal
+        ones) run the AllToAll program. Unequal split sizes need `max_count`
+        (elements): at least every block any rank sends, and the same on
+        every rank (it picks the program); pass it on every rank or on
+        none."""
         if torch.compiler.is_compiling():
             torch.ops.purlin.all_to_all_single_(output, input, self.id, list(output_split_sizes or []),
                                                 list(input_split_sizes or []), -1 if max_count is None else max_count,
@@ -264,23 +297,30 @@ class Communicator:
 
     def broadcast(self, tensor: torch.Tensor, src: int = 0) -> None:
         """In place: every rank's `tensor` becomes rank `src`'s."""
+        src = self._root(src)
         if torch.compiler.is_compiling():
-            torch.ops.purlin.broadcast_(tensor, self.id, int(src))
+            torch.ops.purlin.broadcast_(tensor, self.id, src)
         else:
             self._broadcast(tensor, src)
 
     def reduce(self, tensor: torch.Tensor, dst: int = 0, op: Any = ReduceOp.SUM) -> None:
         """In place on rank `dst`: the reduction over ranks (others' tensors are unchanged)."""
         o = reduce_op_name(op)
+        dst = self._root(dst)
         if torch.compiler.is_compiling():
-            torch.ops.purlin.reduce_(tensor, self.id, int(dst), o)
+            torch.ops.purlin.reduce_(tensor, self.id, dst, o)
         else:
             self._reduce(tensor, dst, o)
 
+    @torch.compiler.disable  # no custom op yet: torch.compile runs it eagerly (a graph break)
     def gather(self, tensor: torch.Tensor, gather_list: Optional[List[torch.Tensor]] = None, dst: int = 0,
                output: Optional[torch.Tensor] = None) -> None:
         """Rank `dst` gets every rank's `tensor`: into `output` (size x
-        elements, rank order) or, like torch.distributed, into `gather_list`."""
+        elements, rank order) or, like torch.distributed, into `gather_list`.
+        The root's own argument errors (a missing or wrongly sized output)
+        are known to the root only: it raises while the others wait, as
+        with NCCL (checked mode or abort() ends their wait)."""
+        dst = self._root(dst)
         if self.rank == dst and output is None:
             if gather_list is None or len(gather_list) != self.size:
                 raise PurlinError("InvalidArgument", 1,
@@ -292,10 +332,13 @@ class Communicator:
             return
         self._gather(output, tensor, dst)
 
+    @torch.compiler.disable  # no custom op yet: torch.compile runs it eagerly (a graph break)
     def scatter(self, tensor: torch.Tensor, scatter_list: Optional[List[torch.Tensor]] = None, src: int = 0,
                 input: Optional[torch.Tensor] = None) -> None:
         """Every rank's `tensor` gets block `rank` of rank `src`'s `input`
-        (size x elements) or of its `scatter_list`."""
+        (size x elements) or of its `scatter_list`. As with gather, the
+        root's own argument errors are the root's alone."""
+        src = self._root(src)
         if self.rank == src and input is None:
             if scatter_list is None or len(scatter_list) != self.size:
                 raise PurlinError("InvalidArgument", 1,

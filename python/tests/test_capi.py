@@ -29,6 +29,10 @@ def test_missing_library_names_where_it_looked(monkeypatch, tmp_path):
 def test_vocabulary_comes_from_the_library(lib):
     d = purlin.dtypes()
     assert d["f32"].size == 4 and d["f16"].size == 2 and d["bf16"].size == 2
+    # every torch dtype the torch layer maps has a library name (purlin/types.def)
+    from purlin import _tensors
+    assert set(_tensors.TORCH_DTYPE_NAMES.values()) <= set(d)
+    assert d["i8"].size == 1 and d["i64"].size == 8 and d["f64"].size == 8 and d["f8e4m3"].size == 1
     assert [x.code for x in d.values()] == list(range(len(d)))
     o = purlin.ops()
     assert {"sum", "max", "min"} <= set(o)
@@ -144,3 +148,9 @@ def test_library_needs_no_nccl_or_dynamic_cudart(lib):
     needed = [line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
     assert needed, out
     assert not [n for n in needed if "nccl" in n or "cudart" in n], needed
+
+
+def test_negative_device_is_refused(lib):
+    with pytest.raises(purlin.PurlinError) as e:
+        purlin.Comm.from_unique_id(purlin.get_unique_id(), 0, 1, -1)
+    assert e.value.status == "InvalidArgument" and "negative device" in e.value.message

@@ -176,6 +176,69 @@ def test_rooted(gpu, n):
                 assert torch.equal(s, blocks[r * count:(r + 1) * count]), f"scatter n={n} root={root} rank {r}"
 
 
+def random_of(torch, dtype, count, r, seed):
+    """count elements of `dtype` with random bytes (bool: 0/1), compared bitwise (as uint8) since
+    random float bytes include NaNs."""
+    g = torch.Generator(device="cuda").manual_seed(5000 + 100 * seed + r)
+    size = torch.empty(0, dtype=dtype).element_size()
+    hi = 2 if dtype == torch.bool else 256
+    raw = torch.randint(0, hi, (count * size,), generator=g, device="cuda", dtype=torch.uint8)
+    return raw.view(dtype)
+
+
+def same_bytes(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and torch_equal_bytes(a, b)
+
+
+def torch_equal_bytes(a, b):
+    import torch
+    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_copies_of_every_element_size(gpu, n):
+    """The copy collectives move any dtype's bytes (1, 2, 4, 8-byte elements, odd counts)."""
+    torch = gpu
+    names = purlin.dtypes()
+    dtypes = [torch.int8, torch.uint8, torch.bool, torch.int32, torch.int64, torch.float64,
+              torch.float8_e4m3fn, torch.float8_e5m2]
+    from purlin._tensors import purlin_dtype_name
+    dtypes = [d for d in dtypes if purlin_dtype_name(d) in names]
+    assert len(dtypes) == 8, f"the library lacks some dtypes: {sorted(names)}"
+    for dtype in dtypes:
+        for count in [1, 7, 1001, 65536 + 3, (1 << 20) + 1]:
+            xs = [random_of(torch, dtype, count, r, 0) for r in range(n)]
+            big = [random_of(torch, dtype, count * n, r, 1) for r in range(n)]
+
+            def body(comm, r):
+                ag = torch.empty(count * n, dtype=dtype, device="cuda")
+                comm.all_gather_into_tensor(ag, xs[r])
+                a2a = torch.empty(count * n, dtype=dtype, device="cuda")
+                comm.all_to_all_single(a2a, big[r])
+                b = xs[r].clone()
+                comm.broadcast(b, src=n - 1)
+                return ag, a2a, b
+            for r, (ag, a2a, b) in enumerate(run_ranks(torch, n, body)):
+                what = f"{dtype} count={count} n={n} rank {r}"
+                assert same_bytes(ag, torch.cat(xs)), "all_gather " + what
+                want = torch.cat([big[p][r * count:(r + 1) * count] for p in range(n)])
+                assert same_bytes(a2a, want), "all_to_all " + what
+                assert same_bytes(b, xs[n - 1]), "broadcast " + what
+
+
+def test_reductions_without_datapaths_are_refused_on_every_rank(gpu):
+    """Until the runtime reduces a dtype (purlin/types.def), every rank gets
+    the same Unsupported error and nothing runs."""
+    torch = gpu
+
+    def body(comm, r):
+        with pytest.raises(purlin.PurlinError) as e:
+            comm.all_reduce(torch.ones(16, device="cuda", dtype=torch.int32))
+        return e.value
+    for e in run_ranks(torch, 2, body):
+        assert e.status == "Unsupported" and "reductions of i32 are not implemented" in e.message
+
+
 def test_bad_arguments_raise_on_every_rank(gpu):
     torch = gpu
 

@@ -192,6 +192,8 @@ purlin_status_t purlin_comm_create_by_id(const purlin_unique_id_t *id, int rank,
   if (comm) *comm = nullptr;
   if (!id)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_create_by_id: null id");
+  if (device < 0)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_create_by_id: a negative device");
   std::string path, cookie;
   if (!parseUniqueId(*id, path, cookie))
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT,

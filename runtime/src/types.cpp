@@ -4,14 +4,7 @@
 
 namespace purlin {
 
-const char *toString(DType t) {
-  switch (t) {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME) \
-  case DType::Name: return #name;
-#include "purlin/types.def"
-  }
-  return "unknown-dtype";
-}
+const char *toString(DType t) { return dtypeName(t); }
 
 const char *toString(RedOp op) {
   switch (op) {

@@ -344,8 +344,10 @@ TEST_CASE("makePlan: bad arguments give a status and a message") {
   CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, nullptr, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CallArgs a = args(kIn, kOut, 5);
-  a.dtype = DType(9);
-  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Unsupported);
+  a.dtype = DType(kNumDTypes);  // past the last of purlin/types.def
+  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(err.find("is not one purlin knows") != std::string::npos);
   a = args(kIn, kOut, 5);
   a.op = RedOp(9);
   CHECK(makePlan(CollKind::ReduceScatter, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Unsupported);
@@ -668,4 +670,38 @@ TEST_CASE("scaleRoleCtas fits the roles of ranks sharing a GPU into the budget")
   int tight[3] = {8, 16, 8};
   CHECK_FALSE(snac::scaleRoleCtas(2, tight, 3));
   CHECK((tight[0] == 8 && tight[1] == 16 && tight[2] == 8));
+}
+
+TEST_CASE("makePlan: copies move every dtype's bytes; reductions only the dtypes with datapaths") {
+  Plan p;
+  std::string err;
+  for (int t = 0; t < kNumDTypes; ++t) {
+    const DType d = DType(t);
+    const std::size_t E = dtypeSize(d);
+    INFO(toString(d));
+    REQUIRE((E == 1 || E == 2 || E == 4 || E == 8));
+    // An odd count: 1-byte types give odd byte ranges.
+    REQUIRE(makePlan(CollKind::AllGather, 4, 1, args(kIn, kOut, 7, d), kWorld, kStaging, kPackets, p, err,
+                     kAtomStages) == Status::Ok);
+    CHECK(p.elemSize == E);
+    CHECK(p.txLen[0] == 7 * E);
+    CHECK(p.rxOff[3] == 3 * 7 * E);
+    CHECK(p.msgBytes == 4 * 7 * E);
+    CallArgs b = args(kIn, kOut, 5, d);
+    b.root = 0;
+    REQUIRE(makePlan(CollKind::Broadcast, 2, 1, b, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+    CHECK(p.msgBytes == 5 * E);
+    const Status red = makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5, d), kWorld, kStaging, kPackets, p, err,
+                                kAtomStages);
+    if (dtypeReduces(d)) {
+      CHECK(red == Status::Ok);
+    } else {
+      CHECK(red == Status::Unsupported);
+      CHECK(err.find(std::string("reductions of ") + toString(d) + " are not implemented (f32, f16, bf16)") !=
+            std::string::npos);
+    }
+  }
+  // A misaligned pointer for an 8-byte type.
+  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn + 4, kOut, 5, DType::I64), kWorld, kStaging, kPackets, p, err,
+                 kAtomStages) == Status::InvalidArgument);
 }

@@ -28,7 +28,7 @@ typedef enum purlin_status_t {
  *  PURLIN_FLOAT16, PURLIN_BFLOAT16, ...); equal to purlin::DType. (Used by
  *  the C functions purlinc generates, e.g. purlin_allReduce.) */
 typedef enum purlin_dtype_t {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME) PURLIN_##CNAME,
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) PURLIN_##CNAME,
 #include "purlin/types.def"
   PURLIN_NUM_DTYPES
 } purlin_dtype_t;

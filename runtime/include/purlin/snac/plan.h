@@ -82,9 +82,24 @@ inline constexpr int kDefaultChunksPerCta = 4;
 /// (Status::Unsupported) before anything is planned; the kernels for it are
 /// never instantiated (a program that reduces bf16 sums only compiles a
 /// ninth of the reduction kernels). Copies move bytes and ignore them.
-inline constexpr unsigned kAllDTypes = 0x7u, kAllOps = 0x7u;
-PURLIN_HD constexpr unsigned dtypeBit(DType t) { return unsigned(t) < 3 ? 1u << unsigned(t) : 0u; }
-PURLIN_HD constexpr unsigned opBit(RedOp o) { return unsigned(o) < 3 ? 1u << unsigned(o) : 0u; }
+/// Only dtypes with reduction datapaths have a bit (purlin/types.def).
+/// (Spelled out here rather than calling types.h's host-only dtypeReduces:
+/// these are host-device functions.)
+PURLIN_HD constexpr unsigned dtypeBit(DType t) {
+  switch (t) {
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) \
+  case DType::Name: return (reduces) ? 1u << unsigned(DType::Name) : 0u;
+#include "purlin/types.def"
+  }
+  return 0u;
+}
+PURLIN_HD constexpr unsigned opBit(RedOp o) { return unsigned(o) < unsigned(kNumRedOps) ? 1u << unsigned(o) : 0u; }
+inline constexpr unsigned kAllDTypes = 0
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) | dtypeBit(DType::Name)
+#include "purlin/types.def"
+    ;
+inline constexpr unsigned kAllOps = (1u << kNumRedOps) - 1u;
+static_assert(kAllDTypes == 0x7u && kAllOps == 0x7u, "f32, f16, bf16 x sum, max, min");
 inline constexpr int kDefaultLanes = 2;         // stage role (bench/NOTES.md E7-E8)
 inline constexpr int kDefaultConsumeLanes = 1;  // consume and gather roles (full pipeline depth for local copies)
 

@@ -11,6 +11,15 @@ namespace purlin::snac {
 
 namespace detail {
 
+/// The dtypes with reduction datapaths, for messages ("f32, f16, bf16").
+inline std::string reducibleDTypes() {
+  std::string out;
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) \
+  if (reduces) out += std::string(out.empty() ? "" : ", ") + #name;
+#include "purlin/types.def"
+  return out;
+}
+
 inline Status fail(std::string& error, Status s, CollKind k, const std::string& what) {
   error = std::string("purlin::snac::launch<") + toString(k) + ">: " + what;
   return s;
@@ -204,12 +213,14 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
     return fail(error, Status::InvalidArgument, kind,
                 "world size " + std::to_string(n) + " / rank " + std::to_string(rank) +
                     " out of range (1.." + std::to_string(kMaxRanks) + ")");
-  if (a.dtype != DType::F32 && a.dtype != DType::F16 && a.dtype != DType::BF16)
+  if (!isValid(a.dtype))
+    return fail(error, Status::InvalidArgument, kind, "dtype " + std::to_string(int(a.dtype)) + " is not one purlin knows");
+  if (isReduction(kind) && !dtypeReduces(a.dtype))
     return fail(error, Status::Unsupported, kind,
-                "unsupported dtype " + std::to_string(int(a.dtype)) + " (f32, f16, bf16)");
-  if (isReduction(kind) && a.op != RedOp::Sum && a.op != RedOp::Max && a.op != RedOp::Min)
-    return fail(error, Status::Unsupported, kind,
-                "unsupported reduction op " + std::to_string(int(a.op)) + " (sum, max, min)");
+                std::string("reductions of ") + dtypeName(a.dtype) + " are not implemented (" + detail::reducibleDTypes() +
+                    "); copies move every dtype");
+  if (isReduction(kind) && !isValid(a.op))
+    return fail(error, Status::Unsupported, kind, "reduction op " + std::to_string(int(a.op)) + " is not one purlin knows");
   p.dtype = a.dtype;
   p.op = a.op;
   p.elemSize = uint32_t(dtypeSize(a.dtype));

@@ -59,6 +59,7 @@ Status withTyped(DType t, RedOp op, F&& f) {
     case DType::BF16:
       if constexpr ((Types & dtypeBit(DType::BF16)) != 0) return withOp<Types, Ops, __nv_bfloat16>(op, f);
       break;
+    default: break;  // no reduction datapaths (makePlan refused it)
   }
   return report(Status::Unsupported, "purlin::snac::launch: dtype not compiled");
 }
