@@ -5,7 +5,7 @@ collectives take device pointers and CUDA streams as Python ints.
 from __future__ import annotations
 
 import ctypes
-import threading
+import functools
 from dataclasses import dataclass
 from typing import Dict, Optional, Sequence
 
@@ -23,52 +23,44 @@ class DTypeInfo:
     size: int   #: bytes per element
 
 
-_vocab_lock = threading.Lock()
-_dtypes: Optional[Dict[str, DTypeInfo]] = None
-_ops: Optional[Dict[str, int]] = None
+def _names(name_of) -> Dict[str, int]:
+    """name -> value for values 0, 1, ... until name_of(value) is NULL."""
+    out, code = {}, 0
+    while (name := name_of(code)) is not None:
+        out[name.decode()] = code
+        code += 1
+    return out
 
 
+@functools.lru_cache(maxsize=None)
 def dtypes() -> Dict[str, DTypeInfo]:
     """Every element type the library knows, by name (purlin_dtype_name;
-    one definition: runtime/include/purlin/types.h)."""
-    global _dtypes
-    with _vocab_lock:
-        if _dtypes is None:
-            lib, out, code = _capi.load(), {}, 0
-            while (name := lib.purlin_dtype_name(code)) is not None:
-                out[name.decode()] = DTypeInfo(name.decode(), code, int(lib.purlin_dtype_size(code)))
-                code += 1
-            _dtypes = out
-        return _dtypes
+    one definition: runtime/include/purlin/types.def)."""
+    lib = _capi.load()
+    return {name: DTypeInfo(name, code, int(lib.purlin_dtype_size(code)))
+            for name, code in _names(lib.purlin_dtype_name).items()}
 
 
+@functools.lru_cache(maxsize=None)
 def ops() -> Dict[str, int]:
     """Every reduction op the library knows, by name (purlin_redop_name)."""
-    global _ops
-    with _vocab_lock:
-        if _ops is None:
-            lib, out, code = _capi.load(), {}, 0
-            while (name := lib.purlin_redop_name(code)) is not None:
-                out[name.decode()] = code
-                code += 1
-            _ops = out
-        return _ops
+    return _names(_capi.load().purlin_redop_name)
+
+
+def _known(table: Dict, name: str, what: str):
+    try:
+        return table[name]
+    except KeyError:
+        raise PurlinError("Unsupported", 2, f"{what} {name!r} is not one purlin knows (it knows: "
+                          f"{', '.join(table)})") from None
 
 
 def dtype_code(name: str) -> DTypeInfo:
-    try:
-        return dtypes()[name]
-    except KeyError:
-        raise PurlinError("Unsupported", 2, f"dtype {name!r} is not one purlin knows (it knows: "
-                          f"{', '.join(dtypes())})") from None
+    return _known(dtypes(), name, "dtype")
 
 
 def op_code(name: str) -> int:
-    try:
-        return ops()[name]
-    except KeyError:
-        raise PurlinError("Unsupported", 2, f"reduction op {name!r} is not one purlin knows (it knows: "
-                          f"{', '.join(ops())})") from None
+    return _known(ops(), name, "reduction op")
 
 
 def default_options(**overrides) -> _capi.Options:

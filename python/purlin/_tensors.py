@@ -28,7 +28,7 @@ TORCH_DTYPE_NAMES = {
 
 #: The reduction ops a caller may name (torch.distributed.ReduceOp names,
 #: lower case) -> the runtime's op name (runtime/src/types.cpp).
-REDUCE_OPS = {"sum": "sum", "avg": "avg", "product": "prod", "prod": "prod", "min": "min", "max": "max"}
+REDUCE_OPS = {"sum": "sum", "avg": "avg", "product": "prod", "min": "min", "max": "max"}
 
 
 def _torch_name(dtype: Any) -> str:
@@ -56,7 +56,7 @@ def reduce_op_name(op: Any) -> str:
         return REDUCE_OPS[key]
     except KeyError:
         raise PurlinError("Unsupported", 2, f"reduction op {raw!r} is not an op name purlin takes (names: "
-                          + ", ".join(k.upper() for k in REDUCE_OPS if k != "prod") + ")") from None
+                          + ", ".join(k.upper() for k in REDUCE_OPS) + ")") from None
 
 
 def bool_op(op: str) -> str:

@@ -58,12 +58,11 @@ def _stream(device: torch.device) -> int:
     return torch.cuda.current_stream(device).cuda_stream
 
 
-def _dtype_op(t: torch.Tensor, op: Any) -> Tuple[str, str]:
+def _dtype_op(t: torch.Tensor, op: str) -> Tuple[str, str]:
+    """The library's dtype and op names for a reduction of `t` by `op`
+    (already a library op name: reduce_op_name ran in the public method)."""
     name = purlin_dtype_name(t.dtype)
-    o = reduce_op_name(op)
-    if t.dtype == torch.bool:
-        o = bool_op(o)
-    return name, o
+    return name, bool_op(op) if t.dtype == torch.bool else op
 
 
 class Communicator:
