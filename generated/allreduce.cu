@@ -166,6 +166,7 @@ __device__ void allReduce_latency(const DeviceComm& dc, const Plan& pl, const pa
 template <class E, RedOp Op, bool W8>
 __global__ void allReduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = false;  // one load feeds every put: let the next grid in right after the wait (E12)
+  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
   __shared__ packet::Regions rg;
   packet::ctaRegions(dc, pl, rg);  // parameters only: before the wait
   const packet::CallShape cs(rg);
@@ -478,6 +479,7 @@ __global__ void allReduce_throughputKernel(DeviceComm dc, Plan pl, const std::by
   if constexpr (!atom::kAtomCompiled<AtomT>) {
     __trap();  // this pass's architecture is older than the datapath needs
   } else {
+    atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
     const uint64_t e = ctaBeginCall(dc);
     const TpContext cx{dc, pl, e, atomWorkspace};
     const int b = int(blockIdx.x);
@@ -600,6 +602,7 @@ __device__ void allReduce_direct(const DeviceComm& dc, const Plan& pl, const Dir
 template <class E, RedOp Op>
 __global__ void __launch_bounds__(kDirectMaxThreads) allReduce_directKernel(DeviceComm dc, Plan pl, DirectPeers peers,
     const std::byte* in, std::byte* out) {
+  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
   const uint64_t e = ctaBeginCall(dc);
   allReduce_direct<E, Op>(dc, pl, peers, in, out, e);
   ctaEndCall(dc, e);
@@ -639,6 +642,7 @@ __global__ void __launch_bounds__(kDirectEngineReduceThreads) allReduce_engine_r
     std::byte* out, int c, std::size_t done, std::size_t chunk) {
   [[maybe_unused]] const int r = pl.rank, n = pl.n;
   (void)in, (void)out, (void)c, (void)done, (void)chunk;
+  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
   bool ok = true;  // false once a checked wait gave up: the rest is skipped
   // %32 wait.acquire E_PUT[c] (from p) >= 1 for p in others(r)  // chunk c of p's contribution landed in the own output
   if (ok) {  // CTA-collective: thread 0 polls, the barrier shares its verdict

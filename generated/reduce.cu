@@ -158,6 +158,7 @@ __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packe
 template <class E, RedOp Op, bool W8>
 __global__ void reduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = true;  // let the next grid in once the epoch load is issued (E12)
+  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
   __shared__ packet::Regions rg;
   packet::ctaRegions(dc, pl, rg);  // parameters only: before the wait
   const packet::CallShape cs(rg);
@@ -360,6 +361,7 @@ __global__ void reduce_throughputKernel(DeviceComm dc, Plan pl, const std::byte*
   if constexpr (!atom::kAtomCompiled<AtomT>) {
     __trap();  // this pass's architecture is older than the datapath needs
   } else {
+    atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
     const uint64_t e = ctaBeginCall(dc);
     const TpContext cx{dc, pl, e, atomWorkspace};
     const int b = int(blockIdx.x);

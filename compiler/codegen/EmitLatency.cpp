@@ -524,8 +524,9 @@ private:
        << "  constexpr bool kTriggerOnRead = " << (trigger ? "true" : "false")
        << ";  // " << (trigger ? "let the next grid in once the epoch load is issued"
                                 : "one load feeds every put: let the next grid in right after the wait")
-       << " (E12)\n"
-       << "  __shared__ packet::Regions rg;\n"
+       << " (E12)\n";
+    if (reduce_) o_ << "  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)\n";
+    o_ << "  __shared__ packet::Regions rg;\n"
        << "  packet::ctaRegions" << (variable_ ? "<true>" : "") << "(dc, pl, rg);  // parameters only: before the wait\n"
        << "  const packet::CallShape cs(rg);\n"
        << "  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);\n"

@@ -28,7 +28,7 @@ TORCH_DTYPE_NAMES = {
 
 #: The reduction ops a caller may name (torch.distributed.ReduceOp names,
 #: lower case) -> the runtime's op name (runtime/src/types.cpp).
-REDUCE_OPS = {"sum": "sum", "avg": "avg", "product": "prod", "min": "min", "max": "max"}
+REDUCE_OPS = {"sum": "sum", "avg": "avg", "product": "product", "min": "min", "max": "max"}
 
 
 def _torch_name(dtype: Any) -> str:
@@ -65,7 +65,7 @@ def bool_op(op: str) -> str:
     (min); AVG has no meaning."""
     if op in ("sum", "max"):
         return "max"
-    if op in ("prod", "min"):
+    if op in ("product", "min"):
         return "min"
     raise PurlinError("Unsupported", 2, f"reduction op {op!r} is not defined on torch.bool tensors")
 

@@ -1,6 +1,6 @@
 """The torch layer on a GPU: ranks as threads sharing one GPU (through the
 C ABI's in-process group) against torch references, for every collective,
-the dtypes and ops the library has; a world of one under torch.distributed;
+dtype and op; a world of one under torch.distributed;
 CUDA graph capture; torch.compile without a graph break.
 
 Skipped (with the reason) without torch or a GPU. Run on the device
@@ -197,7 +197,8 @@ def torch_equal_bytes(a, b):
 
 @pytest.mark.parametrize("n", [2, 3])
 def test_copies_of_every_element_size(gpu, n):
-    """The copy collectives move any dtype's bytes (1, 2, 4, 8-byte elements, odd counts)."""
+    """The copy collectives (all_gather, all_to_all, broadcast, gather, scatter) move any dtype's bytes (1, 2,
+    4, 8-byte elements, odd counts)."""
     torch = gpu
     names = purlin.dtypes()
     dtypes = [torch.int8, torch.uint8, torch.bool, torch.int32, torch.int64, torch.float64,
@@ -217,26 +218,149 @@ def test_copies_of_every_element_size(gpu, n):
                 comm.all_to_all_single(a2a, big[r])
                 b = xs[r].clone()
                 comm.broadcast(b, src=n - 1)
-                return ag, a2a, b
-            for r, (ag, a2a, b) in enumerate(run_ranks(torch, n, body)):
+                root = count % n
+                g = torch.empty(count * n, dtype=dtype, device="cuda") if r == root else None
+                comm.gather(xs[r], dst=root, output=g)
+                sc = torch.empty(count, dtype=dtype, device="cuda")
+                comm.scatter(sc, src=root, input=big[root] if r == root else None)
+                return ag, a2a, b, g, sc
+            for r, (ag, a2a, b, g, sc) in enumerate(run_ranks(torch, n, body)):
                 what = f"{dtype} count={count} n={n} rank {r}"
                 assert same_bytes(ag, torch.cat(xs)), "all_gather " + what
                 want = torch.cat([big[p][r * count:(r + 1) * count] for p in range(n)])
                 assert same_bytes(a2a, want), "all_to_all " + what
                 assert same_bytes(b, xs[n - 1]), "broadcast " + what
+                root = count % n
+                if r == root:
+                    assert same_bytes(g, torch.cat(xs)), "gather " + what
+                assert same_bytes(sc, big[root][r * count:(r + 1) * count]), "scatter " + what
 
 
-def test_reductions_without_datapaths_are_refused_on_every_rank(gpu):
-    """Until the runtime reduces a dtype (purlin/types.def), every rank gets
-    the same Unsupported error and nothing runs."""
+ALL_OPS = ("sum", "avg", "product", "min", "max")
+
+
+def every_dtype(torch):
+    """Every dtype a torch.distributed NCCL user reduces (bool included)."""
+    return [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.uint8, torch.int32,
+            torch.int64, torch.float8_e4m3fn, torch.float8_e5m2, torch.bool]
+
+
+def case_input(torch, dtype, count, p, seed):
+    """Rank p's input of a case: small normal floats (fp8 included), integers over their whole range (so that
+    sums and products wrap), bool 0/1."""
+    g = torch.Generator(device="cuda").manual_seed(7919 * seed + p)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, (count,), generator=g, device="cuda").bool()
+    if dtype.is_floating_point:
+        return (torch.randn(count, generator=g, device="cuda", dtype=torch.float32) * 2).to(dtype)
+    info = torch.iinfo(dtype)
+    lo, hi = max(info.min, -(1 << 62)), min(info.max, 1 << 62)
+    return torch.randint(lo, hi, (count,), generator=g, device="cuda", dtype=torch.int64).to(dtype)
+
+
+def reference_of(torch, xs, op):
+    """The runtime's contract (docs/runtime.md "Element arithmetic"): ascending rank order; floats accumulate
+    in fp32 (f64 in fp64) and round once, avg = sum / n; integers exact modulo 2^bits (int64 arithmetic wraps
+    like the narrower types), avg = the wrapped sum truncated toward zero; bool: sum/max = or, product/min =
+    and (torch.distributed's NCCL mapping)."""
+    dtype, n = xs[0].dtype, len(xs)
+    if dtype == torch.bool:
+        acc = xs[0].clone()
+        for x in xs[1:]:
+            acc = acc | x if op in ("sum", "max") else acc & x
+        return acc
+    floating = dtype.is_floating_point
+    wide = (torch.float64 if dtype == torch.float64 else torch.float32) if floating else torch.int64
+    acc = xs[0].to(wide)
+    for x in xs[1:]:
+        x = x.to(wide)
+        if op in ("sum", "avg"):
+            acc = acc + x
+        elif op == "product":
+            acc = acc * x
+        elif op == "max":
+            acc = torch.fmax(acc, x) if floating else torch.maximum(acc, x)
+        else:
+            acc = torch.fmin(acc, x) if floating else torch.minimum(acc, x)
+    if op == "avg":
+        if floating:
+            acc = acc / n
+        else:
+            acc = torch.div(acc.to(dtype).to(torch.int64), n, rounding_mode="trunc")
+    return acc.to(dtype)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_reductions_of_every_dtype_and_op(gpu, n):
+    """all_reduce, reduce_scatter_tensor and reduce of every dtype with every op against the torch reference,
+    bitwise: counts that take the latency program and (> 4 MiB) the throughput program, odd counts. The
+    specialized pairs (f32/f16/bf16 x sum/max/min) and the DynElem ones (every other) both."""
     torch = gpu
+    dtypes = every_dtype(torch)
+    assert set(ALL_OPS) <= set(purlin.ops()), f"the library lacks ops: {sorted(purlin.ops())}"
 
     def body(comm, r):
-        with pytest.raises(purlin.PurlinError) as e:
-            comm.all_reduce(torch.ones(16, device="cuda", dtype=torch.int32))
-        return e.value
-    for e in run_ranks(torch, 2, body):
-        assert e.status == "Unsupported" and "reductions of i32 are not implemented" in e.message
+        failures, seed = [], 0
+        for dtype in dtypes:
+            size = torch.empty(0, dtype=dtype).element_size()
+            for op in ALL_OPS:
+                if dtype == torch.bool and op == "avg":
+                    with pytest.raises(purlin.PurlinError):
+                        comm.all_reduce(torch.ones(4, dtype=dtype, device="cuda"), op=op)
+                    continue
+                for count in (1, 7, 1000, 65536 + 3, (5 << 20) // size + 3):
+                    seed += 1
+                    what = f"{dtype} {op} count={count} n={n} rank {r}"
+                    xs = [case_input(torch, dtype, count * n, p, seed) for p in range(n)]
+                    want = reference_of(torch, xs, op)
+                    t = xs[r].clone()
+                    comm.all_reduce(t, op=op)
+                    rs = torch.empty(count, dtype=dtype, device="cuda")
+                    comm.reduce_scatter_tensor(rs, xs[r], op=op)
+                    root = seed % n
+                    red = xs[r].clone()
+                    comm.reduce(red, dst=root, op=op)
+                    if not torch_equal_bytes(t, want):
+                        failures.append("all_reduce " + what)
+                    if not torch_equal_bytes(rs, want[r * count:(r + 1) * count]):
+                        failures.append("reduce_scatter " + what)
+                    if not torch_equal_bytes(red, want if r == root else xs[r]):
+                        failures.append(f"reduce (root {root}) " + what)
+        return failures
+    failures = [f for fs in run_ranks(torch, n, body) for f in fs]
+    assert not failures, f"{len(failures)} mismatches, e.g. {failures[:6]}"
+
+
+def test_dynamic_element_reductions_in_graphs(gpu):
+    """Captured calls of >= 4 MiB take the direct program (kernel and copy-engine forms): i32 sum, fp8 avg,
+    i64 product and f64 max through DynElem, replayed with new inputs."""
+    torch = gpu
+    n = 2
+    cases = [(torch.int32, "sum"), (torch.float8_e4m3fn, "avg"), (torch.int64, "product"), (torch.float64, "max")]
+
+    def body(comm, r):
+        failures = []
+        for k, (dtype, op) in enumerate(cases):
+            size = torch.empty(0, dtype=dtype).element_size()
+            count = (8 << 20) // size  # 16-byte partitions: the direct program (planDirect)
+            x = torch.zeros(count, dtype=dtype, device="cuda")
+            s = torch.cuda.current_stream()
+            comm.all_reduce(x, op=op)  # warm-up, eager
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
+                comm.all_reduce(x, op=op)
+            for step in range(2):
+                xs = [case_input(torch, dtype, count, p, 100 * k + step) for p in range(n)]
+                x.copy_(xs[r])
+                g.replay()
+                if not torch_equal_bytes(x, reference_of(torch, xs, op)):
+                    failures.append(f"{dtype} {op} replay {step} rank {r}")
+            s.synchronize()
+            del g
+            comm._comm.release_direct()
+        return failures
+    failures = [f for fs in run_ranks(torch, n, body) for f in fs]
+    assert not failures, failures
 
 
 def test_bad_arguments_raise_on_every_rank(gpu):

@@ -40,7 +40,7 @@ def test_unsupported_dtype_names_the_supported_ones():
 
 
 @pytest.mark.parametrize("given,want", [("sum", "sum"), ("SUM", "sum"), ("ReduceOp.AVG", "avg"),
-                                        ("product", "prod"), ("max", "max"), ("min", "min")])
+                                        ("product", "product"), ("max", "max"), ("min", "min")])
 def test_reduce_op_names(given, want):
     assert T.reduce_op_name(given) == want
 
@@ -48,14 +48,14 @@ def test_reduce_op_names(given, want):
 def test_reduce_op_objects_with_a_name():
     class Op:
         name = "PRODUCT"
-    assert T.reduce_op_name(Op()) == "prod"
+    assert T.reduce_op_name(Op()) == "product"
     with pytest.raises(purlin.PurlinError, match="'band' is not an op name purlin takes.*SUM, AVG, PRODUCT, MIN, MAX"):
         T.reduce_op_name("band")
 
 
 def test_bool_ops_are_logical():
     assert T.bool_op("sum") == "max" and T.bool_op("max") == "max"
-    assert T.bool_op("prod") == "min" and T.bool_op("min") == "min"
+    assert T.bool_op("product") == "min" and T.bool_op("min") == "min"
     with pytest.raises(purlin.PurlinError, match="not defined on torch.bool"):
         T.bool_op("avg")
 

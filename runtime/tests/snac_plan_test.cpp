@@ -672,7 +672,7 @@ TEST_CASE("scaleRoleCtas fits the roles of ranks sharing a GPU into the budget")
   CHECK((tight[0] == 8 && tight[1] == 16 && tight[2] == 8));
 }
 
-TEST_CASE("makePlan: copies move every dtype's bytes; reductions only the dtypes with datapaths") {
+TEST_CASE("makePlan: copies move every dtype's bytes; reductions take every dtype and op") {
   Plan p;
   std::string err;
   for (int t = 0; t < kNumDTypes; ++t) {
@@ -693,12 +693,14 @@ TEST_CASE("makePlan: copies move every dtype's bytes; reductions only the dtypes
     CHECK(p.msgBytes == 5 * E);
     const Status red = makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5, d), kWorld, kStaging, kPackets, p, err,
                                 kAtomStages);
-    if (dtypeReduces(d)) {
-      CHECK(red == Status::Ok);
-    } else {
-      CHECK(red == Status::Unsupported);
-      CHECK(err.find(std::string("reductions of ") + toString(d) + " are not implemented (f32, f16, bf16)") !=
-            std::string::npos);
+    CHECK(red == Status::Ok);
+    CHECK(p.dtype == d);
+    for (int o = 0; o < kNumRedOps; ++o) {
+      CallArgs c = args(kIn, kOut, 5, d);
+      c.op = RedOp(o);
+      INFO(toString(RedOp(o)));
+      CHECK(makePlan(CollKind::ReduceScatter, 2, 1, c, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+      CHECK(p.op == RedOp(o));
     }
   }
   // A misaligned pointer for an 8-byte type.

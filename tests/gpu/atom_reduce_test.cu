@@ -60,13 +60,9 @@ const char* opName(RedOp op) { return op == RedOp::Sum ? "sum" : op == RedOp::Ma
 
 template <class E, RedOp Op>
 E hostReduce(const Pools& pools, int n, const int* srcOff, std::size_t i) {
-  float acc = 0;
-  for (int p = 0; p < n; ++p) {
-    E e;
-    std::memcpy(&e, pools.host[p].data() + srcOff[p] + i * sizeof(E), sizeof(E));
-    acc = p == 0 ? pa::toFloat(e) : pa::applyOp<Op>(acc, pa::toFloat(e));
-  }
-  return pa::fromFloat<E>(acc);
+  E xs[pa::kMaxSources];
+  for (int p = 0; p < n; ++p) std::memcpy(&xs[p], pools.host[p].data() + srcOff[p] + i * sizeof(E), sizeof(E));
+  return pa::referenceReduce<E, Op>(xs, n);
 }
 
 /// One case. inPlace >= 0: the destination is source `inPlace` itself.

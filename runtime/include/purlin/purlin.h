@@ -28,13 +28,16 @@ typedef enum purlin_status_t {
  *  PURLIN_FLOAT16, PURLIN_BFLOAT16, ...); equal to purlin::DType. (Used by
  *  the C functions purlinc generates, e.g. purlin_allReduce.) */
 typedef enum purlin_dtype_t {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) PURLIN_##CNAME,
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) PURLIN_##CNAME,
 #include "purlin/types.def"
   PURLIN_NUM_DTYPES
 } purlin_dtype_t;
 
 /** Reduction operators (purlin/types.def: PURLIN_SUM, PURLIN_MAX,
- *  PURLIN_MIN, ...); equal to purlin::RedOp. */
+ *  PURLIN_MIN, PURLIN_AVG, PURLIN_PRODUCT); equal to purlin::RedOp. Every
+ *  dtype takes every op, in ascending rank order, rounded once: floats
+ *  accumulate in fp32 (f64 in fp64), integers wrap around, avg is the sum
+ *  divided by the number of ranks (integers: truncated toward zero). */
 typedef enum purlin_redop_t {
 #define PURLIN_REDOP(Name, name, CNAME) PURLIN_##CNAME,
 #include "purlin/types.def"

@@ -12,9 +12,10 @@ namespace purlin {
 inline constexpr int kMaxRanks = 8;
 
 /// Element types (purlin/types.def). Copy collectives move count * size
-/// bytes as they are; reductions compute in the type's accumulator.
+/// bytes as they are; reductions of every dtype compute in the type's
+/// accumulator (purlin/atom/elem.cuh).
 enum class DType : int {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) Name,
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) Name,
 #include "purlin/types.def"
 };
 /// Reduction operators (purlin/types.def), applied in ascending rank order.
@@ -24,7 +25,7 @@ enum class RedOp : int {
 };
 /// How many of each there are (the enums' values are 0 .. count-1).
 inline constexpr int kNumDTypes = 0
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) +1
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) +1
 #include "purlin/types.def"
     ;
 inline constexpr int kNumRedOps = 0
@@ -48,7 +49,7 @@ enum class Status : int {
 /// Bytes per element; 0 for a value outside the enum.
 inline constexpr std::size_t dtypeSize(DType t) {
   switch (t) {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) \
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) \
   case DType::Name: return bytes;
 #include "purlin/types.def"
   }
@@ -59,21 +60,11 @@ inline constexpr std::size_t dtypeSize(DType t) {
 /// "unknown-dtype" outside the enum. toString(DType) returns the same.
 inline constexpr const char *dtypeName(DType t) {
   switch (t) {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) \
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) \
   case DType::Name: return #name;
 #include "purlin/types.def"
   }
   return "unknown-dtype";
-}
-/// Whether reductions of `t` have datapaths (purlin/types.def); copies
-/// take every dtype.
-inline constexpr bool dtypeReduces(DType t) {
-  switch (t) {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) \
-  case DType::Name: return reduces != 0;
-#include "purlin/types.def"
-  }
-  return false;
 }
 /// True for the values the enums define (a cast from a C int may not be).
 inline constexpr bool isValid(DType t) { return int(t) >= 0 && int(t) < kNumDTypes; }

@@ -175,7 +175,7 @@ struct Atom {
   template <class E, RedOp Op>
   __device__ static void reduce(std::byte* dst, const std::byte* const* sources, std::size_t bytes, int n,
                                 std::byte* workspace, Slice s) {
-    static_assert(kIsReduceElem<E>, "Atom::reduce supports float, __half and __nv_bfloat16");
+    static_assert(kIsReduceElem<E>, "Atom::reduce takes the element types of purlin/types.def and DynElem<N>");
     static_assert(PURLIN_DEVICE_ARCH >= Path::kMinArch,
                   "this Atom datapath needs a newer GPU architecture than the one compiled for "
                   "(guard it with `if constexpr (purlin::atom::kCompiled<Arch>)`)");

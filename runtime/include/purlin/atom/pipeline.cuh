@@ -161,7 +161,7 @@ struct PipelinePath {
         vecLoad<E>(acc, sm[i]);
 #pragma unroll 1
         for (int p = 1; p < srcs.n; ++p) vecAccumulate<E, Op>(acc, sm[p * cv + i]);
-        detail::store16<T::kStore>(d + i, vecStore<E>(acc));
+        detail::store16<T::kStore>(d + i, vecStore<E, Op>(acc));
       }
     };
     detail::runPipeline<S>(N, fetch, process);

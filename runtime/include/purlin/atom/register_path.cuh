@@ -125,7 +125,7 @@ __device__ __forceinline__ void reduceVec16Pair(uint4* dst0, uint4* dst1, const 
       VecAcc<E> acc;
       vecLoad<E>(acc, va[u]);
       vecAccumulate<E, Op>(acc, vb[u]);
-      va[u] = vecStore<E>(acc);
+      va[u] = vecStore<E, Op>(acc);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) arch::stGlobal16(dst0 + i + u * s.nthr, va[u]);
@@ -138,7 +138,7 @@ __device__ __forceinline__ void reduceVec16Pair(uint4* dst0, uint4* dst1, const 
     VecAcc<E> acc;
     vecLoad<E>(acc, arch::ldGlobal16NoAlloc(a + i));
     vecAccumulate<E, Op>(acc, arch::ldGlobal16NoAlloc(b + i));
-    const uint4 v = vecStore<E>(acc);
+    const uint4 v = vecStore<E, Op>(acc);
     arch::stGlobal16(dst0 + i, v);
     if (dst1 != nullptr) arch::stGlobal16(dst1 + i, v);
   }
@@ -207,14 +207,14 @@ __device__ __forceinline__ void reduceVec16(std::byte* dstBase, const Sources& s
       for (int u = 0; u < U; ++u) vecAccumulate<E, Op>(acc[u], v[u]);
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u) arch::stGlobal16(dst + i + u * s.nthr, vecStore<E>(acc[u]));
+    for (int u = 0; u < U; ++u) arch::stGlobal16(dst + i + u * s.nthr, vecStore<E, Op>(acc[u]));
   }
   for (; i < nvec; i += s.nthr) {
     VecAcc<E> acc;
     vecLoad<E>(acc, arch::ldGlobal16NoAlloc(src(0) + i));
 #pragma unroll 1
     for (int p = 1; p < srcs.n; ++p) vecAccumulate<E, Op>(acc, arch::ldGlobal16NoAlloc(src(p) + i));
-    arch::stGlobal16(dst + i, vecStore<E>(acc));
+    arch::stGlobal16(dst + i, vecStore<E, Op>(acc));
   }
 }
 
@@ -224,19 +224,34 @@ __device__ __forceinline__ void reduceVec16(std::byte* dstBase, const Sources& s
 template <class E, RedOp Op>
 __device__ __forceinline__ void reduceElems(std::byte* dstBase, const Sources& srcs, std::size_t off,
                                             std::size_t count, Slice s) {
-  using Raw = std::conditional_t<sizeof(E) == 4, uint32_t, uint16_t>;
+  using Raw = std::conditional_t<sizeof(E) == 1, uint8_t,
+                                 std::conditional_t<sizeof(E) == 2, uint16_t,
+                                                    std::conditional_t<sizeof(E) == 4, uint32_t, uint64_t>>>;
   E* dst = reinterpret_cast<E*>(dstBase + off);
   for (std::size_t i = s.tid; i < count; i += s.nthr) {
     auto elem = [&](int p) {
       Raw r = ldUnit(reinterpret_cast<const Raw*>(srcs.p[p] + off) + i);
       E e;
       memcpy(&e, &r, sizeof(E));
-      return toFloat(e);
+      return e;
     };
-    float acc = elem(0);
+    if constexpr (kIsDynElem<E>) {
+      DynAcc<int(sizeof(E)), 1> acc;
+      E e = elem(0);
+      acc.load(&e);
 #pragma unroll 1
-    for (int p = 1; p < srcs.n; ++p) acc = applyOp<Op>(acc, elem(p));
-    dst[i] = fromFloat<E>(acc);
+      for (int p = 1; p < srcs.n; ++p) {
+        e = elem(p);
+        acc.accumulate(&e);
+      }
+      acc.store(&e);
+      dst[i] = e;
+    } else {
+      AccOf<E> acc = toAcc(elem(0));
+#pragma unroll 1
+      for (int p = 1; p < srcs.n; ++p) acc = applyOp<Op>(acc, toAcc(elem(p)));
+      dst[i] = fromAcc<E>(finalize<E, Op>(acc, srcs.n));
+    }
   }
 }
 

@@ -181,13 +181,13 @@ struct Enqueue {
   template <class E, RedOp Op> Status run() const { return enqueue<K, E, Op, AtomT, Programs>(pl, dc, a, lc, peers); }
 };
 
-template <CollKind K, class AtomT, class Programs, unsigned Types, unsigned Ops>
+template <CollKind K, class AtomT, class Programs, unsigned Types, unsigned Ops, bool Dynamic>
 Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc,
                     const DirectPeers& peers) {
   if constexpr (!isReduction(K)) {
     return enqueue<K, float, RedOp::Sum, AtomT, Programs>(pl, dc, a, lc, peers);  // copies move bytes
   } else {
-    return withTyped<Types, Ops>(a.dtype, a.op, Enqueue<K, AtomT, Programs>{pl, dc, a, lc, peers});
+    return withTyped<Types, Ops, Dynamic>(a.dtype, a.op, Enqueue<K, AtomT, Programs>{pl, dc, a, lc, peers});
   }
 }
 
@@ -219,12 +219,13 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(failed, "purlin::snac::launch: the communicator failed (" + why +
                                     "); destroy it and create a new one");
       }
-      if constexpr (isReduction(K)) {
+      if constexpr (isReduction(K) && !detail::policyDynamic<P>()) {
         constexpr unsigned types = detail::policyDTypes<P>(), ops = detail::policyOps<P>();
-        if (dtypeBit(args.dtype) && opBit(args.op) && (!(types & dtypeBit(args.dtype)) || !(ops & opBit(args.op))))
+        if (isValid(args.dtype) && isValid(args.op) && (!(types & dtypeBit(args.dtype)) || !(ops & opBit(args.op))))
           return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) +
-                                                 ">: the policy compiles no kernels for this dtype and op "
-                                                 "(its dtypes / ops masks, plan.h dtypeBit)");
+                                                 ">: the policy compiles no kernels for " + dtypeName(args.dtype) +
+                                                 " " + toString(args.op) +
+                                                 " (its dtypes / ops masks, plan.h; dynamicElements = false)");
       }
       WorldConsts w = P::world[n];
       // Ranks sharing a GPU: every program sized to be resident together.
@@ -235,7 +236,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         if (onDevice.error != cudaSuccess)
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
                                                std::to_string(comm.device()) + "): " + cudaGetErrorString(onDevice.error));
-        if (Status s = detail::fitColocated<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>()>(
+        if (Status s = detail::fitColocated<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>(), detail::policyDynamic<P>()>(
                 comm, args, w, throughputFits, fitError);
             s != Status::Ok)
           return report(s, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
@@ -355,7 +356,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.join = static_cast<cudaEvent_t>(comm.captureJoinEvent());
       lc.chunks = chunkEvents;
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
-      const Status st = detail::enqueueTyped<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>()>(
+      const Status st = detail::enqueueTyped<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>(), detail::policyDynamic<P>()>(
           pl, dc, args, lc, peers);
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       return st;

@@ -1,9 +1,9 @@
 /// @file elementwise.cuh
 /// @brief Element helpers of the latency program: 8-byte words loaded from
 /// and stored to element-aligned (not necessarily 8-byte-aligned) addresses,
-/// with short tails, and the reduction of one word's lanes in fp32 in
-/// ascending rank order (the same arithmetic as Atom::reduce and the host
-/// reference: acc = float(x0); acc = op(acc, float(xi)); round once);
+/// with short tails, and the reduction of one word's lanes in ascending
+/// rank order (atom/elem.cuh's arithmetic, the same as Atom::reduce and the
+/// host reference: acc = A(x0); acc = op(acc, A(xi)); round once);
 /// reducePair, the same result for two ranks in fewer instructions.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "purlin/atom/elem.cuh"
 #include "purlin/types.h"
 
 namespace purlin::snac {
@@ -58,7 +59,29 @@ __device__ __forceinline__ void storeWord(std::byte* p, uint64_t v, std::size_t 
   for (std::size_t i = 0; i < bytes; ++i) p[i] = std::byte(uint8_t(v >> (8 * i)));
 }
 
-template <class E> struct ElemBits;
+/// The lanes of one 8-byte word of element type E: get(w, i) is lane i's
+/// accumulator value (elem.cuh), put(a, i) the element rounded from
+/// accumulator value a, shifted into lane i. f32, f16 and bf16 spelled
+/// with the intrinsics the latency kernels were measured with.
+template <class E> struct ElemBits {
+  static constexpr int kLanes = 8 / int(sizeof(E));
+  using Acc = atom::AccOf<E>;
+  using Unit = std::conditional_t<sizeof(E) == 1, uint8_t,
+                                  std::conditional_t<sizeof(E) == 2, uint16_t,
+                                                     std::conditional_t<sizeof(E) == 4, uint32_t, uint64_t>>>;
+  __device__ static Acc get(uint64_t w, int i) {
+    const Unit u = Unit(w >> (8 * sizeof(E) * i));
+    E e;
+    memcpy(&e, &u, sizeof(E));
+    return atom::toAcc(e);
+  }
+  __device__ static uint64_t put(Acc a, int i) {
+    const E e = atom::fromAcc<E>(a);
+    Unit u;
+    memcpy(&u, &e, sizeof(E));
+    return uint64_t(u) << (8 * sizeof(E) * i);
+  }
+};
 template <> struct ElemBits<float> {
   static constexpr int kLanes = 2;
   __device__ static float get(uint64_t w, int i) { return __uint_as_float(uint32_t(w >> (32 * i))); }
@@ -83,28 +106,36 @@ template <> struct ElemBits<__nv_bfloat16> {
   }
 };
 
-/// op(a, b) in fp32.
-template <RedOp Op> __device__ __forceinline__ float applyOp(float a, float b) {
-  if constexpr (Op == RedOp::Sum) return a + b;
-  else if constexpr (Op == RedOp::Max) return fmaxf(a, b);
-  else return fminf(a, b);
-}
-
-/// Lane-wise accumulator of one 8-byte word over ranks in ascending order.
+/// Lane-wise accumulator of one 8-byte word over ranks in ascending order
+/// (elem.cuh's arithmetic: the same as Atom::reduce and the host reference).
 template <class E, RedOp Op> struct WordAcc {
-  float acc[ElemBits<E>::kLanes];
+  atom::AccOf<E> acc[ElemBits<E>::kLanes];
+  int count;
   __device__ __forceinline__ void first(uint64_t w) {
+    count = 1;
 #pragma unroll
     for (int i = 0; i < ElemBits<E>::kLanes; ++i) acc[i] = ElemBits<E>::get(w, i);
   }
   __device__ __forceinline__ void next(uint64_t w) {
+    ++count;
 #pragma unroll
-    for (int i = 0; i < ElemBits<E>::kLanes; ++i) acc[i] = applyOp<Op>(acc[i], ElemBits<E>::get(w, i));
+    for (int i = 0; i < ElemBits<E>::kLanes; ++i) acc[i] = atom::applyOp<Op>(acc[i], ElemBits<E>::get(w, i));
   }
   __device__ __forceinline__ uint64_t result() const {
     uint64_t w = 0;
 #pragma unroll
-    for (int i = 0; i < ElemBits<E>::kLanes; ++i) w |= ElemBits<E>::put(acc[i], i);
+    for (int i = 0; i < ElemBits<E>::kLanes; ++i) w |= ElemBits<E>::put(atom::finalize<E, Op>(acc[i], count), i);
+    return w;
+  }
+};
+/// DynElem<N>: the kernel's bound dtype and op (atom::bindElement).
+template <int N, RedOp Op> struct WordAcc<atom::DynElem<N>, Op> {
+  atom::DynAcc<N, 8 / N> d;
+  __device__ __forceinline__ void first(uint64_t w) { d.load(&w); }
+  __device__ __forceinline__ void next(uint64_t w) { d.accumulate(&w); }
+  __device__ __forceinline__ uint64_t result() const {
+    uint64_t w;
+    d.store(&w);
     return w;
   }
 };

@@ -76,30 +76,23 @@ inline constexpr int kLatencySpreadThreads = 256;
 inline constexpr std::size_t kMinPushChunk = std::size_t(32) << 10;
 inline constexpr int kDefaultChunksPerCta = 4;
 
-/// Which element types and reduction ops a policy type has kernels for (the
-/// optional policy members `static constexpr unsigned dtypes, ops`: bit
-/// dtypeBit / opBit; default all). A reduction with another is refused
-/// (Status::Unsupported) before anything is planned; the kernels for it are
-/// never instantiated (a program that reduces bf16 sums only compiles a
-/// ninth of the reduction kernels). Copies move bytes and ignore them.
-/// Only dtypes with reduction datapaths have a bit (purlin/types.def).
-/// (Spelled out here rather than calling types.h's host-only dtypeReduces:
-/// these are host-device functions.)
+/// Which (dtype, op) pairs of a reduction get kernels specialized for them
+/// (the optional policy members `static constexpr unsigned dtypes, ops`:
+/// bits dtypeBit / opBit; default kSpecializedDTypes x kSpecializedOps,
+/// the pairs tensor-parallel inference and training reduce). Every other
+/// pair runs the same programs instantiated once per element size with
+/// atom::DynElem<bytes>, whose arithmetic selects the dtype and op at run
+/// time (purlin/atom/elem.cuh; a uniform branch per vector, so a compiled
+/// set of ~45 more pairs costs four instantiations per program, not 45).
+/// A program that reduces bf16 sums only sets both masks to that pair (and
+/// still runs the others through DynElem). Copies move bytes and ignore
+/// them.
 PURLIN_HD constexpr unsigned dtypeBit(DType t) {
-  switch (t) {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) \
-  case DType::Name: return (reduces) ? 1u << unsigned(DType::Name) : 0u;
-#include "purlin/types.def"
-  }
-  return 0u;
+  return unsigned(t) < unsigned(kNumDTypes) ? 1u << unsigned(t) : 0u;
 }
 PURLIN_HD constexpr unsigned opBit(RedOp o) { return unsigned(o) < unsigned(kNumRedOps) ? 1u << unsigned(o) : 0u; }
-inline constexpr unsigned kAllDTypes = 0
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) | dtypeBit(DType::Name)
-#include "purlin/types.def"
-    ;
-inline constexpr unsigned kAllOps = (1u << kNumRedOps) - 1u;
-static_assert(kAllDTypes == 0x7u && kAllOps == 0x7u, "f32, f16, bf16 x sum, max, min");
+inline constexpr unsigned kSpecializedDTypes = dtypeBit(DType::F32) | dtypeBit(DType::F16) | dtypeBit(DType::BF16);
+inline constexpr unsigned kSpecializedOps = opBit(RedOp::Sum) | opBit(RedOp::Max) | opBit(RedOp::Min);
 inline constexpr int kDefaultLanes = 2;         // stage role (bench/NOTES.md E7-E8)
 inline constexpr int kDefaultConsumeLanes = 1;  // consume and gather roles (full pipeline depth for local copies)
 

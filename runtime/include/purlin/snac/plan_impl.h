@@ -11,15 +11,6 @@ namespace purlin::snac {
 
 namespace detail {
 
-/// The dtypes with reduction datapaths, for messages ("f32, f16, bf16").
-inline std::string reducibleDTypes() {
-  std::string out;
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, reduces) \
-  if (reduces) out += std::string(out.empty() ? "" : ", ") + #name;
-#include "purlin/types.def"
-  return out;
-}
-
 inline Status fail(std::string& error, Status s, CollKind k, const std::string& what) {
   error = std::string("purlin::snac::launch<") + toString(k) + ">: " + what;
   return s;
@@ -215,10 +206,6 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
                     " out of range (1.." + std::to_string(kMaxRanks) + ")");
   if (!isValid(a.dtype))
     return fail(error, Status::InvalidArgument, kind, "dtype " + std::to_string(int(a.dtype)) + " is not one purlin knows");
-  if (isReduction(kind) && !dtypeReduces(a.dtype))
-    return fail(error, Status::Unsupported, kind,
-                std::string("reductions of ") + dtypeName(a.dtype) + " are not implemented (" + detail::reducibleDTypes() +
-                    "); copies move every dtype");
   if (isReduction(kind) && !isValid(a.op))
     return fail(error, Status::Unsupported, kind, "reduction op " + std::to_string(int(a.op)) + " is not one purlin knows");
   p.dtype = a.dtype;

@@ -13,6 +13,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "purlin/atom/elem.cuh"
 #include "purlin/last_error.h"
 #include "purlin/snac/graph.cuh"
 
@@ -30,38 +31,57 @@ inline Status report(Status s, std::string message) {
 inline const char* lastError() { return purlin::lastError(); }
 
 namespace detail {
-/// The policy's compiled element types and ops (plan.h kAllDTypes).
+/// The policy's specialized element types and ops (plan.h kSpecializedDTypes).
 template <class P> constexpr unsigned policyDTypes() {
   if constexpr (requires { P::dtypes; }) return unsigned(P::dtypes);
-  else return kAllDTypes;
+  else return kSpecializedDTypes;
 }
 template <class P> constexpr unsigned policyOps() {
   if constexpr (requires { P::ops; }) return unsigned(P::ops);
-  else return kAllOps;
+  else return kSpecializedOps;
+}
+/// Whether the pairs outside the masks run through atom::DynElem: the
+/// policy's `static constexpr bool dynamicElements`; by default yes when it
+/// sets no masks, no when it does (a bf16-sum-only benchmark compiles
+/// nothing else, and refuses the rest with Unsupported).
+template <class P> constexpr bool policyDynamic() {
+  if constexpr (requires { P::dynamicElements; }) return bool(P::dynamicElements);
+  else return !(requires { P::dtypes; } || requires { P::ops; });
 }
 
-/// Calls f.template run<E, Op>() for the call's element type and op, among
-/// the ones compiled (`Types`, `Ops`; the launcher refused the others).
+/// Calls f.template run<E, Op>() for the call's dtype and op: the kernels
+/// specialized for them when the policy's masks (`Types`, `Ops`) have both,
+/// else, if `Dynamic`, the ones of atom::DynElem<element bytes> (Op is then
+/// Sum and ignored: the kernel binds the call's dtype and op,
+/// atom::bindElement); launch refused the other pairs before.
 template <unsigned Types, unsigned Ops, class E, class F>
 Status withOp(RedOp op, F&& f) {
   switch (op) {
-    case RedOp::Sum: if constexpr ((Ops & opBit(RedOp::Sum)) != 0) return f.template run<E, RedOp::Sum>(); break;
-    case RedOp::Max: if constexpr ((Ops & opBit(RedOp::Max)) != 0) return f.template run<E, RedOp::Max>(); break;
-    case RedOp::Min: if constexpr ((Ops & opBit(RedOp::Min)) != 0) return f.template run<E, RedOp::Min>(); break;
+#define PURLIN_REDOP(Name, name, CNAME) \
+  case RedOp::Name: if constexpr ((Ops & opBit(RedOp::Name)) != 0) return f.template run<E, RedOp::Name>(); break;
+#include "purlin/types.def"
   }
-  return report(Status::Unsupported, "purlin::snac::launch: reduction op not compiled");
+  return report(Status::Internal, "purlin::snac::launch: reduction op without kernels");
 }
-template <unsigned Types, unsigned Ops, class F>
+template <unsigned Types, unsigned Ops, bool Dynamic, class F>
 Status withTyped(DType t, RedOp op, F&& f) {
-  switch (t) {
-    case DType::F32: if constexpr ((Types & dtypeBit(DType::F32)) != 0) return withOp<Types, Ops, float>(op, f); break;
-    case DType::F16: if constexpr ((Types & dtypeBit(DType::F16)) != 0) return withOp<Types, Ops, __half>(op, f); break;
-    case DType::BF16:
-      if constexpr ((Types & dtypeBit(DType::BF16)) != 0) return withOp<Types, Ops, __nv_bfloat16>(op, f);
-      break;
-    default: break;  // no reduction datapaths (makePlan refused it)
+  if ((Types & dtypeBit(t)) != 0 && (Ops & opBit(op)) != 0) {
+    switch (t) {
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) \
+  case DType::Name: if constexpr ((Types & dtypeBit(DType::Name)) != 0) return withOp<Types, Ops, Element>(op, f); break;
+#include "purlin/types.def"
+    }
   }
-  return report(Status::Unsupported, "purlin::snac::launch: dtype not compiled");
+  if constexpr (Dynamic) {
+    switch (dtypeSize(t)) {
+      case 1: return f.template run<atom::DynElem<1>, RedOp::Sum>();
+      case 2: return f.template run<atom::DynElem<2>, RedOp::Sum>();
+      case 4: return f.template run<atom::DynElem<4>, RedOp::Sum>();
+      case 8: return f.template run<atom::DynElem<8>, RedOp::Sum>();
+      default: break;
+    }
+  }
+  return report(Status::InvalidArgument, "purlin::snac::launch: dtype " + std::to_string(int(t)) + " is not one purlin knows");
 }
 
 } // namespace detail

@@ -137,7 +137,7 @@ struct FitColocated {
 
 /// `Types`, `Ops`: the element types and ops the policy compiles (plan.h
 /// dtypeBit; the launcher refused a call of another).
-template <CollKind K, class AtomT, class Programs, unsigned Types, unsigned Ops>
+template <CollKind K, class AtomT, class Programs, unsigned Types, unsigned Ops, bool Dynamic>
 Status fitColocated(const Communicator& comm, const CallArgs& a, WorldConsts& w, bool& throughputFits,
                     std::string& error) {
   throughputFits = true;
@@ -147,7 +147,7 @@ Status fitColocated(const Communicator& comm, const CallArgs& a, WorldConsts& w,
     return fitColocatedTyped<K, AtomT, Programs, float, RedOp::Sum>(sms, sharing, w, throughputFits, error);
   } else {
     if (!dtypeBit(a.dtype) || !opBit(a.op)) return Status::Ok;  // makePlan rejects it
-    return withTyped<Types, Ops>(a.dtype, a.op, FitColocated<K, AtomT, Programs>{sms, sharing, w, throughputFits, error});
+    return withTyped<Types, Ops, Dynamic>(a.dtype, a.op, FitColocated<K, AtomT, Programs>{sms, sharing, w, throughputFits, error});
   }
 }
 

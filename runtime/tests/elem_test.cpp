@@ -1,0 +1,100 @@
+/// @file elem_test.cpp
+/// @brief The element arithmetic every reduction computes (purlin/atom/
+/// elem.cuh), through its host reference: integer wrap-around, avg
+/// truncation, signed and unsigned compares, fp32 accumulation rounded
+/// once, fp8 without saturation, NaN in max/min. The device code runs the
+/// same templates (DynElem dispatches into them); the Python GPU tests
+/// compare every program with torch.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "purlin/atom/elem.cuh"
+
+namespace pa = purlin::atom;
+using purlin::DType;
+using purlin::RedOp;
+
+namespace {
+template <class E, RedOp Op, class... T> E reduce(T... xs) {
+  const E in[] = {E(xs)...};
+  return pa::referenceReduce<E, Op>(in, int(sizeof...(xs)));
+}
+uint8_t bits(__nv_fp8_e4m3 x) { return x.__x; }
+uint8_t bits(__nv_fp8_e5m2 x) { return x.__x; }
+} // namespace
+
+TEST_CASE("elem: types.def's Element column gives each dtype's C++ type") {
+  STATIC_REQUIRE(std::is_same_v<pa::ElementOf<DType::I8>::type, int8_t>);
+  STATIC_REQUIRE(std::is_same_v<pa::ElementOf<DType::F8E5M2>::type, __nv_fp8_e5m2>);
+  STATIC_REQUIRE(std::is_same_v<pa::AccOf<__nv_bfloat16>, float>);
+  STATIC_REQUIRE(std::is_same_v<pa::AccOf<double>, double>);
+  STATIC_REQUIRE(std::is_same_v<pa::AccOf<uint8_t>, uint32_t>);
+  STATIC_REQUIRE(pa::kIsReduceElem<pa::DynElem<8>> && sizeof(pa::DynElem<8>) == 8 && alignof(pa::DynElem<8>) == 8);
+  STATIC_REQUIRE(!pa::kIsReduceElem<uint16_t>);
+}
+
+TEST_CASE("elem: integer sums and products wrap around, like NCCL") {
+  CHECK(reduce<int8_t, RedOp::Sum>(100, 100) == -56);
+  CHECK(reduce<uint8_t, RedOp::Sum>(200, 100) == 44);
+  CHECK(reduce<int32_t, RedOp::Sum>(std::numeric_limits<int32_t>::max(), 1) == std::numeric_limits<int32_t>::min());
+  CHECK(reduce<int64_t, RedOp::Sum>(std::numeric_limits<int64_t>::max(), 2) == std::numeric_limits<int64_t>::min() + 1);
+  CHECK(reduce<int8_t, RedOp::Product>(16, 16) == 0);
+  CHECK(reduce<uint8_t, RedOp::Product>(16, 17) == 16);
+  CHECK(reduce<int8_t, RedOp::Product>(-3, 5, 7, -2) == int8_t(210 - 256));
+  CHECK(reduce<int64_t, RedOp::Product>(int64_t(1) << 40, int64_t(1) << 30) == 0);
+}
+
+TEST_CASE("elem: max and min compare signed and unsigned integers as such") {
+  CHECK(reduce<int8_t, RedOp::Max>(-100, 50, -3) == 50);
+  CHECK(reduce<int8_t, RedOp::Min>(-100, 50, -3) == -100);
+  CHECK(reduce<uint8_t, RedOp::Max>(200, 100) == 200);
+  CHECK(reduce<uint8_t, RedOp::Min>(200, 100) == 100);
+  CHECK(reduce<int64_t, RedOp::Min>(-1, std::numeric_limits<int64_t>::max()) == -1);
+}
+
+TEST_CASE("elem: avg divides the (wrapped) sum by the number of ranks") {
+  CHECK(reduce<int8_t, RedOp::Avg>(-7, 0) == -3);  // truncated toward zero
+  CHECK(reduce<int8_t, RedOp::Avg>(7, 0) == 3);
+  CHECK(reduce<int8_t, RedOp::Avg>(100, 100) == -28);  // the sum wrapped to -56 first
+  CHECK(reduce<uint8_t, RedOp::Avg>(255, 255, 255) == 84);  // 765 mod 256 = 253, / 3
+  CHECK(reduce<float, RedOp::Avg>(1.0f, 2.0f) == 1.5f);
+  CHECK(reduce<double, RedOp::Avg>(1.0, 2.0, 4.0) == 7.0 / 3.0);
+  CHECK(__half2float(reduce<__half, RedOp::Avg>(__float2half(1.0f), __float2half(2.0f), __float2half(4.0f))) ==
+        __half2float(__float2half_rn(7.0f / 3.0f)));
+}
+
+TEST_CASE("elem: floats accumulate in fp32 and round once") {
+  // 2048 + 1 + 1 in fp16: rounding after each step would give 2048 (ties to
+  // even twice); the fp32 sum is 2050, which fp16 holds.
+  const __half big = __float2half(2048.0f), one = __float2half(1.0f);
+  CHECK(__half2float(reduce<__half, RedOp::Sum>(big, one, one)) == 2050.0f);
+  const __nv_bfloat16 b = __float2bfloat16(256.0f), o = __float2bfloat16(1.0f);
+  CHECK(__bfloat162float(reduce<__nv_bfloat16, RedOp::Sum>(b, o, o)) == 258.0f);
+  // products: 3 * 3 * 3 = 27 exactly, then rounded to bf16 once
+  const __nv_bfloat16 three = __float2bfloat16(3.0f);
+  CHECK(__bfloat162float(reduce<__nv_bfloat16, RedOp::Product>(three, three, three)) == 27.0f);
+}
+
+TEST_CASE("elem: max and min of floats return the other operand for a NaN") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(reduce<float, RedOp::Max>(nan, 1.0f) == 1.0f);
+  CHECK(reduce<float, RedOp::Min>(2.0f, nan) == 2.0f);
+  CHECK(reduce<double, RedOp::Max>(std::numeric_limits<double>::quiet_NaN(), -1.0) == -1.0);
+}
+
+TEST_CASE("elem: fp8 accumulates in fp32, rounds to nearest even, does not saturate") {
+  const __nv_fp8_e4m3 a(224.0f), b(240.0f), c(448.0f);
+  CHECK(float(reduce<__nv_fp8_e4m3, RedOp::Sum>(a, b)) == 448.0f);  // 464: the tie rounds to even (448)
+  CHECK(bits(reduce<__nv_fp8_e4m3, RedOp::Sum>(b, b)) == 0x7f);    // 480: NaN (e4m3 has no infinity)
+  CHECK(bits(reduce<__nv_fp8_e4m3, RedOp::Sum>(c, c)) == 0x7f);
+  CHECK(bits(reduce<__nv_fp8_e4m3, RedOp::Sum>(__nv_fp8_e4m3(-448.0f), __nv_fp8_e4m3(-448.0f))) == 0xff);
+  CHECK(bits(reduce<__nv_fp8_e5m2, RedOp::Product>(__nv_fp8_e5m2(512.0f), __nv_fp8_e5m2(512.0f))) == 0x7c);  // inf
+  // 1 + 0.0625 + 0.0625 in e4m3 (step 0.125 at 1): once from fp32 = 1.125;
+  // rounding after each step would give 1 (ties to even).
+  const __nv_fp8_e4m3 one(1.0f), sixteenth(0.0625f);
+  CHECK(float(reduce<__nv_fp8_e4m3, RedOp::Sum>(one, sixteenth, sixteenth)) == 1.125f);
+  CHECK(float(reduce<__nv_fp8_e5m2, RedOp::Max>(__nv_fp8_e5m2(-2.0f), __nv_fp8_e5m2(0.5f))) == 0.5f);
+}
