@@ -313,17 +313,19 @@ def test_reductions_of_every_dtype_and_op(gpu, n):
                     what = f"{dtype} {op} count={count} n={n} rank {r}"
                     xs = [case_input(torch, dtype, count * n, p, seed) for p in range(n)]
                     want = reference_of(torch, xs, op)
+                    # Each result is compared (a synchronization) before the next call: see
+                    # docs/runtime.md "Not done" on back-to-back calls of ranks sharing a GPU.
                     t = xs[r].clone()
                     comm.all_reduce(t, op=op)
+                    if not torch_equal_bytes(t, want):
+                        failures.append("all_reduce " + what)
                     rs = torch.empty(count, dtype=dtype, device="cuda")
                     comm.reduce_scatter_tensor(rs, xs[r], op=op)
+                    if not torch_equal_bytes(rs, want[r * count:(r + 1) * count]):
+                        failures.append("reduce_scatter " + what)
                     root = seed % n
                     red = xs[r].clone()
                     comm.reduce(red, dst=root, op=op)
-                    if not torch_equal_bytes(t, want):
-                        failures.append("all_reduce " + what)
-                    if not torch_equal_bytes(rs, want[r * count:(r + 1) * count]):
-                        failures.append("reduce_scatter " + what)
                     if not torch_equal_bytes(red, want if r == root else xs[r]):
                         failures.append(f"reduce (root {root}) " + what)
         return failures
