@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "codegen/Cite.h"
+#include "codegen/Spelling.h"
 #include "ir/Printer.h"
 
 namespace purlin::codegen {
@@ -336,7 +337,7 @@ private:
        << "__global__ void __launch_bounds__(kDirectMaxThreads) " << id_
        << "_directKernel(DeviceComm dc, Plan pl, DirectPeers peers,\n"
        << "    const std::byte* in, std::byte* out) {\n"
-       << (typed ? "  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)\n" : "")
+       << (typed ? std::string("  ") + kBindElementStatement + "\n" : std::string())
        << "  const uint64_t e = ctaBeginCall(dc);\n"
        << "  " << id_ << "_direct" << (typed ? "<E, Op>" : "") << "(dc, pl, peers, in, out, e);\n"
        << "  ctaEndCall(dc, e);\n"

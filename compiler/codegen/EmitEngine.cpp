@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "codegen/Cite.h"
+#include "codegen/Spelling.h"
 #include "ir/Printer.h"
 
 namespace purlin::codegen {
@@ -242,7 +243,7 @@ private:
       << "    std::byte* out, int c, std::size_t done, std::size_t chunk) {\n"
       << "  [[maybe_unused]] const int r = pl.rank, n = pl.n;\n"
       << "  (void)in, (void)out, (void)c, (void)done, (void)chunk;\n";
-    if (typed) o << "  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)\n";
+    if (typed) o << "  " << kBindElementStatement << "\n";
     if (epoch) o << "  const uint64_t e = ctaBeginCall(dc);  // the call's epoch (after the previous grid)\n";
     o << "  bool ok = true;  // false once a checked wait gave up: the rest is skipped\n";
     deviceBody(k.body, o, "  ");

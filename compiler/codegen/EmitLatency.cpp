@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "codegen/Cite.h"
+#include "codegen/Spelling.h"
 #include "ir/Printer.h"
 
 namespace purlin::codegen {
@@ -525,7 +526,7 @@ private:
        << ";  // " << (trigger ? "let the next grid in once the epoch load is issued"
                                 : "one load feeds every put: let the next grid in right after the wait")
        << " (E12)\n";
-    if (reduce_) o_ << "  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)\n";
+    if (reduce_) o_ << "  " << kBindElementStatement << "\n";
     o_ << "  __shared__ packet::Regions rg;\n"
        << "  packet::ctaRegions" << (variable_ ? "<true>" : "") << "(dc, pl, rg);  // parameters only: before the wait\n"
        << "  const packet::CallShape cs(rg);\n"

@@ -12,6 +12,12 @@
 
 namespace purlin::codegen {
 
+/// The statement every reduction kernel begins with (indent it): binds the
+/// call's dtype and op for atom::DynElem's arithmetic, a no-op for a
+/// specialized element type (purlin/atom/elem.cuh bindElement).
+inline constexpr const char *kBindElementStatement =
+    "atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)";
+
 /// "ns::allReduce" -> {"ns", "allReduce"}.
 std::vector<std::string> nameParts(const std::string &qualified);
 /// The unqualified name ("allReduce").

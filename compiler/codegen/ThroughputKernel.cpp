@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/EmitLatency.h"
+#include "codegen/Spelling.h"
 
 namespace purlin::codegen {
 
@@ -74,7 +75,7 @@ std::string printThroughputKernel(const std::string &id, const ir::Program *pull
     << "  if constexpr (!atom::kAtomCompiled<AtomT>) {\n"
     << "    __trap();  // this pass's architecture is older than the datapath needs\n"
     << "  } else {\n"
-    << (typed ? "    atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)\n" : "")
+    << (typed ? std::string("    ") + kBindElementStatement + "\n" : std::string())
     << "    const uint64_t e = ctaBeginCall(dc);\n"
     << "    const TpContext cx{dc, pl, e, atomWorkspace};\n"
     << "    const int b = int(blockIdx.x);\n"

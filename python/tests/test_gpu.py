@@ -63,16 +63,6 @@ def rank_input(torch, dtype, count, r, seed=0):
     return torch.randint(-100, 100, (count,), generator=g, device="cuda").to(dtype)
 
 
-def reference_reduce(torch, xs, op):
-    """Ascending rank order, accumulating in fp32 (the runtime's contract for
-    f32/f16/bf16), rounded once."""
-    acc = xs[0].float()
-    for x in xs[1:]:
-        x = x.float()
-        acc = acc + x if op == "sum" else torch.maximum(acc, x) if op == "max" else torch.minimum(acc, x)
-    return acc.to(xs[0].dtype)
-
-
 def float_dtypes(torch):
     names = purlin.dtypes()
     table = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -86,7 +76,7 @@ def test_all_reduce(gpu, n):
         for op in [o for o in ("sum", "max", "min") if o in purlin.ops()]:
             for count in SIZES:
                 xs = [rank_input(torch, dtype, count, r) for r in range(n)]
-                want = reference_reduce(torch, xs, op)
+                want = reference_of(torch, xs, op)
 
                 def body(comm, r):
                     t = xs[r].clone()
@@ -103,7 +93,7 @@ def test_all_gather_and_reduce_scatter(gpu, n):
         for count in SIZES:
             xs = [rank_input(torch, dtype, count, r) for r in range(n)]
             big = [rank_input(torch, dtype, count * n, r, seed=1) for r in range(n)]
-            red = reference_reduce(torch, big, "sum")
+            red = reference_of(torch, big, "sum")
 
             def body(comm, r):
                 out = torch.empty(count * n, dtype=dtype, device="cuda")
@@ -169,7 +159,7 @@ def test_rooted(gpu, n):
             for r, (b, red, g, s) in enumerate(res):
                 assert torch.equal(b, xs[root]), f"broadcast n={n} root={root} rank {r}"
                 if r == root:
-                    assert torch.equal(red, reference_reduce(torch, xs, "max")), f"reduce n={n} root={root}"
+                    assert torch.equal(red, reference_of(torch, xs, "max")), f"reduce n={n} root={root}"
                     assert torch.equal(g, torch.cat(xs)), f"gather n={n} root={root}"
                 else:
                     assert torch.equal(red, xs[r]), "reduce changed a non-root rank's tensor"
@@ -414,7 +404,7 @@ def test_graph_capture_replays_new_inputs(gpu):
     res = run_ranks(torch, n, body)
     for step in range(3):
         xs = [rank_input(torch, torch.bfloat16, count, r, seed=10 + step) for r in range(n)]
-        want = reference_reduce(torch, xs, "sum")
+        want = reference_of(torch, xs, "sum")
         for r in range(n):
             assert torch.equal(res[r][step], want), f"replay {step} rank {r}"
 
