@@ -28,6 +28,7 @@
 
 #include "device_scope.h"
 #include "direct_registry.h"
+#include "purlin/host/kernel_modules.h"
 
 namespace purlin {
 namespace {
@@ -223,6 +224,8 @@ struct Communicator::Impl {
     PURLIN_CUDA_CHECK(cudaMemcpyAsync(bytes + layout.stateOffset + offsetof(DeviceState, timeoutNs), &timeoutNs,
                                       sizeof timeoutNs, cudaMemcpyHostToDevice, stream));
     PURLIN_CUDA_CHECK(cudaStreamSynchronize(stream));
+    // Before any call of this communicator (purlin/host/kernel_modules.h).
+    preloadKernelModules(cudaDevice);
     PURLIN_CUDA_CHECK(cudaIpcGetMemHandle(&info.handle, base));
     info.base = reinterpret_cast<uint64_t>(base);
     scope.release();

@@ -8,13 +8,14 @@
 
 namespace purlin::detail {
 
-/// The driver function `name` as a `Fn` pointer, or nullptr when this
-/// driver lacks it (the runtime's error state is cleared either way).
+/// The driver function `name` as a `Fn` pointer (the ABI of CUDA `version`,
+/// 12000 for 12.0), or nullptr when this driver lacks it (the runtime's error
+/// state is cleared either way).
 template <class Fn>
-Fn driverEntryPoint(const char *name) {
+Fn driverEntryPoint(const char *name, unsigned version = 12000) {
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult q{};
-  const bool ok = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+  const bool ok = cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &q) == cudaSuccess &&
                   q == cudaDriverEntryPointSuccess;
   (void)cudaGetLastError();
   return ok ? reinterpret_cast<Fn>(fn) : nullptr;

@@ -50,6 +50,7 @@
 #include "purlin/snac/plan.h"
 #include "purlin/snac/resident.cuh"
 #include "purlin/snac/lane.cuh"
+#include "purlin/snac/module_anchor.cuh"
 #include "purlin/snac/tp_context.cuh"
 #include "purlin/vocabulary.h"
 
@@ -199,6 +200,7 @@ Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, con
 template <class Collective, class P, class AtomArch, class Programs>
 Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
   using detail::report;
+  (void)PurlinModuleRegistration<Collective>::registered;  // creation loads this unit's kernels (module_anchor.cuh)
   if constexpr (!KindOf<Collective>::supported) {
     return report(Status::Unsupported,
                   "purlin::snac::launch: this collective (V layouts) is not implemented by the runtime yet");

@@ -1,0 +1,31 @@
+/// @file module_anchor.cuh
+/// @brief Registers the device-code module of each translation unit that
+/// launches Purlin programs (instantiates snac::launch), so that
+/// communicator creation loads all of the unit's kernels
+/// (purlin/host/kernel_modules.h). Units that only include the printed
+/// kernels (PURLIN_GEN_DEVICE_ONLY micro benchmarks without the runtime)
+/// instantiate nothing of it.
+#pragma once
+
+#include "purlin/host/kernel_modules.h"
+
+// The global unnamed namespace: nvcc's kernel stubs cannot name a kernel in
+// an unnamed namespace nested in a named one when the unit also has the
+// global one (the printed collectives do), hence the prefixed names.
+namespace {
+
+/// Does nothing: its host stub names this unit's module (internal linkage,
+/// so every unit has its own).
+__global__ void purlinModuleAnchorKernel() {}
+
+/// Its initializer runs during static initialization of every unit that
+/// names PurlinModuleRegistration<C>::registered (snac::launch does, for
+/// each collective C it launches: the name must depend on the template's
+/// parameter, or a unit that only includes snac::launch would register).
+template <class Collective>
+struct PurlinModuleRegistration {
+  static inline const bool registered =
+      purlin::registerKernelModule(reinterpret_cast<const void *>(&purlinModuleAnchorKernel));
+};
+
+} // namespace
