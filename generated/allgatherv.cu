@@ -86,6 +86,16 @@ using allGatherV_Collective = snac::Transform<snac::Consume::Copy, snac::Layout:
 /// The datapath (Atom) moving the bytes.
 using allGatherV_Datapath = atom::Native;
 
+// ---- allGatherV: instantiation table ----
+
+// Instantiation table of allGatherV (purlinc, from its declaration and policy Policy):
+// every kernel below is compiled once per architecture; none is a template on the
+// element type or the op. The template arguments that exist:
+//   allGatherV_latencyKernel<W8>: W8 = true, false (Plan::words8)
+//   allGatherV_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B)
+// A copy: no reduction class (the programs move bytes of any dtype).
+inline constexpr uint64_t allGatherV_Reductions = 0;
+
 // ---- allGatherV: program latency, printed from the SNAC IR ----
 
 /// Role latency (every CTA of the grid; IR ops %0, %1, %2, %3): packet group g of every
@@ -240,11 +250,11 @@ __device__ void allGatherV_pull_consume(const TpContext& cx, const std::byte* in
 // ---- allGatherV: the throughput kernel (pull or push by Plan::push) ----
 
 /// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =
-/// plan.threads, dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
+/// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
 /// resident at once (they wait on each other: launch sizes the grid to fit). In a
 /// compilation pass for an architecture older than the datapath needs, the kernel traps.
 template <class AtomT>
-__global__ void allGatherV_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+__global__ void __launch_bounds__(limits::kMaxThroughputThreads) allGatherV_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   extern __shared__ __align__(128) std::byte atomWorkspace[];
   if constexpr (!atom::kAtomCompiled<AtomT>) {
     __trap();  // this pass's architecture is older than the datapath needs
@@ -265,7 +275,7 @@ __global__ void allGatherV_throughputKernel(DeviceComm dc, Plan pl, const std::b
 
 /// The host code that picks allGatherV's program for a planned call and enqueues it
 /// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
-template <class AtomT, class E, RedOp Op>
+template <class AtomT>
 Status allGatherV_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, const LaunchContext& lc) {
   (void)peers;
@@ -285,15 +295,17 @@ Status allGatherV_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeer
 
 /// The programs purlinc printed for allGatherV, as snac::launch takes them.
 struct allGatherV_Programs {
-  /// The latency kernel for element type E, op Op and the whole-word form W8 (a copy: E and Op do not matter).
-  template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return allGatherV_latencyKernel<W8>; }
-  /// The throughput kernel for datapath AtomT, element type E and op Op (a copy: E and Op do not matter).
-  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return allGatherV_throughputKernel<AtomT>; }
+  /// The reduction classes the programs compile (the instantiation table; 0: a copy).
+  [[maybe_unused]] static constexpr uint64_t reductions = allGatherV_Reductions;
+  /// The latency kernel of the whole-word form W8.
+  template <bool W8> static snac::ProgramKernel latency() { return allGatherV_latencyKernel<W8>; }
+  /// The throughput kernel for datapath AtomT.
+  template <class AtomT> static snac::ProgramKernel throughput() { return allGatherV_throughputKernel<AtomT>; }
   /// No direct program: no world size shown for this policy derives one.
   static constexpr bool hasDirect = false;
-  template <class E, RedOp Op> static snac::DirectKernel direct() { return nullptr; }
+  static snac::DirectKernel direct() { return nullptr; }
   /// The host code that picks the program of a planned call and enqueues it.
-  template <class AtomT, class E, RedOp Op> static snac::ProgramEnqueue enqueue() { return allGatherV_enqueue<AtomT, E, Op>; }
+  template <class AtomT> static snac::ProgramEnqueue enqueue() { return allGatherV_enqueue<AtomT>; }
 };
 
 } // namespace

@@ -97,6 +97,18 @@ using allToAll_Collective = snac::Transform<snac::Consume::Copy, snac::Layout::S
 /// The datapath (Atom) moving the bytes.
 using allToAll_Datapath = atom::Native;
 
+// ---- allToAll: instantiation table ----
+
+// Instantiation table of allToAll (purlinc, from its declaration and policy Policy):
+// every kernel below is compiled once per architecture; none is a template on the
+// element type or the op. The template arguments that exist:
+//   allToAll_latencyKernel<W8>: W8 = true, false (Plan::words8)
+//   allToAll_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B); push CTAs with 1 or 2 lanes per role (LaneAtomOf)
+//   allToAll_directKernel<>: one
+//   allToAll_engine kernel nodes: one each
+// A copy: no reduction class (the programs move bytes of any dtype).
+inline constexpr uint64_t allToAll_Reductions = 0;
+
 // ---- allToAll: program latency, printed from the SNAC IR ----
 
 /// Role latency (every CTA of the grid; IR ops %0, %1, %2, %3): packet group g of every
@@ -315,11 +327,11 @@ __device__ void allToAll_pushCta(const TpContext& cx, const std::byte* in, std::
 // ---- allToAll: the throughput kernel (pull or push by Plan::push) ----
 
 /// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =
-/// plan.threads, dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
+/// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
 /// resident at once (they wait on each other: launch sizes the grid to fit). In a
 /// compilation pass for an architecture older than the datapath needs, the kernel traps.
 template <class AtomT>
-__global__ void allToAll_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+__global__ void __launch_bounds__(limits::kMaxThroughputThreads) allToAll_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   extern __shared__ __align__(128) std::byte atomWorkspace[];
   if constexpr (!atom::kAtomCompiled<AtomT>) {
     __trap();  // this pass's architecture is older than the datapath needs
@@ -465,7 +477,7 @@ __global__ void __launch_bounds__(32) allToAll_engine_finish(DeviceComm dc, Plan
 
 /// The copy-engine form's graph in the IR's host order (role host): each op one node or edge on the
 /// call's stream or the communicator's branch (snac::EngineGraph; a failure stops the rest).
-template <class E, RedOp Op>
+template <int = 0>  // instantiated where enqueued (a program that launches kernels itself never is)
 void allToAll_engine(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, EngineGraph& g) {
   const int r = pl.rank, n = pl.n;
@@ -493,14 +505,14 @@ void allToAll_engine(const Plan& pl, const DeviceComm& dc, const DirectPeers& pe
 
 /// The host code that picks allToAll's program for a planned call and enqueues it
 /// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
-template <class AtomT, class E, RedOp Op>
+template <class AtomT>
 Status allToAll_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, const LaunchContext& lc) {
   (void)peers;
   // program direct: a captured call, n*count*E >= world[n].directMinBytes
   if (pl.direct && pl.directEngine) {  // its copy-engine form: >= directEngineMinBytes, unchecked
     EngineGraph g = lc.graph();
-    allToAll_engine<E, Op>(pl, dc, peers, in, out, g);
+    allToAll_engine<>(pl, dc, peers, in, out, g);
     return lc.finish(g);
   }
   if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)
@@ -518,15 +530,17 @@ Status allToAll_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers&
 
 /// The programs purlinc printed for allToAll, as snac::launch takes them.
 struct allToAll_Programs {
-  /// The latency kernel for element type E, op Op and the whole-word form W8 (a copy: E and Op do not matter).
-  template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return allToAll_latencyKernel<W8>; }
-  /// The throughput kernel for datapath AtomT, element type E and op Op (a copy: E and Op do not matter).
-  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return allToAll_throughputKernel<AtomT>; }
-  /// The direct program's kernel form for element type E and op Op (a copy: E and Op do not matter).
+  /// The reduction classes the programs compile (the instantiation table; 0: a copy).
+  [[maybe_unused]] static constexpr uint64_t reductions = allToAll_Reductions;
+  /// The latency kernel of the whole-word form W8.
+  template <bool W8> static snac::ProgramKernel latency() { return allToAll_latencyKernel<W8>; }
+  /// The throughput kernel for datapath AtomT.
+  template <class AtomT> static snac::ProgramKernel throughput() { return allToAll_throughputKernel<AtomT>; }
+  /// The direct program's kernel form.
   static constexpr bool hasDirect = true;
-  template <class E, RedOp Op> static snac::DirectKernel direct() { return allToAll_directKernel<>; }
+  static snac::DirectKernel direct() { return allToAll_directKernel<>; }
   /// The host code that picks the program of a planned call and enqueues it.
-  template <class AtomT, class E, RedOp Op> static snac::ProgramEnqueue enqueue() { return allToAll_enqueue<AtomT, E, Op>; }
+  template <class AtomT> static snac::ProgramEnqueue enqueue() { return allToAll_enqueue<AtomT>; }
 };
 
 } // namespace

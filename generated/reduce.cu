@@ -91,18 +91,91 @@ using reduce_Collective = snac::Compose<snac::Transform<snac::Consume::Reduce, s
 /// The datapath (Atom) moving the bytes.
 using reduce_Datapath = atom::Native;
 
+// ---- reduce: instantiation table ----
+
+// Instantiation table of reduce (purlinc, from its declaration and policy Policy):
+// every kernel below is compiled once per architecture; none is a template on the
+// element type or the op. The template arguments that exist:
+//   reduce_latencyKernel<W8>: W8 = true, false (Plan::words8)
+//   reduce_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B)
+// Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled
+// once per translation unit and entered once per contiguous range (Atom::reduce,
+// atom::reducePairVec16, snac::reduceGroupWords). Policy masks: dtypes every one; ops every one: 29 classes.
+//   f32 sum         f32 sum, f32 avg
+//   f32 product     f32 product
+//   f32 extremum    f32 max, f32 min
+//   f16 sum         f16 sum, f16 avg
+//   f16 product     f16 product
+//   f16 extremum    f16 max, f16 min
+//   bf16 sum        bf16 sum, bf16 avg
+//   bf16 product    bf16 product
+//   bf16 extremum   bf16 max, bf16 min
+//   f64 sum         f64 sum, f64 avg
+//   f64 product     f64 product
+//   f64 extremum    f64 max, f64 min
+//   i8 sum          i8 sum, i8 avg
+//   i8 extremum     i8 max, i8 min
+//   u8 sum          u8 sum, u8 avg
+//   u8 product      i8 product, u8 product
+//   u8 extremum     u8 max, u8 min
+//   i32 sum         i32 sum, i32 avg
+//   i32 product     i32 product
+//   i32 extremum    i32 max, i32 min
+//   i64 sum         i64 sum, i64 avg
+//   i64 product     i64 product
+//   i64 extremum    i64 max, i64 min
+//   f8e4m3 sum      f8e4m3 sum, f8e4m3 avg
+//   f8e4m3 product  f8e4m3 product
+//   f8e4m3 extremum f8e4m3 max, f8e4m3 min
+//   f8e5m2 sum      f8e5m2 sum, f8e5m2 avg
+//   f8e5m2 product  f8e5m2 product
+//   f8e5m2 extremum f8e5m2 max, f8e5m2 min
+inline constexpr uint64_t reduce_Reductions =
+    classBit(DType::F32, OpFamily::Sum) |
+    classBit(DType::F32, OpFamily::Product) |
+    classBit(DType::F32, OpFamily::Extremum) |
+    classBit(DType::F16, OpFamily::Sum) |
+    classBit(DType::F16, OpFamily::Product) |
+    classBit(DType::F16, OpFamily::Extremum) |
+    classBit(DType::BF16, OpFamily::Sum) |
+    classBit(DType::BF16, OpFamily::Product) |
+    classBit(DType::BF16, OpFamily::Extremum) |
+    classBit(DType::F64, OpFamily::Sum) |
+    classBit(DType::F64, OpFamily::Product) |
+    classBit(DType::F64, OpFamily::Extremum) |
+    classBit(DType::I8, OpFamily::Sum) |
+    classBit(DType::I8, OpFamily::Extremum) |
+    classBit(DType::U8, OpFamily::Sum) |
+    classBit(DType::U8, OpFamily::Product) |
+    classBit(DType::U8, OpFamily::Extremum) |
+    classBit(DType::I32, OpFamily::Sum) |
+    classBit(DType::I32, OpFamily::Product) |
+    classBit(DType::I32, OpFamily::Extremum) |
+    classBit(DType::I64, OpFamily::Sum) |
+    classBit(DType::I64, OpFamily::Product) |
+    classBit(DType::I64, OpFamily::Extremum) |
+    classBit(DType::F8E4M3, OpFamily::Sum) |
+    classBit(DType::F8E4M3, OpFamily::Product) |
+    classBit(DType::F8E4M3, OpFamily::Extremum) |
+    classBit(DType::F8E5M2, OpFamily::Sum) |
+    classBit(DType::F8E5M2, OpFamily::Product) |
+    classBit(DType::F8E5M2, OpFamily::Extremum);
+
 // ---- reduce: program latency, printed from the SNAC IR ----
 
 /// Role latency (every CTA of the grid; IR ops %0, %1, %2, %3, %4, %5): packet group g of every
 /// flow on warp g mod warps; lane l carries payload words 63g+2l and 63g+2l+1.
 /// N2: two ranks (chosen at run time); the running reduction of the two
 /// operands is one reducePair in rank order (bench/NOTES.md E13 run3).
-template <class E, RedOp Op, bool W8, bool N2, class Epoch>
+/// The reduction's class is dispatched once per packet group (every rank's
+/// words of the group in registers), not per rank or word.
+template <bool W8, bool N2, class Epoch>
 __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,
     const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
     std::size_t warps) {
   const int r = pl.rank, n = N2 ? 2 : pl.n, lane = laneId();
   const int root = pl.root;
+  const Reduction red = reductionOf(pl.dtype, pl.op);  // the call's reduction class (purlin/reduction.h)
   const std::size_t len = cs.len, W = cs.W, G = cs.G;
   const std::byte* const own = in;
   for (std::size_t g = warp; g < G; g += warps) {
@@ -119,26 +192,22 @@ __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packe
     if (r == root) {  // root
       packet::loadLane<W8>(x, own, len, mineA, mineB);  // %2's operand p == r, X_r
       if constexpr (!N2) {
-        WordAcc<E, Op> accA, accB;  // the running value of O_r (fp32)
-#pragma unroll 1
-        for (int p = 0; p < n; ++p) {  // p in 0..n-1
+        uint64_t wa[kMaxRanks], wb[kMaxRanks];  // rank p's operand words of O_r
+#pragma unroll
+        for (int p = 0; p < kMaxRanks; ++p) {  // p in 0..n-1
+          if (p >= n) break;
           // %1 packet.poll PK_r[p] until full, then empty if p != r on root
           if (p == r) {
-            a = mineA;  // %2's operand p == r
-            b = mineB;
-          } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {
+            wa[p] = mineA;  // %2's operand p == r
+            wb[p] = mineB;
+          } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p])) {
             return;  // a checked wait gave up
           }
-          // %2 reduce.step O_r <- op(O_r, (p == r ? X_r : PK_r[p])) over p ascending (the first p sets O_r) on root  // p == r reads X_r directly; ascending rank order, fp32 accumulation
-          if (p == 0) {
-            accA.first(a);
-            accB.first(b);
-          } else {
-            accA.next(a);
-            accB.next(b);
-          }
         }
-        packet::storeLane<W8>(x, out, len, accA.result(), accB.result());  // %2 after the last p
+        // %2 reduce.step O_r <- op(O_r, (p == r ? X_r : PK_r[p])) over p ascending (the first p sets O_r) on root  // p == r reads X_r directly; ascending rank order, fp32 accumulation
+        uint64_t ra, rb;
+        reduceGroupWords<reduce_Reductions>(red, wa, wb, n, ra, rb);  // one dispatch for the group
+        packet::storeLane<W8>(x, out, len, ra, rb);  // %2 after the last p
       } else {
         // p in 0..1: the one peer is rg.from[0]
         // %1 [n == 2]
@@ -146,8 +215,10 @@ __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packe
           return;  // a checked wait gave up
         // %2 [n == 2]
         const bool ownFirst = r == 0;  // both steps at once, in ascending rank order
-        packet::storeLane<W8>(x, out, len, reducePair<E, Op>(ownFirst ? mineA : a, ownFirst ? a : mineA),
-                              reducePair<E, Op>(ownFirst ? mineB : b, ownFirst ? b : mineB));
+        uint64_t ra, rb;
+        reduceGroupPair<reduce_Reductions>(red, ownFirst ? mineA : a, ownFirst ? a : mineA,
+                        ownFirst ? mineB : b, ownFirst ? b : mineB, ra, rb);  // one dispatch for the group
+        packet::storeLane<W8>(x, out, len, ra, rb);
       }
     }
   }
@@ -155,10 +226,9 @@ __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packe
 
 /// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
 /// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).
-template <class E, RedOp Op, bool W8>
+template <bool W8>
 __global__ void reduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = true;  // let the next grid in once the epoch load is issued (E12)
-  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
   __shared__ packet::Regions rg;
   packet::ctaRegions(dc, pl, rg);  // parameters only: before the wait
   const packet::CallShape cs(rg);
@@ -168,9 +238,9 @@ __global__ void reduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   packet::CallEpoch<kTriggerOnRead> ce;
   if (pl.n == 2)
-    reduce_latency<E, Op, W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduce_latency<W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);
   else
-    reduce_latency<E, Op, W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduce_latency<W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   const int r = pl.rank, root = pl.root;
   if (r == root) {  // root
@@ -192,7 +262,7 @@ __global__ void reduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in
 // ---- reduce: program throughput (pull), printed from the SNAC IR of world n = 8 ----
 
 /// Role stage (pull; IR ops %6, %7, %8, %9, %10), CTA i of ctas, a slice of every chunk.
-template <class AtomT, class E, RedOp Op>
+template <class AtomT>
 __device__ void reduce_pull_stage(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
   const Plan& pl = cx.pl;
   [[maybe_unused]] const int r = pl.rank, n = pl.n;
@@ -230,7 +300,7 @@ __device__ void reduce_pull_stage(const TpContext& cx, const std::byte* in, std:
 }
 
 /// Role reduce (pull; IR ops %11, %12, %13, %14, %15, %16, %17, %18), CTA i of ctas, a slice of every chunk.
-template <class AtomT, class E, RedOp Op>
+template <class AtomT>
 __device__ void reduce_pull_reduce(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
   const Plan& pl = cx.pl;
   [[maybe_unused]] const int r = pl.rank, n = pl.n;
@@ -274,7 +344,7 @@ __device__ void reduce_pull_reduce(const TpContext& cx, const std::byte* in, std
           [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
           sources[p] = cx.staging(p) + std::size_t(slot_p_r) * pl.chunk + b;
         }
-        AtomT::template reduce<E, Op>(cx.ySlot(r, c) + b, sources, sz, n, cx.ws);
+        AtomT::template reduce<reduce_Reductions>(cx.red, cx.ySlot(r, c) + b, sources, sz, n, cx.ws);  // one dispatch for the range
       }
     }
     // %14 arrive.acq_rel counter[256 + slot(seq(r,c) of r+1)] of 16 ctas
@@ -308,7 +378,7 @@ __device__ void reduce_pull_reduce(const TpContext& cx, const std::byte* in, std
 }
 
 /// Role gather (pull; IR ops %19, %20, %21, %22, %23, %24), CTA i of ctas, a slice of every chunk.
-template <class AtomT, class E, RedOp Op>
+template <class AtomT>
 __device__ void reduce_pull_gather(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
   const Plan& pl = cx.pl;
   [[maybe_unused]] const int r = pl.rank, n = pl.n;
@@ -352,16 +422,15 @@ __device__ void reduce_pull_gather(const TpContext& cx, const std::byte* in, std
 // ---- reduce: the throughput kernel (pull or push by Plan::push) ----
 
 /// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =
-/// plan.threads, dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
+/// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
 /// resident at once (they wait on each other: launch sizes the grid to fit). In a
 /// compilation pass for an architecture older than the datapath needs, the kernel traps.
-template <class AtomT, class E, RedOp Op>
-__global__ void reduce_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+template <class AtomT>
+__global__ void __launch_bounds__(limits::kMaxThroughputThreads) reduce_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   extern __shared__ __align__(128) std::byte atomWorkspace[];
   if constexpr (!atom::kAtomCompiled<AtomT>) {
     __trap();  // this pass's architecture is older than the datapath needs
   } else {
-    atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
     const uint64_t e = ctaBeginCall(dc);
     const TpContext cx{dc, pl, e, atomWorkspace};
     const int b = int(blockIdx.x);
@@ -369,9 +438,9 @@ __global__ void reduce_throughputKernel(DeviceComm dc, Plan pl, const std::byte*
       __trap();  // no world size of this policy takes the push transfer (launch refuses such a plan)
     } else {
       const int begin0 = 0, begin1 = begin0 + pl.stageCtas, begin2 = begin1 + pl.consumeCtas;
-      if (b < begin1) reduce_pull_stage<AtomT, E, Op>(cx, in, out, b - begin0, pl.stageCtas);
-      else if (b < begin2) reduce_pull_reduce<AtomT, E, Op>(cx, in, out, b - begin1, pl.consumeCtas);
-      else reduce_pull_gather<AtomT, E, Op>(cx, in, out, b - begin2, pl.gatherCtas);
+      if (b < begin1) reduce_pull_stage<AtomT>(cx, in, out, b - begin0, pl.stageCtas);
+      else if (b < begin2) reduce_pull_reduce<AtomT>(cx, in, out, b - begin1, pl.consumeCtas);
+      else reduce_pull_gather<AtomT>(cx, in, out, b - begin2, pl.gatherCtas);
     }
     ctaEndCall(dc, e);
   }
@@ -379,35 +448,37 @@ __global__ void reduce_throughputKernel(DeviceComm dc, Plan pl, const std::byte*
 
 /// The host code that picks reduce's program for a planned call and enqueues it
 /// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
-template <class AtomT, class E, RedOp Op>
+template <class AtomT>
 Status reduce_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, const LaunchContext& lc) {
   (void)peers;
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
   // program latency: count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const ProgramKernel kernel = pl.words8 ? reduce_latencyKernel<E, Op, true> : reduce_latencyKernel<E, Op, false>;
+    const ProgramKernel kernel = pl.words8 ? reduce_latencyKernel<true> : reduce_latencyKernel<false>;
     return launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push
   if (pl.push)
     return lc.refuse(Status::Unsupported, "the policy's push transfer for world size " + std::to_string(pl.n) +
                                               " has no printed program (purlinc printed pull only)");
-  return launchProgram(lc, "throughput kernel", reduce_throughputKernel<AtomT, E, Op>,
+  return launchProgram(lc, "throughput kernel", reduce_throughputKernel<AtomT>,
                        pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
 }
 
 /// The programs purlinc printed for reduce, as snac::launch takes them.
 struct reduce_Programs {
-  /// The latency kernel for element type E, op Op and the whole-word form W8.
-  template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return reduce_latencyKernel<E, Op, W8>; }
-  /// The throughput kernel for datapath AtomT, element type E and op Op.
-  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return reduce_throughputKernel<AtomT, E, Op>; }
+  /// The reduction classes the programs compile (the instantiation table; 0: a copy).
+  [[maybe_unused]] static constexpr uint64_t reductions = reduce_Reductions;
+  /// The latency kernel of the whole-word form W8.
+  template <bool W8> static snac::ProgramKernel latency() { return reduce_latencyKernel<W8>; }
+  /// The throughput kernel for datapath AtomT.
+  template <class AtomT> static snac::ProgramKernel throughput() { return reduce_throughputKernel<AtomT>; }
   /// No direct program: no world size shown for this policy derives one.
   static constexpr bool hasDirect = false;
-  template <class E, RedOp Op> static snac::DirectKernel direct() { return nullptr; }
+  static snac::DirectKernel direct() { return nullptr; }
   /// The host code that picks the program of a planned call and enqueues it.
-  template <class AtomT, class E, RedOp Op> static snac::ProgramEnqueue enqueue() { return reduce_enqueue<AtomT, E, Op>; }
+  template <class AtomT> static snac::ProgramEnqueue enqueue() { return reduce_enqueue<AtomT>; }
 };
 
 } // namespace

@@ -97,17 +97,92 @@ using reduceScatter_Collective = snac::Transform<snac::Consume::Reduce, snac::La
 /// The datapath (Atom) moving the bytes.
 using reduceScatter_Datapath = atom::Native;
 
+// ---- reduceScatter: instantiation table ----
+
+// Instantiation table of reduceScatter (purlinc, from its declaration and policy Policy):
+// every kernel below is compiled once per architecture; none is a template on the
+// element type or the op. The template arguments that exist:
+//   reduceScatter_latencyKernel<W8>: W8 = true, false (Plan::words8)
+//   reduceScatter_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B); push CTAs with 1 or 2 lanes per role (LaneAtomOf)
+//   reduceScatter_directKernel<>: one
+//   reduceScatter_engine kernel nodes: one each
+// Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled
+// once per translation unit and entered once per contiguous range (Atom::reduce,
+// atom::reducePairVec16, snac::reduceGroupWords). Policy masks: dtypes every one; ops every one: 29 classes.
+//   f32 sum         f32 sum, f32 avg
+//   f32 product     f32 product
+//   f32 extremum    f32 max, f32 min
+//   f16 sum         f16 sum, f16 avg
+//   f16 product     f16 product
+//   f16 extremum    f16 max, f16 min
+//   bf16 sum        bf16 sum, bf16 avg
+//   bf16 product    bf16 product
+//   bf16 extremum   bf16 max, bf16 min
+//   f64 sum         f64 sum, f64 avg
+//   f64 product     f64 product
+//   f64 extremum    f64 max, f64 min
+//   i8 sum          i8 sum, i8 avg
+//   i8 extremum     i8 max, i8 min
+//   u8 sum          u8 sum, u8 avg
+//   u8 product      i8 product, u8 product
+//   u8 extremum     u8 max, u8 min
+//   i32 sum         i32 sum, i32 avg
+//   i32 product     i32 product
+//   i32 extremum    i32 max, i32 min
+//   i64 sum         i64 sum, i64 avg
+//   i64 product     i64 product
+//   i64 extremum    i64 max, i64 min
+//   f8e4m3 sum      f8e4m3 sum, f8e4m3 avg
+//   f8e4m3 product  f8e4m3 product
+//   f8e4m3 extremum f8e4m3 max, f8e4m3 min
+//   f8e5m2 sum      f8e5m2 sum, f8e5m2 avg
+//   f8e5m2 product  f8e5m2 product
+//   f8e5m2 extremum f8e5m2 max, f8e5m2 min
+inline constexpr uint64_t reduceScatter_Reductions =
+    classBit(DType::F32, OpFamily::Sum) |
+    classBit(DType::F32, OpFamily::Product) |
+    classBit(DType::F32, OpFamily::Extremum) |
+    classBit(DType::F16, OpFamily::Sum) |
+    classBit(DType::F16, OpFamily::Product) |
+    classBit(DType::F16, OpFamily::Extremum) |
+    classBit(DType::BF16, OpFamily::Sum) |
+    classBit(DType::BF16, OpFamily::Product) |
+    classBit(DType::BF16, OpFamily::Extremum) |
+    classBit(DType::F64, OpFamily::Sum) |
+    classBit(DType::F64, OpFamily::Product) |
+    classBit(DType::F64, OpFamily::Extremum) |
+    classBit(DType::I8, OpFamily::Sum) |
+    classBit(DType::I8, OpFamily::Extremum) |
+    classBit(DType::U8, OpFamily::Sum) |
+    classBit(DType::U8, OpFamily::Product) |
+    classBit(DType::U8, OpFamily::Extremum) |
+    classBit(DType::I32, OpFamily::Sum) |
+    classBit(DType::I32, OpFamily::Product) |
+    classBit(DType::I32, OpFamily::Extremum) |
+    classBit(DType::I64, OpFamily::Sum) |
+    classBit(DType::I64, OpFamily::Product) |
+    classBit(DType::I64, OpFamily::Extremum) |
+    classBit(DType::F8E4M3, OpFamily::Sum) |
+    classBit(DType::F8E4M3, OpFamily::Product) |
+    classBit(DType::F8E4M3, OpFamily::Extremum) |
+    classBit(DType::F8E5M2, OpFamily::Sum) |
+    classBit(DType::F8E5M2, OpFamily::Product) |
+    classBit(DType::F8E5M2, OpFamily::Extremum);
+
 // ---- reduceScatter: program latency, printed from the SNAC IR ----
 
 /// Role latency (every CTA of the grid; IR ops %0, %1, %2): packet group g of every
 /// flow on warp g mod warps; lane l carries payload words 63g+2l and 63g+2l+1.
 /// N2: two ranks (chosen at run time); the running reduction of the two
 /// operands is one reducePair in rank order (bench/NOTES.md E13 run3).
-template <class E, RedOp Op, bool W8, bool N2, class Epoch>
+/// The reduction's class is dispatched once per packet group (every rank's
+/// words of the group in registers), not per rank or word.
+template <bool W8, bool N2, class Epoch>
 __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,
     const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
     std::size_t warps) {
   const int r = pl.rank, n = N2 ? 2 : pl.n, lane = laneId();
+  const Reduction red = reductionOf(pl.dtype, pl.op);  // the call's reduction class (purlin/reduction.h)
   const std::size_t len = cs.len, W = cs.W, G = cs.G;
   const std::byte* const own = in + rg.ownTx;
   for (std::size_t g = warp; g < G; g += warps) {
@@ -122,26 +197,22 @@ __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, cons
     }
     packet::loadLane<W8>(x, own, len, mineA, mineB);  // %2's operand p == r, X_r[r]
     if constexpr (!N2) {
-      WordAcc<E, Op> accA, accB;  // the running value of O_r (fp32)
-#pragma unroll 1
-      for (int p = 0; p < n; ++p) {  // p in 0..n-1
+      uint64_t wa[kMaxRanks], wb[kMaxRanks];  // rank p's operand words of O_r
+#pragma unroll
+      for (int p = 0; p < kMaxRanks; ++p) {  // p in 0..n-1
+        if (p >= n) break;
         // %1 packet.poll PK_r[p] until full, then empty if p != r
         if (p == r) {
-          a = mineA;  // %2's operand p == r
-          b = mineB;
-        } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {
+          wa[p] = mineA;  // %2's operand p == r
+          wb[p] = mineB;
+        } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p])) {
           return;  // a checked wait gave up
         }
-        // %2 reduce.step O_r <- op(O_r, (p == r ? X_r[r] : PK_r[p])) over p ascending (the first p sets O_r)  // p == r reads X_r directly; ascending rank order, fp32 accumulation
-        if (p == 0) {
-          accA.first(a);
-          accB.first(b);
-        } else {
-          accA.next(a);
-          accB.next(b);
-        }
       }
-      packet::storeLane<W8>(x, out, len, accA.result(), accB.result());  // %2 after the last p
+      // %2 reduce.step O_r <- op(O_r, (p == r ? X_r[r] : PK_r[p])) over p ascending (the first p sets O_r)  // p == r reads X_r directly; ascending rank order, fp32 accumulation
+      uint64_t ra, rb;
+      reduceGroupWords<reduceScatter_Reductions>(red, wa, wb, n, ra, rb);  // one dispatch for the group
+      packet::storeLane<W8>(x, out, len, ra, rb);  // %2 after the last p
     } else {
       // p in 0..1: the one peer is rg.from[0]
       // %1 [n == 2]
@@ -149,18 +220,19 @@ __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, cons
         return;  // a checked wait gave up
       // %2 [n == 2]
       const bool ownFirst = r == 0;  // both steps at once, in ascending rank order
-      packet::storeLane<W8>(x, out, len, reducePair<E, Op>(ownFirst ? mineA : a, ownFirst ? a : mineA),
-                            reducePair<E, Op>(ownFirst ? mineB : b, ownFirst ? b : mineB));
+      uint64_t ra, rb;
+      reduceGroupPair<reduceScatter_Reductions>(red, ownFirst ? mineA : a, ownFirst ? a : mineA,
+                      ownFirst ? mineB : b, ownFirst ? b : mineB, ra, rb);  // one dispatch for the group
+      packet::storeLane<W8>(x, out, len, ra, rb);
     }
   }
 }
 
 /// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
 /// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).
-template <class E, RedOp Op, bool W8>
+template <bool W8>
 __global__ void reduceScatter_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = true;  // let the next grid in once the epoch load is issued (E12)
-  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
   __shared__ packet::Regions rg;
   packet::ctaRegions(dc, pl, rg);  // parameters only: before the wait
   const packet::CallShape cs(rg);
@@ -170,9 +242,9 @@ __global__ void reduceScatter_latencyKernel(DeviceComm dc, Plan pl, const std::b
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   packet::CallEpoch<kTriggerOnRead> ce;
   if (pl.n == 2)
-    reduceScatter_latency<E, Op, W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduceScatter_latency<W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);
   else
-    reduceScatter_latency<E, Op, W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduceScatter_latency<W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   ctaEndCall(dc, ce.e);
 }
@@ -180,7 +252,7 @@ __global__ void reduceScatter_latencyKernel(DeviceComm dc, Plan pl, const std::b
 // ---- reduceScatter: program throughput (pull), printed from the SNAC IR of world n = 8 ----
 
 /// Role stage (pull; IR ops %3, %4, %5, %6), CTA i of ctas, a slice of every chunk.
-template <class AtomT, class E, RedOp Op>
+template <class AtomT>
 __device__ void reduceScatter_pull_stage(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
   const Plan& pl = cx.pl;
   [[maybe_unused]] const int r = pl.rank, n = pl.n;
@@ -213,7 +285,7 @@ __device__ void reduceScatter_pull_stage(const TpContext& cx, const std::byte* i
 }
 
 /// Role reduce (pull; IR ops %7, %8, %9, %10), CTA i of ctas, a slice of every chunk.
-template <class AtomT, class E, RedOp Op>
+template <class AtomT>
 __device__ void reduceScatter_pull_reduce(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {
   const Plan& pl = cx.pl;
   [[maybe_unused]] const int r = pl.rank, n = pl.n;
@@ -252,7 +324,7 @@ __device__ void reduceScatter_pull_reduce(const TpContext& cx, const std::byte* 
           [[maybe_unused]] const uint32_t round_p_r = cx.roundOf(seq_p_r);
           sources[p] = cx.staging(p) + std::size_t(slot_p_r) * pl.chunk + b;
         }
-        AtomT::template reduce<E, Op>(out + chunkBegin(pl.rxLen[r], pl.chunk, c) + b, sources, sz, n, cx.ws);
+        AtomT::template reduce<reduceScatter_Reductions>(cx.red, out + chunkBegin(pl.rxLen[r], pl.chunk, c) + b, sources, sz, n, cx.ws);  // one dispatch for the range
       }
     }
     // %9 arrive.acq_rel counter[256 + slot(seq(r,c) of r+1)] of 16 ctas
@@ -274,7 +346,7 @@ __device__ void reduceScatter_pull_reduce(const TpContext& cx, const std::byte* 
 // ---- reduceScatter: program throughput (push), printed from the SNAC IR of world n = 2 ----
 
 /// Role stage (push; IR ops %3, %4, %5), worker w of W (lane of a CTA: lane.cuh), whole chunks.
-template <class AtomL, int L, class E, RedOp Op>
+template <class AtomL, int L>
 __device__ void reduceScatter_push_stage(const TpContext& cx, const Lane<L>& ln, const std::byte* in, std::byte* out,
     int w, int W) {
   const Plan& pl = cx.pl;
@@ -302,7 +374,7 @@ __device__ void reduceScatter_push_stage(const TpContext& cx, const Lane<L>& ln,
 }
 
 /// Role reduce (push; IR ops %6, %7, %8), worker w of W (lane of a CTA: lane.cuh), whole chunks.
-template <class AtomL, int L, class E, RedOp Op>
+template <class AtomL, int L>
 __device__ void reduceScatter_push_reduce(const TpContext& cx, const Lane<L>& ln, const std::byte* in, std::byte* out,
     int w, int W) {
   const Plan& pl = cx.pl;
@@ -326,7 +398,7 @@ __device__ void reduceScatter_push_reduce(const TpContext& cx, const Lane<L>& ln
         for (int p = 0; p < n; ++p)
           sources[p] = (p == r ? in + pl.txOff[r] + chunkBegin(pl.txLen[r], pl.chunk, c)
                                : cx.pushSlot(r, p, c));
-        AtomL::template reduce<E, Op>(out + chunkBegin(pl.rxLen[r], pl.chunk, c), sources, len, n, ln.ws, ln.slice);
+        AtomL::template reduce<reduceScatter_Reductions>(cx.red, out + chunkBegin(pl.rxLen[r], pl.chunk, c), sources, len, n, ln.ws, ln.slice);  // one dispatch for the range
       }
     }
     ln.sync();  // the lane's workspace is reused; its writes precede the notify
@@ -345,51 +417,50 @@ __device__ void reduceScatter_push_reduce(const TpContext& cx, const Lane<L>& ln
 
 /// A CTA of the push program: role by CTA range, LS lanes per stage CTA, LC per other CTA
 /// (Plan::lanes, Plan::consumeLanes; the kernel instantiates 2 only where LaneAtomOf allows).
-template <class AtomT, int LS, int LC, class E, RedOp Op>
+template <class AtomT, int LS, int LC>
 __device__ void reduceScatter_pushCta(const TpContext& cx, const std::byte* in, std::byte* out, int b) {
   const Plan& pl = cx.pl;
   const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
   if (b < begin1) {  // stage
     const Lane<LS> ln = Lane<LS>::make(cx.ws, AtomT::kWorkspaceBytes);
-    reduceScatter_push_stage<typename LaneAtomOf<AtomT, LS>::type, LS, E, Op>(cx, ln, in, out, (b - begin0) * LS + ln.lane, pl.stageCtas * LS);
+    reduceScatter_push_stage<typename LaneAtomOf<AtomT, LS>::type, LS>(cx, ln, in, out, (b - begin0) * LS + ln.lane, pl.stageCtas * LS);
   } else {  // reduce
     const Lane<LC> ln = Lane<LC>::make(cx.ws, AtomT::kWorkspaceBytes);
-    reduceScatter_push_reduce<typename LaneAtomOf<AtomT, LC>::type, LC, E, Op>(cx, ln, in, out, (b - begin1) * LC + ln.lane, pl.consumeCtas * LC);
+    reduceScatter_push_reduce<typename LaneAtomOf<AtomT, LC>::type, LC>(cx, ln, in, out, (b - begin1) * LC + ln.lane, pl.consumeCtas * LC);
   }
 }
 
 // ---- reduceScatter: the throughput kernel (pull or push by Plan::push) ----
 
 /// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =
-/// plan.threads, dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
+/// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
 /// resident at once (they wait on each other: launch sizes the grid to fit). In a
 /// compilation pass for an architecture older than the datapath needs, the kernel traps.
-template <class AtomT, class E, RedOp Op>
-__global__ void reduceScatter_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+template <class AtomT>
+__global__ void __launch_bounds__(limits::kMaxThroughputThreads) reduceScatter_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   extern __shared__ __align__(128) std::byte atomWorkspace[];
   if constexpr (!atom::kAtomCompiled<AtomT>) {
     __trap();  // this pass's architecture is older than the datapath needs
   } else {
-    atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
     const uint64_t e = ctaBeginCall(dc);
     const TpContext cx{dc, pl, e, atomWorkspace};
     const int b = int(blockIdx.x);
     if (pl.push) {
       if constexpr (LaneAtomOf<AtomT, 2>::supported) {
         if (pl.lanes == 2) {
-          if (pl.consumeLanes == 2) reduceScatter_pushCta<AtomT, 2, 2, E, Op>(cx, in, out, b);
-          else reduceScatter_pushCta<AtomT, 2, 1, E, Op>(cx, in, out, b);
+          if (pl.consumeLanes == 2) reduceScatter_pushCta<AtomT, 2, 2>(cx, in, out, b);
+          else reduceScatter_pushCta<AtomT, 2, 1>(cx, in, out, b);
         } else {
-          if (pl.consumeLanes == 2) reduceScatter_pushCta<AtomT, 1, 2, E, Op>(cx, in, out, b);
-          else reduceScatter_pushCta<AtomT, 1, 1, E, Op>(cx, in, out, b);
+          if (pl.consumeLanes == 2) reduceScatter_pushCta<AtomT, 1, 2>(cx, in, out, b);
+          else reduceScatter_pushCta<AtomT, 1, 1>(cx, in, out, b);
         }
       } else {
-        reduceScatter_pushCta<AtomT, 1, 1, E, Op>(cx, in, out, b);
+        reduceScatter_pushCta<AtomT, 1, 1>(cx, in, out, b);
       }
     } else {
       const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
-      if (b < begin1) reduceScatter_pull_stage<AtomT, E, Op>(cx, in, out, b - begin0, pl.stageCtas);
-      else reduceScatter_pull_reduce<AtomT, E, Op>(cx, in, out, b - begin1, pl.consumeCtas);
+      if (b < begin1) reduceScatter_pull_stage<AtomT>(cx, in, out, b - begin0, pl.stageCtas);
+      else reduceScatter_pull_reduce<AtomT>(cx, in, out, b - begin1, pl.consumeCtas);
     }
     ctaEndCall(dc, e);
   }
@@ -398,13 +469,13 @@ __global__ void reduceScatter_throughputKernel(DeviceComm dc, Plan pl, const std
 // ---- reduceScatter: program direct, printed from the SNAC IR of world n = 2 ----
 
 /// Role direct (CTA c of C: slice c of every partition, signals with index c; IR ops %9, %10, %11, %12, %13, %14).
-template <class E, RedOp Op>
 __device__ void reduceScatter_direct(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers,
     const std::byte* in, std::byte* out, uint64_t e) {
   const int r = pl.rank, c = int(blockIdx.x), C = int(gridDim.x);
   [[maybe_unused]] const int n = pl.n;
   (void)out;
   const atom::Slice s{threadIdx.x, blockDim.x};
+  const Reduction red = reductionOf(pl.dtype, pl.op);  // the call's reduction class (purlin/reduction.h)
   const uint64_t v0 = signalValue(e, 0);
   {
     int ok = 1;
@@ -461,7 +532,7 @@ __device__ void reduceScatter_direct(const DeviceComm& dc, const Plan& pl, const
         // Ascending rank order: rank 0's contribution first.
         const uint4* a = r == 0 ? detail::vec(mine + o) : detail::vec(landed + o);
         const uint4* b = r == 0 ? detail::vec(landed + o) : detail::vec(mine + o);
-        atom::detail::reduceVec16Pair<E, Op>(detail::vec(landed + o), nullptr, a, b, len / 16, s);
+        atom::reducePairVec16<reduceScatter_Reductions>(red, detail::vec(landed + o), nullptr, a, b, len / 16, s);  // one dispatch for the round
       }
     }
   }
@@ -470,12 +541,11 @@ __device__ void reduceScatter_direct(const DeviceComm& dc, const Plan& pl, const
 /// The direct kernel: grid = plan.directCtas (<= kMaxEpochSlots), block =
 /// plan.directThreads (<= kDirectMaxThreads), no dynamic shared memory; `peers`
 /// from Communicator::registerDirect (the call is captured).
-template <class E, RedOp Op>
+template <int = 0>
 __global__ void __launch_bounds__(kDirectMaxThreads) reduceScatter_directKernel(DeviceComm dc, Plan pl, DirectPeers peers,
     const std::byte* in, std::byte* out) {
-  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
   const uint64_t e = ctaBeginCall(dc);
-  reduceScatter_direct<E, Op>(dc, pl, peers, in, out, e);
+  reduceScatter_direct(dc, pl, peers, in, out, e);
   ctaEndCall(dc, e);
 }
 
@@ -508,12 +578,12 @@ __global__ void __launch_bounds__(32) reduceScatter_engine_arrive(DeviceComm dc,
 }
 
 /// Kernel node `reduce` of the copy-engine form (stream; grid pl.directCtas x kDirectEngineReduceThreads threads, CTA i reduces slice i of the chunk).
-template <class E, RedOp Op>
+template <int = 0>
 __global__ void __launch_bounds__(kDirectEngineReduceThreads) reduceScatter_engine_reduce(DeviceComm dc, Plan pl, const std::byte* in,
     std::byte* out, int c, std::size_t done, std::size_t chunk) {
   [[maybe_unused]] const int r = pl.rank, n = pl.n;
   (void)in, (void)out, (void)c, (void)done, (void)chunk;
-  atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)
+  const Reduction red = reductionOf(pl.dtype, pl.op);  // the call's reduction class (purlin/reduction.h)
   bool ok = true;  // false once a checked wait gave up: the rest is skipped
   // %23 wait.acquire E_PUT[c] (from p) >= 1 for p in others(r)  // chunk c of p's contribution landed in the own output
   if (ok) {  // CTA-collective: thread 0 polls, the barrier shares its verdict
@@ -533,7 +603,7 @@ __global__ void __launch_bounds__(kDirectEngineReduceThreads) reduceScatter_engi
     // Ascending rank order: rank 0's contribution first.
     const uint4* a = r == 0 ? detail::vec(mine) : detail::vec(landed);
     const uint4* x = r == 0 ? detail::vec(landed) : detail::vec(mine);
-    atom::detail::reduceVec16Pair<E, Op>(detail::vec(landed), nullptr, a, x, len / 16, s);
+    atom::reducePairVec16<reduceScatter_Reductions>(red, detail::vec(landed), nullptr, a, x, len / 16, s);  // one dispatch for the slice
   }
   (void)ok;
 }
@@ -564,7 +634,7 @@ __global__ void __launch_bounds__(32) reduceScatter_engine_finish(DeviceComm dc,
 
 /// The copy-engine form's graph in the IR's host order (role host): each op one node or edge on the
 /// call's stream or the communicator's branch (snac::EngineGraph; a failure stops the rest).
-template <class E, RedOp Op>
+template <int = 0>  // instantiated where enqueued (a program that launches kernels itself never is)
 void reduceScatter_engine(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, EngineGraph& g) {
   const int r = pl.rank, n = pl.n;
@@ -597,7 +667,7 @@ void reduceScatter_engine(const Plan& pl, const DeviceComm& dc, const DirectPeer
       // %22 wait fork on stream  // so both ranks' pushes of chunk c precede their reductions of it
       g.wait(GraphStream::Stream, g.fork(), "%22");
       // kernel reduce on stream (its ops are printed in reduceScatter_engine_reduce)
-      g.launch(GraphStream::Stream, reduceScatter_engine_reduce<E, Op>, pl.directCtas, kDirectEngineReduceThreads, "kernel reduce (%23, %24)", dc, pl, in, out, c, done, chunk);
+      g.launch(GraphStream::Stream, reduceScatter_engine_reduce<>, pl.directCtas, kDirectEngineReduceThreads, "kernel reduce (%23, %24)", dc, pl, in, out, c, done, chunk);
       done += chunk;
     }
   }
@@ -611,40 +681,42 @@ void reduceScatter_engine(const Plan& pl, const DeviceComm& dc, const DirectPeer
 
 /// The host code that picks reduceScatter's program for a planned call and enqueues it
 /// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
-template <class AtomT, class E, RedOp Op>
+template <class AtomT>
 Status reduceScatter_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, const LaunchContext& lc) {
   (void)peers;
   // program direct: a captured call, n*count*E >= world[n].directMinBytes
   if (pl.direct && pl.directEngine) {  // its copy-engine form: >= directEngineMinBytes, unchecked
     EngineGraph g = lc.graph();
-    reduceScatter_engine<E, Op>(pl, dc, peers, in, out, g);
+    reduceScatter_engine<>(pl, dc, peers, in, out, g);
     return lc.finish(g);
   }
   if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)
-    return launchProgram(lc, "direct kernel", reduceScatter_directKernel<E, Op>,
+    return launchProgram(lc, "direct kernel", reduceScatter_directKernel<>,
                          pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);
   // program latency: n*count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const ProgramKernel kernel = pl.words8 ? reduceScatter_latencyKernel<E, Op, true> : reduceScatter_latencyKernel<E, Op, false>;
+    const ProgramKernel kernel = pl.words8 ? reduceScatter_latencyKernel<true> : reduceScatter_latencyKernel<false>;
     return launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push
-  return launchProgram(lc, "throughput kernel", reduceScatter_throughputKernel<AtomT, E, Op>,
+  return launchProgram(lc, "throughput kernel", reduceScatter_throughputKernel<AtomT>,
                        pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
 }
 
 /// The programs purlinc printed for reduceScatter, as snac::launch takes them.
 struct reduceScatter_Programs {
-  /// The latency kernel for element type E, op Op and the whole-word form W8.
-  template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return reduceScatter_latencyKernel<E, Op, W8>; }
-  /// The throughput kernel for datapath AtomT, element type E and op Op.
-  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return reduceScatter_throughputKernel<AtomT, E, Op>; }
-  /// The direct program's kernel form for element type E and op Op.
+  /// The reduction classes the programs compile (the instantiation table; 0: a copy).
+  [[maybe_unused]] static constexpr uint64_t reductions = reduceScatter_Reductions;
+  /// The latency kernel of the whole-word form W8.
+  template <bool W8> static snac::ProgramKernel latency() { return reduceScatter_latencyKernel<W8>; }
+  /// The throughput kernel for datapath AtomT.
+  template <class AtomT> static snac::ProgramKernel throughput() { return reduceScatter_throughputKernel<AtomT>; }
+  /// The direct program's kernel form.
   static constexpr bool hasDirect = true;
-  template <class E, RedOp Op> static snac::DirectKernel direct() { return reduceScatter_directKernel<E, Op>; }
+  static snac::DirectKernel direct() { return reduceScatter_directKernel<>; }
   /// The host code that picks the program of a planned call and enqueues it.
-  template <class AtomT, class E, RedOp Op> static snac::ProgramEnqueue enqueue() { return reduceScatter_enqueue<AtomT, E, Op>; }
+  template <class AtomT> static snac::ProgramEnqueue enqueue() { return reduceScatter_enqueue<AtomT>; }
 };
 
 } // namespace

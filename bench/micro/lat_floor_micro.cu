@@ -356,16 +356,15 @@ std::size_t messageCount(sn::CollKind c, std::size_t m) {
 }
 
 /// The latency kernels purlinc printed from the SNAC IR (generated/*.cu,
-/// included above with PURLIN_GEN_DEVICE_ONLY), bf16 sum, whole words.
+/// included above with PURLIN_GEN_DEVICE_ONLY), whole words; the plan
+/// says bf16 sum (the kernels take the dtype and op from it).
 using RuntimeFn = sn::ProgramKernel;
 RuntimeFn runtimeKernel(sn::CollKind c) {
-  using E = __nv_bfloat16;
-  constexpr auto Sum = purlin::RedOp::Sum;
   switch (c) {
-    case sn::CollKind::AllGather: return allGather_Programs::latency<E, Sum, true>();
-    case sn::CollKind::ReduceScatter: return reduceScatter_Programs::latency<E, Sum, true>();
-    case sn::CollKind::AllReduce: return allReduce_Programs::latency<E, Sum, true>();
-    case sn::CollKind::AllToAll: return allToAll_Programs::latency<E, Sum, true>();
+    case sn::CollKind::AllGather: return allGather_Programs::latency<true>();
+    case sn::CollKind::ReduceScatter: return reduceScatter_Programs::latency<true>();
+    case sn::CollKind::AllReduce: return allReduce_Programs::latency<true>();
+    case sn::CollKind::AllToAll: return allToAll_Programs::latency<true>();
   }
   return nullptr;
 }

@@ -45,7 +45,6 @@ template <int S, int B> struct TunePolicy {
   static constexpr int pipelineStages = S;
   static constexpr int stageBytes = B;
   /// The tuner times bf16 sums only (tunedCall): no kernels for the rest.
-  static constexpr unsigned dtypes = snac::dtypeBit(DType::BF16), ops = snac::opBit(RedOp::Sum);
   static constexpr std::size_t stagingBytes = kStagingBytes;
   static inline snac::WorldConsts world[kMaxRanks + 1] = {};
 };

@@ -28,7 +28,7 @@ namespace purlin::codegen {
 struct DirectCode {
   std::string text;      ///< device code: the role function and the kernel
   std::string kernel;    ///< the kernel template's name, e.g. "allReduce_directKernel"
-  bool typed = false;    ///< a template on <E, Op> (reductions); a copy's kernel is a template on nothing
+  bool reduces = false;  ///< the program reduces (its site dispatches over the instantiation table's classes)
   std::vector<int> ops;  ///< the ids of the ops printed, in print order (each once)
 };
 

@@ -114,7 +114,7 @@ public:
     host << "/// The copy-engine form's graph in the IR's host order (role " << role.name
          << "): each op one node or edge on the\n"
          << "/// call's stream or the communicator's branch (snac::EngineGraph; a failure stops the rest).\n"
-         << "template <class E, RedOp Op>\n"
+         << "template <int = 0>  // instantiated where enqueued (a program that launches kernels itself never is)\n"
          << "void " << code.host << "(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,\n"
          << "    const std::byte* in, std::byte* out, EngineGraph& g) {\n"
          << "  const int r = pl.rank, n = pl.n;\n"
@@ -227,7 +227,7 @@ private:
 
   void kernel(const Stmt &k, std::ostringstream &host, const std::string &pad, bool inChunks) {
     const std::string name = id_ + "_engine_" + k.kernel;
-    const bool typed = hasReduce(k.body);
+    const bool reduces = hasReduce(k.body);
     bool epoch = k.endsCall;
     ir::forEachOp(k.body, [&](const Op &o) {
       epoch |= (o.kind == OpKind::Notify || o.kind == OpKind::Wait) && o.round != RoundOf::One;
@@ -237,13 +237,13 @@ private:
     std::ostringstream &o = kernels_;
     o << "/// Kernel node `" << k.kernel << "` of the copy-engine form (" << ir::toString(k.stream) << "; grid "
       << grid << " x " << block << " threads" << (k.wide ? ", CTA i reduces slice i of the chunk" : "") << ").\n"
-      << "template <" << (typed ? "class E, RedOp Op" : "int = 0") << ">\n"
+      << "template <int = 0>\n"
       << "__global__ void __launch_bounds__(" << block << ") " << name
       << "(DeviceComm dc, Plan pl, const std::byte* in,\n"
       << "    std::byte* out, int c, std::size_t done, std::size_t chunk) {\n"
       << "  [[maybe_unused]] const int r = pl.rank, n = pl.n;\n"
       << "  (void)in, (void)out, (void)c, (void)done, (void)chunk;\n";
-    if (typed) o << "  " << kBindElementStatement << "\n";
+    if (reduces) o << "  " << kReductionStatement << "\n";
     if (epoch) o << "  const uint64_t e = ctaBeginCall(dc);  // the call's epoch (after the previous grid)\n";
     o << "  bool ok = true;  // false once a checked wait gave up: the rest is skipped\n";
     deviceBody(k.body, o, "  ");
@@ -252,7 +252,7 @@ private:
     o << "}\n\n";
     host << pad << "// kernel " << k.kernel
          << " on " << ir::toString(k.stream) << " (its ops are printed in " << name << ")\n"
-         << pad << "g.launch(" << streamName(k.stream) << ", " << name << (typed ? "<E, Op>" : "<>") << ", " << grid
+         << pad << "g.launch(" << streamName(k.stream) << ", " << name << "<>, " << grid
          << ", " << block << ", \"kernel " << k.kernel << " (" << idsOf(k.body) << ")\", dc, pl, in, out, "
          << (inChunks ? "c, done, chunk" : "0, 0, 0") << ");\n";
   }
@@ -321,7 +321,7 @@ private:
         << pad << "  // Ascending rank order: rank 0's contribution first.\n"
         << pad << "  const uint4* a = r == 0 ? detail::vec(mine) : detail::vec(landed);\n"
         << pad << "  const uint4* x = r == 0 ? detail::vec(landed) : detail::vec(mine);\n"
-        << pad << "  atom::detail::reduceVec16Pair<E, Op>(detail::vec(landed), nullptr, a, x, len / 16, s);\n"
+        << pad << "  atom::reducePairVec16<" << reductionsName(id_) << ">(red, detail::vec(landed), nullptr, a, x, len / 16, s);  // one dispatch for the slice\n"
         << pad << "}\n";
       return;
     }

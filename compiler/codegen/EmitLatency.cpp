@@ -251,7 +251,7 @@ public:
   LatencyCode print() {
     LatencyCode code;
     code.kernel = id_ + "_latencyKernel";
-    code.typed = reduce_;
+    code.reduces = reduce_;
     for (const Op *op : sh_.order) code.ops.push_back(op->id);
     roleFunction();
     kernel();
@@ -285,7 +285,9 @@ private:
     if (reduce_)
       o_ << "/// N2: two ranks (chosen at run time); the running reduction of the two\n"
          << "/// operands is one reducePair in rank order (bench/NOTES.md E13 run3).\n"
-         << "template <class E, RedOp Op, bool W8, bool N2, class Epoch>\n";
+         << "/// The reduction's class is dispatched once per packet group (every rank's\n"
+         << "/// words of the group in registers), not per rank or word.\n"
+         << "template <bool W8, bool N2, class Epoch>\n";
     else
       o_ << "template <bool W8, class Epoch>\n";
     o_ << "__device__ void " << id_ << "_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,\n"
@@ -295,6 +297,7 @@ private:
                    : rooted_ ? "  const int r = pl.rank, n = pl.n, lane = laneId();\n"
                              : "  const int n = pl.n, lane = laneId();\n");
     if (rooted_) o_ << "  const int root = pl.root;\n";
+    if (reduce_) o_ << "  " << kReductionStatement << "\n";
     if (variable_)
       o_ << "  // V form: flows differ in length; G covers the longest, each flow its own\n"
          << "  // flowGroups (a zero-byte flow: its marker group, docs/snac-protocol.md).\n"
@@ -477,28 +480,27 @@ private:
   /// The reduce loop at indentation `q` (the group loop's, or a rank condition's).
   void reduceSteps(const std::string &q) {
     const Op &poll = *sh_.pollRed, &step = *sh_.step;
+    const std::string classes = reductionsName(id_);
     // Reductions poll with staggered loads every round (PollStagger::EveryRound, E13).
+    // Every rank's words of the group are held in registers (the loop over
+    // the ranks unrolled to kMaxRanks), then reduced by one dispatch.
     o_ << q << "if constexpr (!N2) {\n"
-       << q << "  WordAcc<E, Op> accA, accB;  // the running value of " << ir::accessText(step.dst) << " (fp32)\n"
-       << "#pragma unroll 1\n"
-       << q << "  for (int p = 0; p < n; ++p) {  // p in 0..n-1\n"
+       << q << "  uint64_t wa[kMaxRanks], wb[kMaxRanks];  // rank p's operand words of " << ir::accessText(step.dst) << "\n"
+       << "#pragma unroll\n"
+       << q << "  for (int p = 0; p < kMaxRanks; ++p) {  // p in 0..n-1\n"
+       << q << "    if (p >= n) break;\n"
        << cite(poll, q + "    ")
        << q << "    if (p == r) {\n"
-       << q << "      a = mineA;  // %" << step.id << "'s operand p == r\n"
-       << q << "      b = mineB;\n"
-       << q << "    } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, a, b)) {\n"
+       << q << "      wa[p] = mineA;  // %" << step.id << "'s operand p == r\n"
+       << q << "      wb[p] = mineB;\n"
+       << q << "    } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p])) {\n"
        << q << "      return;  // a checked wait gave up\n"
        << q << "    }\n"
-       << cite(step, q + "    ")
-       << q << "    if (p == 0) {\n"
-       << q << "      accA.first(a);\n"
-       << q << "      accB.first(b);\n"
-       << q << "    } else {\n"
-       << q << "      accA.next(a);\n"
-       << q << "      accB.next(b);\n"
-       << q << "    }\n"
        << q << "  }\n"
-       << q << "  packet::storeLane<W8>(x, " << pointer(step.dst) << ", len, accA.result(), accB.result());  // %"
+       << cite(step, q + "  ")
+       << q << "  uint64_t ra, rb;\n"
+       << q << "  reduceGroupWords<" << classes << ">(red, wa, wb, n, ra, rb);  // one dispatch for the group\n"
+       << q << "  packet::storeLane<W8>(x, " << pointer(step.dst) << ", len, ra, rb);  // %"
        << step.id << " after the last p\n"
        << q << "} else {\n"
        << q << "  // p in 0..1: the one peer is rg.from[0]\n"
@@ -507,9 +509,10 @@ private:
        << q << "    return;  // a checked wait gave up\n"
        << citeAgain(step, q + "  ", "n == 2")
        << q << "  const bool ownFirst = r == 0;  // both steps at once, in ascending rank order\n"
-       << q << "  packet::storeLane<W8>(x, " << pointer(step.dst)
-       << ", len, reducePair<E, Op>(ownFirst ? mineA : a, ownFirst ? a : mineA),\n"
-       << q << "                        reducePair<E, Op>(ownFirst ? mineB : b, ownFirst ? b : mineB));\n"
+       << q << "  uint64_t ra, rb;\n"
+       << q << "  reduceGroupPair<" << classes << ">(red, ownFirst ? mineA : a, ownFirst ? a : mineA,\n"
+       << q << "                  ownFirst ? mineB : b, ownFirst ? b : mineB, ra, rb);  // one dispatch for the group\n"
+       << q << "  packet::storeLane<W8>(x, " << pointer(step.dst) << ", len, ra, rb);\n"
        << q << "}\n";
   }
 
@@ -520,13 +523,12 @@ private:
     const bool trigger = !shared_;
     o_ << "/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),\n"
        << "/// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).\n";
-    o_ << (reduce_ ? "template <class E, RedOp Op, bool W8>\n" : "template <bool W8>\n")
+    o_ << "template <bool W8>\n"
        << "__global__ void " << id_ << "_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {\n"
        << "  constexpr bool kTriggerOnRead = " << (trigger ? "true" : "false")
        << ";  // " << (trigger ? "let the next grid in once the epoch load is issued"
                                 : "one load feeds every put: let the next grid in right after the wait")
        << " (E12)\n";
-    if (reduce_) o_ << "  " << kBindElementStatement << "\n";
     o_ << "  __shared__ packet::Regions rg;\n"
        << "  packet::ctaRegions" << (variable_ ? "<true>" : "") << "(dc, pl, rg);  // parameters only: before the wait\n"
        << "  const packet::CallShape cs(rg);\n"
@@ -537,9 +539,9 @@ private:
        << "  packet::CallEpoch<kTriggerOnRead> ce;\n";
     if (reduce_)
       o_ << "  if (pl.n == 2)\n"
-         << "    " << id_ << "_latency<E, Op, W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);\n"
+         << "    " << id_ << "_latency<W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);\n"
          << "  else\n"
-         << "    " << id_ << "_latency<E, Op, W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
+         << "    " << id_ << "_latency<W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
     else
       o_ << "  " << id_ << "_latency<W8>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
     o_ << "  ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)\n";

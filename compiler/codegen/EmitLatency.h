@@ -34,7 +34,7 @@ struct EmitError : std::runtime_error {
 struct LatencyCode {
   std::string text;      ///< device code: role function(s) and the kernel
   std::string kernel;    ///< the kernel template's name, e.g. "allReduce_latencyKernel"
-  bool typed = false;    ///< the kernel is a template on <E, Op, W8> (reductions), else on <W8>
+  bool reduces = false;  ///< the program reduces (its sites dispatch over the instantiation table's classes)
   std::vector<int> ops;  ///< the ids of the ops printed, in print order (each once)
 };
 

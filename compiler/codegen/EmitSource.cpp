@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "codegen/Signature.h"
+#include "codegen/EmitInstances.h"
 #include "codegen/Spelling.h"
 #include "ir/RuntimePlan.h"
 
@@ -154,11 +155,11 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
   const ThroughputCode &tp = *c.throughput;
   const std::string bytes = c.ir && !c.ir->ir().dispatchBytes.empty() ? c.ir->ir().dispatchBytes : "bytes";
   auto latencyKernel = [&](bool w8) {
-    return lat.kernel + (lat.typed ? "<E, Op, " : "<") + (w8 ? "true>" : "false>");
+    return lat.kernel + (w8 ? "<true>" : "<false>");
   };
   o << "/// The host code that picks " << c.name << "'s program for a planned call and enqueues it\n"
     << "/// (the plan's flags: snac::makePlan / planDirect, the same on every rank).\n"
-    << "template <class AtomT, class E, RedOp Op>\n"
+    << "template <class AtomT>\n"
     << "Status " << id << "_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,\n"
     << "    const std::byte* in, std::byte* out, const LaunchContext& lc) {\n"
     << "  (void)peers;\n";
@@ -167,14 +168,13 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
     if (c.engine)
       o << "  if (pl.direct && pl.directEngine) {  // its copy-engine form: >= directEngineMinBytes, unchecked\n"
         << "    EngineGraph g = lc.graph();\n"
-        << "    " << c.engine->host << "<E, Op>(pl, dc, peers, in, out, g);\n"
+        << "    " << c.engine->host << "<>(pl, dc, peers, in, out, g);\n"
         << "    return lc.finish(g);\n"
         << "  }\n";
     else
       o << "  if (pl.direct && pl.directEngine) return lc.refuse(Status::Internal, \"no copy-engine form was printed\");\n";
     o << "  if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)\n"
-      << "    return launchProgram(lc, \"direct kernel\", " << c.direct->kernel << (c.direct->typed ? "<E, Op>" : "<>")
-      << ",\n"
+      << "    return launchProgram(lc, \"direct kernel\", " << c.direct->kernel << "<>,\n"
       << "                         pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);\n";
   } else {
     o << "  if (pl.direct) return lc.refuse(Status::Internal, \"no direct program was printed\");\n";
@@ -191,8 +191,7 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
       << " transfer for world size \" + std::to_string(pl.n) +\n"
       << "                                              \" has no printed program (purlinc printed "
       << (tp.hasPull ? "pull" : "push") << " only)\");\n";
-  o << "  return launchProgram(lc, \"throughput kernel\", " << tp.kernel << (tp.typed ? "<AtomT, E, Op>" : "<AtomT>")
-    << ",\n"
+  o << "  return launchProgram(lc, \"throughput kernel\", " << tp.kernel << "<AtomT>,\n"
     << "                       pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);\n"
     << "}\n\n";
 }
@@ -204,7 +203,8 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
   const LatencyCode &lat = *c.latency;
   const ThroughputCode &tp = *c.throughput;
   auto world = [](const std::optional<ir::VerifiedIR> &v) { return v ? std::to_string(v->ir().n) : std::string("?"); };
-  o << "// ---- " << c.name << ": program latency, printed from the SNAC IR ----\n\n" << lat.text << "\n"
+  o << "// ---- " << c.name << ": instantiation table ----\n\n" << printInstantiationTable(c, id) << "\n"
+    << "// ---- " << c.name << ": program latency, printed from the SNAC IR ----\n\n" << lat.text << "\n"
     << "// ---- " << c.name << ": program throughput (pull), printed from the SNAC IR of world n = " << world(c.pullIR)
     << " ----\n\n"
     << tp.pullText;
@@ -226,27 +226,22 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
   o
     << "/// The programs purlinc printed for " << c.name << ", as snac::launch takes them.\n"
     << "struct " << id << "_Programs {\n"
-    << "  /// The latency kernel for element type E, op Op and the whole-word form W8"
-    << (lat.typed ? "" : " (a copy: E and Op do not matter)") << ".\n"
-    << "  template <class E, RedOp Op, bool W8> static snac::ProgramKernel latency() { return "
-    << lat.kernel << (lat.typed ? "<E, Op, W8>" : "<W8>") << "; }\n"
-    << "  /// The throughput kernel for datapath AtomT, element type E and op Op"
-    << (tp.typed ? "" : " (a copy: E and Op do not matter)") << ".\n"
-    << "  template <class AtomT, class E, RedOp Op> static snac::ProgramKernel throughput() { return "
-    << tp.kernel << (tp.typed ? "<AtomT, E, Op>" : "<AtomT>") << "; }\n";
+    << "  /// The reduction classes the programs compile (the instantiation table; 0: a copy).\n"
+    << "  [[maybe_unused]] static constexpr uint64_t reductions = " << reductionsName(id) << ";\n"
+    << "  /// The latency kernel of the whole-word form W8.\n"
+    << "  template <bool W8> static snac::ProgramKernel latency() { return " << lat.kernel << "<W8>; }\n"
+    << "  /// The throughput kernel for datapath AtomT.\n"
+    << "  template <class AtomT> static snac::ProgramKernel throughput() { return " << tp.kernel << "<AtomT>; }\n";
   if (c.direct)
-    o << "  /// The direct program's kernel form for element type E and op Op"
-      << (c.direct->typed ? "" : " (a copy: E and Op do not matter)") << ".\n"
+    o << "  /// The direct program's kernel form.\n"
       << "  static constexpr bool hasDirect = true;\n"
-      << "  template <class E, RedOp Op> static snac::DirectKernel direct() { return " << c.direct->kernel
-      << (c.direct->typed ? "<E, Op>" : "<>") << "; }\n";
+      << "  static snac::DirectKernel direct() { return " << c.direct->kernel << "<>; }\n";
   else
     o << "  /// No direct program: no world size shown for this policy derives one.\n"
       << "  static constexpr bool hasDirect = false;\n"
-      << "  template <class E, RedOp Op> static snac::DirectKernel direct() { return nullptr; }\n";
+      << "  static snac::DirectKernel direct() { return nullptr; }\n";
   o << "  /// The host code that picks the program of a planned call and enqueues it.\n"
-    << "  template <class AtomT, class E, RedOp Op> static snac::ProgramEnqueue enqueue() { return " << id
-    << "_enqueue<AtomT, E, Op>; }\n";
+    << "  template <class AtomT> static snac::ProgramEnqueue enqueue() { return " << id << "_enqueue<AtomT>; }\n";
   o << "};\n\n";
 }
 

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "codegen/Cite.h"
+#include "codegen/Spelling.h"
 #include "codegen/ThroughputKernel.h"
 #include "ir/Printer.h"
 
@@ -234,9 +235,9 @@ public:
   /// `rooted`: the program has a root (ops or roles on its side only);
   /// `doneArrivals`: the CTAs that arrive on the DONE counter, as an
   /// expression of the plan (every reading role's CTAs of this rank).
-  RolePrinter(const ir::Role &role, bool worker, bool typed, std::ostream &o, std::vector<int> &ops,
+  RolePrinter(const ir::Role &role, bool worker, std::string classes, std::ostream &o, std::vector<int> &ops,
               bool rooted = false, std::string doneArrivals = "")
-      : role_(role), worker_(worker), typed_(typed), rooted_(rooted), doneArrivals_(std::move(doneArrivals)), o_(o),
+      : role_(role), worker_(worker), classes_(std::move(classes)), rooted_(rooted), doneArrivals_(std::move(doneArrivals)), o_(o),
         ops_(ops) {}
 
   void print(const std::string &fn) {
@@ -246,11 +247,11 @@ public:
        << (worker_ ? "worker w of W (lane of a CTA: lane.cuh), whole chunks.\n"
                    : "CTA i of ctas, a slice of every chunk.\n");
     if (worker_) {
-      o_ << "template <class AtomL, int L" << (typed_ ? ", class E, RedOp Op" : "") << ">\n"
+      o_ << "template <class AtomL, int L>\n"
          << "__device__ void " << fn << "(const TpContext& cx, const Lane<L>& ln, const std::byte* in, std::byte* out,\n"
          << "    int w, int W) {\n";
     } else {
-      o_ << "template <class AtomT" << (typed_ ? ", class E, RedOp Op" : "") << ">\n"
+      o_ << "template <class AtomT>\n"
          << "__device__ void " << fn << "(const TpContext& cx, const std::byte* in, std::byte* out, int i, int ctas) {\n";
     }
     o_ << "  const Plan& pl = cx.pl;\n"
@@ -269,7 +270,9 @@ public:
 
 private:
   const ir::Role &role_;
-  bool worker_, typed_, rooted_;
+  bool worker_;
+  std::string classes_;  ///< the reduction class set a reduce site dispatches over (instantiation table)
+  bool rooted_;
   std::string doneArrivals_;
   /// The ranks the code being printed runs on (a role's, or an open rank
   /// condition's): an op on these needs no condition of its own.
@@ -587,8 +590,8 @@ private:
            << q << "                         : " << src.ptr << ")" << plus << ";\n";
       }
       o_
-         << q << "  " << atom << "::template reduce<E, Op>(" << dst.ptr << plus << ", sources, " << size << ", n, " << ws
-         << ");\n"
+         << q << "  " << atom << "::template reduce<" << classes_ << ">(cx.red, " << dst.ptr << plus
+         << ", sources, " << size << ", n, " << ws << ");  // one dispatch for the range\n"
          << q << "}\n";
     }
     o_ << p << "}\n";
@@ -693,7 +696,7 @@ ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program 
   if (push) checkProgram(*push, Transfer::Push);
   ThroughputCode code;
   code.kernel = id + "_throughputKernel";
-  code.typed = (pull && reduces(*pull)) || (push && reduces(*push));
+  code.reduces = (pull && reduces(*pull)) || (push && reduces(*push));
   code.hasPull = pull != nullptr;
   code.hasPush = push != nullptr;
   if (pull) {
@@ -701,17 +704,17 @@ ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program 
     const bool rooted = rootedProgram(*pull);
     const std::string arrivals = doneArrivals(*pull);
     for (const auto &role : pull->roles)
-      RolePrinter(role, false, code.typed, o, code.pullOps, rooted, arrivals).print(roleFn(id, false, role));
+      RolePrinter(role, false, reductionsName(id), o, code.pullOps, rooted, arrivals).print(roleFn(id, false, role));
     code.pullText = o.str();
   }
   if (push) {
     std::ostringstream o;
     for (const auto &role : push->roles)
-      RolePrinter(role, true, code.typed, o, code.pushOps, rootedProgram(*push)).print(roleFn(id, true, role));
-    o << printPushCta(id, *push, code.typed);
+      RolePrinter(role, true, reductionsName(id), o, code.pushOps, rootedProgram(*push)).print(roleFn(id, true, role));
+    o << printPushCta(id, *push);
     code.pushText = o.str();
   }
-  code.kernelText = printThroughputKernel(id, pull, push, code.typed);
+  code.kernelText = printThroughputKernel(id, pull, push);
   return code;
 }
 

@@ -29,7 +29,7 @@ struct ThroughputCode {
   std::string pushText;      ///< device code of the push roles (empty: no push program)
   std::string kernelText;    ///< the kernel
   std::string kernel;        ///< the kernel template's name, e.g. "allReduce_throughputKernel"
-  bool typed = false;        ///< the kernel is a template on <AtomT, E, Op> (reductions), else on <AtomT>
+  bool reduces = false;      ///< a role reduces (its sites dispatch over the instantiation table's classes)
   bool hasPull = false, hasPush = false;  ///< which transfers have printed roles
   std::vector<int> pullOps;  ///< ids of the pull program's ops, in print order (each once)
   std::vector<int> pushOps;  ///< ids of the push program's ops, in print order (each once)

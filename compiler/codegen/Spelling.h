@@ -12,11 +12,16 @@
 
 namespace purlin::codegen {
 
-/// The statement every reduction kernel begins with (indent it): binds the
-/// call's dtype and op for atom::DynElem's arithmetic, a no-op for a
-/// specialized element type (purlin/atom/elem.cuh bindElement).
-inline constexpr const char *kBindElementStatement =
-    "atom::bindElement<E>(pl.dtype, pl.op);  // the call's dtype and op for atom::DynElem (no-op for a specialized E)";
+/// The statement every reduction role begins with (indent it): the call's
+/// reduction class and variant (purlin/reduction.h), which each reduce
+/// site dispatches on once per contiguous range.
+inline constexpr const char *kReductionStatement =
+    "const Reduction red = reductionOf(pl.dtype, pl.op);  // the call's reduction class (purlin/reduction.h)";
+
+/// The name of a collective's reduction class set in the generated code
+/// ("allReduce" -> "allReduce_Reductions"): the instantiation table's
+/// classes, the template argument of every reduce site.
+inline std::string reductionsName(const std::string &id) { return id + "_Reductions"; }
 
 /// "ns::allReduce" -> {"ns", "allReduce"}.
 std::vector<std::string> nameParts(const std::string &qualified);

@@ -36,13 +36,12 @@ std::string roleFn(const std::string &id, bool push, const ir::Role &role) {
   return id + (push ? "_push_" : "_pull_") + role.name;
 }
 
-std::string printPushCta(const std::string &id, const ir::Program &push, bool typed) {
-  const std::string tparams = typed ? ", E, Op" : "";
+std::string printPushCta(const std::string &id, const ir::Program &push) {
   std::ostringstream o;
   o << "/// A CTA of the push program: role by CTA range, LS lanes per " << push.roles[0].name
     << " CTA, LC per other CTA\n"
     << "/// (Plan::lanes, Plan::consumeLanes; the kernel instantiates 2 only where LaneAtomOf allows).\n"
-    << "template <class AtomT, int LS, int LC" << (typed ? ", class E, RedOp Op" : "") << ">\n"
+    << "template <class AtomT, int LS, int LC>\n"
     << "__device__ void " << id << "_pushCta(const TpContext& cx, const std::byte* in, std::byte* out, int b) {\n"
     << "  const Plan& pl = cx.pl;\n"
     << roleBegins(push.roles, "  ");
@@ -53,7 +52,7 @@ std::string printPushCta(const std::string &id, const ir::Program &push, bool ty
     o << "  " << (i ? "} else " : "") << (lastRole ? "{" : "if (b < begin" + std::to_string(i + 1) + ") {") << "  // "
       << role.name << "\n"
       << "    const Lane<" << L << "> ln = Lane<" << L << ">::make(cx.ws, AtomT::kWorkspaceBytes);\n"
-      << "    " << roleFn(id, true, role) << "<typename LaneAtomOf<AtomT, " << L << ">::type, " << L << tparams
+      << "    " << roleFn(id, true, role) << "<typename LaneAtomOf<AtomT, " << L << ">::type, " << L
       << ">(cx, ln, in, out, (b - " << begin << ") * " << L << " + ln.lane, " << ctasField(role) << " * " << L
       << ");\n";
   }
@@ -62,27 +61,25 @@ std::string printPushCta(const std::string &id, const ir::Program &push, bool ty
   return o.str();
 }
 
-std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push, bool typed) {
-  const std::string tparams = typed ? ", E, Op" : "";
+std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push) {
   std::ostringstream k;
   k << "/// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =\n"
-    << "/// plan.threads, dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be\n"
+    << "/// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be\n"
     << "/// resident at once (they wait on each other: launch sizes the grid to fit). In a\n"
     << "/// compilation pass for an architecture older than the datapath needs, the kernel traps.\n"
-    << "template <class AtomT" << (typed ? ", class E, RedOp Op" : "") << ">\n"
-    << "__global__ void " << id + "_throughputKernel" << "(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {\n"
+    << "template <class AtomT>\n"
+    << "__global__ void __launch_bounds__(limits::kMaxThroughputThreads) " << id + "_throughputKernel" << "(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {\n"
     << "  extern __shared__ __align__(128) std::byte atomWorkspace[];\n"
     << "  if constexpr (!atom::kAtomCompiled<AtomT>) {\n"
     << "    __trap();  // this pass's architecture is older than the datapath needs\n"
     << "  } else {\n"
-    << (typed ? std::string("    ") + kBindElementStatement + "\n" : std::string())
     << "    const uint64_t e = ctaBeginCall(dc);\n"
     << "    const TpContext cx{dc, pl, e, atomWorkspace};\n"
     << "    const int b = int(blockIdx.x);\n"
     << "    if (pl.push) {\n";
   if (push) {
     auto cta = [&](const char *ls, const char *lc) {
-      return id + "_pushCta<AtomT, " + ls + ", " + lc + tparams + ">(cx, in, out, b);\n";
+      return id + "_pushCta<AtomT, " + ls + ", " + lc + ">(cx, in, out, b);\n";
     };
     k << "      if constexpr (LaneAtomOf<AtomT, 2>::supported) {\n"
       << "        if (pl.lanes == 2) {\n"
@@ -104,7 +101,7 @@ std::string printThroughputKernel(const std::string &id, const ir::Program *pull
       const ir::Role &role = pull->roles[i];
       const bool lastRole = i + 1 == pull->roles.size();
       k << "      " << (i ? "else " : "") << (lastRole ? "" : "if (b < begin" + std::to_string(i + 1) + ") ")
-        << roleFn(id, false, role) << "<AtomT" << tparams << ">(cx, in, out, b - begin" << i << ", " << ctasField(role)
+        << roleFn(id, false, role) << "<AtomT>(cx, in, out, b - begin" << i << ", " << ctasField(role)
         << ");\n";
     }
   } else {

@@ -17,10 +17,10 @@ std::string ctasField(const ir::Role &role);
 /// The role's device function: NAME_pull_ROLE or NAME_push_ROLE.
 std::string roleFn(const std::string &id, bool push, const ir::Role &role);
 /// NAME_pushCta: a CTA of the push program picks its role by CTA range and
-/// runs it on its lanes. `typed`: the roles are templates on <E, Op>.
-std::string printPushCta(const std::string &id, const ir::Program &push, bool typed);
+/// runs it on its lanes.
+std::string printPushCta(const std::string &id, const ir::Program &push);
 /// NAME_throughputKernel: the pull roles (or the push CTA) by CTA range,
 /// between ctaBeginCall and ctaEndCall; a program not printed traps.
-std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push, bool typed);
+std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push);
 
 } // namespace purlin::codegen

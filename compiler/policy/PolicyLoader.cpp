@@ -81,7 +81,7 @@ void readThroughput(const json &v, const std::string &path, ThroughputPolicy &t)
   readUInt(v, "stageCtas", path, 1, limits::kMaxEpochSlots, 1, t.stageCtas);
   readUInt(v, "consumeCtas", path, 1, limits::kMaxEpochSlots, 1, t.consumeCtas);
   readUInt(v, "gatherCtas", path, 1, limits::kMaxEpochSlots, 1, t.gatherCtas);
-  readUInt(v, "threads", path, 32, 1024, 32, t.threads);
+  readUInt(v, "threads", path, 32, limits::kMaxThroughputThreads, 32, t.threads);
   readUInt(v, "chunkBytes", path, 4 * KiB, 1 * GiB, 16, t.chunkBytes);
   readUInt(v, "lanes", path, 1, 2, 1, t.lanes);
   readUInt(v, "consumeLanes", path, 1, 2, 1, t.consumeLanes);
@@ -163,9 +163,32 @@ bool nestsDeeperThan(const std::string &text, int limit) {
   return false;
 }
 
+/// "reductions": {"dtypes": [names], "ops": [names]}: the pairs a
+/// reduction compiles (types.def names; each key optional, default every one).
+unsigned readNameMask(const json &v, const char *key, const std::string &path, bool dtypes) {
+  const unsigned all = dtypes ? kAllDTypesMask : kAllOpsMask;
+  auto it = v.find(key);
+  if (it == v.end()) return all;
+  const std::string p = path + "." + key;
+  std::string names;
+  for (int i = 0; i < (dtypes ? kNumDTypes : kNumRedOps); ++i)
+    names += (i ? ", " : "") + std::string(dtypes ? dtypeName(DType(i)) : redOpName(RedOp(i)));
+  if (!it->is_array() || it->empty()) fail(p, "a non-empty list of names (" + names + ")", *it);
+  unsigned mask = 0;
+  for (const json &e : *it) {
+    int found = -1;
+    for (int i = 0; i < (dtypes ? kNumDTypes : kNumRedOps) && e.is_string(); ++i)
+      if (e.get<std::string>() == (dtypes ? dtypeName(DType(i)) : redOpName(RedOp(i)))) found = i;
+    if (found < 0) fail(p, "names among " + names, e);
+    mask |= 1u << found;
+  }
+  return mask;
+}
+
 Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
   std::string path = "policies." + name;
-  requireObject(v, path, {"description", "stagingBytes", "atom", "latency", "throughput", "direct", "world"});
+  requireObject(v, path,
+                {"description", "stagingBytes", "atom", "reductions", "latency", "throughput", "direct", "world"});
   Policy p = base;
   p.name = name;
   if (auto it = v.find("description"); it != v.end() && !it->is_string())
@@ -176,6 +199,11 @@ Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
     readUInt(*it, "pipelineStages", path + ".atom", 1, limits::kMaxPipelineStages, 1, p.atom.pipelineStages);
     readUInt(*it, "stageBytes", path + ".atom", limits::kStageBytesUnit, uint64_t(limits::kMaxAtomWorkspaceBytes),
              limits::kStageBytesUnit, p.atom.stageBytes);
+  }
+  if (auto it = v.find("reductions"); it != v.end()) {
+    requireObject(*it, path + ".reductions", {"dtypes", "ops"});
+    p.reductions.dtypes = readNameMask(*it, "dtypes", path + ".reductions", true);
+    p.reductions.ops = readNameMask(*it, "ops", path + ".reductions", false);
   }
   for (int n = kMinWorld; n <= kMaxWorld; ++n)
     readWorldFields(v, path, p.world[n]);
@@ -213,8 +241,10 @@ std::string validatePolicy(const Policy &p) {
              std::to_string(limits::kMaxEpochSlots) + " (one epoch slot per CTA of the kernel), got " +
              std::to_string(t.stageCtas + t.consumeCtas + t.gatherCtas);
     if (t.stageCtas < 1 || t.consumeCtas < 1 || t.gatherCtas < 1 || t.threads < 32 || t.threads % 32 ||
+        t.threads > limits::kMaxThroughputThreads ||
         t.chunkBytes < 16 || t.chunkBytes % 16)
-      return wp + ".throughput: expected CTA counts >= 1, threads a multiple of 32, chunkBytes a multiple of 16";
+      return wp + ".throughput: expected CTA counts >= 1, threads a multiple of 32 in [32, " +
+             std::to_string(limits::kMaxThroughputThreads) + "], chunkBytes a multiple of 16";
     const DirectPolicy &d = w.direct;
     if (d.enabled && (d.minBytes < 1 || d.ctas < 1 || d.ctas > kMaxDirectCtas || d.threads < 64 ||
                       d.threads > kMaxDirectThreads || d.threads % 32))

@@ -246,3 +246,31 @@ TEST_CASE("push lanes: optional, 1 or 2, round-tripped") {
   parse(R"({"policies": {"t": {"throughput": {"lanes": 3}}}})", e);
   CHECK(e == "p.json: policies.t.throughput.lanes: expected an integer in [1, 2], got 3");
 }
+
+TEST_CASE("reductions masks: names of types.def, optional, round-tripped") {
+  std::string e;
+  PolicySet s = parse(R"({"policies": {"t": {"reductions": {"dtypes": ["bf16", "f8e4m3"], "ops": ["sum"]}},
+      "u": {"reductions": {"ops": ["max", "min"]}}}})",
+                      e);
+  REQUIRE(e == "");
+  const Policy &t = s.policies.at("t"), &u = s.policies.at("u");
+  CHECK(t.reductions.dtypes == ((1u << unsigned(DType::BF16)) | (1u << unsigned(DType::F8E4M3))));
+  CHECK(t.reductions.ops == (1u << unsigned(RedOp::Sum)));
+  CHECK(u.reductions.dtypes == kAllDTypesMask);  // the key left out: every dtype
+  CHECK(u.reductions.ops == ((1u << unsigned(RedOp::Max)) | (1u << unsigned(RedOp::Min))));
+  CHECK(s.policies.at("Policy").reductions.ops == kAllOpsMask);  // the default: every pair
+  PolicySet back = parsePolicies(policyToJson(s), "rt.json", Arch::Sm90, e);
+  REQUIRE(e == "");
+  CHECK(back.policies.at("t").reductions.dtypes == t.reductions.dtypes);
+  CHECK(back.policies.at("t").reductions.ops == t.reductions.ops);
+  CHECK(back.policies.at("u").reductions.ops == u.reductions.ops);
+  CHECK(policyToJson(defaultPolicies(Arch::Sm90)).find("reductions") == std::string::npos);
+  // Bad names, types and empty lists are errors naming the path.
+  parse(R"({"policies": {"t": {"reductions": {"dtypes": ["bf17"]}}}})", e);
+  CHECK(e.find("policies.t.reductions.dtypes") != std::string::npos);
+  CHECK(e.find("f32, f16, bf16") != std::string::npos);
+  parse(R"({"policies": {"t": {"reductions": {"ops": []}}}})", e);
+  CHECK(e.find("policies.t.reductions.ops: expected a non-empty list") != std::string::npos);
+  parse(R"({"policies": {"t": {"reductions": {"ops": ["sum"], "lanes": 2}}}})", e);
+  CHECK(e.find("unknown key 'lanes'") != std::string::npos);
+}

@@ -16,6 +16,14 @@ std::string policyToJson(const PolicySet &set) {
     json j;
     j["stagingBytes"] = p.stagingBytes;
     j["atom"] = {{"pipelineStages", p.atom.pipelineStages}, {"stageBytes", p.atom.stageBytes}};
+    if (p.reductions.dtypes != kAllDTypesMask || p.reductions.ops != kAllOpsMask) {
+      json dtypes = json::array(), ops = json::array();
+      for (int i = 0; i < kNumDTypes; ++i)
+        if (p.reductions.dtypes >> i & 1u) dtypes.push_back(dtypeName(DType(i)));
+      for (int i = 0; i < kNumRedOps; ++i)
+        if (p.reductions.ops >> i & 1u) ops.push_back(redOpName(RedOp(i)));
+      j["reductions"] = {{"dtypes", dtypes}, {"ops", ops}};
+    }
     json worlds = json::object();
     for (int n = kMinWorld; n <= kMaxWorld; ++n) {
       const WorldPolicy &w = p.world[n];

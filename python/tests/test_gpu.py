@@ -286,7 +286,7 @@ def reference_of(torch, xs, op):
 def test_reductions_of_every_dtype_and_op(gpu, n):
     """all_reduce, reduce_scatter_tensor and reduce of every dtype with every op against the torch reference,
     bitwise: counts that take the latency program and (> 4 MiB) the throughput program, odd counts. The
-    specialized pairs (f32/f16/bf16 x sum/max/min) and the DynElem ones (every other) both."""
+    pairs of every reduction class (purlin/reduction.h: a loop per class, dispatched per range)."""
     torch = gpu
     dtypes = every_dtype(torch)
     assert set(ALL_OPS) <= set(purlin.ops()), f"the library lacks ops: {sorted(purlin.ops())}"
@@ -328,7 +328,7 @@ def test_reductions_of_every_dtype_and_op(gpu, n):
 
 def test_dynamic_element_reductions_in_graphs(gpu):
     """Captured calls of >= 4 MiB take the direct program (kernel and copy-engine forms): i32 sum, fp8 avg,
-    i64 product and f64 max through DynElem, replayed with new inputs."""
+    i64 product and f64 max (their reduction classes' loops), replayed with new inputs."""
     torch = gpu
     n = 2
     cases = [(torch.int32, "sum"), (torch.float8_e4m3fn, "avg"), (torch.int64, "product"), (torch.float64, "max")]

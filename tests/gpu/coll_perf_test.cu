@@ -35,7 +35,6 @@ namespace {
   struct NAME {                                                                                     \
     static constexpr const char* label = #NAME;                                                     \
     static constexpr int pipelineStages = 8, stageBytes = 16384;                                    \
-    static constexpr unsigned dtypes = sn::dtypeBit(DType::BF16), ops = sn::opBit(RedOp::Sum);      \
     static constexpr std::size_t stagingBytes = std::size_t(256) << 20;                             \
     static constexpr sn::WorldConsts world[kMaxRanks + 1] = {                                       \
         {}, {}, {LATENCY, 16, 512, STAGE, CONSUME, GATHER, THREADS, CHUNK, false}};                 \
@@ -51,7 +50,6 @@ PERF_POLICY(P_7_11_14_c16M, 1u << 20, 7, 11, 14, 512, 16u << 20)  // AllReduce: 
 /// in-process rank sets its own, to the same values).
 struct PSweep {
   static constexpr int pipelineStages = 8, stageBytes = 16384;
-  static constexpr unsigned dtypes = sn::dtypeBit(DType::BF16), ops = sn::opBit(RedOp::Sum);  // bf16 sums only
   static constexpr std::size_t stagingBytes = std::size_t(256) << 20;
   static inline thread_local sn::WorldConsts world[kMaxRanks + 1] = {};
 };

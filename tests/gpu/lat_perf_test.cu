@@ -33,7 +33,6 @@ namespace {
     static constexpr const char* label = #NAME;                                                      \
     static constexpr bool programmaticLaunch = PDL;                                                  \
     static constexpr int pipelineStages = 8, stageBytes = 16384;                                     \
-    static constexpr unsigned dtypes = sn::dtypeBit(DType::BF16), ops = sn::opBit(RedOp::Sum);       \
     static constexpr std::size_t stagingBytes = std::size_t(256) << 20;                              \
     static constexpr sn::WorldConsts world[kMaxRanks + 1] = {                                        \
         {}, {}, {.latencyMaxBytes = MAXB, .latencyCtas = CTAS, .latencyThreads = THREADS,               \
@@ -51,7 +50,6 @@ LAT_POLICY(L128_w2, kAll, 128, 512, 2, true)
   struct NAME {                                                                                      \
     static constexpr const char* label = #NAME;                                                      \
     static constexpr int pipelineStages = 4, stageBytes = 32768;                                     \
-    static constexpr unsigned dtypes = sn::dtypeBit(DType::BF16), ops = sn::opBit(RedOp::Sum);       \
     static constexpr std::size_t stagingBytes = std::size_t(256) << 20;                              \
     static constexpr sn::WorldConsts world[kMaxRanks + 1] = {                                        \
         {}, {}, {.latencyMaxBytes = 0, .latencyCtas = 16, .latencyThreads = 512, .stageCtas = STAGE,    \

@@ -7,12 +7,16 @@
 /// bit-identical, except that a NaN may be any NaN. The H200 runs the sm_90
 /// code; the sm_80 form (fma.rn.bf16x2) is compiled, not run. The collective tests
 /// cannot catch a rounding difference: their inputs (multiples of 1/8) sum
-/// exactly. Prints PASS/FAIL per (type, op); exits non-zero on any failure.
+/// exactly. Also the fp8 rounding of every reduction (elem.cuh fp8FromFloat:
+/// the hardware's cvt.rn.satfinite with the out-of-range cases put back)
+/// against CUDA's software __NV_NOSAT conversion for all 2^32 floats.
+/// Prints PASS/FAIL per case; exits non-zero on any failure.
 #include <cstdint>
 #include <cstdio>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include "atom_test_common.cuh"  // ATOMTEST_CK
@@ -37,15 +41,15 @@ struct Mismatch {
 /// Block x (0..65535) pairs value x with every value y: word X holds
 /// {x, y, x, y} and word Y holds {y, x, y, x} (lanes low to high), so every
 /// lane position and both operand orders are covered.
-template <class E, RedOp Op> __global__ void pairKernel(Mismatch* m) {
+template <class E, purlin::OpFamily F> __global__ void pairKernel(Mismatch* m) {
   const uint64_t x = blockIdx.x;
   for (uint64_t y = threadIdx.x; y < 65536; y += blockDim.x) {
     const uint64_t X = x | (y << 16) | (x << 32) | (y << 48), Y = y | (x << 16) | (y << 32) | (x << 48);
-    const uint64_t got = sn::reducePair<E, Op>(X, Y);
-    sn::WordAcc<E, Op> acc;
+    const uint64_t got = sn::reducePair<E, F>(X, Y, 0);
+    sn::WordAcc<E, F> acc;
     acc.first(X);
-    acc.next(Y);
-    const uint64_t want = acc.result();
+    acc.next(Y, 0);
+    const uint64_t want = acc.result(2, 0);
     for (int l = 0; l < 4; ++l) {
       const uint32_t g = uint32_t(got >> (16 * l)) & 0xffffu, w = uint32_t(want >> (16 * l)) & 0xffffu;
       const bool same = isNan16<E>(w) ? isNan16<E>(g) : g == w;
@@ -59,10 +63,10 @@ template <class E, RedOp Op> __global__ void pairKernel(Mismatch* m) {
   }
 }
 
-template <class E, RedOp Op> bool run(const char* name, Mismatch* dm) {
-  static_assert(sn::kReducePairPacked<E, Op>, "the case must take reducePair's packed path, or it compares WordAcc with itself");
+template <class E, purlin::OpFamily F> bool run(const char* name, Mismatch* dm) {
+  static_assert(sn::kReducePairPacked<E, F>, "the case must take reducePair's packed path, or it compares WordAcc with itself");
   ATOMTEST_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
-  pairKernel<E, Op><<<65536, 256>>>(dm);
+  pairKernel<E, F><<<65536, 256>>>(dm);
   ATOMTEST_CK(cudaGetLastError());
   ATOMTEST_CK(cudaDeviceSynchronize());
   Mismatch m{};
@@ -73,6 +77,40 @@ template <class E, RedOp Op> bool run(const char* name, Mismatch* dm) {
     return false;
   }
   std::printf("PASS reducePair %s: all 2^32 pairs bit-identical to WordAcc\n", name);
+  return true;
+}
+
+/// fp8FromFloat (hardware conversion with the out-of-range cases put back)
+/// against CUDA's software __NV_NOSAT conversion, for every float: block b
+/// covers the 2^16 floats whose high 16 bits are b.
+template <__nv_fp8_interpretation_t Kind> __global__ void fp8Kernel(Mismatch* m) {
+  for (uint32_t lo = threadIdx.x; lo < 65536; lo += blockDim.x) {
+    const uint32_t bitsIn = (uint32_t(blockIdx.x) << 16) | lo;
+    const float a = __uint_as_float(bitsIn);
+    const uint32_t got = purlin::atom::fp8FromFloat<Kind>(a);
+    const uint32_t want = __nv_cvt_float_to_fp8(a, __NV_NOSAT, Kind);  // CUDA's software routine
+    if (got != want && atomicAdd(&m->count, 1ull) == 0) {
+      m->x = bitsIn;
+      m->y = 0;
+      m->got = got;
+      m->want = want;
+    }
+  }
+}
+
+template <__nv_fp8_interpretation_t Kind> bool runFp8(const char* name, Mismatch* dm) {
+  ATOMTEST_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
+  fp8Kernel<Kind><<<65536, 256>>>(dm);
+  ATOMTEST_CK(cudaGetLastError());
+  ATOMTEST_CK(cudaDeviceSynchronize());
+  Mismatch m{};
+  ATOMTEST_CK(cudaMemcpy(&m, dm, sizeof m, cudaMemcpyDeviceToHost));
+  if (m.count != 0) {
+    std::printf("FAIL fp8FromFloat %s: %llu floats differ from __NV_NOSAT; e.g. 0x%08x -> 0x%02x, software 0x%02x\n",
+                name, m.count, m.x, m.got, m.want);
+    return false;
+  }
+  std::printf("PASS fp8FromFloat %s: all 2^32 floats bit-identical to the __NV_NOSAT conversion\n", name);
   return true;
 }
 
@@ -90,8 +128,10 @@ int main() {
     return 1;
   }
   bool ok = true;
-  ok &= run<__nv_bfloat16, RedOp::Sum>("bf16 sum", dm);
-  ok &= run<__half, RedOp::Sum>("fp16 sum", dm);
+  ok &= run<__nv_bfloat16, purlin::OpFamily::Sum>("bf16 sum", dm);
+  ok &= run<__half, purlin::OpFamily::Sum>("fp16 sum", dm);
+  ok &= runFp8<__NV_E4M3>("e4m3", dm);
+  ok &= runFp8<__NV_E5M2>("e5m2", dm);
   cudaFree(dm);
   std::printf("%s reduce_pair_test\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;

@@ -21,10 +21,6 @@ using Datapath = atom::Hopper;
 /// mutable, so setTransfer() runs the same cases under pull and push.
 struct PAuto {
   static constexpr int pipelineStages = 8, stageBytes = 16384;
-  /// f32/f16/bf16 x sum/max/min only (the specialized pairs): the other
-  /// pairs' DynElem kernels are tested through the generated library
-  /// (python/tests/test_gpu.py), not compiled twice more here.
-  static constexpr bool dynamicElements = false;
   static constexpr std::size_t stagingBytes = std::size_t(256) << 20;
 #define COLLTEST_WN {256u << 10, 16, 512, 8, 16, 8, 512, 1u << 20, false}
   static inline thread_local sn::WorldConsts world[kMaxRanks + 1] = {
@@ -35,7 +31,6 @@ struct PAuto {
 /// throughput program.
 struct PTput {
   static constexpr int pipelineStages = 8, stageBytes = 16384;
-  static constexpr bool dynamicElements = false;
   static constexpr std::size_t stagingBytes = std::size_t(256) << 20;
 #define COLLTEST_WT {0, 16, 512, 8, 16, 8, 512, 2u << 20, false}
   static inline thread_local sn::WorldConsts world[kMaxRanks + 1] = {

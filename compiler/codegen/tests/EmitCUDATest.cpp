@@ -6,6 +6,7 @@
 
 #include "SampleInput.h"
 #include "codegen/EmitCUDA.h"
+#include "codegen/EmitInstances.h"
 #include "codegen/Spelling.h"
 
 using namespace purlin;
@@ -171,4 +172,31 @@ TEST_CASE("writeFile reports unwritable paths", "[codegen]") {
   auto err = writeFile("/nonexistent-dir-purlin/x.cu", "x");
   REQUIRE(err.has_value());
   REQUIRE(has(*err, "/nonexistent-dir-purlin/x.cu"));
+}
+
+TEST_CASE("the instantiation table lists the reduction classes of the policy's masks", "[codegen][instances]") {
+  EmitCollective c;
+  c.name = "ar";
+  c.kind = CollectiveKind::AllReduce;
+  c.policy.name = "bf16only";
+  c.policy.reductions.dtypes = 1u << unsigned(DType::BF16);
+  c.policy.reductions.ops = (1u << unsigned(RedOp::Sum)) | (1u << unsigned(RedOp::Max));
+  CHECK(reductionClassesOf(c) == (classBit(DType::BF16, OpFamily::Sum) | classBit(DType::BF16, OpFamily::Extremum)));
+  std::string t = printInstantiationTable(c, "ar");
+  CHECK(t.find("Policy masks: dtypes bf16; ops sum, max: 2 classes.") != std::string::npos);
+  CHECK(t.find("//   bf16 sum        bf16 sum\n") != std::string::npos);
+  CHECK(t.find("//   bf16 extremum   bf16 max\n") != std::string::npos);
+  CHECK(t.find("inline constexpr uint64_t ar_Reductions =\n    classBit(DType::BF16, OpFamily::Sum) |\n"
+               "    classBit(DType::BF16, OpFamily::Extremum);\n") != std::string::npos);
+  // Every pair by default: 29 classes; i8 product runs u8's.
+  c.policy.reductions = ReductionPolicy{};
+  t = printInstantiationTable(c, "ar");
+  CHECK(t.find(": 29 classes.") != std::string::npos);
+  CHECK(t.find("//   u8 product      i8 product, u8 product\n") != std::string::npos);
+  // A copy has none.
+  c.kind = CollectiveKind::AllGather;
+  CHECK(reductionClassesOf(c) == 0);
+  t = printInstantiationTable(c, "ag");
+  CHECK(t.find("A copy: no reduction class") != std::string::npos);
+  CHECK(t.find("inline constexpr uint64_t ag_Reductions = 0;") != std::string::npos);
 }

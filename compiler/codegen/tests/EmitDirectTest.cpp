@@ -34,7 +34,7 @@ TEST_CASE("the direct printer cites every IR op once, by its IR line", "[codegen
     DirectCode code = printDirectProgram(c->name, v.ir().direct);
     test::checkCitations(code.text, ops);
     CHECK(code.ops.size() == ops.size());
-    CHECK(code.typed == (c->op == ConsumeOp::Reduce));
+    CHECK(code.reduces == (c->op == ConsumeOp::Reduce));
     CHECK(has(code.text, "__global__ void __launch_bounds__(kDirectMaxThreads) " + c->name + "_directKernel("));
   }
 }
@@ -50,9 +50,11 @@ TEST_CASE("the printed direct code has each collective's data movement", "[codeg
   CHECK(has(ag, "if (dst != in + b) d.p[d.n++] = detail::vec(dst);"));  // in place
   CHECK(has(a2a, "atom::detail::copyVec16Pairs(pr, len / 16, s);"));
   CHECK(has(rs, "const int q = 1 - r;"));
-  CHECK(has(rs, "reduceVec16Pair<E, Op>(detail::vec(landed + o), nullptr, a, b, len / 16, s);"));
+  CHECK(has(rs, "atom::reducePairVec16<reduceScatter_Reductions>(red, detail::vec(landed + o), nullptr, a, b, len / 16, s);"));
+  CHECK(has(rs, "const Reduction red = reductionOf(pl.dtype, pl.op);"));
+  CHECK_FALSE(has(rs, "RedOp Op"));
   CHECK_FALSE(has(rs, "backIndex"));
-  CHECK(has(ar, "reduceVec16Pair<E, Op>(detail::vec(landed + o), detail::vec(backDst + o), a, b, len / 16, s);"));
+  CHECK(has(ar, "atom::reducePairVec16<allReduce_Reductions>(red, detail::vec(landed + o), detail::vec(backDst + o), a, b, len / 16, s);"));
   CHECK(has(ar, "is fused into"));
   CHECK(has(ar, "waitSignal(dc, backIndex(p, c), last)"));
 }

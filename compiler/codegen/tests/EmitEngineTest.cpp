@@ -65,10 +65,10 @@ TEST_CASE("the printed copy-engine form keeps host order and maps each op to its
   CHECK(has(rs, "const std::size_t chunk = engineChunkBytes(false, len, done, c);"));
   CHECK(has(rs, "g.copy(GraphStream::Branch, (peers.out[k]) + done, (in + pl.txOff[k]) + done, chunk"));
   CHECK(has(rs, "g.writeFlag(GraphStream::Branch, dc.signals[k] + enginePutIndex(c)"));
-  CHECK(has(rs, "g.launch(GraphStream::Stream, reduceScatter_engine_reduce<E, Op>, pl.directCtas, "
+  CHECK(has(rs, "g.launch(GraphStream::Stream, reduceScatter_engine_reduce<>, pl.directCtas, "
                 "kDirectEngineReduceThreads, \"kernel reduce (%"));
   CHECK(has(rs, "w = w && waitSignal(dc, enginePutIndex(c), 1);"));
-  CHECK(has(rs, "reduceVec16Pair<E, Op>(detail::vec(landed), nullptr, a, x, len / 16, s);"));
+  CHECK(has(rs, "atom::reducePairVec16<reduceScatter_Reductions>(red, detail::vec(landed), nullptr, a, x, len / 16, s);"));
   CHECK(has(rs, "own + kEnginePutBase + i) = 0;"));
   CHECK(has(rs, "copy-engine reduction needs two ranks with equal partitions"));
   CHECK_FALSE(has(rs, "engineBackIndex"));

@@ -34,18 +34,22 @@ TEST_CASE("the printed latency code follows the IR's loop orders and shapes", "[
   auto cs = runnable();
   ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), 2);
   LatencyCode c = printLatencyProgram("allGather", ag.ir().latency);
-  CHECK_FALSE(c.typed);
+  CHECK_FALSE(c.reduces);
   CHECK(c.text.find("for (int i = 1; i < n; ++i) {  // k = (r + i) mod n") != std::string::npos);
   CHECK(c.text.find("for (int i = 1; i < n; ++i) {  // p in r-1..r+1 (mod n)") != std::string::npos);
   CHECK(c.text.find("PollStagger::First") != std::string::npos);
   CHECK(c.text.find("kTriggerOnRead = true") != std::string::npos);
   ir::VerifiedIR ar = ir::lowerVerified(*cs[2], test::samplePolicy(), 2);
   c = printLatencyProgram("allReduce", ar.ir().latency);
-  CHECK(c.typed);
-  CHECK(c.text.find("for (int p = 0; p < n; ++p) {  // p in 0..n-1") != std::string::npos);
+  CHECK(c.reduces);
+  CHECK(c.text.find("for (int p = 0; p < kMaxRanks; ++p) {  // p in 0..n-1") != std::string::npos);
+  CHECK(c.text.find("reduceGroupWords<allReduce_Reductions>(red, wa, wb, n, ra, rb);") != std::string::npos);
+  CHECK(c.text.find("const Reduction red = reductionOf(pl.dtype, pl.op);") != std::string::npos);
+  CHECK(c.text.find("template <bool W8>") != std::string::npos);  // no element type, no op
+  CHECK(c.text.find("RedOp Op") == std::string::npos);
   CHECK(c.text.find("PollStagger::EveryRound") != std::string::npos);
   CHECK(c.text.find("kTriggerOnRead = false") != std::string::npos); // one load feeds every put
-  CHECK(c.text.find("reducePair<E, Op>") != std::string::npos);
+  CHECK(c.text.find("reduceGroupPair<allReduce_Reductions>(red,") != std::string::npos);
 }
 
 TEST_CASE("a mutated IR is refused by the verifier and by the printer", "[codegen][latency]") {

@@ -52,7 +52,7 @@ TEST_CASE("the throughput printer cites every pull and push op once, by its IR l
     // One function per (program, role); the kernel dispatches to each.
     for (const auto &r : pull.ir().throughput.roles) CHECK(has(code.kernelText, c->name + "_pull_" + r.name + "<AtomT"));
     for (const auto &r : push.ir().throughput.roles) CHECK(has(code.pushText, c->name + "_push_" + r.name + "<typename"));
-    CHECK(code.typed == (c->op == ConsumeOp::Reduce));
+    CHECK(code.reduces == (c->op == ConsumeOp::Reduce));
     // Without a push (or pull) program the launcher refuses such a plan; the kernel traps on one.
     ThroughputCode pullOnly = printThroughputPrograms(c->name, &pull.ir().throughput, nullptr);
     CHECK(pullOnly.pushText.empty());
@@ -78,7 +78,7 @@ TEST_CASE("the printed throughput code follows the IR's orders, counters and slo
   CHECK(has(c.pullText, "const int seq_next_r = cx.seqIndex((r + 1) % n, r, c);  // seq(r,c) of next"));
   CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 256u + uint32_t(slot_next_r), ctas)"));
   CHECK(has(c.pullText, "ctaArriveLast(cx.dc, 2304u + 128u * uint32_t(k) + uint32_t(cx.ySlotOf(c)), ctas)"));
-  CHECK(has(c.pullText, "AtomT::template reduce<E, Op>(cx.ySlot(r, c) + b, sources, sz, n, cx.ws);"));
+  CHECK(has(c.pullText, "AtomT::template reduce<allReduce_Reductions>(cx.red, cx.ySlot(r, c) + b, sources, sz, n, cx.ws);"));
   // Push: workers over steps, receivers in reverse ring order, lanes.
   CHECK(has(c.pushText, "const int k = (r + 1 + m) % n;"));
   CHECK(has(c.pushText, "const int k = (r + n - 1 - m) % n;"));

@@ -13,6 +13,8 @@
 #include <map>
 #include <string>
 
+#include "purlin/reduction.h"
+
 namespace purlin {
 
 enum class Arch { Sm80, Sm90, Sm100 };
@@ -75,11 +77,33 @@ struct WorldPolicy {
 constexpr int kMinWorld = 2;
 constexpr int kMaxWorld = 8;
 
+/// The op's name as policy JSON and the instantiation table spell it
+/// ("sum", "max", ...; purlin/types.def).
+inline const char *redOpName(RedOp op) {
+  switch (op) {
+#define PURLIN_REDOP(Name, name, CNAME) \
+  case RedOp::Name: return #name;
+#include "purlin/types.def"
+  }
+  return "unknown-op";
+}
+
+/// The (dtype, op) pairs a reduction's programs compile (bits of the
+/// runtime's DType and RedOp indices, purlin/types.def): purlinc's
+/// instantiation table lists the reduction classes (purlin/reduction.h)
+/// that cover them; a call of another pair is refused with Unsupported.
+/// Default: every pair.
+struct ReductionPolicy {
+  unsigned dtypes = kAllDTypesMask;
+  unsigned ops = kAllOpsMask;
+};
+
 /// One named policy.
 struct Policy {
   std::string name;
   uint64_t stagingBytes = 0;   ///< bytes of one staging half (two halves per GPU, by epoch parity)
   AtomPolicy atom;
+  ReductionPolicy reductions;
   std::array<WorldPolicy, kMaxWorld + 1> world{}; ///< indexed by world size 2..8
 
   const WorldPolicy &forWorld(int n) const { return world.at(n); }

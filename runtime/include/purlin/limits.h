@@ -20,5 +20,9 @@ inline constexpr int kStageBytesUnit = 512;
 inline constexpr long kMaxAtomWorkspaceBytes = 227L * 1024;
 /// Most threads per direct CTA (its kernel's launch bound).
 inline constexpr int kMaxDirectThreads = 512;
+/// Most threads per throughput CTA (its kernel's launch bound: at most 128
+/// registers per thread, so that a CTA of this size can be resident; the
+/// reduction class loops it calls are compiled under the same bound).
+inline constexpr int kMaxThroughputThreads = 512;
 
 } // namespace purlin::limits

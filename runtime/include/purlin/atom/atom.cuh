@@ -96,17 +96,57 @@ template <int S, int SB> using NativePassPath = RegisterPath;
 template <int S, int SB> struct NativePath {
   static constexpr std::size_t kWorkspaceBytes = static_cast<std::size_t>(S) * SB;
   static constexpr int kMinArch = 0;
+  using RangePath = typename NativePassPath<S, SB>::RangePath;
+  static constexpr int kStages = S;
   static_assert(NativePassPath<S, SB>::kWorkspaceBytes <= kWorkspaceBytes,
                 "the native datapath of this pass needs more workspace than the launch provides");
   __device__ static void copyVec16(uint4* dst, const uint4* src, std::size_t nvec, std::byte* ws, Slice s) {
     NativePassPath<S, SB>::copyVec16(dst, src, nvec, ws, s);
   }
-  template <class E, RedOp Op>
+  template <class E, OpFamily F>
   __device__ static void reduceVec16(std::byte* dstBase, const Sources& srcs, std::size_t off, std::size_t nvec,
-                                     std::byte* ws, Slice s) {
-    NativePassPath<S, SB>::template reduceVec16<E, Op>(dstBase, srcs, off, nvec, ws, s);
+                                     std::byte* ws, Slice s, int variant) {
+    NativePassPath<S, SB>::template reduceVec16<E, F>(dstBase, srcs, off, nvec, ws, s, variant);
   }
 };
+/// dst[i] = op over p of srcs.p[p][i] for i < count elements of class
+/// (E, F) on datapath Path: element loops for a head up to 16-byte alignment,
+/// the tail and pointers that are not co-aligned, Path's vector loop for
+/// the rest. dst may alias a source elementwise.
+template <class RangePath, class E, OpFamily F>
+__device__ __forceinline__ void reduceRangeInline(std::byte* dst, const Sources& srcs, std::size_t count,
+                                                  std::byte* workspace, Slice s, int variant, int stages) {
+  bool coaligned = true;
+  const auto d = reinterpret_cast<std::uintptr_t>(dst);
+#pragma unroll
+  for (int p = 0; p < kMaxSources; ++p) coaligned &= ((reinterpret_cast<std::uintptr_t>(srcs.p[p]) ^ d) & 15) == 0;
+  // Element loops: [0, head) and [tailBegin, count); vectors in between.
+  std::size_t head = count, tailBegin = count;
+  if (coaligned) {
+    head = ((16 - (d & 15)) & 15) / sizeof(E);
+    if (head > count) head = count;
+    const std::size_t nvec = (count - head) * sizeof(E) / 16;
+    RangePath::template reduceVec16<E, F>(dst, srcs, head * sizeof(E), nvec, workspace, s, variant, stages);
+    tailBegin = head + nvec * 16 / sizeof(E);
+  }
+  // One element loop for both ends (compiled once per class, not three times).
+#pragma unroll 1
+  for (int end = 0; end < 2; ++end) {
+    const std::size_t b = end == 0 ? 0 : tailBegin, e = end == 0 ? head : count;
+    if (e > b) reduceElems<E, F>(dst, srcs, b * sizeof(E), e - b, s, variant);
+  }
+}
+
+/// The range loop of one class, compiled once per translation unit and
+/// datapath (RangePath: any pipeline depth, `stages` at run time), not at
+/// every reduce site: Atom::reduce's dispatch calls it once per contiguous
+/// range (a chunk's slice), so the call costs nothing measurable against
+/// the range and the loop inside is the class's own.
+template <class RangePath, class E, OpFamily F>
+__device__ __noinline__ void reduceRange(std::byte* dst, Sources srcs, std::size_t count, std::byte* workspace,
+                                         Slice s, int variant, int stages) {
+  reduceRangeInline<RangePath, E, F>(dst, srcs, count, workspace, s, variant, stages);
+}
 } // namespace detail
 #endif
 
@@ -164,7 +204,8 @@ struct Atom {
   /// elements, accumulated in fp32 in ascending source order (bitwise
   /// deterministic). CTA-collective. 1 <= n <= 8; element-aligned pointers;
   /// dst may alias a source elementwise (in place). Trailing bytes that do
-  /// not form a whole element are not touched.
+  /// not form a whole element are not touched. The loop is inlined here,
+  /// compiled for (E, Op) alone (a user's kernel of one pair).
   template <class E, RedOp Op>
   __device__ static void reduce(std::byte* dst, const std::byte* const* sources, std::size_t bytes, int n,
                                 std::byte* workspace) {
@@ -175,36 +216,53 @@ struct Atom {
   template <class E, RedOp Op>
   __device__ static void reduce(std::byte* dst, const std::byte* const* sources, std::size_t bytes, int n,
                                 std::byte* workspace, Slice s) {
-    static_assert(kIsReduceElem<E>, "Atom::reduce takes the element types of purlin/types.def and DynElem<N>");
-    static_assert(PURLIN_DEVICE_ARCH >= Path::kMinArch,
-                  "this Atom datapath needs a newer GPU architecture than the one compiled for "
-                  "(guard it with `if constexpr (purlin::atom::kCompiled<Arch>)`)");
+    static_assert(kIsReduceElem<E>, "Atom::reduce takes the element types of purlin/types.def");
+    checkArch();
     const std::size_t count = bytes / sizeof(E);
     if (count == 0 || n < 1) return;
-    detail::Sources srcs;
-    srcs.n = n < kMaxSources ? n : kMaxSources;
-    bool coaligned = true;
-    const auto d = reinterpret_cast<std::uintptr_t>(dst);
-#pragma unroll
-    for (int p = 0; p < kMaxSources; ++p) {
-      srcs.p[p] = p < srcs.n ? sources[p] : sources[0];
-      coaligned &= ((reinterpret_cast<std::uintptr_t>(srcs.p[p]) ^ d) & 15) == 0;
-    }
-    if (!coaligned) {
-      detail::reduceElems<E, Op>(dst, srcs, 0, count, s);
-      return;
-    }
-    std::size_t head = ((16 - (d & 15)) & 15) / sizeof(E);
-    if (head > count) head = count;
-    detail::reduceElems<E, Op>(dst, srcs, 0, head, s);
-    const std::size_t off = head * sizeof(E);
-    const std::size_t nvec = (count - head) * sizeof(E) / 16;
-    Path::template reduceVec16<E, Op>(dst, srcs, off, nvec, workspace, s);
-    const std::size_t tailOff = off + nvec * 16;
-    detail::reduceElems<E, Op>(dst, srcs, tailOff, count - tailOff / sizeof(E), s);
+    const detail::Sources srcs = sourcesOf(sources, n);
+    detail::reduceRangeInline<typename Path::RangePath, E, familyOf(Op)>(dst, srcs, count, workspace, s, variantOf(Op),
+                                                                        Path::kStages);
+  }
+
+  /// As reduce, for the (dtype, op) of a call: `red` (reductionOf, purlin/reduction.h)
+  /// picks the range loop of its class among `Classes` (the set purlinc's
+  /// instantiation table lists) once, for the whole range; the loops are
+  /// compiled once per translation unit (detail::reduceRange), not here.
+  /// A class outside `Classes` reduces nothing (the launcher refuses it).
+  template <uint64_t Classes>
+  __device__ static void reduce(const Reduction& red, std::byte* dst, const std::byte* const* sources,
+                                std::size_t bytes, int n, std::byte* workspace) {
+    reduce<Classes>(red, dst, sources, bytes, n, workspace, ctaSlice());
+  }
+  template <uint64_t Classes>
+  __device__ static void reduce(const Reduction& red, std::byte* dst, const std::byte* const* sources,
+                                std::size_t bytes, int n, std::byte* workspace, Slice s) {
+    checkArch();
+    if (bytes == 0 || n < 1) return;
+    const detail::Sources srcs = sourcesOf(sources, n);
+    withReductionClass<Classes>(red.cls, [&](auto tag) {
+      using E = typename decltype(tag)::Elem;
+      const std::size_t count = bytes / sizeof(E);
+      if (count != 0)
+        detail::reduceRange<typename Path::RangePath, E, decltype(tag)::family>(dst, srcs, count, workspace, s,
+                                                                                red.variant, Path::kStages);
+    });
   }
 
  private:
+  __device__ static void checkArch() {
+    static_assert(PURLIN_DEVICE_ARCH >= Path::kMinArch,
+                  "this Atom datapath needs a newer GPU architecture than the one compiled for "
+                  "(guard it with `if constexpr (purlin::atom::kCompiled<Arch>)`)");
+  }
+  __device__ static detail::Sources sourcesOf(const std::byte* const* sources, int n) {
+    detail::Sources srcs;
+    srcs.n = n < kMaxSources ? n : kMaxSources;
+#pragma unroll
+    for (int p = 0; p < kMaxSources; ++p) srcs.p[p] = p < srcs.n ? sources[p] : sources[0];
+    return srcs;
+  }
   /// Copy with units of T where dst and src agree modulo sizeof(T) but not 16.
   template <class T>
   __device__ static void copyCoaligned(std::byte* dst, const std::byte* src, std::size_t bytes, Slice s) {
@@ -224,6 +282,30 @@ struct Atom {
 template <class Arch> using DefaultAtom = Atom<Arch>;
 
 #if defined(__CUDACC__)
+namespace detail {
+/// The two-operand loop of one class (register datapath), compiled once per
+/// translation unit: reducePairVec16 calls it once per range.
+template <class E, OpFamily F>
+__device__ __noinline__ void reducePairRange(uint4* dst0, uint4* dst1, const uint4* a, const uint4* b,
+                                             std::size_t nvec, Slice s, int variant) {
+  reduceVec16Pair<E, F>(dst0, dst1, a, b, nvec, s, variant);
+}
+} // namespace detail
+
+/// dst0[i] = op(a[i], b[i]) (a first) over nvec 16-byte vectors, also to
+/// dst1 when not null, for the call's reduction `red` among `Classes`: one
+/// dispatch for the range (the direct programs' two-rank reductions).
+/// Preconditions: all pointers 16-byte aligned; dst0 may alias a or b.
+template <uint64_t Classes>
+__device__ __forceinline__ void reducePairVec16(const Reduction& red, uint4* dst0, uint4* dst1, const uint4* a,
+                                                const uint4* b, std::size_t nvec, Slice s) {
+  if (nvec == 0) return;
+  withReductionClass<Classes>(red.cls, [&](auto tag) {
+    detail::reducePairRange<typename decltype(tag)::Elem, decltype(tag)::family>(dst0, dst1, a, b, nvec, s,
+                                                                                 red.variant);
+  });
+}
+
 /// True when the current pass can instantiate Atom type A (see kCompiled).
 template <class A> inline constexpr bool kAtomCompiled = PURLIN_DEVICE_ARCH >= A::kMinArch;
 #endif

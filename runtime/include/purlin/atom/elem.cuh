@@ -1,10 +1,10 @@
 /// @file elem.cuh
 /// @brief Element arithmetic of every reduction: each dtype's accumulator and
 /// conversions (ElemTraits, from types.def's Element column), the five ops
-/// on an accumulator, the accumulator of one 16-byte vector (VecAcc, used
-/// by Atom::reduce and the direct programs), and DynElem<N>: an element of
-/// N bytes whose dtype and op are chosen at run time (bindElement), so that
-/// one instantiation of a program reduces every dtype of that size.
+/// on an accumulator, the arithmetic of a reduction class (Arith: one op
+/// family, purlin/reduction.h), the accumulator of one 16-byte vector
+/// (VecAcc, used by Atom::reduce and the direct programs), and the dispatch
+/// of a call's class to the loop compiled for it (withReductionClass).
 ///
 /// Semantics (docs/runtime.md "Element arithmetic"): an element's result is
 /// acc = A(x0); acc = op(acc, A(xp)) for p = 1..n-1 in ascending rank order;
@@ -26,6 +26,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "purlin/reduction.h"
 #include "purlin/types.h"
 
 namespace purlin::atom {
@@ -62,13 +63,34 @@ template <> struct ElemTraits<double> {
   __host__ __device__ static double fromAcc(double a) { return a; }
 };
 /// fp8: exact to fp32; back with round to nearest even and no saturation
-/// (e4m3: out of range is NaN; e5m2: infinity), as torch converts.
+/// (e4m3: out of range is NaN; e5m2: infinity), as torch converts. CUDA's
+/// __NV_NOSAT conversion is a software routine (dozens of instructions per
+/// element, and most of the compile time of an fp8 reduction loop); on
+/// sm_89+ the conversion is the hardware's (cvt.rn.satfinite) with the
+/// out-of-range cases put back: |a| above the largest finite value plus
+/// half an ulp (e4m3: > 464; e5m2: >= 61440, where round to nearest even
+/// gives infinity) is NaN (e4m3, signed like __NV_NOSAT's) or a signed
+/// infinity (e5m2), and NaN is 0x7F, __NV_NOSAT's canonical NaN.
+/// reduce_pair_test compares the two for all 2^32 floats.
+template <__nv_fp8_interpretation_t Kind> __host__ __device__ __forceinline__ __nv_fp8_storage_t fp8FromFloat(float a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const __nv_fp8_storage_t sat = __nv_cvt_float_to_fp8(a, __NV_SATFINITE, Kind);
+  const float m = fabsf(a);
+  const bool inRange = Kind == __NV_E4M3 ? m <= 464.0f : m < 61440.0f;
+  if (inRange) return sat;
+  if (a != a) return __nv_fp8_storage_t(0x7Fu);
+  const unsigned sign = a < 0.0f ? 0x80u : 0u;
+  return __nv_fp8_storage_t((Kind == __NV_E4M3 ? 0x7Fu : 0x7Cu) | sign);
+#else
+  return __nv_cvt_float_to_fp8(a, __NV_NOSAT, Kind);
+#endif
+}
 template <class F8, __nv_fp8_interpretation_t Kind> struct Fp8Traits {
   using Acc = float;
   __host__ __device__ static float toAcc(F8 x) { return float(x); }
   __host__ __device__ static F8 fromAcc(float a) {
     F8 r;
-    r.__x = __nv_cvt_float_to_fp8(a, __NV_NOSAT, Kind);
+    r.__x = fp8FromFloat<Kind>(a);
     return r;
   }
 };
@@ -143,17 +165,42 @@ template <class E, RedOp Op> __host__ __device__ E referenceReduce(const E* xs, 
   return fromAcc<E>(finalize<E, Op>(acc, n));
 }
 
-/// An element of N bytes whose dtype and op the kernel binds at run time
-/// (bindElement): the programs instantiated with it reduce every dtype of
-/// that size with every op. Its arithmetic dispatches once per vector or
-/// word on the bound (dtype, op), a branch uniform over the CTA.
-template <int N> struct alignas(N) DynElem {
-  unsigned char raw[N];
+/// The arithmetic of reduction class (E, F) (purlin/reduction.h): one loop
+/// compiled per class serves both ops of its family, the op's variant read
+/// at run time (avg divides the sum by n; min compares the other way). The
+/// same operations as applyOp / finalize of the op, so results are bitwise
+/// those of a loop compiled for the op alone.
+template <class E, OpFamily F> struct Arith {
+  using A = AccOf<E>;
+  __host__ __device__ static __forceinline__ A combine(A a, A b, int variant) {
+    if constexpr (F == OpFamily::Sum) {
+      (void)variant;
+      return applyOp<RedOp::Sum>(a, b);
+    } else if constexpr (F == OpFamily::Product) {
+      (void)variant;
+      return applyOp<RedOp::Product>(a, b);
+    } else {
+      return variant ? applyOp<RedOp::Min>(a, b) : applyOp<RedOp::Max>(a, b);
+    }
+  }
+  /// The accumulator after the last of `n` contributions (avg: divided),
+  /// before rounding.
+  __host__ __device__ static __forceinline__ A last(A a, int n, int variant) {
+    if constexpr (F == OpFamily::Sum) return variant ? finalize<E, RedOp::Avg>(a, n) : a;
+    else {
+      (void)n;
+      (void)variant;
+      return a;
+    }
+  }
+  /// The element after the last of `n` contributions, rounded once.
+  __host__ __device__ static __forceinline__ E finish(A a, int n, int variant) {
+    return fromAcc<E>(last(a, n, variant));
+  }
 };
-template <class E> inline constexpr bool kIsDynElem = false;
-template <int N> inline constexpr bool kIsDynElem<DynElem<N>> = true;
+
 /// Element types Atom::reduce takes.
-template <class E> inline constexpr bool kIsReduceElem = kIsElement<E> || kIsDynElem<E>;
+template <class E> inline constexpr bool kIsReduceElem = kIsElement<E>;
 
 /// Number of elements of type E in a 16-byte vector.
 template <class E>
@@ -161,172 +208,68 @@ inline constexpr int kVecElems = 16 / static_cast<int>(sizeof(E));
 
 #if defined(__CUDACC__)
 
-/// The (dtype, op) DynElem computes in this CTA: one shared-memory word
-/// (dtype << 8 | op), written by bindElement at the start of every kernel
-/// instantiated with a DynElem.
-__device__ __forceinline__ uint32_t& boundElement() {
-  __shared__ uint32_t code;
-  return code;
-}
-/// Binds the call's dtype and op for DynElem's arithmetic; CTA-collective
-/// (a barrier), called before any reduction. A no-op for static E.
-template <class E> __device__ __forceinline__ void bindElement(DType dtype, RedOp op) {
-  if constexpr (kIsDynElem<E>) {
-    if (threadIdx.x == 0) boundElement() = (uint32_t(dtype) << 8) | uint32_t(op);
-    __syncthreads();
-  } else {
-    (void)dtype;
-    (void)op;
-  }
-}
-
-namespace detail {
-template <class T> struct TypeTag { using type = T; };
-template <RedOp Op> struct OpTag { static constexpr RedOp value = Op; };
-/// f(TypeTag<Element>) for dtype `t` among those of N bytes.
-template <int N, class F> __device__ __forceinline__ void withElementOfSize(DType t, F&& f) {
-  switch (t) {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) \
-  case DType::Name:                                     \
-    if constexpr ((bytes) == N) f(TypeTag<Element>{});  \
-    break;
-#include "purlin/types.def"
-  }
-}
-/// f(OpTag<op>) for op `op`.
-template <class F> __device__ __forceinline__ void withOpTag(RedOp op, F&& f) {
-  switch (op) {
-#define PURLIN_REDOP(Name, name, CNAME) \
-  case RedOp::Name: f(OpTag<RedOp::Name>{}); break;
-#include "purlin/types.def"
-  }
-}
-/// An accumulator held in a 32-bit (64-bit for 8-byte elements) register.
-template <class L, class A> __device__ __forceinline__ L toLane(A a) {
-  static_assert(sizeof(A) <= sizeof(L), "an accumulator fits its lane");
-  if constexpr (sizeof(A) == sizeof(L)) {
-    L l;
-    memcpy(&l, &a, sizeof(L));
-    return l;
-  } else {
-    return L(a);
-  }
-}
-template <class A, class L> __device__ __forceinline__ A fromLane(L l) {
-  if constexpr (sizeof(A) == sizeof(L)) {
-    A a;
-    memcpy(&a, &l, sizeof(A));
-    return a;
-  } else {
-    return A(l);
-  }
-}
-} // namespace detail
-
-/// Accumulators of K elements of DynElem<N> (a vector, a word or one
-/// element), each in a 32-bit (64-bit) lane, with the bound (dtype, op)
-/// read once. load, accumulate and store are out of line (__noinline__):
-/// their switch over (dtype, op) is compiled once per translation unit
-/// instead of at every inlined reduce site of every program, which made
-/// the reduction files 3.6x slower to compile (allreduce.cu, sm_90: 633 s
-/// against 177 s); the lanes then live in local memory (L1) during a call.
-template <int N, int K> struct DynAcc {
-  using Lane = std::conditional_t<N == 8, uint64_t, uint32_t>;
-  Lane v[K];
-  int count = 0;
-  DType dtype;
-  RedOp op;
-  __device__ __forceinline__ DynAcc() {
-    const uint32_t code = boundElement();
-    dtype = DType(code >> 8);
-    op = RedOp(code & 0xffu);
-  }
-  /// The first contribution: K elements at `raw`.
-  __device__ __noinline__ void load(const void* raw) {
-    count = 1;
-    detail::withElementOfSize<N>(dtype, [&](auto t) {
-      using E = typename decltype(t)::type;
-      const E* e = static_cast<const E*>(raw);
-#pragma unroll
-      for (int i = 0; i < K; ++i) v[i] = detail::toLane<Lane>(toAcc(e[i]));
-    });
-  }
-  /// A later contribution.
-  __device__ __noinline__ void accumulate(const void* raw) {
-    ++count;
-    detail::withElementOfSize<N>(dtype, [&](auto t) {
-      using E = typename decltype(t)::type;
-      using A = AccOf<E>;
-      const E* e = static_cast<const E*>(raw);
-      detail::withOpTag(op, [&](auto o) {
-#pragma unroll
-        for (int i = 0; i < K; ++i)
-          v[i] = detail::toLane<Lane>(applyOp<decltype(o)::value>(detail::fromLane<A>(v[i]), toAcc(e[i])));
-      });
-    });
-  }
-  /// The K results, rounded once, to `raw`.
-  __device__ __noinline__ void store(void* raw) const {
-    detail::withElementOfSize<N>(dtype, [&](auto t) {
-      using E = typename decltype(t)::type;
-      using A = AccOf<E>;
-      E* e = static_cast<E*>(raw);
-      detail::withOpTag(op, [&](auto o) {
-#pragma unroll
-        for (int i = 0; i < K; ++i)
-          e[i] = fromAcc<E>(finalize<E, decltype(o)::value>(detail::fromLane<A>(v[i]), count));
-      });
-    });
-  }
-};
-
-/// Accumulators of one 16-byte vector of E (DynElem: the bound dtype's).
-template <class E> struct VecAcc {
+/// Accumulators of one 16-byte vector of E in class (E, F).
+template <class E, OpFamily F> struct VecAcc {
   AccOf<E> v[kVecElems<E>];
-  int count;
-};
-template <int N> struct VecAcc<DynElem<N>> {
-  DynAcc<N, 16 / N> d;
 };
 
 /// Unpacks a 16-byte vector of E into its accumulators (first contribution).
-template <class E>
-__device__ __forceinline__ void vecLoad(VecAcc<E>& acc, uint4 raw) {
-  if constexpr (kIsDynElem<E>) {
-    acc.d.load(&raw);
-  } else {
-    const E* e = reinterpret_cast<const E*>(&raw);
-    acc.count = 1;
+template <class E, OpFamily F>
+__device__ __forceinline__ void vecLoad(VecAcc<E, F>& acc, uint4 raw) {
+  const E* e = reinterpret_cast<const E*>(&raw);
 #pragma unroll
-    for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = toAcc(e[i]);
-  }
+  for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = toAcc(e[i]);
 }
 
 /// acc = op(acc, raw) elementwise (a later contribution).
-template <class E, RedOp Op>
-__device__ __forceinline__ void vecAccumulate(VecAcc<E>& acc, uint4 raw) {
-  if constexpr (kIsDynElem<E>) {
-    acc.d.accumulate(&raw);
-  } else {
-    const E* e = reinterpret_cast<const E*>(&raw);
-    ++acc.count;
+template <class E, OpFamily F>
+__device__ __forceinline__ void vecAccumulate(VecAcc<E, F>& acc, uint4 raw, int variant) {
+  const E* e = reinterpret_cast<const E*>(&raw);
 #pragma unroll
-    for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = applyOp<Op>(acc.v[i], toAcc(e[i]));
-  }
+  for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = Arith<E, F>::combine(acc.v[i], toAcc(e[i]), variant);
 }
 
-/// Packs the results back into a 16-byte vector of E (rounded once).
-template <class E, RedOp Op>
-__device__ __forceinline__ uint4 vecStore(const VecAcc<E>& acc) {
+/// Packs the results of `n` contributions back into a 16-byte vector of E
+/// (rounded once).
+template <class E, OpFamily F>
+__device__ __forceinline__ uint4 vecStore(const VecAcc<E, F>& acc, int n, int variant) {
   uint4 raw;
-  if constexpr (kIsDynElem<E>) {
-    acc.d.store(&raw);
-  } else {
-    E* e = reinterpret_cast<E*>(&raw);
+  E* e = reinterpret_cast<E*>(&raw);
 #pragma unroll
-    for (int i = 0; i < kVecElems<E>; ++i) e[i] = fromAcc<E>(finalize<E, Op>(acc.v[i], acc.count));
-  }
+  for (int i = 0; i < kVecElems<E>; ++i) e[i] = Arith<E, F>::finish(acc.v[i], n, variant);
   return raw;
+}
+
+/// The class (E, F) of a dispatch: f(ClassTag<E, F>{}) is the range loop
+/// compiled for it.
+template <class E, OpFamily F> struct ClassTag {
+  using Elem = E;
+  static constexpr OpFamily family = F;
+};
+
+/// f(ClassTag<E, F>{}) for the class `cls` of a call's Reduction, among the
+/// classes in `Classes` (a set of purlin/reduction.h class bits: what
+/// purlinc's instantiation table lists for the program). One uniform branch
+/// per contiguous range: the callee is the loop compiled for that class. A
+/// class outside the set does nothing (the launcher refused the call).
+template <uint64_t Classes, class F> __device__ __forceinline__ void withReductionClass(int cls, F&& f) {
+  switch (cls) {
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element)                                           \
+  case classIndex(DType::Name, OpFamily::Sum):                                                    \
+    if constexpr ((Classes & classBit(DType::Name, OpFamily::Sum)) != 0)                          \
+      f(ClassTag<Element, OpFamily::Sum>{});                                                      \
+    break;                                                                                        \
+  case classIndex(DType::Name, OpFamily::Product):                                                \
+    if constexpr ((Classes & classBit(DType::Name, OpFamily::Product)) != 0)                      \
+      f(ClassTag<Element, OpFamily::Product>{});                                                  \
+    break;                                                                                        \
+  case classIndex(DType::Name, OpFamily::Extremum):                                               \
+    if constexpr ((Classes & classBit(DType::Name, OpFamily::Extremum)) != 0)                     \
+      f(ClassTag<Element, OpFamily::Extremum>{});                                                 \
+    break;
+#include "purlin/types.def"
+    default: break;
+  }
 }
 
 #endif // __CUDACC__

@@ -87,7 +87,95 @@ __device__ __forceinline__ void runPipeline(std::size_t N, Fetch&& fetch, Proces
   }
 }
 
+/// cp.async.wait_group with a run-time count (0..kMaxPipelineStages-1): one
+/// switch, a uniform branch to the immediate form.
+__device__ __forceinline__ void cpAsyncWaitPending(int pending) {
+  switch (pending) {
+#define PURLIN_WAIT_CASE(k) \
+  case k: arch::cpAsyncWait<k>(); break;
+    PURLIN_WAIT_CASE(0) PURLIN_WAIT_CASE(1) PURLIN_WAIT_CASE(2) PURLIN_WAIT_CASE(3)
+    PURLIN_WAIT_CASE(4) PURLIN_WAIT_CASE(5) PURLIN_WAIT_CASE(6) PURLIN_WAIT_CASE(7)
+    PURLIN_WAIT_CASE(8) PURLIN_WAIT_CASE(9) PURLIN_WAIT_CASE(10) PURLIN_WAIT_CASE(11)
+    PURLIN_WAIT_CASE(12) PURLIN_WAIT_CASE(13) PURLIN_WAIT_CASE(14)
+#undef PURLIN_WAIT_CASE
+    default: arch::cpAsyncWait<0>(); break;
+  }
+}
+static_assert(limits::kMaxPipelineStages == 16, "cpAsyncWaitPending covers 0..kMaxPipelineStages-2 pending groups");
+
+/// Algorithm 2 as one loop, with `process` (and `fetch`) inlined once
+/// instead of in the steady state and the drain, and the depth `S` a
+/// run-time value (1..kMaxPipelineStages): iteration j processes stage j-S
+/// (when j >= S) and fetches stage j (when j < N); the wait for stage j-S
+/// lets the stages committed after it stay in flight (S-1 in the steady
+/// state, fewer in the drain). The reductions use it: their process step
+/// is the code compiled per reduction class, and one loop serves the Atoms
+/// of a CTA and of its lanes (lane.cuh: half the stages).
+template <class Fetch, class Process>
+__device__ __forceinline__ void runPipelineOnceDyn(std::size_t N, int S, Fetch&& fetch, Process&& process) {
+  int slot = 0;
+#pragma unroll 1
+  for (std::size_t j = 0; j < N + std::size_t(S); ++j) {
+    if (j >= static_cast<std::size_t>(S)) {
+      const std::size_t oldest = j - S;
+      const std::size_t after = N - 1 - oldest;  // stages committed after the oldest
+      cpAsyncWaitPending(static_cast<int>(after < std::size_t(S - 1) ? after : std::size_t(S - 1)));
+      process(oldest, slot);
+    }
+    if (j < N) {
+      fetch(j, slot);
+      arch::cpAsyncCommit();
+    }
+    slot = slot + 1 == S ? 0 : slot + 1;
+  }
+}
+
 } // namespace detail
+
+/// The reduction range loops of the pipelined datapath with tuning T and
+/// stages of SB bytes, for any depth (a run-time argument): what
+/// PipelinePath<T, S, SB> reduces with, whatever S.
+template <class T, int SB>
+struct PipelineReduce {
+  static constexpr std::size_t kVecsPerStage = SB / 16;
+  template <class E, OpFamily F>
+  __device__ static void reduceVec16(std::byte* dstBase, const detail::Sources& srcs, std::size_t off,
+                                     std::size_t nvec, std::byte* ws, Slice s, int variant, int S) {
+    const std::size_t cv = kVecsPerStage / static_cast<std::size_t>(srcs.n);  // vectors per source per stage
+    const std::size_t N = nvec / cv;
+    // Requests smaller than the pipeline (S full stages) and the rest after
+    // the last full stage go through registers (one inlined register loop).
+    const std::size_t done = N < static_cast<std::size_t>(S) ? 0 : N * cv;
+    if (done != 0) {
+      uint4* dst = reinterpret_cast<uint4*>(dstBase + off);
+      auto fetch = [&](std::size_t j, int slot) {
+        const uint32_t sm = arch::smemAddr(ws + static_cast<std::size_t>(slot) * SB);
+#pragma unroll 1
+        for (int p = 0; p < srcs.n; ++p) {
+          const uint4* g = reinterpret_cast<const uint4*>(srcs.p[p] + off) + j * cv;
+          const uint32_t smp = sm + static_cast<uint32_t>(p * cv * 16);
+          for (unsigned i = s.tid; i < cv; i += s.nthr) detail::fetch16<T::kL2Hint256>(smp + i * 16u, g + i);
+          if constexpr (T::kBulkPrefetch) {
+            if (s.tid == 0 && j + S < N) arch::bulkPrefetchL2(g + S * cv, static_cast<uint32_t>(cv * 16));
+          }
+        }
+      };
+      auto process = [&](std::size_t j, int slot) {
+        const uint4* sm = reinterpret_cast<const uint4*>(ws + static_cast<std::size_t>(slot) * SB);
+        uint4* d = dst + j * cv;
+        for (unsigned i = s.tid; i < cv; i += s.nthr) {
+          VecAcc<E, F> acc;
+          vecLoad<E, F>(acc, sm[i]);
+#pragma unroll 1
+          for (int p = 1; p < srcs.n; ++p) vecAccumulate<E, F>(acc, sm[p * cv + i], variant);
+          detail::store16<T::kStore>(d + i, vecStore<E, F>(acc, srcs.n, variant));
+        }
+      };
+      detail::runPipelineOnceDyn(N, S, fetch, process);
+    }
+    detail::reduceVec16<E, F>(dstBase, srcs, off + done * 16, nvec - done, s, variant);
+  }
+};
 
 /// The pipelined datapath: S stages of SB bytes, tuning T.
 template <class T, int S, int SB>
@@ -130,43 +218,15 @@ struct PipelinePath {
 
   /// Reduce of nvec 16-byte vectors at byte offset `off` of dst and of every
   /// source (all 16-byte aligned there). A stage holds SB/n bytes of each
-  /// source, laid out [source][piece] in its slot.
-  template <class E, RedOp Op>
+  /// source, laid out [source][piece] in its slot. The loop is the
+  /// depth-independent one (PipelineReduce, `RangePath`): the Atoms of a CTA
+  /// and of its lanes share it.
+  using RangePath = PipelineReduce<T, SB>;
+  static constexpr int kStages = S;
+  template <class E, OpFamily F>
   __device__ static void reduceVec16(std::byte* dstBase, const detail::Sources& srcs, std::size_t off,
-                                     std::size_t nvec, std::byte* ws, Slice s) {
-    const std::size_t cv = kVecsPerStage / static_cast<std::size_t>(srcs.n);  // vectors per source per stage
-    const std::size_t N = nvec / cv;
-    if (N < static_cast<std::size_t>(S)) {
-      detail::reduceVec16<E, Op>(dstBase, srcs, off, nvec, s);
-      return;
-    }
-    uint4* dst = reinterpret_cast<uint4*>(dstBase + off);
-    auto fetch = [&](std::size_t j, int slot) {
-      const uint32_t sm = arch::smemAddr(ws + static_cast<std::size_t>(slot) * SB);
-#pragma unroll 1
-      for (int p = 0; p < srcs.n; ++p) {
-        const uint4* g = reinterpret_cast<const uint4*>(srcs.p[p] + off) + j * cv;
-        const uint32_t smp = sm + static_cast<uint32_t>(p * cv * 16);
-        for (unsigned i = s.tid; i < cv; i += s.nthr) detail::fetch16<T::kL2Hint256>(smp + i * 16u, g + i);
-        if constexpr (T::kBulkPrefetch) {
-          if (s.tid == 0 && j + S < N) arch::bulkPrefetchL2(g + S * cv, static_cast<uint32_t>(cv * 16));
-        }
-      }
-    };
-    auto process = [&](std::size_t j, int slot) {
-      const uint4* sm = reinterpret_cast<const uint4*>(ws + static_cast<std::size_t>(slot) * SB);
-      uint4* d = dst + j * cv;
-      for (unsigned i = s.tid; i < cv; i += s.nthr) {
-        VecAcc<E> acc;
-        vecLoad<E>(acc, sm[i]);
-#pragma unroll 1
-        for (int p = 1; p < srcs.n; ++p) vecAccumulate<E, Op>(acc, sm[p * cv + i]);
-        detail::store16<T::kStore>(d + i, vecStore<E, Op>(acc));
-      }
-    };
-    detail::runPipeline<S>(N, fetch, process);
-    const std::size_t done = N * cv;
-    detail::reduceVec16<E, Op>(dstBase, srcs, off + done * 16, nvec - done, s);
+                                     std::size_t nvec, std::byte* ws, Slice s, int variant) {
+    RangePath::template reduceVec16<E, F>(dstBase, srcs, off, nvec, ws, s, variant, S);
   }
 };
 
@@ -174,13 +234,15 @@ struct PipelinePath {
 struct RegisterPath {
   static constexpr std::size_t kWorkspaceBytes = 0;
   static constexpr int kMinArch = 0;
+  using RangePath = RegisterPath;
+  static constexpr int kStages = 0;
   __device__ static void copyVec16(uint4* dst, const uint4* src, std::size_t nvec, std::byte*, Slice s) {
     detail::copyVec16(dst, src, nvec, s);
   }
-  template <class E, RedOp Op>
+  template <class E, OpFamily F>
   __device__ static void reduceVec16(std::byte* dstBase, const detail::Sources& srcs, std::size_t off,
-                                     std::size_t nvec, std::byte*, Slice s) {
-    detail::reduceVec16<E, Op>(dstBase, srcs, off, nvec, s);
+                                     std::size_t nvec, std::byte*, Slice s, int variant, int = 0) {
+    detail::reduceVec16<E, F>(dstBase, srcs, off, nvec, s, variant);
   }
 };
 

@@ -104,13 +104,13 @@ __device__ __forceinline__ void copyVec16Pairs(const Pairs& pr, std::size_t nvec
     for (int k = 0; k < pr.n; ++k) arch::stGlobal16(pr.dst[k] + i, arch::ldGlobal16NoAlloc(pr.src[k] + i));
 }
 
-/// dst0[i] = op(a[i], b[i]) (fp32 accumulation, a first) for i < nvec
-/// 16-byte vectors of E, also stored to dst1[i] when dst1 != nullptr. dst0
-/// may alias a or b (each vector is read before it is written, by the same
-/// thread). Preconditions: all pointers 16-byte aligned.
-template <class E, RedOp Op>
+/// dst0[i] = op(a[i], b[i]) (class (E, F) with `variant`, a first) for i <
+/// nvec 16-byte vectors of E, also stored to dst1[i] when dst1 != nullptr.
+/// dst0 may alias a or b (each vector is read before it is written, by the
+/// same thread). Preconditions: all pointers 16-byte aligned.
+template <class E, OpFamily F>
 __device__ __forceinline__ void reduceVec16Pair(uint4* dst0, uint4* dst1, const uint4* a, const uint4* b,
-                                                std::size_t nvec, Slice s) {
+                                                std::size_t nvec, Slice s, int variant) {
   constexpr int U = kReduceUnroll;
   std::size_t i = s.tid;
   const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
@@ -122,10 +122,10 @@ __device__ __forceinline__ void reduceVec16Pair(uint4* dst0, uint4* dst1, const 
     for (int u = 0; u < U; ++u) vb[u] = arch::ldGlobal16NoAlloc(b + i + u * s.nthr);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      VecAcc<E> acc;
-      vecLoad<E>(acc, va[u]);
-      vecAccumulate<E, Op>(acc, vb[u]);
-      va[u] = vecStore<E, Op>(acc);
+      VecAcc<E, F> acc;
+      vecLoad<E, F>(acc, va[u]);
+      vecAccumulate<E, F>(acc, vb[u], variant);
+      va[u] = vecStore<E, F>(acc, 2, variant);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) arch::stGlobal16(dst0 + i + u * s.nthr, va[u]);
@@ -135,10 +135,10 @@ __device__ __forceinline__ void reduceVec16Pair(uint4* dst0, uint4* dst1, const 
     }
   }
   for (; i < nvec; i += s.nthr) {
-    VecAcc<E> acc;
-    vecLoad<E>(acc, arch::ldGlobal16NoAlloc(a + i));
-    vecAccumulate<E, Op>(acc, arch::ldGlobal16NoAlloc(b + i));
-    const uint4 v = vecStore<E, Op>(acc);
+    VecAcc<E, F> acc;
+    vecLoad<E, F>(acc, arch::ldGlobal16NoAlloc(a + i));
+    vecAccumulate<E, F>(acc, arch::ldGlobal16NoAlloc(b + i), variant);
+    const uint4 v = vecStore<E, F>(acc, 2, variant);
     arch::stGlobal16(dst0 + i, v);
     if (dst1 != nullptr) arch::stGlobal16(dst1 + i, v);
   }
@@ -179,23 +179,23 @@ struct Sources {
 /// dst[i] = op over p of src_p[i] for i < nvec 16-byte vectors of E, where
 /// src_p = srcs.p[p] + off and dst = dstBase + off (byte offset `off`).
 /// Preconditions: all of those 16-byte aligned.
-template <class E, RedOp Op>
+template <class E, OpFamily F>
 __device__ __forceinline__ void reduceVec16(std::byte* dstBase, const Sources& srcs, std::size_t off,
-                                            std::size_t nvec, Slice s) {
+                                            std::size_t nvec, Slice s, int variant) {
   constexpr int U = kReduceUnroll;
   uint4* dst = reinterpret_cast<uint4*>(dstBase + off);
   auto src = [&](int p) { return reinterpret_cast<const uint4*>(srcs.p[p] + off); };
   std::size_t i = s.tid;
   const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
   for (; i + static_cast<std::size_t>(U - 1) * s.nthr < nvec; i += step) {
-    VecAcc<E> acc[U];
+    VecAcc<E, F> acc[U];
     {
       uint4 v[U];
       const uint4* s0 = src(0);
 #pragma unroll
       for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(s0 + i + u * s.nthr);
 #pragma unroll
-      for (int u = 0; u < U; ++u) vecLoad<E>(acc[u], v[u]);
+      for (int u = 0; u < U; ++u) vecLoad<E, F>(acc[u], v[u]);
     }
 #pragma unroll 1
     for (int p = 1; p < srcs.n; ++p) {
@@ -204,26 +204,26 @@ __device__ __forceinline__ void reduceVec16(std::byte* dstBase, const Sources& s
 #pragma unroll
       for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(sp + i + u * s.nthr);
 #pragma unroll
-      for (int u = 0; u < U; ++u) vecAccumulate<E, Op>(acc[u], v[u]);
+      for (int u = 0; u < U; ++u) vecAccumulate<E, F>(acc[u], v[u], variant);
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u) arch::stGlobal16(dst + i + u * s.nthr, vecStore<E, Op>(acc[u]));
+    for (int u = 0; u < U; ++u) arch::stGlobal16(dst + i + u * s.nthr, vecStore<E, F>(acc[u], srcs.n, variant));
   }
   for (; i < nvec; i += s.nthr) {
-    VecAcc<E> acc;
-    vecLoad<E>(acc, arch::ldGlobal16NoAlloc(src(0) + i));
+    VecAcc<E, F> acc;
+    vecLoad<E, F>(acc, arch::ldGlobal16NoAlloc(src(0) + i));
 #pragma unroll 1
-    for (int p = 1; p < srcs.n; ++p) vecAccumulate<E, Op>(acc, arch::ldGlobal16NoAlloc(src(p) + i));
-    arch::stGlobal16(dst + i, vecStore<E, Op>(acc));
+    for (int p = 1; p < srcs.n; ++p) vecAccumulate<E, F>(acc, arch::ldGlobal16NoAlloc(src(p) + i), variant);
+    arch::stGlobal16(dst + i, vecStore<E, F>(acc, srcs.n, variant));
   }
 }
 
 /// Element-by-element reduce of `count` elements starting at byte offset
 /// `off` (heads, tails, and pointers that are not co-aligned). Preconditions:
 /// all pointers aligned to sizeof(E).
-template <class E, RedOp Op>
+template <class E, OpFamily F>
 __device__ __forceinline__ void reduceElems(std::byte* dstBase, const Sources& srcs, std::size_t off,
-                                            std::size_t count, Slice s) {
+                                            std::size_t count, Slice s, int variant) {
   using Raw = std::conditional_t<sizeof(E) == 1, uint8_t,
                                  std::conditional_t<sizeof(E) == 2, uint16_t,
                                                     std::conditional_t<sizeof(E) == 4, uint32_t, uint64_t>>>;
@@ -235,23 +235,10 @@ __device__ __forceinline__ void reduceElems(std::byte* dstBase, const Sources& s
       memcpy(&e, &r, sizeof(E));
       return e;
     };
-    if constexpr (kIsDynElem<E>) {
-      DynAcc<int(sizeof(E)), 1> acc;
-      E e = elem(0);
-      acc.load(&e);
+    AccOf<E> acc = toAcc(elem(0));
 #pragma unroll 1
-      for (int p = 1; p < srcs.n; ++p) {
-        e = elem(p);
-        acc.accumulate(&e);
-      }
-      acc.store(&e);
-      dst[i] = e;
-    } else {
-      AccOf<E> acc = toAcc(elem(0));
-#pragma unroll 1
-      for (int p = 1; p < srcs.n; ++p) acc = applyOp<Op>(acc, toAcc(elem(p)));
-      dst[i] = fromAcc<E>(finalize<E, Op>(acc, srcs.n));
-    }
+    for (int p = 1; p < srcs.n; ++p) acc = Arith<E, F>::combine(acc, toAcc(elem(p)), variant);
+    dst[i] = Arith<E, F>::finish(acc, srcs.n, variant);
   }
 }
 

@@ -5,11 +5,13 @@
 /// Compose<F, G>; P is a policy type with static constexpr members (NCCL
 /// ProtoSimple style, emitted by purlinc); AtomArch an Atom datapath tag;
 /// Programs what purlinc printed from the SNAC IR for this collective:
-/// `template <class AtomT, class E, RedOp Op> static ProgramEnqueue
-/// enqueue()`, the host code that picks the planned program and enqueues it
-/// (program_launch.cuh), and, for the occupancy queries of ranks sharing a
-/// GPU (resident.cuh), the kernels: `latency<E, Op, W8>()`,
-/// `throughput<AtomT, E, Op>()`, `hasDirect` and `direct<E, Op>()`.
+/// `template <class AtomT> static ProgramEnqueue enqueue()`, the host code
+/// that picks the planned program and enqueues it (program_launch.cuh),
+/// `reductions`, the reduction classes its programs compile (purlinc's
+/// instantiation table; a reduction of a pair outside them is refused),
+/// and, for the occupancy queries of ranks sharing a GPU (resident.cuh),
+/// the kernels: `latency<W8>()`, `throughput<AtomT>()`, `hasDirect` and
+/// `direct()`.
 ///
 /// launch validates the arguments (never throws), sizes the programs for
 /// ranks sharing a GPU, plans the call (snac::makePlan: the latency program
@@ -164,32 +166,13 @@ inline bool deviceSupportsPdl(int device) {
 }
 
 /// The printed host code picks the planned program and enqueues it
-/// (NAME_enqueue in the generated .cu).
-template <CollKind K, class E, RedOp Op, class AtomT, class Programs>
+/// (NAME_enqueue in the generated .cu): one function for every dtype and
+/// op, whose reduce sites dispatch on the call's reduction class.
+template <class AtomT, class Programs>
 Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc,
                const DirectPeers& peers) {
-  return Programs::template enqueue<AtomT, E, Op>()(pl, dc, peers, static_cast<const std::byte*>(a.in),
-                                                    static_cast<std::byte*>(a.out), lc);
-}
-
-template <CollKind K, class AtomT, class Programs>
-struct Enqueue {
-  const Plan& pl;
-  const DeviceComm& dc;
-  const CallArgs& a;
-  const LaunchContext& lc;
-  const DirectPeers& peers;
-  template <class E, RedOp Op> Status run() const { return enqueue<K, E, Op, AtomT, Programs>(pl, dc, a, lc, peers); }
-};
-
-template <CollKind K, class AtomT, class Programs, unsigned Types, unsigned Ops, bool Dynamic>
-Status enqueueTyped(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc,
-                    const DirectPeers& peers) {
-  if constexpr (!isReduction(K)) {
-    return enqueue<K, float, RedOp::Sum, AtomT, Programs>(pl, dc, a, lc, peers);  // copies move bytes
-  } else {
-    return withTyped<Types, Ops, Dynamic>(a.dtype, a.op, Enqueue<K, AtomT, Programs>{pl, dc, a, lc, peers});
-  }
+  return Programs::template enqueue<AtomT>()(pl, dc, peers, static_cast<const std::byte*>(a.in),
+                                             static_cast<std::byte*>(a.out), lc);
 }
 
 } // namespace detail
@@ -221,13 +204,12 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(failed, "purlin::snac::launch: the communicator failed (" + why +
                                     "); destroy it and create a new one");
       }
-      if constexpr (isReduction(K) && !detail::policyDynamic<P>()) {
-        constexpr unsigned types = detail::policyDTypes<P>(), ops = detail::policyOps<P>();
-        if (isValid(args.dtype) && isValid(args.op) && (!(types & dtypeBit(args.dtype)) || !(ops & opBit(args.op))))
+      if constexpr (isReduction(K)) {
+        if (isValid(args.dtype) && isValid(args.op) && !reducesPair(Programs::reductions, args.dtype, args.op))
           return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) +
-                                                 ">: the policy compiles no kernels for " + dtypeName(args.dtype) +
-                                                 " " + toString(args.op) +
-                                                 " (its dtypes / ops masks, plan.h; dynamicElements = false)");
+                                                 ">: the policy compiles no reduction class for " +
+                                                 dtypeName(args.dtype) + " " + toString(args.op) +
+                                                 " (its reductions masks: purlinc's instantiation table)");
       }
       WorldConsts w = P::world[n];
       // Ranks sharing a GPU: every program sized to be resident together.
@@ -238,8 +220,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         if (onDevice.error != cudaSuccess)
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
                                                std::to_string(comm.device()) + "): " + cudaGetErrorString(onDevice.error));
-        if (Status s = detail::fitColocated<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>(), detail::policyDynamic<P>()>(
-                comm, args, w, throughputFits, fitError);
+        if (Status s = detail::fitColocated<K, AtomT, Programs>(comm, w, throughputFits, fitError);
             s != Status::Ok)
           return report(s, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
       }
@@ -358,8 +339,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.join = static_cast<cudaEvent_t>(comm.captureJoinEvent());
       lc.chunks = chunkEvents;
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
-      const Status st = detail::enqueueTyped<K, AtomT, Programs, detail::policyDTypes<P>(), detail::policyOps<P>(), detail::policyDynamic<P>()>(
-          pl, dc, args, lc, peers);
+      const Status st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       return st;
     } catch (const Error& e) {

@@ -16,6 +16,7 @@
 #include <cuda_fp16.h>
 
 #include "purlin/atom/elem.cuh"
+#include "purlin/reduction.h"
 #include "purlin/types.h"
 
 namespace purlin::snac {
@@ -107,47 +108,37 @@ template <> struct ElemBits<__nv_bfloat16> {
 };
 
 /// Lane-wise accumulator of one 8-byte word over ranks in ascending order
-/// (elem.cuh's arithmetic: the same as Atom::reduce and the host reference).
-template <class E, RedOp Op> struct WordAcc {
+/// in class (E, F) (elem.cuh's arithmetic: the same as Atom::reduce and the
+/// host reference).
+template <class E, OpFamily F> struct WordAcc {
   atom::AccOf<E> acc[ElemBits<E>::kLanes];
-  int count;
   __device__ __forceinline__ void first(uint64_t w) {
-    count = 1;
 #pragma unroll
     for (int i = 0; i < ElemBits<E>::kLanes; ++i) acc[i] = ElemBits<E>::get(w, i);
   }
-  __device__ __forceinline__ void next(uint64_t w) {
-    ++count;
+  __device__ __forceinline__ void next(uint64_t w, int variant) {
 #pragma unroll
-    for (int i = 0; i < ElemBits<E>::kLanes; ++i) acc[i] = atom::applyOp<Op>(acc[i], ElemBits<E>::get(w, i));
+    for (int i = 0; i < ElemBits<E>::kLanes; ++i)
+      acc[i] = atom::Arith<E, F>::combine(acc[i], ElemBits<E>::get(w, i), variant);
   }
-  __device__ __forceinline__ uint64_t result() const {
+  /// The word after `n` contributions, each lane rounded once.
+  __device__ __forceinline__ uint64_t result(int n, int variant) const {
     uint64_t w = 0;
 #pragma unroll
-    for (int i = 0; i < ElemBits<E>::kLanes; ++i) w |= ElemBits<E>::put(atom::finalize<E, Op>(acc[i], count), i);
-    return w;
-  }
-};
-/// DynElem<N>: the kernel's bound dtype and op (atom::bindElement).
-template <int N, RedOp Op> struct WordAcc<atom::DynElem<N>, Op> {
-  atom::DynAcc<N, 8 / N> d;
-  __device__ __forceinline__ void first(uint64_t w) { d.load(&w); }
-  __device__ __forceinline__ void next(uint64_t w) { d.accumulate(&w); }
-  __device__ __forceinline__ uint64_t result() const {
-    uint64_t w;
-    d.store(&w);
+    for (int i = 0; i < ElemBits<E>::kLanes; ++i) w |= ElemBits<E>::put(atom::Arith<E, F>::last(acc[i], n, variant), i);
     return w;
   }
 };
 
-/// True when reducePair<E, Op> is the packed add (bf16 or fp16 sum).
-template <class E, RedOp Op>
+/// True when reducePair<E, F> of a sum (variant 0) is the packed add (bf16
+/// or fp16).
+template <class E, OpFamily F>
 inline constexpr bool kReducePairPacked =
-    Op == RedOp::Sum && (std::is_same_v<E, __nv_bfloat16> || std::is_same_v<E, __half>);
+    F == OpFamily::Sum && (std::is_same_v<E, __nv_bfloat16> || std::is_same_v<E, __half>);
 
 /// op(x, y) of two ranks' words, lane-wise, x the lower rank's: the whole
 /// reduction when there are two ranks. Sum of bf16 or fp16
-/// (kReducePairPacked) is one packed add per element pair (__hadd2; bf16:
+/// (kReducePairPacked, variant 0) is one packed add per element pair (__hadd2; bf16:
 /// add.bf16x2 on sm_90, fma.rn.bf16x2 x*1+y on sm_80; fp16: add.f16x2; no
 /// flush to zero), rounded once from the exact sum. WordAcc rounds the fp32
 /// sum once; the two agree (NaN payloads aside) because fp32's 24 bits are
@@ -155,27 +146,65 @@ inline constexpr bool kReducePairPacked =
 /// innocuous for one addition (Figueroa), subnormals and overflow included
 /// (reduce_pair_test checks all 2^32 pairs of each type). Part of the
 /// two-rank reduce path's gain (bench/NOTES.md E13). Other cases: WordAcc.
-template <class E, RedOp Op> __device__ __forceinline__ uint64_t reducePair(uint64_t x, uint64_t y) {
-  if constexpr (kReducePairPacked<E, Op>) {
-    using E2 = std::conditional_t<std::is_same_v<E, __half>, __half2, __nv_bfloat162>;
-    static_assert(sizeof(E2) == 4, "a packed pair is 4 bytes");
-    const uint32_t xs[2] = {uint32_t(x), uint32_t(x >> 32)}, ys[2] = {uint32_t(y), uint32_t(y >> 32)};
-    uint32_t rs[2];
+template <class E, OpFamily F> __device__ __forceinline__ uint64_t reducePair(uint64_t x, uint64_t y, int variant) {
+  if constexpr (kReducePairPacked<E, F>) {
+    if (variant == 0) {
+      using E2 = std::conditional_t<std::is_same_v<E, __half>, __half2, __nv_bfloat162>;
+      static_assert(sizeof(E2) == 4, "a packed pair is 4 bytes");
+      const uint32_t xs[2] = {uint32_t(x), uint32_t(x >> 32)}, ys[2] = {uint32_t(y), uint32_t(y >> 32)};
+      uint32_t rs[2];
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      E2 a, b;
-      memcpy(&a, &xs[i], 4);
-      memcpy(&b, &ys[i], 4);
-      const E2 s = __hadd2(a, b);
-      memcpy(&rs[i], &s, 4);
+      for (int i = 0; i < 2; ++i) {
+        E2 a, b;
+        memcpy(&a, &xs[i], 4);
+        memcpy(&b, &ys[i], 4);
+        const E2 s = __hadd2(a, b);
+        memcpy(&rs[i], &s, 4);
+      }
+      return uint64_t(rs[0]) | (uint64_t(rs[1]) << 32);
     }
-    return uint64_t(rs[0]) | (uint64_t(rs[1]) << 32);
-  } else {
-    WordAcc<E, Op> acc;
-    acc.first(x);
-    acc.next(y);
-    return acc.result();
   }
+  WordAcc<E, F> acc;
+  acc.first(x);
+  acc.next(y, variant);
+  return acc.result(2, variant);
+}
+
+/// The latency program's reduction of one packet group: a lane's two words
+/// A and B of every rank p < n (wa[p], wb[p], ascending rank order), reduced
+/// in the call's class `red` among `Classes` (purlinc's instantiation
+/// table): one uniform dispatch per group, then the class's own arithmetic
+/// over all n ranks (n == 2: reducePair). Results in ra, rb.
+template <uint64_t Classes>
+__device__ __forceinline__ void reduceGroupWords(const Reduction& red, const uint64_t (&wa)[kMaxRanks],
+                                                 const uint64_t (&wb)[kMaxRanks], int n, uint64_t& ra,
+                                                 uint64_t& rb) {
+  atom::withReductionClass<Classes>(red.cls, [&](auto tag) {
+    using E = typename decltype(tag)::Elem;
+    constexpr OpFamily F = decltype(tag)::family;
+    WordAcc<E, F> accA, accB;
+    accA.first(wa[0]);
+    accB.first(wb[0]);
+#pragma unroll
+    for (int p = 1; p < kMaxRanks; ++p) {
+      if (p >= n) break;
+      accA.next(wa[p], red.variant);
+      accB.next(wb[p], red.variant);
+    }
+    ra = accA.result(n, red.variant);
+    rb = accB.result(n, red.variant);
+  });
+}
+/// Two ranks: ra = op(xa, ya), rb = op(xb, yb), x the lower rank's.
+template <uint64_t Classes>
+__device__ __forceinline__ void reduceGroupPair(const Reduction& red, uint64_t xa, uint64_t ya, uint64_t xb,
+                                                uint64_t yb, uint64_t& ra, uint64_t& rb) {
+  atom::withReductionClass<Classes>(red.cls, [&](auto tag) {
+    using E = typename decltype(tag)::Elem;
+    constexpr OpFamily F = decltype(tag)::family;
+    ra = reducePair<E, F>(xa, ya, red.variant);
+    rb = reducePair<E, F>(xb, yb, red.variant);
+  });
 }
 
 } // namespace purlin::snac

@@ -76,23 +76,12 @@ inline constexpr int kLatencySpreadThreads = 256;
 inline constexpr std::size_t kMinPushChunk = std::size_t(32) << 10;
 inline constexpr int kDefaultChunksPerCta = 4;
 
-/// Which (dtype, op) pairs of a reduction get kernels specialized for them
-/// (the optional policy members `static constexpr unsigned dtypes, ops`:
-/// bits dtypeBit / opBit; default kSpecializedDTypes x kSpecializedOps,
-/// the pairs tensor-parallel inference and training reduce). Every other
-/// pair runs the same programs instantiated once per element size with
-/// atom::DynElem<bytes>, whose arithmetic selects the dtype and op at run
-/// time (purlin/atom/elem.cuh; a uniform branch per vector, so a compiled
-/// set of ~45 more pairs costs four instantiations per program, not 45).
-/// A program that reduces bf16 sums only sets both masks to that pair (and
-/// still runs the others through DynElem). Copies move bytes and ignore
-/// them.
+/// Bit sets of dtypes and ops (the policy masks purlinc's instantiation
+/// table takes: purlin/reduction.h reductionClassesOf).
 PURLIN_HD constexpr unsigned dtypeBit(DType t) {
   return unsigned(t) < unsigned(kNumDTypes) ? 1u << unsigned(t) : 0u;
 }
 PURLIN_HD constexpr unsigned opBit(RedOp o) { return unsigned(o) < unsigned(kNumRedOps) ? 1u << unsigned(o) : 0u; }
-inline constexpr unsigned kSpecializedDTypes = dtypeBit(DType::F32) | dtypeBit(DType::F16) | dtypeBit(DType::BF16);
-inline constexpr unsigned kSpecializedOps = opBit(RedOp::Sum) | opBit(RedOp::Max) | opBit(RedOp::Min);
 inline constexpr int kDefaultLanes = 2;         // stage role (bench/NOTES.md E7-E8)
 inline constexpr int kDefaultConsumeLanes = 1;  // consume and gather roles (full pipeline depth for local copies)
 

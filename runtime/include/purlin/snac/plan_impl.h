@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "purlin/limits.h"
+
 namespace purlin::snac {
 
 namespace detail {
@@ -376,6 +378,11 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
       (isComposition(kind) && w.gatherCtas <= 0))
     return fail(error, Status::InvalidArgument, kind,
                 "the policy's throughput CTA counts for world size " + std::to_string(n) + " are zero");
+  if (w.threads > limits::kMaxThroughputThreads)
+    return fail(error, Status::InvalidArgument, kind,
+                "the policy's throughput threads for world size " + std::to_string(n) + " are " +
+                    std::to_string(w.threads) + "; the kernel takes at most " +
+                    std::to_string(limits::kMaxThroughputThreads));
   p.stageCtas = w.stageCtas;
   p.consumeCtas = w.consumeCtas;
   p.gatherCtas = isComposition(kind) ? w.gatherCtas : 0;

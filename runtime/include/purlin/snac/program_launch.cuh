@@ -30,62 +30,6 @@ inline Status report(Status s, std::string message) {
 /// as purlin::lastError() (purlin/last_error.h, a host header).
 inline const char* lastError() { return purlin::lastError(); }
 
-namespace detail {
-/// The policy's specialized element types and ops (plan.h kSpecializedDTypes).
-template <class P> constexpr unsigned policyDTypes() {
-  if constexpr (requires { P::dtypes; }) return unsigned(P::dtypes);
-  else return kSpecializedDTypes;
-}
-template <class P> constexpr unsigned policyOps() {
-  if constexpr (requires { P::ops; }) return unsigned(P::ops);
-  else return kSpecializedOps;
-}
-/// Whether the pairs outside the masks run through atom::DynElem: the
-/// policy's `static constexpr bool dynamicElements`; by default yes when it
-/// sets no masks, no when it does (a bf16-sum-only benchmark compiles
-/// nothing else, and refuses the rest with Unsupported).
-template <class P> constexpr bool policyDynamic() {
-  if constexpr (requires { P::dynamicElements; }) return bool(P::dynamicElements);
-  else return !(requires { P::dtypes; } || requires { P::ops; });
-}
-
-/// Calls f.template run<E, Op>() for the call's dtype and op: the kernels
-/// specialized for them when the policy's masks (`Types`, `Ops`) have both,
-/// else, if `Dynamic`, the ones of atom::DynElem<element bytes> (Op is then
-/// Sum and ignored: the kernel binds the call's dtype and op,
-/// atom::bindElement); launch refused the other pairs before.
-template <unsigned Types, unsigned Ops, class E, class F>
-Status withOp(RedOp op, F&& f) {
-  switch (op) {
-#define PURLIN_REDOP(Name, name, CNAME) \
-  case RedOp::Name: if constexpr ((Ops & opBit(RedOp::Name)) != 0) return f.template run<E, RedOp::Name>(); break;
-#include "purlin/types.def"
-  }
-  return report(Status::Internal, "purlin::snac::launch: reduction op without kernels");
-}
-template <unsigned Types, unsigned Ops, bool Dynamic, class F>
-Status withTyped(DType t, RedOp op, F&& f) {
-  if ((Types & dtypeBit(t)) != 0 && (Ops & opBit(op)) != 0) {
-    switch (t) {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) \
-  case DType::Name: if constexpr ((Types & dtypeBit(DType::Name)) != 0) return withOp<Types, Ops, Element>(op, f); break;
-#include "purlin/types.def"
-    }
-  }
-  if constexpr (Dynamic) {
-    switch (dtypeSize(t)) {
-      case 1: return f.template run<atom::DynElem<1>, RedOp::Sum>();
-      case 2: return f.template run<atom::DynElem<2>, RedOp::Sum>();
-      case 4: return f.template run<atom::DynElem<4>, RedOp::Sum>();
-      case 8: return f.template run<atom::DynElem<8>, RedOp::Sum>();
-      default: break;
-    }
-  }
-  return report(Status::InvalidArgument, "purlin::snac::launch: dtype " + std::to_string(int(t)) + " is not one purlin knows");
-}
-
-} // namespace detail
-
 /// Where and how one call's program is enqueued: the call's stream,
 /// programmatic dependent launch for the kernels that may start while the
 /// previous grid runs (latency, direct), the communicator's capture side

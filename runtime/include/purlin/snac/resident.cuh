@@ -73,15 +73,15 @@ inline int deviceConnections() {
 /// (registerDirect), so every rank takes the same form.
 inline bool engineFitsQueues(int sharing) { return sharing <= 1 || 2 * sharing <= deviceConnections(); }
 
-/// The sizing for one element type and op (the kernels that would run).
-template <CollKind K, class AtomT, class Programs, class E, RedOp Op>
-Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputFits, std::string& error) {
+/// The sizing of the kernels that would run.
+template <CollKind K, class AtomT, class Programs>
+Status fitColocatedKernels(int sms, int sharing, WorldConsts& w, bool& throughputFits, std::string& error) {
   throughputFits = true;
   // Latency program: fewer CTAs only mean more packet groups per warp.
   if (w.latencyCtas > 0 && w.latencyThreads > 0) {
     const int threads = w.latencyThreads > 32 ? w.latencyThreads / 32 * 32 : 32;
-    const int a = residentCtas(Programs::template latency<E, Op, true>(), threads, 0, sms, sharing, error);
-    const int b = residentCtas(Programs::template latency<E, Op, false>(), threads, 0, sms, sharing, error);
+    const int a = residentCtas(Programs::template latency<true>(), threads, 0, sms, sharing, error);
+    const int b = residentCtas(Programs::template latency<false>(), threads, 0, sms, sharing, error);
     if (a < 0 || b < 0) return Status::CudaError;
     const int budget = (a < b ? a : b) / kGridsPerRankWithPdl;
     if (budget < 1) w.latencyCtas = 0;  // never the latency program
@@ -90,7 +90,7 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
   // Throughput program: the roles shrink together.
   if (w.stageCtas > 0 && w.threads > 0) {
     const int budget =
-        residentCtas(Programs::template throughput<AtomT, E, Op>(), w.threads, AtomT::kWorkspaceBytes, sms, sharing, error);
+        residentCtas(Programs::template throughput<AtomT>(), w.threads, AtomT::kWorkspaceBytes, sms, sharing, error);
     if (budget < 0) return Status::CudaError;
     int roles[3] = {w.stageCtas, w.consumeCtas, isComposition(K) ? w.gatherCtas : 0};
     throughputFits = scaleRoleCtas(budget, roles, 3);
@@ -113,7 +113,7 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
     if (threads < 64) threads = 64;
     if (threads > kDirectMaxThreads) threads = kDirectMaxThreads;
     std::string ignored;
-    const int budget = residentCtas(Programs::template direct<E, Op>(), threads, 0, sms, sharing, ignored) / kGridsPerRankWithPdl;
+    const int budget = residentCtas(Programs::direct(), threads, 0, sms, sharing, ignored) / kGridsPerRankWithPdl;
     if (budget < 1) w.directCtas = -1;  // staged instead
     else w.directCtas = most < budget ? most : budget;
   }
@@ -125,30 +125,11 @@ Status fitColocatedTyped(int sms, int sharing, WorldConsts& w, bool& throughputF
 /// when the throughput program cannot be resident (`error` says why): the
 /// launcher refuses the call if it is planned for that program.
 template <CollKind K, class AtomT, class Programs>
-struct FitColocated {
-  int sms, sharing;
-  WorldConsts& w;
-  bool& throughputFits;
-  std::string& error;
-  template <class E, RedOp Op> Status run() const {
-    return fitColocatedTyped<K, AtomT, Programs, E, Op>(sms, sharing, w, throughputFits, error);
-  }
-};
-
-/// `Types`, `Ops`: the element types and ops the policy compiles (plan.h
-/// dtypeBit; the launcher refused a call of another).
-template <CollKind K, class AtomT, class Programs, unsigned Types, unsigned Ops, bool Dynamic>
-Status fitColocated(const Communicator& comm, const CallArgs& a, WorldConsts& w, bool& throughputFits,
-                    std::string& error) {
+Status fitColocated(const Communicator& comm, WorldConsts& w, bool& throughputFits, std::string& error) {
   throughputFits = true;
   const int sharing = comm.ranksPerDevice(), sms = comm.multiprocessors();
   if (sharing <= 1) return Status::Ok;
-  if constexpr (!isReduction(K)) {
-    return fitColocatedTyped<K, AtomT, Programs, float, RedOp::Sum>(sms, sharing, w, throughputFits, error);
-  } else {
-    if (!dtypeBit(a.dtype) || !opBit(a.op)) return Status::Ok;  // makePlan rejects it
-    return withTyped<Types, Ops, Dynamic>(a.dtype, a.op, FitColocated<K, AtomT, Programs>{sms, sharing, w, throughputFits, error});
-  }
+  return fitColocatedKernels<K, AtomT, Programs>(sms, sharing, w, throughputFits, error);
 }
 
 } // namespace purlin::snac::detail

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "purlin/device_comm.h"
+#include "purlin/reduction.h"
 #include "purlin/snac/plan.h"
 #include "purlin/snac/protocol.h"
 
@@ -23,6 +24,9 @@ struct TpContext {
   const Plan& pl;
   uint64_t epoch;
   std::byte* ws;  ///< this CTA's Atom workspace (dynamic shared memory)
+  /// The call's reduction class and variant (purlin/reduction.h): the
+  /// reduce sites' dispatch, once per range.
+  Reduction red = reductionOf(pl.dtype, pl.op);
 
   __device__ __forceinline__ int half() const { return parityHalf(epoch); }
   /// Base of rank p's staging half of this call, as mapped here.

@@ -1,0 +1,60 @@
+# Every (dtype, op) pair of AllReduce and ReduceScatter at 256 MiB per rank's input (and one
+# latency size), two ranks as threads sharing one GPU, eager calls and calls captured in a CUDA
+# graph; per-call time = median of REPS repetitions of ITERS calls (rank 0's CUDA events).
+# Run once per library (PURLIN_LIBRARY): the build before (specialized f32/f16/bf16 x sum/max/min,
+# the other pairs through DynElem) and this one (a loop per reduction class, dispatched per range).
+#   python3 pair_bandwidth.py LABEL OUT.json [sizes...]
+import os, sys, json, statistics
+sys.path.insert(0, os.path.join(os.environ["PURLIN_REPO"], "python", "tests"))
+import torch, purlin
+import test_gpu as T
+label, out = sys.argv[1], sys.argv[2]
+sizes = [int(s) for s in sys.argv[3:]] or [256 << 20]
+dtypes = ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64", "float8_e4m3fn", "float8_e5m2"]
+ops = ["sum", "max", "min", "avg", "product"]
+REPS, ITERS = 5, int(os.environ.get("ITERS", "10"))
+rows = []
+def timed(s, fn):
+    times = []
+    for _ in range(REPS):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(s)
+        fn()
+        b.record(s); b.synchronize()
+        times.append(a.elapsed_time(b) * 1000 / ITERS)
+    return times
+def body(comm, r):
+    s = torch.cuda.current_stream()
+    for nbytes in sizes:
+        for dname in dtypes:
+            dtype = getattr(torch, dname)
+            esize = torch.empty(0, dtype=dtype).element_size()
+            count = nbytes // esize
+            x = torch.zeros(count, dtype=dtype, device="cuda")
+            rs = torch.zeros(count // 2, dtype=dtype, device="cuda")
+            for op in ops:
+                for name in ("all_reduce", "reduce_scatter"):
+                    call = (lambda: comm.all_reduce(x, op=op)) if name == "all_reduce" else \
+                           (lambda: comm.reduce_scatter_tensor(rs, x, op=op))
+                    for _ in range(2): call()
+                    s.synchronize()
+                    eager = timed(s, lambda: [call() for _ in range(ITERS)])
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
+                        for _ in range(ITERS): call()
+                    g.replay(); s.synchronize()
+                    graph = timed(s, g.replay)
+                    del g
+                    s.synchronize()
+                    comm._comm.release_direct()
+                    if r == 0:
+                        for mode, t in (("eager", eager), ("graph", graph)):
+                            rows.append({"lib": label, "collective": name, "dtype": dname, "op": op, "bytes": nbytes,
+                                         "mode": mode, "us_median": round(statistics.median(t), 2),
+                                         "us_min": round(min(t), 2), "us_max": round(max(t), 2)})
+                        print(f"{label} {name:14s} {dname:14s} {op:8s} {nbytes:>10d} eager {statistics.median(eager):9.2f} "
+                              f"graph {statistics.median(graph):9.2f} us", flush=True)
+            del x, rs
+    return 0
+T.run_ranks(torch, 2, body)
+json.dump(rows, open(out, "w"), indent=1)
