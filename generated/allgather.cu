@@ -100,12 +100,12 @@ using allGather_Datapath = atom::Native;
 // ---- allGather: instantiation table ----
 
 // Instantiation table of allGather (purlinc, from its declaration and policy Policy):
-// every kernel below is compiled once per architecture; none is a template on the
-// element type or the op. The template arguments that exist:
+// every kernel below is compiled once per architecture (a copy: no element type,
+// no op). The template arguments that exist:
 //   allGather_latencyKernel<W8>: W8 = true, false (Plan::words8)
 //   allGather_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B); push CTAs with 1 or 2 lanes per role (LaneAtomOf)
-//   allGather_directKernel<>: one
-//   allGather_engine kernel nodes: one each
+//   allGather_directKernel<Pair>: Pair = kAnyPair
+//   allGather_engine kernel nodes: one each (every pair)
 // A copy: no reduction class (the programs move bytes of any dtype).
 inline constexpr uint64_t allGather_Reductions = 0;
 
@@ -370,6 +370,7 @@ __global__ void __launch_bounds__(limits::kMaxThroughputThreads) allGather_throu
 // ---- allGather: program direct, printed from the SNAC IR of world n = 8 ----
 
 /// Role direct (CTA c of C: slice c of every partition, signals with index c; IR ops %13, %14, %15, %16, %17).
+template <int Pair>
 __device__ void allGather_direct(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers,
     const std::byte* in, std::byte* out, uint64_t e) {
   const int r = pl.rank, c = int(blockIdx.x), C = int(gridDim.x);
@@ -416,12 +417,13 @@ __device__ void allGather_direct(const DeviceComm& dc, const Plan& pl, const Dir
 
 /// The direct kernel: grid = plan.directCtas (<= kMaxEpochSlots), block =
 /// plan.directThreads (<= kDirectMaxThreads), no dynamic shared memory; `peers`
-/// from Communicator::registerDirect (the call is captured).
-template <int = 0>
+/// from Communicator::registerDirect (the call is captured). Pair: kAnyPair, or
+/// the one (dtype, op) pair it is specialized for (a reduction's).
+template <int Pair = kAnyPair>
 __global__ void __launch_bounds__(kDirectMaxThreads) allGather_directKernel(DeviceComm dc, Plan pl, DirectPeers peers,
     const std::byte* in, std::byte* out) {
   const uint64_t e = ctaBeginCall(dc);
-  allGather_direct(dc, pl, peers, in, out, e);
+  allGather_direct<Pair>(dc, pl, peers, in, out, e);
   ctaEndCall(dc, e);
 }
 
@@ -510,10 +512,11 @@ void allGather_engine(const Plan& pl, const DeviceComm& dc, const DirectPeers& p
   g.launch(GraphStream::Stream, allGather_engine_finish<>, 1, 32, "kernel finish (%26, %27)", dc, pl, in, out, 0, 0, 0);
 }
 
-/// The host code that picks allGather's program for a planned call and enqueues it
-/// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
-template <class AtomT>
-Status allGather_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+/// The host code that enqueues allGather's program for a planned call, with the
+/// kernels for `Pair` (kAnyPair: every pair; the plan's flags: snac::makePlan / planDirect,
+/// the same on every rank).
+template <class AtomT, int Pair>
+Status allGather_enqueueFor(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, const LaunchContext& lc) {
   (void)peers;
   // program direct: a captured call, n*count*E >= world[n].directMinBytes
@@ -523,7 +526,7 @@ Status allGather_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers
     return lc.finish(g);
   }
   if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)
-    return launchProgram(lc, "direct kernel", allGather_directKernel<>,
+    return launchProgram(lc, "direct kernel", allGather_directKernel<Pair>,
                          pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);
   // program latency: n*count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
@@ -531,21 +534,34 @@ Status allGather_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers
     return launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push
-  return launchProgram(lc, "throughput kernel", allGather_throughputKernel<AtomT>,
+  return launchProgram(lc, "throughput kernel", allGather_throughputKernel<atom::AtomFor<AtomT, Pair>>,
                        pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
+}
+
+/// The host code that picks allGather's program for a planned call and enqueues it:
+/// the kernels of the call's pair where the instantiation table specializes it.
+template <class AtomT>
+Status allGather_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, const LaunchContext& lc) {
+  return allGather_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
 /// The programs purlinc printed for allGather, as snac::launch takes them.
 struct allGather_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = allGather_Reductions;
-  /// The latency kernel of the whole-word form W8.
-  template <bool W8> static snac::ProgramKernel latency() { return allGather_latencyKernel<W8>; }
-  /// The throughput kernel for datapath AtomT.
-  template <class AtomT> static snac::ProgramKernel throughput() { return allGather_throughputKernel<AtomT>; }
-  /// The direct program's kernel form.
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() { return allGather_latencyKernel<W8>; }
+  /// The throughput kernel for datapath AtomT and `Pair`.
+  template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() { return allGather_throughputKernel<atom::AtomFor<AtomT, Pair>>; }
+  /// The direct program's kernel form for `Pair`.
   static constexpr bool hasDirect = true;
-  static snac::DirectKernel direct() { return allGather_directKernel<>; }
+  template <int Pair = kAnyPair> static snac::DirectKernel direct() { return allGather_directKernel<Pair>; }
+  /// f(std::integral_constant<int, Pair>) for every Pair with kernels of its own
+  /// (kAnyPair first; the instantiation table's specialized pairs).
+  template <class F> static void forEachPair(F&& f) {
+    f(std::integral_constant<int, kAnyPair>{});
+  }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return allGather_enqueue<AtomT>; }
 };

@@ -89,8 +89,8 @@ using gather_Datapath = atom::Native;
 // ---- gather: instantiation table ----
 
 // Instantiation table of gather (purlinc, from its declaration and policy Policy):
-// every kernel below is compiled once per architecture; none is a template on the
-// element type or the op. The template arguments that exist:
+// every kernel below is compiled once per architecture (a copy: no element type,
+// no op). The template arguments that exist:
 //   gather_latencyKernel<W8>: W8 = true, false (Plan::words8)
 //   gather_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B)
 // A copy: no reduction class (the programs move bytes of any dtype).
@@ -294,10 +294,11 @@ __global__ void __launch_bounds__(limits::kMaxThroughputThreads) gather_throughp
   }
 }
 
-/// The host code that picks gather's program for a planned call and enqueues it
-/// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
-template <class AtomT>
-Status gather_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+/// The host code that enqueues gather's program for a planned call, with the
+/// kernels for `Pair` (kAnyPair: every pair; the plan's flags: snac::makePlan / planDirect,
+/// the same on every rank).
+template <class AtomT, int Pair>
+Status gather_enqueueFor(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, const LaunchContext& lc) {
   (void)peers;
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
@@ -310,21 +311,34 @@ Status gather_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& p
   if (pl.push)
     return lc.refuse(Status::Unsupported, "the policy's push transfer for world size " + std::to_string(pl.n) +
                                               " has no printed program (purlinc printed pull only)");
-  return launchProgram(lc, "throughput kernel", gather_throughputKernel<AtomT>,
+  return launchProgram(lc, "throughput kernel", gather_throughputKernel<atom::AtomFor<AtomT, Pair>>,
                        pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
+}
+
+/// The host code that picks gather's program for a planned call and enqueues it:
+/// the kernels of the call's pair where the instantiation table specializes it.
+template <class AtomT>
+Status gather_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, const LaunchContext& lc) {
+  return gather_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
 /// The programs purlinc printed for gather, as snac::launch takes them.
 struct gather_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = gather_Reductions;
-  /// The latency kernel of the whole-word form W8.
-  template <bool W8> static snac::ProgramKernel latency() { return gather_latencyKernel<W8>; }
-  /// The throughput kernel for datapath AtomT.
-  template <class AtomT> static snac::ProgramKernel throughput() { return gather_throughputKernel<AtomT>; }
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() { return gather_latencyKernel<W8>; }
+  /// The throughput kernel for datapath AtomT and `Pair`.
+  template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() { return gather_throughputKernel<atom::AtomFor<AtomT, Pair>>; }
   /// No direct program: no world size shown for this policy derives one.
   static constexpr bool hasDirect = false;
-  static snac::DirectKernel direct() { return nullptr; }
+  template <int Pair = kAnyPair> static snac::DirectKernel direct() { return nullptr; }
+  /// f(std::integral_constant<int, Pair>) for every Pair with kernels of its own
+  /// (kAnyPair first; the instantiation table's specialized pairs).
+  template <class F> static void forEachPair(F&& f) {
+    f(std::integral_constant<int, kAnyPair>{});
+  }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return gather_enqueue<AtomT>; }
 };

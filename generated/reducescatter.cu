@@ -100,12 +100,15 @@ using reduceScatter_Datapath = atom::Native;
 // ---- reduceScatter: instantiation table ----
 
 // Instantiation table of reduceScatter (purlinc, from its declaration and policy Policy):
-// every kernel below is compiled once per architecture; none is a template on the
-// element type or the op. The template arguments that exist:
-//   reduceScatter_latencyKernel<W8>: W8 = true, false (Plan::words8)
-//   reduceScatter_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B); push CTAs with 1 or 2 lanes per role (LaneAtomOf)
-//   reduceScatter_directKernel<>: one
-//   reduceScatter_engine kernel nodes: one each
+// every kernel below is compiled once per architecture for every pair (kAnyPair: the
+// call's class dispatched per range), and once more per specialized pair. The
+// template arguments that exist:
+//   reduceScatter_latencyKernel<W8, Pair>: W8 = true, false (Plan::words8); Pair = kAnyPair (every pair of the classes below), bf16 sum
+//   reduceScatter_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B), and atom::PairAtom of it for each specialized pair; push CTAs with 1 or 2 lanes per role (LaneAtomOf)
+//   reduceScatter_directKernel<Pair>: Pair = kAnyPair (every pair of the classes below), bf16 sum
+//   reduceScatter_engine kernel nodes: one each (every pair)
+// Specialized pairs (policy reductions.specialize): their latency, throughput and direct
+// kernels inline the pair's loop with the op a constant; the launch picks them by the call's pair.
 // Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled
 // once per translation unit and entered once per contiguous range (Atom::reduce,
 // atom::reducePairVec16, snac::reduceGroupWords). Policy masks: dtypes every one; ops every one: 29 classes.
@@ -176,13 +179,14 @@ inline constexpr uint64_t reduceScatter_Reductions =
 /// N2: two ranks (chosen at run time); the running reduction of the two
 /// operands is one reducePair in rank order (bench/NOTES.md E13 run3).
 /// The reduction's class is dispatched once per packet group (every rank's
-/// words of the group in registers), not per rank or word.
-template <bool W8, bool N2, class Epoch>
+/// words of the group in registers), not per rank or word; Pair: one pair's
+/// kernel (a constant reduction) or kAnyPair (the instantiation table).
+template <bool W8, bool N2, int Pair, class Epoch>
 __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,
     const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
     std::size_t warps) {
   const int r = pl.rank, n = N2 ? 2 : pl.n, lane = laneId();
-  const Reduction red = reductionOf(pl.dtype, pl.op);  // the call's reduction class (purlin/reduction.h)
+  const Reduction red = kernelReduction<Pair>(pl.dtype, pl.op);  // the call's reduction (a constant for one Pair)
   const std::size_t len = cs.len, W = cs.W, G = cs.G;
   const std::byte* const own = in + rg.ownTx;
   for (std::size_t g = warp; g < G; g += warps) {
@@ -211,7 +215,7 @@ __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, cons
       }
       // %2 reduce.step O_r <- op(O_r, (p == r ? X_r[r] : PK_r[p])) over p ascending (the first p sets O_r)  // p == r reads X_r directly; ascending rank order, fp32 accumulation
       uint64_t ra, rb;
-      reduceGroupWords<reduceScatter_Reductions>(red, wa, wb, n, ra, rb);  // one dispatch for the group
+      reduceGroupWords<kernelClasses<Pair>(reduceScatter_Reductions)>(red, wa, wb, n, ra, rb);  // one dispatch for the group
       packet::storeLane<W8>(x, out, len, ra, rb);  // %2 after the last p
     } else {
       // p in 0..1: the one peer is rg.from[0]
@@ -221,7 +225,7 @@ __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, cons
       // %2 [n == 2]
       const bool ownFirst = r == 0;  // both steps at once, in ascending rank order
       uint64_t ra, rb;
-      reduceGroupPair<reduceScatter_Reductions>(red, ownFirst ? mineA : a, ownFirst ? a : mineA,
+      reduceGroupPair<kernelClasses<Pair>(reduceScatter_Reductions)>(red, ownFirst ? mineA : a, ownFirst ? a : mineA,
                       ownFirst ? mineB : b, ownFirst ? b : mineB, ra, rb);  // one dispatch for the group
       packet::storeLane<W8>(x, out, len, ra, rb);
     }
@@ -230,7 +234,8 @@ __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, cons
 
 /// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
 /// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).
-template <bool W8>
+/// Pair: kAnyPair, or the one (dtype, op) pair it is specialized for.
+template <bool W8, int Pair>
 __global__ void reduceScatter_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = true;  // let the next grid in once the epoch load is issued (E12)
   __shared__ packet::Regions rg;
@@ -242,9 +247,9 @@ __global__ void reduceScatter_latencyKernel(DeviceComm dc, Plan pl, const std::b
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   packet::CallEpoch<kTriggerOnRead> ce;
   if (pl.n == 2)
-    reduceScatter_latency<W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduceScatter_latency<W8, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   else
-    reduceScatter_latency<W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduceScatter_latency<W8, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   ctaEndCall(dc, ce.e);
 }
@@ -469,13 +474,14 @@ __global__ void __launch_bounds__(limits::kMaxThroughputThreads) reduceScatter_t
 // ---- reduceScatter: program direct, printed from the SNAC IR of world n = 2 ----
 
 /// Role direct (CTA c of C: slice c of every partition, signals with index c; IR ops %9, %10, %11, %12, %13, %14).
+template <int Pair>
 __device__ void reduceScatter_direct(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers,
     const std::byte* in, std::byte* out, uint64_t e) {
   const int r = pl.rank, c = int(blockIdx.x), C = int(gridDim.x);
   [[maybe_unused]] const int n = pl.n;
   (void)out;
   const atom::Slice s{threadIdx.x, blockDim.x};
-  const Reduction red = reductionOf(pl.dtype, pl.op);  // the call's reduction class (purlin/reduction.h)
+  const Reduction red = kernelReduction<Pair>(pl.dtype, pl.op);  // the call's reduction (a constant for one Pair)
   const uint64_t v0 = signalValue(e, 0);
   {
     int ok = 1;
@@ -532,7 +538,7 @@ __device__ void reduceScatter_direct(const DeviceComm& dc, const Plan& pl, const
         // Ascending rank order: rank 0's contribution first.
         const uint4* a = r == 0 ? detail::vec(mine + o) : detail::vec(landed + o);
         const uint4* b = r == 0 ? detail::vec(landed + o) : detail::vec(mine + o);
-        atom::reducePairVec16<reduceScatter_Reductions>(red, detail::vec(landed + o), nullptr, a, b, len / 16, s);  // one dispatch for the round
+        atom::reducePairVec16<reduceScatter_Reductions, Pair>(red, detail::vec(landed + o), nullptr, a, b, len / 16, s);  // one dispatch for the round
       }
     }
   }
@@ -540,12 +546,13 @@ __device__ void reduceScatter_direct(const DeviceComm& dc, const Plan& pl, const
 
 /// The direct kernel: grid = plan.directCtas (<= kMaxEpochSlots), block =
 /// plan.directThreads (<= kDirectMaxThreads), no dynamic shared memory; `peers`
-/// from Communicator::registerDirect (the call is captured).
-template <int = 0>
+/// from Communicator::registerDirect (the call is captured). Pair: kAnyPair, or
+/// the one (dtype, op) pair it is specialized for (a reduction's).
+template <int Pair = kAnyPair>
 __global__ void __launch_bounds__(kDirectMaxThreads) reduceScatter_directKernel(DeviceComm dc, Plan pl, DirectPeers peers,
     const std::byte* in, std::byte* out) {
   const uint64_t e = ctaBeginCall(dc);
-  reduceScatter_direct(dc, pl, peers, in, out, e);
+  reduceScatter_direct<Pair>(dc, pl, peers, in, out, e);
   ctaEndCall(dc, e);
 }
 
@@ -679,10 +686,11 @@ void reduceScatter_engine(const Plan& pl, const DeviceComm& dc, const DirectPeer
   g.launch(GraphStream::Stream, reduceScatter_engine_finish<>, 1, 32, "kernel finish (%27, %28)", dc, pl, in, out, 0, 0, 0);
 }
 
-/// The host code that picks reduceScatter's program for a planned call and enqueues it
-/// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
-template <class AtomT>
-Status reduceScatter_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+/// The host code that enqueues reduceScatter's program for a planned call, with the
+/// kernels for `Pair` (kAnyPair: every pair; the plan's flags: snac::makePlan / planDirect,
+/// the same on every rank).
+template <class AtomT, int Pair>
+Status reduceScatter_enqueueFor(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, const LaunchContext& lc) {
   (void)peers;
   // program direct: a captured call, n*count*E >= world[n].directMinBytes
@@ -692,29 +700,48 @@ Status reduceScatter_enqueue(const Plan& pl, const DeviceComm& dc, const DirectP
     return lc.finish(g);
   }
   if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)
-    return launchProgram(lc, "direct kernel", reduceScatter_directKernel<>,
+    return launchProgram(lc, "direct kernel", reduceScatter_directKernel<Pair>,
                          pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);
   // program latency: n*count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const ProgramKernel kernel = pl.words8 ? reduceScatter_latencyKernel<true> : reduceScatter_latencyKernel<false>;
+    const ProgramKernel kernel = pl.words8 ? reduceScatter_latencyKernel<true, Pair> : reduceScatter_latencyKernel<false, Pair>;
     return launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push
-  return launchProgram(lc, "throughput kernel", reduceScatter_throughputKernel<AtomT>,
+  return launchProgram(lc, "throughput kernel", reduceScatter_throughputKernel<atom::AtomFor<AtomT, Pair>>,
                        pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
+}
+
+/// The host code that picks reduceScatter's program for a planned call and enqueues it:
+/// the kernels of the call's pair where the instantiation table specializes it.
+template <class AtomT>
+Status reduceScatter_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, const LaunchContext& lc) {
+  switch (pairIndex(pl.dtype, pl.op)) {
+    case pairIndex(DType::BF16, RedOp::Sum):
+      return reduceScatter_enqueueFor<AtomT, pairIndex(DType::BF16, RedOp::Sum)>(pl, dc, peers, in, out, lc);
+    default: break;
+  }
+  return reduceScatter_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
 /// The programs purlinc printed for reduceScatter, as snac::launch takes them.
 struct reduceScatter_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = reduceScatter_Reductions;
-  /// The latency kernel of the whole-word form W8.
-  template <bool W8> static snac::ProgramKernel latency() { return reduceScatter_latencyKernel<W8>; }
-  /// The throughput kernel for datapath AtomT.
-  template <class AtomT> static snac::ProgramKernel throughput() { return reduceScatter_throughputKernel<AtomT>; }
-  /// The direct program's kernel form.
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() { return reduceScatter_latencyKernel<W8, Pair>; }
+  /// The throughput kernel for datapath AtomT and `Pair`.
+  template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() { return reduceScatter_throughputKernel<atom::AtomFor<AtomT, Pair>>; }
+  /// The direct program's kernel form for `Pair`.
   static constexpr bool hasDirect = true;
-  static snac::DirectKernel direct() { return reduceScatter_directKernel<>; }
+  template <int Pair = kAnyPair> static snac::DirectKernel direct() { return reduceScatter_directKernel<Pair>; }
+  /// f(std::integral_constant<int, Pair>) for every Pair with kernels of its own
+  /// (kAnyPair first; the instantiation table's specialized pairs).
+  template <class F> static void forEachPair(F&& f) {
+    f(std::integral_constant<int, kAnyPair>{});
+    f(std::integral_constant<int, pairIndex(DType::BF16, RedOp::Sum)>{});
+  }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return reduceScatter_enqueue<AtomT>; }
 };

@@ -89,10 +89,13 @@ using reduceScatterV_Datapath = atom::Native;
 // ---- reduceScatterV: instantiation table ----
 
 // Instantiation table of reduceScatterV (purlinc, from its declaration and policy Policy):
-// every kernel below is compiled once per architecture; none is a template on the
-// element type or the op. The template arguments that exist:
-//   reduceScatterV_latencyKernel<W8>: W8 = true, false (Plan::words8)
-//   reduceScatterV_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B)
+// every kernel below is compiled once per architecture for every pair (kAnyPair: the
+// call's class dispatched per range), and once more per specialized pair. The
+// template arguments that exist:
+//   reduceScatterV_latencyKernel<W8, Pair>: W8 = true, false (Plan::words8); Pair = kAnyPair (every pair of the classes below), bf16 sum
+//   reduceScatterV_throughputKernel<AtomT>: AtomT = the policy's Atom (8 stages x 16384 B), and atom::PairAtom of it for each specialized pair
+// Specialized pairs (policy reductions.specialize): their latency, throughput and direct
+// kernels inline the pair's loop with the op a constant; the launch picks them by the call's pair.
 // Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled
 // once per translation unit and entered once per contiguous range (Atom::reduce,
 // atom::reducePairVec16, snac::reduceGroupWords). Policy masks: dtypes every one; ops every one: 29 classes.
@@ -163,13 +166,14 @@ inline constexpr uint64_t reduceScatterV_Reductions =
 /// N2: two ranks (chosen at run time); the running reduction of the two
 /// operands is one reducePair in rank order (bench/NOTES.md E13 run3).
 /// The reduction's class is dispatched once per packet group (every rank's
-/// words of the group in registers), not per rank or word.
-template <bool W8, bool N2, class Epoch>
+/// words of the group in registers), not per rank or word; Pair: one pair's
+/// kernel (a constant reduction) or kAnyPair (the instantiation table).
+template <bool W8, bool N2, int Pair, class Epoch>
 __device__ void reduceScatterV_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,
     const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
     std::size_t warps) {
   const int r = pl.rank, n = N2 ? 2 : pl.n, lane = laneId();
-  const Reduction red = reductionOf(pl.dtype, pl.op);  // the call's reduction class (purlin/reduction.h)
+  const Reduction red = kernelReduction<Pair>(pl.dtype, pl.op);  // the call's reduction (a constant for one Pair)
   // V form: flows differ in length; G covers the longest, each flow its own
   // flowGroups (a zero-byte flow: its marker group, docs/snac-protocol.md).
   const std::size_t G = cs.G;
@@ -206,7 +210,7 @@ __device__ void reduceScatterV_latency(const DeviceComm& dc, const Plan& pl, con
         }
         // %2 reduce.step O_r <- op(O_r, (p == r ? X_r[r] : PK_r[p])) over p ascending (the first p sets O_r)  // p == r reads X_r directly; ascending rank order, fp32 accumulation
         uint64_t ra, rb;
-        reduceGroupWords<reduceScatterV_Reductions>(red, wa, wb, n, ra, rb);  // one dispatch for the group
+        reduceGroupWords<kernelClasses<Pair>(reduceScatterV_Reductions)>(red, wa, wb, n, ra, rb);  // one dispatch for the group
         packet::storeLane<W8>(x, out, len, ra, rb);  // %2 after the last p
       } else {
         // p in 0..1: the one peer is rg.from[0]
@@ -216,7 +220,7 @@ __device__ void reduceScatterV_latency(const DeviceComm& dc, const Plan& pl, con
         // %2 [n == 2]
         const bool ownFirst = r == 0;  // both steps at once, in ascending rank order
         uint64_t ra, rb;
-        reduceGroupPair<reduceScatterV_Reductions>(red, ownFirst ? mineA : a, ownFirst ? a : mineA,
+        reduceGroupPair<kernelClasses<Pair>(reduceScatterV_Reductions)>(red, ownFirst ? mineA : a, ownFirst ? a : mineA,
                         ownFirst ? mineB : b, ownFirst ? b : mineB, ra, rb);  // one dispatch for the group
         packet::storeLane<W8>(x, out, len, ra, rb);
       }
@@ -226,7 +230,8 @@ __device__ void reduceScatterV_latency(const DeviceComm& dc, const Plan& pl, con
 
 /// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
 /// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).
-template <bool W8>
+/// Pair: kAnyPair, or the one (dtype, op) pair it is specialized for.
+template <bool W8, int Pair>
 __global__ void reduceScatterV_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = true;  // let the next grid in once the epoch load is issued (E12)
   __shared__ packet::Regions rg;
@@ -238,9 +243,9 @@ __global__ void reduceScatterV_latencyKernel(DeviceComm dc, Plan pl, const std::
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   packet::CallEpoch<kTriggerOnRead> ce;
   if (pl.n == 2)
-    reduceScatterV_latency<W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduceScatterV_latency<W8, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   else
-    reduceScatterV_latency<W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduceScatterV_latency<W8, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   ctaEndCall(dc, ce.e);
 }
@@ -365,37 +370,57 @@ __global__ void __launch_bounds__(limits::kMaxThroughputThreads) reduceScatterV_
   }
 }
 
-/// The host code that picks reduceScatterV's program for a planned call and enqueues it
-/// (the plan's flags: snac::makePlan / planDirect, the same on every rank).
-template <class AtomT>
-Status reduceScatterV_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+/// The host code that enqueues reduceScatterV's program for a planned call, with the
+/// kernels for `Pair` (kAnyPair: every pair; the plan's flags: snac::makePlan / planDirect,
+/// the same on every rank).
+template <class AtomT, int Pair>
+Status reduceScatterV_enqueueFor(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
     const std::byte* in, std::byte* out, const LaunchContext& lc) {
   (void)peers;
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
   // program latency: sum(counts)*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const ProgramKernel kernel = pl.words8 ? reduceScatterV_latencyKernel<true> : reduceScatterV_latencyKernel<false>;
+    const ProgramKernel kernel = pl.words8 ? reduceScatterV_latencyKernel<true, Pair> : reduceScatterV_latencyKernel<false, Pair>;
     return launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push
   if (pl.push)
     return lc.refuse(Status::Unsupported, "the policy's push transfer for world size " + std::to_string(pl.n) +
                                               " has no printed program (purlinc printed pull only)");
-  return launchProgram(lc, "throughput kernel", reduceScatterV_throughputKernel<AtomT>,
+  return launchProgram(lc, "throughput kernel", reduceScatterV_throughputKernel<atom::AtomFor<AtomT, Pair>>,
                        pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
+}
+
+/// The host code that picks reduceScatterV's program for a planned call and enqueues it:
+/// the kernels of the call's pair where the instantiation table specializes it.
+template <class AtomT>
+Status reduceScatterV_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,
+    const std::byte* in, std::byte* out, const LaunchContext& lc) {
+  switch (pairIndex(pl.dtype, pl.op)) {
+    case pairIndex(DType::BF16, RedOp::Sum):
+      return reduceScatterV_enqueueFor<AtomT, pairIndex(DType::BF16, RedOp::Sum)>(pl, dc, peers, in, out, lc);
+    default: break;
+  }
+  return reduceScatterV_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
 /// The programs purlinc printed for reduceScatterV, as snac::launch takes them.
 struct reduceScatterV_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = reduceScatterV_Reductions;
-  /// The latency kernel of the whole-word form W8.
-  template <bool W8> static snac::ProgramKernel latency() { return reduceScatterV_latencyKernel<W8>; }
-  /// The throughput kernel for datapath AtomT.
-  template <class AtomT> static snac::ProgramKernel throughput() { return reduceScatterV_throughputKernel<AtomT>; }
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() { return reduceScatterV_latencyKernel<W8, Pair>; }
+  /// The throughput kernel for datapath AtomT and `Pair`.
+  template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() { return reduceScatterV_throughputKernel<atom::AtomFor<AtomT, Pair>>; }
   /// No direct program: no world size shown for this policy derives one.
   static constexpr bool hasDirect = false;
-  static snac::DirectKernel direct() { return nullptr; }
+  template <int Pair = kAnyPair> static snac::DirectKernel direct() { return nullptr; }
+  /// f(std::integral_constant<int, Pair>) for every Pair with kernels of its own
+  /// (kAnyPair first; the instantiation table's specialized pairs).
+  template <class F> static void forEachPair(F&& f) {
+    f(std::integral_constant<int, kAnyPair>{});
+    f(std::integral_constant<int, pairIndex(DType::BF16, RedOp::Sum)>{});
+  }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return reduceScatterV_enqueue<AtomT>; }
 };

@@ -357,13 +357,15 @@ std::size_t messageCount(sn::CollKind c, std::size_t m) {
 
 /// The latency kernels purlinc printed from the SNAC IR (generated/*.cu,
 /// included above with PURLIN_GEN_DEVICE_ONLY), whole words; the plan
-/// says bf16 sum (the kernels take the dtype and op from it).
+/// says bf16 sum, and the reductions take the kernels the launch picks for
+/// it (the default policy specializes bf16 sum: purlin/reduction.h Pair).
 using RuntimeFn = sn::ProgramKernel;
+constexpr int kBf16Sum = purlin::pairIndex(purlin::DType::BF16, purlin::RedOp::Sum);
 RuntimeFn runtimeKernel(sn::CollKind c) {
   switch (c) {
     case sn::CollKind::AllGather: return allGather_Programs::latency<true>();
-    case sn::CollKind::ReduceScatter: return reduceScatter_Programs::latency<true>();
-    case sn::CollKind::AllReduce: return allReduce_Programs::latency<true>();
+    case sn::CollKind::ReduceScatter: return reduceScatter_Programs::latency<true, kBf16Sum>();
+    case sn::CollKind::AllReduce: return allReduce_Programs::latency<true, kBf16Sum>();
     case sn::CollKind::AllToAll: return allToAll_Programs::latency<true>();
   }
   return nullptr;

@@ -44,7 +44,7 @@ constexpr std::size_t kStagingBytes = std::size_t(256) << 20;
 template <int S, int B> struct TunePolicy {
   static constexpr int pipelineStages = S;
   static constexpr int stageBytes = B;
-  /// The tuner times bf16 sums only (tunedCall): no kernels for the rest.
+  /// The tuner times bf16 sums only (tunedCall); the kernels serve every pair.
   static constexpr std::size_t stagingBytes = kStagingBytes;
   static inline snac::WorldConsts world[kMaxRanks + 1] = {};
 };

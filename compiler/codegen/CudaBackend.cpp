@@ -5,7 +5,9 @@
 
 #include "codegen/EmitCUDA.h"
 #include "codegen/FromIR.h"
+#include "codegen/EmitInstances.h"
 #include "codegen/FromModule.h"
+#include "codegen/Spelling.h"
 
 namespace purlin::codegen {
 
@@ -22,7 +24,7 @@ std::string stemOf(const std::string &path) {
 
 std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet &policies,
                                        const std::string &output, std::ostream &stdoutStream,
-                                       const IRProvider &irOf) {
+                                       const IRProvider &irOf, CudaEmitWhat what) {
   const bool toStdout = output.empty() || output == "-";
   const std::string cuPath = toStdout ? stemOf(module.file) + ".cu" : output;
   BuildResult built = buildEmitInput(module, policies, {}, cuPath);
@@ -40,6 +42,18 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
     } catch (const EmitError &err) {
       return CodegenFailure{"code generation for " + c->name + " (" + toString(e.kind) + "): " + err.what(), c->loc};
     }
+  }
+  if (what == CudaEmitWhat::Instances) {
+    std::string text;
+    for (const EmitCollective &e : built.input.collectives)
+      text += "// ---- " + e.name + ": instantiation table ----\n" + printInstantiationTable(e, flatName(e.name)) + "\n";
+    if (toStdout) {
+      stdoutStream << text;
+      stdoutStream.flush();
+      return stdoutStream ? std::nullopt : std::optional<CodegenFailure>(CodegenFailure{"cannot write to standard output", {}});
+    }
+    if (auto err = writeFile(output, text)) return CodegenFailure{*err, {}};
+    return std::nullopt;
   }
   EmitOutput out = emitCUDA(built.input);
   if (toStdout) {

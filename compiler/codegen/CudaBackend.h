@@ -31,8 +31,12 @@ struct CodegenFailure {
   std::string message;
   Location loc; ///< line 0: not tied to a declaration
 };
+/// What runCudaEmit writes: the .cu and .h, or (--emit=instances) only
+/// the instantiation table of each collective (EmitInstances.h), to
+/// `output` or the stream.
+enum class CudaEmitWhat { Files, Instances };
 std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet &policies,
                                        const std::string &output, std::ostream &stdoutStream,
-                                       const IRProvider &irOf);
+                                       const IRProvider &irOf, CudaEmitWhat what = CudaEmitWhat::Files);
 
 } // namespace purlin::codegen

@@ -175,13 +175,14 @@ public:
     o_ << "/// Role direct (CTA c of C: slice c of every partition, signals with index c; IR ops ";
     for (std::size_t i = 0; i < sh_.order.size(); ++i) o_ << (i ? ", %" : "%") << sh_.order[i]->id;
     o_ << ").\n";
-    o_ << "__device__ void " << id_ << "_direct(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers,\n"
+    o_ << "template <int Pair>\n"
+       << "__device__ void " << id_ << "_direct(const DeviceComm& dc, const Plan& pl, const DirectPeers& peers,\n"
        << "    const std::byte* in, std::byte* out, uint64_t e) {\n"
        << "  const int r = pl.rank, c = int(blockIdx.x), C = int(gridDim.x);\n"
        << "  [[maybe_unused]] const int n = pl.n;\n"
        << "  (void)out;\n"
        << "  const atom::Slice s{threadIdx.x, blockDim.x};\n";
-    if (code.reduces) o_ << "  " << kReductionStatement << "\n";
+    if (code.reduces) o_ << "  " << kPairReductionStatement << "\n";
     arrive();
     if (sh_.copy) copyForm();
     else reduceForm();
@@ -315,7 +316,7 @@ private:
        << "        // Ascending rank order: rank 0's contribution first.\n"
        << "        const uint4* a = r == 0 ? detail::vec(mine + o) : detail::vec(landed + o);\n"
        << "        const uint4* b = r == 0 ? detail::vec(landed + o) : detail::vec(mine + o);\n"
-       << "        atom::reducePairVec16<" << reductionsName(id_) << ">(red, detail::vec(landed + o), "
+       << "        atom::reducePairVec16<" << reductionsName(id_) << ", Pair>(red, detail::vec(landed + o), "
        << (back ? "detail::vec(backDst + o)" : "nullptr") << ", a, b, len / 16, s);  // one dispatch for the round\n"
        << "      }\n";
     if (back) notify(*sh_.backPut, "      ", "v", "for (int k = 0; k < n; ++k) if (k != r)");
@@ -332,13 +333,14 @@ private:
   void kernel() {
     o_ << "/// The direct kernel: grid = plan.directCtas (<= kMaxEpochSlots), block =\n"
        << "/// plan.directThreads (<= kDirectMaxThreads), no dynamic shared memory; `peers`\n"
-       << "/// from Communicator::registerDirect (the call is captured).\n"
-       << "template <int = 0>\n"
+       << "/// from Communicator::registerDirect (the call is captured). Pair: kAnyPair, or\n"
+       << "/// the one (dtype, op) pair it is specialized for (a reduction's).\n"
+       << "template <int Pair = kAnyPair>\n"
        << "__global__ void __launch_bounds__(kDirectMaxThreads) " << id_
        << "_directKernel(DeviceComm dc, Plan pl, DirectPeers peers,\n"
        << "    const std::byte* in, std::byte* out) {\n"
        << "  const uint64_t e = ctaBeginCall(dc);\n"
-       << "  " << id_ << "_direct(dc, pl, peers, in, out, e);\n"
+       << "  " << id_ << "_direct<Pair>(dc, pl, peers, in, out, e);\n"
        << "  ctaEndCall(dc, e);\n"
        << "}\n";
   }

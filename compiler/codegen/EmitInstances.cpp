@@ -20,15 +20,25 @@ const char *dtypeSpelling(DType t) {
   }
   return "?";
 }
+const char *redOpSpelling(RedOp op) {
+  switch (op) {
+#define PURLIN_REDOP(Name, name, CNAME) \
+  case RedOp::Name: return "RedOp::" #Name;
+#include "purlin/types.def"
+  }
+  return "?";
+}
 const char *familySpelling(OpFamily f) {
   return f == OpFamily::Sum ? "OpFamily::Sum" : f == OpFamily::Product ? "OpFamily::Product" : "OpFamily::Extremum";
 }
-/// "f32 sum, f32 avg": the pairs of the masks that class `cls` reduces.
-std::string pairsOf(int cls, unsigned dtypes, unsigned ops) {
+/// "f32 sum, f32 avg": the pairs class `cls` reduces. A call is accepted
+/// by its class, so a class compiled for one pair of the masks runs the
+/// other pairs it covers too (sum and avg, max and min, i8 and u8 product).
+std::string pairsOf(int cls) {
   std::string s;
   for (int t = 0; t < kNumDTypes; ++t)
     for (int o = 0; o < kNumRedOps; ++o) {
-      if (!(dtypes >> t & 1u) || !(ops >> o & 1u) || reductionOf(DType(t), RedOp(o)).cls != cls) continue;
+      if (reductionOf(DType(t), RedOp(o)).cls != cls) continue;
       s += (s.empty() ? "" : ", ") + std::string(dtypeName(DType(t))) + " " + redOpName(RedOp(o));
     }
   return s;
@@ -44,6 +54,20 @@ std::string maskText(unsigned mask, int count, bool dtypes) {
 
 } // namespace
 
+std::vector<int> specializedPairsOf(const EmitCollective &c) {
+  std::vector<int> pairs;
+  if (!reduces(c.kind)) return pairs;
+  const uint64_t classes = reductionClassesOf(c);
+  for (int pair = 0; pair < kNumPairs; ++pair)
+    if ((c.policy.reductions.specialize >> pair & 1u) && reducesPair(classes, pairDType(pair), pairOp(pair)))
+      pairs.push_back(pair);
+  return pairs;
+}
+
+std::string pairSpelling(int pair) {
+  return std::string("pairIndex(") + dtypeSpelling(pairDType(pair)) + ", " + redOpSpelling(pairOp(pair)) + ")";
+}
+
 uint64_t reductionClassesOf(const EmitCollective &c) {
   if (!reduces(c.kind)) return 0;
   return purlin::reductionClassesOf(c.policy.reductions.dtypes, c.policy.reductions.ops);
@@ -55,15 +79,27 @@ std::string printInstantiationTable(const EmitCollective &c, const std::string &
   const bool reduction = reduces(c.kind);
   o << "// Instantiation table of " << c.name << " (purlinc, from its declaration and policy " << c.policy.name
     << "):\n"
-    << "// every kernel below is compiled once per architecture; none is a template on the\n"
-    << "// element type or the op. The template arguments that exist:\n";
-  if (c.latency) o << "//   " << c.latency->kernel << "<W8>: W8 = true, false (Plan::words8)\n";
+    << (reduction ? "// every kernel below is compiled once per architecture for every pair (kAnyPair: the\n"
+                    "// call's class dispatched per range), and once more per specialized pair. The\n"
+                    "// template arguments that exist:\n"
+                  : "// every kernel below is compiled once per architecture (a copy: no element type,\n"
+                    "// no op). The template arguments that exist:\n");
+  const std::vector<int> special = specializedPairsOf(c);
+  std::string pairs = "kAnyPair (every pair of the classes below)";
+  for (int pair : special) pairs += ", " + std::string(dtypeName(pairDType(pair))) + " " + redOpName(pairOp(pair));
+  if (c.latency)
+    o << "//   " << c.latency->kernel << (reduction ? "<W8, Pair>" : "<W8>") << ": W8 = true, false (Plan::words8)"
+      << (reduction ? "; Pair = " + pairs : std::string()) << "\n";
   if (c.throughput)
     o << "//   " << c.throughput->kernel << "<AtomT>: AtomT = the policy's Atom (" << c.policy.atom.pipelineStages
       << " stages x " << c.policy.atom.stageBytes << " B)"
+      << (reduction && !special.empty() ? ", and atom::PairAtom of it for each specialized pair" : "")
       << (c.throughput->hasPush ? "; push CTAs with 1 or 2 lanes per role (LaneAtomOf)" : "") << "\n";
-  if (c.direct) o << "//   " << c.direct->kernel << "<>: one\n";
-  if (c.engine) o << "//   " << c.engine->host << " kernel nodes: one each\n";
+  if (c.direct) o << "//   " << c.direct->kernel << "<Pair>: Pair = " << (reduction ? pairs : "kAnyPair") << "\n";
+  if (c.engine) o << "//   " << c.engine->host << " kernel nodes: one each (every pair)\n";
+  if (reduction && !special.empty())
+    o << "// Specialized pairs (policy reductions.specialize): their latency, throughput and direct\n"
+      << "// kernels inline the pair's loop with the op a constant; the launch picks them by the call's pair.\n";
   if (!reduction) {
     o << "// A copy: no reduction class (the programs move bytes of any dtype).\n";
   } else {
@@ -78,7 +114,7 @@ std::string printInstantiationTable(const EmitCollective &c, const std::string &
       if (!(classes >> cls & 1u)) continue;
       std::string name = std::string(dtypeName(classElement(cls))) + " " + familyName(classFamily(cls));
       name.resize(name.size() < 16 ? 16 : name.size(), ' ');
-      o << "//   " << name << pairsOf(cls, c.policy.reductions.dtypes, c.policy.reductions.ops) << "\n";
+      o << "//   " << name << pairsOf(cls) << "\n";
     }
   }
   o << "inline constexpr uint64_t " << reductionsName(id) << " =";

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "codegen/EmitModel.h"
 
@@ -17,6 +18,13 @@ namespace purlin::codegen {
 /// The reduction classes collective `c` compiles: those covering the
 /// policy's dtype x op masks for a reduction, none for a copy.
 uint64_t reductionClassesOf(const EmitCollective &c);
+
+/// The (dtype, op) pairs (purlin/reduction.h pair indices) that get kernels
+/// of their own: the policy's `reductions.specialize` for a reduction,
+/// none for a copy.
+std::vector<int> specializedPairsOf(const EmitCollective &c);
+/// "pairIndex(DType::BF16, RedOp::Sum)": a pair as the generated code spells it.
+std::string pairSpelling(int pair);
 
 /// The table as comment lines ("// ...") followed by the definition of
 /// NAME_Reductions (`id` = the flat identifier).

@@ -286,8 +286,9 @@ private:
       o_ << "/// N2: two ranks (chosen at run time); the running reduction of the two\n"
          << "/// operands is one reducePair in rank order (bench/NOTES.md E13 run3).\n"
          << "/// The reduction's class is dispatched once per packet group (every rank's\n"
-         << "/// words of the group in registers), not per rank or word.\n"
-         << "template <bool W8, bool N2, class Epoch>\n";
+         << "/// words of the group in registers), not per rank or word; Pair: one pair's\n"
+         << "/// kernel (a constant reduction) or kAnyPair (the instantiation table).\n"
+         << "template <bool W8, bool N2, int Pair, class Epoch>\n";
     else
       o_ << "template <bool W8, class Epoch>\n";
     o_ << "__device__ void " << id_ << "_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,\n"
@@ -297,7 +298,7 @@ private:
                    : rooted_ ? "  const int r = pl.rank, n = pl.n, lane = laneId();\n"
                              : "  const int n = pl.n, lane = laneId();\n");
     if (rooted_) o_ << "  const int root = pl.root;\n";
-    if (reduce_) o_ << "  " << kReductionStatement << "\n";
+    if (reduce_) o_ << "  " << kPairReductionStatement << "\n";
     if (variable_)
       o_ << "  // V form: flows differ in length; G covers the longest, each flow its own\n"
          << "  // flowGroups (a zero-byte flow: its marker group, docs/snac-protocol.md).\n"
@@ -480,7 +481,7 @@ private:
   /// The reduce loop at indentation `q` (the group loop's, or a rank condition's).
   void reduceSteps(const std::string &q) {
     const Op &poll = *sh_.pollRed, &step = *sh_.step;
-    const std::string classes = reductionsName(id_);
+    const std::string classes = "kernelClasses<Pair>(" + reductionsName(id_) + ")";
     // Reductions poll with staggered loads every round (PollStagger::EveryRound, E13).
     // Every rank's words of the group are held in registers (the loop over
     // the ranks unrolled to kMaxRanks), then reduced by one dispatch.
@@ -523,7 +524,8 @@ private:
     const bool trigger = !shared_;
     o_ << "/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),\n"
        << "/// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).\n";
-    o_ << "template <bool W8>\n"
+    if (reduce_) o_ << "/// Pair: kAnyPair, or the one (dtype, op) pair it is specialized for.\n";
+    o_ << (reduce_ ? "template <bool W8, int Pair>\n" : "template <bool W8>\n")
        << "__global__ void " << id_ << "_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {\n"
        << "  constexpr bool kTriggerOnRead = " << (trigger ? "true" : "false")
        << ";  // " << (trigger ? "let the next grid in once the epoch load is issued"
@@ -539,9 +541,9 @@ private:
        << "  packet::CallEpoch<kTriggerOnRead> ce;\n";
     if (reduce_)
       o_ << "  if (pl.n == 2)\n"
-         << "    " << id_ << "_latency<W8, true>(dc, pl, rg, cs, in, out, ce, warp, warps);\n"
+         << "    " << id_ << "_latency<W8, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);\n"
          << "  else\n"
-         << "    " << id_ << "_latency<W8, false>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
+         << "    " << id_ << "_latency<W8, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
     else
       o_ << "  " << id_ << "_latency<W8>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
     o_ << "  ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)\n";

@@ -154,13 +154,15 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
   const LatencyCode &lat = *c.latency;
   const ThroughputCode &tp = *c.throughput;
   const std::string bytes = c.ir && !c.ir->ir().dispatchBytes.empty() ? c.ir->ir().dispatchBytes : "bytes";
+  const bool reduction = reduces(c.kind);
   auto latencyKernel = [&](bool w8) {
-    return lat.kernel + (w8 ? "<true>" : "<false>");
+    return lat.kernel + (w8 ? "<true" : "<false") + (reduction ? ", Pair>" : ">");
   };
-  o << "/// The host code that picks " << c.name << "'s program for a planned call and enqueues it\n"
-    << "/// (the plan's flags: snac::makePlan / planDirect, the same on every rank).\n"
-    << "template <class AtomT>\n"
-    << "Status " << id << "_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,\n"
+  o << "/// The host code that enqueues " << c.name << "'s program for a planned call, with the\n"
+    << "/// kernels for `Pair` (kAnyPair: every pair; the plan's flags: snac::makePlan / planDirect,\n"
+    << "/// the same on every rank).\n"
+    << "template <class AtomT, int Pair>\n"
+    << "Status " << id << "_enqueueFor(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,\n"
     << "    const std::byte* in, std::byte* out, const LaunchContext& lc) {\n"
     << "  (void)peers;\n";
   if (c.direct) {
@@ -174,7 +176,7 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
     else
       o << "  if (pl.direct && pl.directEngine) return lc.refuse(Status::Internal, \"no copy-engine form was printed\");\n";
     o << "  if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)\n"
-      << "    return launchProgram(lc, \"direct kernel\", " << c.direct->kernel << "<>,\n"
+      << "    return launchProgram(lc, \"direct kernel\", " << c.direct->kernel << "<Pair>,\n"
       << "                         pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);\n";
   } else {
     o << "  if (pl.direct) return lc.refuse(Status::Internal, \"no direct program was printed\");\n";
@@ -191,8 +193,25 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
       << " transfer for world size \" + std::to_string(pl.n) +\n"
       << "                                              \" has no printed program (purlinc printed "
       << (tp.hasPull ? "pull" : "push") << " only)\");\n";
-  o << "  return launchProgram(lc, \"throughput kernel\", " << tp.kernel << "<AtomT>,\n"
+  o << "  return launchProgram(lc, \"throughput kernel\", " << tp.kernel << "<atom::AtomFor<AtomT, Pair>>,\n"
     << "                       pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);\n"
+    << "}\n\n";
+  // The dispatch by the call's pair: a specialized pair's kernels, else every pair's.
+  const std::vector<int> special = specializedPairsOf(c);
+  o << "/// The host code that picks " << c.name << "'s program for a planned call and enqueues it:\n"
+    << "/// the kernels of the call's pair where the instantiation table specializes it.\n"
+    << "template <class AtomT>\n"
+    << "Status " << id << "_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,\n"
+    << "    const std::byte* in, std::byte* out, const LaunchContext& lc) {\n";
+  if (!special.empty()) {
+    o << "  switch (pairIndex(pl.dtype, pl.op)) {\n";
+    for (int pair : special)
+      o << "    case " << pairSpelling(pair) << ":\n"
+        << "      return " << id << "_enqueueFor<AtomT, " << pairSpelling(pair) << ">(pl, dc, peers, in, out, lc);\n";
+    o << "    default: break;\n"
+      << "  }\n";
+  }
+  o << "  return " << id << "_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);\n"
     << "}\n\n";
 }
 
@@ -228,18 +247,30 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
     << "struct " << id << "_Programs {\n"
     << "  /// The reduction classes the programs compile (the instantiation table; 0: a copy).\n"
     << "  [[maybe_unused]] static constexpr uint64_t reductions = " << reductionsName(id) << ";\n"
-    << "  /// The latency kernel of the whole-word form W8.\n"
-    << "  template <bool W8> static snac::ProgramKernel latency() { return " << lat.kernel << "<W8>; }\n"
-    << "  /// The throughput kernel for datapath AtomT.\n"
-    << "  template <class AtomT> static snac::ProgramKernel throughput() { return " << tp.kernel << "<AtomT>; }\n";
+    << "  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).\n"
+    << "  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() { return " << lat.kernel
+    << (reduces(c.kind) ? "<W8, Pair>" : "<W8>") << "; }\n"
+    << "  /// The throughput kernel for datapath AtomT and `Pair`.\n"
+    << "  template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() { return " << tp.kernel
+    << "<atom::AtomFor<AtomT, Pair>>; }\n";
   if (c.direct)
-    o << "  /// The direct program's kernel form.\n"
+    o << "  /// The direct program's kernel form for `Pair`.\n"
       << "  static constexpr bool hasDirect = true;\n"
-      << "  static snac::DirectKernel direct() { return " << c.direct->kernel << "<>; }\n";
+      << "  template <int Pair = kAnyPair> static snac::DirectKernel direct() { return " << c.direct->kernel
+      << "<Pair>; }\n";
   else
     o << "  /// No direct program: no world size shown for this policy derives one.\n"
       << "  static constexpr bool hasDirect = false;\n"
-      << "  static snac::DirectKernel direct() { return nullptr; }\n";
+      << "  template <int Pair = kAnyPair> static snac::DirectKernel direct() { return nullptr; }\n";
+  {
+    o << "  /// f(std::integral_constant<int, Pair>) for every Pair with kernels of its own\n"
+      << "  /// (kAnyPair first; the instantiation table's specialized pairs).\n"
+      << "  template <class F> static void forEachPair(F&& f) {\n"
+      << "    f(std::integral_constant<int, kAnyPair>{});\n";
+    for (int pair : specializedPairsOf(c))
+      o << "    f(std::integral_constant<int, " << pairSpelling(pair) << ">{});\n";
+    o << "  }\n";
+  }
   o << "  /// The host code that picks the program of a planned call and enqueues it.\n"
     << "  template <class AtomT> static snac::ProgramEnqueue enqueue() { return " << id << "_enqueue<AtomT>; }\n";
   o << "};\n\n";

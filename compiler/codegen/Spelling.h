@@ -17,6 +17,11 @@ namespace purlin::codegen {
 /// site dispatches on once per contiguous range.
 inline constexpr const char *kReductionStatement =
     "const Reduction red = reductionOf(pl.dtype, pl.op);  // the call's reduction class (purlin/reduction.h)";
+/// The same in a kernel templated on `Pair` (the instantiation table's
+/// specialized pairs): a constant there, the call's in the kernel of every
+/// pair (kAnyPair).
+inline constexpr const char *kPairReductionStatement =
+    "const Reduction red = kernelReduction<Pair>(pl.dtype, pl.op);  // the call's reduction (a constant for one Pair)";
 
 /// The name of a collective's reduction class set in the generated code
 /// ("allReduce" -> "allReduce_Reductions"): the instantiation table's

@@ -1,6 +1,7 @@
 /// @file Backend.cpp
 /// @brief runBackend: where compiler/ir (--emit=ir, ir-json,
-/// --print-ir-after-all, --simulate) and compiler/codegen (--emit=cuda)
+/// --print-ir-after-all, --simulate) and compiler/codegen (--emit=cuda,
+/// --emit=instances)
 /// plug into purlinc.
 #include "Backend.h"
 #include "Output.h"
@@ -15,8 +16,11 @@ namespace purlin {
 
 int runBackend(const Options &opts, const Module &m, const PolicySet &policies, Diagnostics &diags) {
   // --emit=cuda (the default): compiler/codegen writes <out>.cu and <out>.h.
-  if (opts.emit == EmitKind::Cuda && !opts.printIRAfterAll && !opts.simulateRanks) {
-    if (auto error = codegen::runCudaEmit(m, policies, opts.output, std::cout, codegen::irProvider())) {
+  // --emit=instances: the instantiation table of each collective only.
+  const bool instances = opts.emit == EmitKind::Instances;
+  if ((opts.emit == EmitKind::Cuda || instances) && !opts.printIRAfterAll && !opts.simulateRanks) {
+    const auto what = instances ? codegen::CudaEmitWhat::Instances : codegen::CudaEmitWhat::Files;
+    if (auto error = codegen::runCudaEmit(m, policies, opts.output, std::cout, codegen::irProvider(), what)) {
       diags.report(DiagKind::CodegenError, error->loc, error->message);
       return 1;
     }

@@ -13,7 +13,7 @@
 namespace purlin {
 
 /// How far the pipeline runs (`--emit=`).
-enum class EmitKind { AST, IR, IRJson, Cuda };
+enum class EmitKind { AST, IR, IRJson, Cuda, Instances };
 
 struct Options {
   std::string input;                     ///< the .pl file

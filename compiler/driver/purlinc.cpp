@@ -140,8 +140,9 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"sm_80", "sm_90", "sm_100"}))
       ->capture_default_str();
   std::map<std::string, EmitKind> emitKinds = {
-      {"ast", EmitKind::AST}, {"ir", EmitKind::IR}, {"ir-json", EmitKind::IRJson}, {"cuda", EmitKind::Cuda}};
-  app.add_option("--emit", opts.emit, "what to produce: ast, ir, ir-json, cuda")
+      {"ast", EmitKind::AST}, {"ir", EmitKind::IR}, {"ir-json", EmitKind::IRJson}, {"cuda", EmitKind::Cuda},
+      {"instances", EmitKind::Instances}};
+  app.add_option("--emit", opts.emit, "what to produce: ast, ir, ir-json, cuda, instances (the instantiation tables)")
       ->transform(CLI::CheckedTransformer(emitKinds))
       ->default_str("cuda");
   app.add_option("--collective", opts.collectives, "only this collective (repeatable; default: all)");

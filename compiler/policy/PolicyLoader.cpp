@@ -185,6 +185,35 @@ unsigned readNameMask(const json &v, const char *key, const std::string &path, b
   return mask;
 }
 
+/// "specialize": ["bf16 sum", ...]: pairs "dtype op" whose class the masks
+/// compile (an empty list: none).
+uint64_t readSpecialize(const json &v, const std::string &path, const ReductionPolicy &r) {
+  auto it = v.find("specialize");
+  if (it == v.end()) {
+    // The default, where the masks compile it.
+    const uint64_t classes = reductionClassesOf(r.dtypes, r.ops);
+    uint64_t set = 0;
+    for (int pair = 0; pair < kNumPairs; ++pair)
+      if ((kDefaultSpecializedPairs >> pair & 1u) && reducesPair(classes, pairDType(pair), pairOp(pair)))
+        set |= uint64_t(1) << pair;
+    return set;
+  }
+  const std::string p = path + ".specialize";
+  if (!it->is_array()) fail(p, "a list of pairs \"dtype op\" (e.g. \"bf16 sum\")", *it);
+  uint64_t set = 0;
+  for (const json &e : *it) {
+    int found = -1;
+    for (int pair = 0; pair < kNumPairs && e.is_string(); ++pair)
+      if (e.get<std::string>() == std::string(dtypeName(pairDType(pair))) + " " + redOpName(pairOp(pair)))
+        found = pair;
+    if (found < 0) fail(p, "pairs \"dtype op\" of the names of types.def (e.g. \"bf16 sum\")", e);
+    if (!reducesPair(reductionClassesOf(r.dtypes, r.ops), pairDType(found), pairOp(found)))
+      fail(p, "pairs the masks compile (reductions.dtypes and reductions.ops)", e);
+    set |= uint64_t(1) << found;
+  }
+  return set;
+}
+
 Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
   std::string path = "policies." + name;
   requireObject(v, path,
@@ -201,9 +230,10 @@ Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
              limits::kStageBytesUnit, p.atom.stageBytes);
   }
   if (auto it = v.find("reductions"); it != v.end()) {
-    requireObject(*it, path + ".reductions", {"dtypes", "ops"});
+    requireObject(*it, path + ".reductions", {"dtypes", "ops", "specialize"});
     p.reductions.dtypes = readNameMask(*it, "dtypes", path + ".reductions", true);
     p.reductions.ops = readNameMask(*it, "ops", path + ".reductions", false);
+    p.reductions.specialize = readSpecialize(*it, path + ".reductions", p.reductions);
   }
   for (int n = kMinWorld; n <= kMaxWorld; ++n)
     readWorldFields(v, path, p.world[n]);

@@ -247,6 +247,29 @@ TEST_CASE("push lanes: optional, 1 or 2, round-tripped") {
   CHECK(e == "p.json: policies.t.throughput.lanes: expected an integer in [1, 2], got 3");
 }
 
+TEST_CASE("reductions.specialize: pairs the masks compile, default bf16 sum, round-tripped") {
+  std::string e;
+  PolicySet s = parse(R"({"policies": {"t": {"reductions": {"specialize": ["f32 sum", "bf16 max"]}},
+      "none": {"reductions": {"specialize": []}},
+      "noBf16": {"reductions": {"dtypes": ["f32"]}}}})",
+                      e);
+  REQUIRE(e == "");
+  CHECK(s.policies.at("t").reductions.specialize == (pairBit(DType::F32, RedOp::Sum) | pairBit(DType::BF16, RedOp::Max)));
+  CHECK(s.policies.at("none").reductions.specialize == 0);
+  CHECK(s.policies.at("Policy").reductions.specialize == pairBit(DType::BF16, RedOp::Sum));  // the default
+  CHECK(s.policies.at("noBf16").reductions.specialize == 0);  // the default, where the masks compile it
+  PolicySet back = parsePolicies(policyToJson(s), "rt.json", Arch::Sm90, e);
+  REQUIRE(e == "");
+  for (const char *name : {"t", "none", "noBf16", "Policy"})
+    CHECK(back.policies.at(name).reductions.specialize == s.policies.at(name).reductions.specialize);
+  parse(R"({"policies": {"t": {"reductions": {"specialize": ["bf16 summ"]}}}})", e);
+  CHECK(e.find("policies.t.reductions.specialize") != std::string::npos);
+  parse(R"({"policies": {"t": {"reductions": {"ops": ["sum"], "specialize": ["bf16 max"]}}}})", e);
+  CHECK(e.find("pairs the masks compile") != std::string::npos);
+  parse(R"({"policies": {"t": {"reductions": {"specialize": "bf16 sum"}}}})", e);
+  CHECK(e.find("a list of pairs") != std::string::npos);
+}
+
 TEST_CASE("reductions masks: names of types.def, optional, round-tripped") {
   std::string e;
   PolicySet s = parse(R"({"policies": {"t": {"reductions": {"dtypes": ["bf16", "f8e4m3"], "ops": ["sum"]}},

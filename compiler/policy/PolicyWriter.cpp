@@ -16,13 +16,18 @@ std::string policyToJson(const PolicySet &set) {
     json j;
     j["stagingBytes"] = p.stagingBytes;
     j["atom"] = {{"pipelineStages", p.atom.pipelineStages}, {"stageBytes", p.atom.stageBytes}};
-    if (p.reductions.dtypes != kAllDTypesMask || p.reductions.ops != kAllOpsMask) {
-      json dtypes = json::array(), ops = json::array();
+    if (p.reductions.dtypes != kAllDTypesMask || p.reductions.ops != kAllOpsMask ||
+        p.reductions.specialize != kDefaultSpecializedPairs) {
+      json dtypes = json::array(), ops = json::array(), specialize = json::array();
       for (int i = 0; i < kNumDTypes; ++i)
         if (p.reductions.dtypes >> i & 1u) dtypes.push_back(dtypeName(DType(i)));
       for (int i = 0; i < kNumRedOps; ++i)
         if (p.reductions.ops >> i & 1u) ops.push_back(redOpName(RedOp(i)));
-      j["reductions"] = {{"dtypes", dtypes}, {"ops", ops}};
+      const uint64_t classes = reductionClassesOf(p.reductions.dtypes, p.reductions.ops);
+      for (int pair = 0; pair < kNumPairs; ++pair)
+        if ((p.reductions.specialize >> pair & 1u) && reducesPair(classes, pairDType(pair), pairOp(pair)))
+          specialize.push_back(std::string(dtypeName(pairDType(pair))) + " " + redOpName(pairOp(pair)));
+      j["reductions"] = {{"dtypes", dtypes}, {"ops", ops}, {"specialize", specialize}};
     }
     json worlds = json::object();
     for (int n = kMinWorld; n <= kMaxWorld; ++n) {

@@ -9,9 +9,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "purlin/atom/elem.cuh"
+#include "purlin/reduction.h"
 
 namespace pa = purlin::atom;
 using purlin::DType;
@@ -97,4 +99,55 @@ TEST_CASE("elem: fp8 accumulates in fp32, rounds to nearest even, does not satur
   const __nv_fp8_e4m3 one(1.0f), sixteenth(0.0625f);
   CHECK(float(reduce<__nv_fp8_e4m3, RedOp::Sum>(one, sixteenth, sixteenth)) == 1.125f);
   CHECK(float(reduce<__nv_fp8_e5m2, RedOp::Max>(__nv_fp8_e5m2(-2.0f), __nv_fp8_e5m2(0.5f))) == 0.5f);
+}
+
+namespace {
+/// Bits of a sample value: an LCG over the whole pattern space (NaNs,
+/// infinities, denormals and integer extremes included).
+template <class E> E sample(uint64_t &state) {
+  state = state * 6364136223846793005ull + 1442695040888963407ull;
+  const uint64_t r = state ^ (state >> 29);
+  E e;
+  std::memcpy(&e, &r, sizeof(E));
+  return e;
+}
+/// Every pair (T, Op): the loop of its reduction class (purlin/reduction.h:
+/// the class's element type and family, the op's variant at run time)
+/// gives the bits of the op's own reference, for 1 to 8 contributions.
+/// What can break: reductionOf's class or variant of a pair (avg computed
+/// as a sum, min as a max, a merged pair whose bits differ) and Arith's
+/// use of the variant.
+template <DType T, RedOp Op> void checkClassOf() {
+  using E = typename pa::ElementOf<T>::type;
+  constexpr purlin::Reduction red = purlin::reductionOf(T, Op);
+  using C = typename pa::ElementOf<purlin::classElement(red.cls)>::type;
+  constexpr purlin::OpFamily F = purlin::classFamily(red.cls);
+  STATIC_REQUIRE(sizeof(C) == sizeof(E));
+  uint64_t state = uint64_t(T) * 131 + uint64_t(Op);
+  int mismatches = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int n = 1 + trial % purlin::kMaxRanks;
+    E xs[purlin::kMaxRanks];
+    for (int p = 0; p < n; ++p) xs[p] = sample<E>(state);
+    const E want = pa::referenceReduce<E, Op>(xs, n);
+    C cs[purlin::kMaxRanks];
+    std::memcpy(cs, xs, sizeof(E) * std::size_t(n));
+    pa::AccOf<C> acc = pa::toAcc(cs[0]);
+    for (int p = 1; p < n; ++p) acc = pa::Arith<C, F>::combine(acc, pa::toAcc(cs[p]), red.variant);
+    const C got = pa::Arith<C, F>::finish(acc, n, red.variant);
+    mismatches += std::memcmp(&want, &got, sizeof(E)) != 0;
+  }
+  INFO(purlin::dtypeName(T) << " " << int(Op));
+  CHECK(mismatches == 0);
+}
+} // namespace
+
+TEST_CASE("elem: every (dtype, op) pair's class loop gives the op's own results, bit for bit") {
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) \
+  checkClassOf<DType::Name, RedOp::Sum>();              \
+  checkClassOf<DType::Name, RedOp::Max>();              \
+  checkClassOf<DType::Name, RedOp::Min>();              \
+  checkClassOf<DType::Name, RedOp::Avg>();              \
+  checkClassOf<DType::Name, RedOp::Product>();
+#include "purlin/types.def"
 }

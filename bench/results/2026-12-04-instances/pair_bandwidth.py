@@ -1,10 +1,10 @@
 # Every (dtype, op) pair of AllReduce and ReduceScatter at 256 MiB per rank's input (and one
 # latency size), two ranks as threads sharing one GPU, eager calls and calls captured in a CUDA
-# graph; per-call time = median of REPS repetitions of ITERS calls (rank 0's CUDA events).
+# graph (one call captured, replayed); per-call time = median of REPS repetitions of ITERS calls (rank 0's CUDA events).
 # Run once per library (PURLIN_LIBRARY): the build before (specialized f32/f16/bf16 x sum/max/min,
 # the other pairs through DynElem) and this one (a loop per reduction class, dispatched per range).
 #   python3 pair_bandwidth.py LABEL OUT.json [sizes...]
-import os, sys, json, statistics
+import os, sys, json, statistics, time
 sys.path.insert(0, os.path.join(os.environ["PURLIN_REPO"], "python", "tests"))
 import torch, purlin
 import test_gpu as T
@@ -23,6 +23,8 @@ def timed(s, fn):
         b.record(s); b.synchronize()
         times.append(a.elapsed_time(b) * 1000 / ITERS)
     return times
+# PAIRS="bfloat16:sum float32:avg ...": only these (dtype, op) pairs (default: every one).
+PAIRS = [tuple(p.split(":")) for p in os.environ.get("PAIRS", "").split()]
 def body(comm, r):
     s = torch.cuda.current_stream()
     for nbytes in sizes:
@@ -30,20 +32,24 @@ def body(comm, r):
             dtype = getattr(torch, dname)
             esize = torch.empty(0, dtype=dtype).element_size()
             count = nbytes // esize
+            if PAIRS and not any(d == dname for d, _ in PAIRS): continue
             x = torch.zeros(count, dtype=dtype, device="cuda")
             rs = torch.zeros(count // 2, dtype=dtype, device="cuda")
             for op in ops:
+                if PAIRS and (dname, op) not in PAIRS: continue
                 for name in ("all_reduce", "reduce_scatter"):
                     call = (lambda: comm.all_reduce(x, op=op)) if name == "all_reduce" else \
                            (lambda: comm.reduce_scatter_tensor(rs, x, op=op))
                     for _ in range(2): call()
                     s.synchronize()
                     eager = timed(s, lambda: [call() for _ in range(ITERS)])
-                    g = torch.cuda.CUDAGraph()
+                    t0 = time.time()
+                    g = torch.cuda.CUDAGraph()  # one call captured, replayed ITERS times per repetition
                     with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
-                        for _ in range(ITERS): call()
+                        call()
                     g.replay(); s.synchronize()
-                    graph = timed(s, g.replay)
+                    t1 = time.time()
+                    graph = timed(s, lambda: [g.replay() for _ in range(ITERS)])
                     del g
                     s.synchronize()
                     comm._comm.release_direct()
@@ -53,7 +59,7 @@ def body(comm, r):
                                          "mode": mode, "us_median": round(statistics.median(t), 2),
                                          "us_min": round(min(t), 2), "us_max": round(max(t), 2)})
                         print(f"{label} {name:14s} {dname:14s} {op:8s} {nbytes:>10d} eager {statistics.median(eager):9.2f} "
-                              f"graph {statistics.median(graph):9.2f} us", flush=True)
+                              f"graph {statistics.median(graph):9.2f} us (capture {t1 - t0:.1f} s)", flush=True)
             del x, rs
     return 0
 T.run_ranks(torch, 2, body)

@@ -50,11 +50,12 @@ TEST_CASE("the printed direct code has each collective's data movement", "[codeg
   CHECK(has(ag, "if (dst != in + b) d.p[d.n++] = detail::vec(dst);"));  // in place
   CHECK(has(a2a, "atom::detail::copyVec16Pairs(pr, len / 16, s);"));
   CHECK(has(rs, "const int q = 1 - r;"));
-  CHECK(has(rs, "atom::reducePairVec16<reduceScatter_Reductions>(red, detail::vec(landed + o), nullptr, a, b, len / 16, s);"));
-  CHECK(has(rs, "const Reduction red = reductionOf(pl.dtype, pl.op);"));
+  CHECK(has(rs, "atom::reducePairVec16<reduceScatter_Reductions, Pair>(red, detail::vec(landed + o), nullptr, a, b, len / 16, s);"));
+  CHECK(has(rs, "const Reduction red = kernelReduction<Pair>(pl.dtype, pl.op);"));
+  CHECK(has(rs, "template <int Pair = kAnyPair>"));  // every pair, or one specialized pair
   CHECK_FALSE(has(rs, "RedOp Op"));
   CHECK_FALSE(has(rs, "backIndex"));
-  CHECK(has(ar, "atom::reducePairVec16<allReduce_Reductions>(red, detail::vec(landed + o), detail::vec(backDst + o), a, b, len / 16, s);"));
+  CHECK(has(ar, "atom::reducePairVec16<allReduce_Reductions, Pair>(red, detail::vec(landed + o), detail::vec(backDst + o), a, b, len / 16, s);"));
   CHECK(has(ar, "is fused into"));
   CHECK(has(ar, "waitSignal(dc, backIndex(p, c), last)"));
 }

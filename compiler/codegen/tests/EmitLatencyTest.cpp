@@ -43,13 +43,15 @@ TEST_CASE("the printed latency code follows the IR's loop orders and shapes", "[
   c = printLatencyProgram("allReduce", ar.ir().latency);
   CHECK(c.reduces);
   CHECK(c.text.find("for (int p = 0; p < kMaxRanks; ++p) {  // p in 0..n-1") != std::string::npos);
-  CHECK(c.text.find("reduceGroupWords<allReduce_Reductions>(red, wa, wb, n, ra, rb);") != std::string::npos);
-  CHECK(c.text.find("const Reduction red = reductionOf(pl.dtype, pl.op);") != std::string::npos);
-  CHECK(c.text.find("template <bool W8>") != std::string::npos);  // no element type, no op
+  CHECK(c.text.find("reduceGroupWords<kernelClasses<Pair>(allReduce_Reductions)>(red, wa, wb, n, ra, rb);") !=
+        std::string::npos);
+  CHECK(c.text.find("const Reduction red = kernelReduction<Pair>(pl.dtype, pl.op);") != std::string::npos);
+  CHECK(c.text.find("template <bool W8, int Pair>") != std::string::npos);  // every pair or one: no element type
+  CHECK(c.text.find("_latency<W8, true, Pair>(dc, pl,") != std::string::npos);
   CHECK(c.text.find("RedOp Op") == std::string::npos);
   CHECK(c.text.find("PollStagger::EveryRound") != std::string::npos);
   CHECK(c.text.find("kTriggerOnRead = false") != std::string::npos); // one load feeds every put
-  CHECK(c.text.find("reduceGroupPair<allReduce_Reductions>(red,") != std::string::npos);
+  CHECK(c.text.find("reduceGroupPair<kernelClasses<Pair>(allReduce_Reductions)>(red,") != std::string::npos);
 }
 
 TEST_CASE("a mutated IR is refused by the verifier and by the printer", "[codegen][latency]") {

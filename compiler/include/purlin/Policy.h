@@ -88,14 +88,27 @@ inline const char *redOpName(RedOp op) {
   return "unknown-op";
 }
 
+/// The pairs a policy without `reductions.specialize` specializes.
+inline constexpr uint64_t kDefaultSpecializedPairs = pairBit(DType::BF16, RedOp::Sum);
+
 /// The (dtype, op) pairs a reduction's programs compile (bits of the
 /// runtime's DType and RedOp indices, purlin/types.def): purlinc's
 /// instantiation table lists the reduction classes (purlin/reduction.h)
-/// that cover them; a call of another pair is refused with Unsupported.
+/// that cover them (a class also runs the other pairs it covers: avg with
+/// sum, min with max, i8 product with u8 product); a call whose pair's
+/// class is not compiled is refused with Unsupported.
 /// Default: every pair.
+/// `specialize`: the pairs (bits of purlin/reduction.h's pairIndex) whose
+/// reduction kernels are also compiled for that pair alone (the latency,
+/// throughput and direct kernels: one class, the op a constant). Default:
+/// bf16 sum (measured: the generic kernels are 6-11% slower for small
+/// messages and 6-25% for large ones, bench/results/2026-12-04-instances;
+/// each specialized pair costs compile time). The class of every pair
+/// named must be compiled by the masks.
 struct ReductionPolicy {
   unsigned dtypes = kAllDTypesMask;
   unsigned ops = kAllOpsMask;
+  uint64_t specialize = kDefaultSpecializedPairs;
 };
 
 /// One named policy.

@@ -96,4 +96,31 @@ inline constexpr bool reducesPair(uint64_t classes, DType t, RedOp op) {
   return isValid(t) && isValid(op) && (classes >> reductionOf(t, op).cls & 1u) != 0;
 }
 
+/// Specialized kernels. A reduction's kernels are compiled once for every
+/// class of its table (kAnyPair: the call's pair read at run time) and,
+/// for the pairs a policy names (`reductions.specialize`), once more for
+/// that pair alone, its arithmetic inlined and its op a constant (the
+/// latency program's code shape and the throughput program's loop as a
+/// kernel compiled for the pair: bench/results/2026-12-04-instances). A
+/// pair index is dtype * kNumRedOps + op.
+inline constexpr int kAnyPair = -1;
+inline constexpr int kNumPairs = kNumDTypes * kNumRedOps;
+PURLIN_REDUCTION_HD inline constexpr int pairIndex(DType t, RedOp op) { return int(t) * kNumRedOps + int(op); }
+PURLIN_REDUCTION_HD inline constexpr DType pairDType(int pair) { return DType(pair / kNumRedOps); }
+PURLIN_REDUCTION_HD inline constexpr RedOp pairOp(int pair) { return RedOp(pair % kNumRedOps); }
+PURLIN_REDUCTION_HD inline constexpr uint64_t pairBit(DType t, RedOp op) { return uint64_t(1) << pairIndex(t, op); }
+static_assert(kNumPairs <= 64, "(dtype, op) pairs fit a 64-bit set");
+/// The reduction a kernel for `Pair` computes: the call's, or the pair's
+/// (a constant, so its class and variant fold away).
+template <int Pair> PURLIN_REDUCTION_HD inline constexpr Reduction kernelReduction(DType t, RedOp op) {
+  if constexpr (Pair == kAnyPair) return reductionOf(t, op);
+  else return reductionOf(pairDType(Pair), pairOp(Pair));
+}
+/// The classes a kernel for `Pair` dispatches over: all of the program's
+/// (`classes`), or the pair's one.
+template <int Pair> PURLIN_REDUCTION_HD inline constexpr uint64_t kernelClasses(uint64_t classes) {
+  if constexpr (Pair == kAnyPair) return classes;
+  else return uint64_t(1) << reductionOf(pairDType(Pair), pairOp(Pair)).cls;
+}
+
 } // namespace purlin

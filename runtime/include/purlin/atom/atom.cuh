@@ -113,7 +113,7 @@ template <int S, int SB> struct NativePath {
 /// (E, F) on datapath Path: element loops for a head up to 16-byte alignment,
 /// the tail and pointers that are not co-aligned, Path's vector loop for
 /// the rest. dst may alias a source elementwise.
-template <class RangePath, class E, OpFamily F>
+template <class RangePath, class E, OpFamily F, int StaticStages = 0>
 __device__ __forceinline__ void reduceRangeInline(std::byte* dst, const Sources& srcs, std::size_t count,
                                                   std::byte* workspace, Slice s, int variant, int stages) {
   bool coaligned = true;
@@ -126,7 +126,8 @@ __device__ __forceinline__ void reduceRangeInline(std::byte* dst, const Sources&
     head = ((16 - (d & 15)) & 15) / sizeof(E);
     if (head > count) head = count;
     const std::size_t nvec = (count - head) * sizeof(E) / 16;
-    RangePath::template reduceVec16<E, F>(dst, srcs, head * sizeof(E), nvec, workspace, s, variant, stages);
+    RangePath::template reduceVec16<E, F, StaticStages>(dst, srcs, head * sizeof(E), nvec, workspace, s, variant,
+                                                        stages);
     tailBegin = head + nvec * 16 / sizeof(E);
   }
   // One element loop for both ends (compiled once per class, not three times).
@@ -221,8 +222,9 @@ struct Atom {
     const std::size_t count = bytes / sizeof(E);
     if (count == 0 || n < 1) return;
     const detail::Sources srcs = sourcesOf(sources, n);
-    detail::reduceRangeInline<typename Path::RangePath, E, familyOf(Op)>(dst, srcs, count, workspace, s, variantOf(Op),
-                                                                        Path::kStages);
+    // Inlined: the pipeline depth is a constant here (Algorithm 2's static form).
+    detail::reduceRangeInline<typename Path::RangePath, E, familyOf(Op), Path::kStages>(
+        dst, srcs, count, workspace, s, variantOf(Op), Path::kStages);
   }
 
   /// As reduce, for the (dtype, op) of a call: `red` (reductionOf, purlin/reduction.h)
@@ -282,6 +284,36 @@ struct Atom {
 template <class Arch> using DefaultAtom = Atom<Arch>;
 
 #if defined(__CUDACC__)
+/// Atom A in a kernel specialized for one (dtype, op) pair (purlin/
+/// reduction.h, `Pair`): its reduce is the pair's own loop, inlined at the
+/// reduce site with the op a constant (Atom::reduce<E, Op>), instead of a
+/// dispatch over the program's classes into out-of-line loops. Everything
+/// else is A's. What purlinc's printed programs instantiate for the pairs a
+/// policy specializes (AtomFor).
+template <class A, int Pair> struct PairAtom : A {
+  static_assert(Pair >= 0 && Pair < kNumPairs, "PairAtom: a (dtype, op) pair index (purlin/reduction.h)");
+  using A::reduce;
+  template <uint64_t Classes>
+  __device__ static void reduce(const Reduction& red, std::byte* dst, const std::byte* const* sources,
+                                std::size_t bytes, int n, std::byte* workspace) {
+    reduce<Classes>(red, dst, sources, bytes, n, workspace, ctaSlice());
+  }
+  template <uint64_t Classes>
+  __device__ static void reduce(const Reduction&, std::byte* dst, const std::byte* const* sources,
+                                std::size_t bytes, int n, std::byte* workspace, Slice s) {
+    static_assert((Classes & kernelClasses<Pair>(~uint64_t(0))) != 0,
+                  "PairAtom: the pair's class is not among the program's (the policy's masks)");
+    A::template reduce<typename ElementOf<pairDType(Pair)>::type, pairOp(Pair)>(dst, sources, bytes, n, workspace,
+                                                                                  s);
+  }
+};
+/// The Atom of a kernel for `Pair`: A itself for kAnyPair.
+template <class A, int Pair> struct AtomForPair { using type = PairAtom<A, Pair>; };
+template <class A> struct AtomForPair<A, kAnyPair> { using type = A; };
+template <class A, int Pair> using AtomFor = typename AtomForPair<A, Pair>::type;
+#endif
+
+#if defined(__CUDACC__)
 namespace detail {
 /// The two-operand loop of one class (register datapath), compiled once per
 /// translation unit: reducePairVec16 calls it once per range.
@@ -296,14 +328,23 @@ __device__ __noinline__ void reducePairRange(uint4* dst0, uint4* dst1, const uin
 /// dst1 when not null, for the call's reduction `red` among `Classes`: one
 /// dispatch for the range (the direct programs' two-rank reductions).
 /// Preconditions: all pointers 16-byte aligned; dst0 may alias a or b.
-template <uint64_t Classes>
+/// In a kernel for one pair (`Pair`, purlin/reduction.h), the pair's loop
+/// is inlined with its op a constant.
+template <uint64_t Classes, int Pair = kAnyPair>
 __device__ __forceinline__ void reducePairVec16(const Reduction& red, uint4* dst0, uint4* dst1, const uint4* a,
                                                 const uint4* b, std::size_t nvec, Slice s) {
   if (nvec == 0) return;
-  withReductionClass<Classes>(red.cls, [&](auto tag) {
-    detail::reducePairRange<typename decltype(tag)::Elem, decltype(tag)::family>(dst0, dst1, a, b, nvec, s,
-                                                                                 red.variant);
-  });
+  if constexpr (Pair != kAnyPair) {
+    constexpr Reduction pr = kernelReduction<Pair>(DType::F32, RedOp::Sum);
+    static_assert((Classes >> pr.cls & 1u) != 0, "reducePairVec16: the pair's class is not among the program's");
+    detail::reduceVec16Pair<typename ElementOf<classElement(pr.cls)>::type, classFamily(pr.cls)>(dst0, dst1, a, b, nvec, s,
+                                                                                        pr.variant);
+  } else {
+    withReductionClass<Classes>(red.cls, [&](auto tag) {
+      detail::reducePairRange<typename decltype(tag)::Elem, decltype(tag)::family>(dst0, dst1, a, b, nvec, s,
+                                                                                   red.variant);
+    });
+  }
 }
 
 /// True when the current pass can instantiate Atom type A (see kCompiled).

@@ -109,7 +109,7 @@ template <> struct ElemTraits<int64_t> : IntTraits<int64_t, int64_t> {};
 
 template <class E> using AccOf = typename ElemTraits<E>::Acc;
 
-/// The element types a reduction computes on (types.def), and DynElem.
+/// The element types a reduction computes on (types.def).
 template <class E> inline constexpr bool kIsElement = false;
 #define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) template <> inline constexpr bool kIsElement<Element> = true;
 #include "purlin/types.def"
@@ -230,13 +230,21 @@ __device__ __forceinline__ void vecAccumulate(VecAcc<E, F>& acc, uint4 raw, int 
 }
 
 /// Packs the results of `n` contributions back into a 16-byte vector of E
-/// (rounded once).
+/// (rounded once): Arith::finish of each element, with avg's division
+/// behind one branch per vector, not one per element.
 template <class E, OpFamily F>
 __device__ __forceinline__ uint4 vecStore(const VecAcc<E, F>& acc, int n, int variant) {
+  VecAcc<E, F> last = acc;
+  if constexpr (F == OpFamily::Sum) {
+    if (variant) {
+#pragma unroll
+      for (int i = 0; i < kVecElems<E>; ++i) last.v[i] = Arith<E, F>::last(acc.v[i], n, 1);
+    }
+  }
   uint4 raw;
   E* e = reinterpret_cast<E*>(&raw);
 #pragma unroll
-  for (int i = 0; i < kVecElems<E>; ++i) e[i] = Arith<E, F>::finish(acc.v[i], n, variant);
+  for (int i = 0; i < kVecElems<E>; ++i) e[i] = fromAcc<E>(last.v[i]);
   return raw;
 }
 

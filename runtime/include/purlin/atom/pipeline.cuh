@@ -87,7 +87,8 @@ __device__ __forceinline__ void runPipeline(std::size_t N, Fetch&& fetch, Proces
   }
 }
 
-/// cp.async.wait_group with a run-time count (0..kMaxPipelineStages-1): one
+/// cp.async.wait_group with a run-time count (0..kMaxPipelineStages-1, the
+/// most a pipeline of kMaxPipelineStages stages leaves in flight): one
 /// switch, a uniform branch to the immediate form.
 __device__ __forceinline__ void cpAsyncWaitPending(int pending) {
   switch (pending) {
@@ -96,19 +97,20 @@ __device__ __forceinline__ void cpAsyncWaitPending(int pending) {
     PURLIN_WAIT_CASE(0) PURLIN_WAIT_CASE(1) PURLIN_WAIT_CASE(2) PURLIN_WAIT_CASE(3)
     PURLIN_WAIT_CASE(4) PURLIN_WAIT_CASE(5) PURLIN_WAIT_CASE(6) PURLIN_WAIT_CASE(7)
     PURLIN_WAIT_CASE(8) PURLIN_WAIT_CASE(9) PURLIN_WAIT_CASE(10) PURLIN_WAIT_CASE(11)
-    PURLIN_WAIT_CASE(12) PURLIN_WAIT_CASE(13) PURLIN_WAIT_CASE(14)
+    PURLIN_WAIT_CASE(12) PURLIN_WAIT_CASE(13) PURLIN_WAIT_CASE(14) PURLIN_WAIT_CASE(15)
 #undef PURLIN_WAIT_CASE
     default: arch::cpAsyncWait<0>(); break;
   }
 }
-static_assert(limits::kMaxPipelineStages == 16, "cpAsyncWaitPending covers 0..kMaxPipelineStages-2 pending groups");
+static_assert(limits::kMaxPipelineStages == 16, "cpAsyncWaitPending covers 0..kMaxPipelineStages-1 pending groups");
 
 /// Algorithm 2 as one loop, with `process` (and `fetch`) inlined once
 /// instead of in the steady state and the drain, and the depth `S` a
 /// run-time value (1..kMaxPipelineStages): iteration j processes stage j-S
 /// (when j >= S) and fetches stage j (when j < N); the wait for stage j-S
 /// lets the stages committed after it stay in flight (S-1 in the steady
-/// state, fewer in the drain). The reductions use it: their process step
+/// state, fewer in the drain). The reductions use it where the depth does
+/// not divide kMaxPipelineStages (runPipelinePadded otherwise): their process step
 /// is the code compiled per reduction class, and one loop serves the Atoms
 /// of a CTA and of its lanes (lane.cuh: half the stages).
 template <class Fetch, class Process>
@@ -130,15 +132,55 @@ __device__ __forceinline__ void runPipelineOnceDyn(std::size_t N, int S, Fetch&&
   }
 }
 
+/// Algorithm 2 with the depth `S` a run-time value, as fast as the
+/// compile-time form: every stage commits kMaxPipelineStages / S
+/// cp.async groups (one with its copies, the rest empty), so the oldest
+/// stage has landed when at most kMaxPipelineStages - 1 groups are pending,
+/// whatever S: the steady state waits with one immediate, no switch and
+/// no branch per stage. The drain waits for fewer (a switch per stage,
+/// S stages per call). S must divide kMaxPipelineStages; other depths take
+/// runPipelineOnceDyn.
+template <class Fetch, class Process>
+__device__ __forceinline__ void runPipelinePadded(std::size_t N, int S, Fetch&& fetch, Process&& process) {
+  constexpr int kMax = limits::kMaxPipelineStages;
+  const int groups = kMax / S;  // groups per stage
+  auto commit = [&] {
+#pragma unroll 1
+    for (int g = 0; g < groups; ++g) arch::cpAsyncCommit();
+  };
+#pragma unroll 1
+  for (int j = 0; j < S; ++j) {  // prime
+    fetch(static_cast<std::size_t>(j), j);
+    commit();
+  }
+  int slot = 0;
+#pragma unroll 1
+  for (std::size_t j = S; j < N; ++j) {  // steady state
+    arch::cpAsyncWait<kMax - 1>();       // stage j-S, the oldest, has landed
+    process(j - S, slot);
+    fetch(j, slot);
+    commit();
+    slot = slot + 1 == S ? 0 : slot + 1;
+  }
+#pragma unroll 1
+  for (int k = 0; k < S; ++k) {  // drain: stage N-S+k is in `slot`, kMax-1-k*groups groups after it
+    cpAsyncWaitPending(kMax - 1 - k * groups);
+    process(N - S + k, slot);
+    slot = slot + 1 == S ? 0 : slot + 1;
+  }
+}
+
 } // namespace detail
 
 /// The reduction range loops of the pipelined datapath with tuning T and
 /// stages of SB bytes, for any depth (a run-time argument): what
-/// PipelinePath<T, S, SB> reduces with, whatever S.
+/// PipelinePath<T, S, SB> reduces with, whatever S. StaticStages > 0 (the
+/// loop inlined where the depth is a constant: a kernel for one pair,
+/// Atom::reduce<E, Op>) takes Algorithm 2's compile-time form.
 template <class T, int SB>
 struct PipelineReduce {
   static constexpr std::size_t kVecsPerStage = SB / 16;
-  template <class E, OpFamily F>
+  template <class E, OpFamily F, int StaticStages = 0>
   __device__ static void reduceVec16(std::byte* dstBase, const detail::Sources& srcs, std::size_t off,
                                      std::size_t nvec, std::byte* ws, Slice s, int variant, int S) {
     const std::size_t cv = kVecsPerStage / static_cast<std::size_t>(srcs.n);  // vectors per source per stage
@@ -171,7 +213,9 @@ struct PipelineReduce {
           detail::store16<T::kStore>(d + i, vecStore<E, F>(acc, srcs.n, variant));
         }
       };
-      detail::runPipelineOnceDyn(N, S, fetch, process);
+      if constexpr (StaticStages > 0) detail::runPipeline<StaticStages>(N, fetch, process);
+      else if (limits::kMaxPipelineStages % S == 0) detail::runPipelinePadded(N, S, fetch, process);
+      else detail::runPipelineOnceDyn(N, S, fetch, process);
     }
     detail::reduceVec16<E, F>(dstBase, srcs, off + done * 16, nvec - done, s, variant);
   }
@@ -226,7 +270,7 @@ struct PipelinePath {
   template <class E, OpFamily F>
   __device__ static void reduceVec16(std::byte* dstBase, const detail::Sources& srcs, std::size_t off,
                                      std::size_t nvec, std::byte* ws, Slice s, int variant) {
-    RangePath::template reduceVec16<E, F>(dstBase, srcs, off, nvec, ws, s, variant, S);
+    RangePath::template reduceVec16<E, F, S>(dstBase, srcs, off, nvec, ws, s, variant, S);
   }
 };
 
@@ -239,7 +283,7 @@ struct RegisterPath {
   __device__ static void copyVec16(uint4* dst, const uint4* src, std::size_t nvec, std::byte*, Slice s) {
     detail::copyVec16(dst, src, nvec, s);
   }
-  template <class E, OpFamily F>
+  template <class E, OpFamily F, int = 0>
   __device__ static void reduceVec16(std::byte* dstBase, const detail::Sources& srcs, std::size_t off,
                                      std::size_t nvec, std::byte*, Slice s, int variant, int = 0) {
     detail::reduceVec16<E, F>(dstBase, srcs, off, nvec, s, variant);

@@ -10,8 +10,9 @@
 /// `reductions`, the reduction classes its programs compile (purlinc's
 /// instantiation table; a reduction of a pair outside them is refused),
 /// and, for the occupancy queries of ranks sharing a GPU (resident.cuh),
-/// the kernels: `latency<W8>()`, `throughput<AtomT>()`, `hasDirect` and
-/// `direct()`.
+/// the kernels: `latency<W8, Pair>()`, `throughput<AtomT, Pair>()`,
+/// `hasDirect` and `direct<Pair>()`, for every Pair of `forEachPair`
+/// (kAnyPair and the specialized pairs, purlin/reduction.h).
 ///
 /// launch validates the arguments (never throws), sizes the programs for
 /// ranks sharing a GPU, plans the call (snac::makePlan: the latency program
@@ -204,6 +205,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(failed, "purlin::snac::launch: the communicator failed (" + why +
                                     "); destroy it and create a new one");
       }
+      static_assert(isReduction(K) || Programs::reductions == 0, "a copy's programs compile no reduction class");
       if constexpr (isReduction(K)) {
         if (isValid(args.dtype) && isValid(args.op) && !reducesPair(Programs::reductions, args.dtype, args.op))
           return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) +

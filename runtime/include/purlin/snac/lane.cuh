@@ -28,6 +28,11 @@ template <class Arch, int S, int SB, int L> struct LaneAtomOf<atom::Atom<Arch, S
   static constexpr bool supported = lanesSplitStages(L, S);
   using type = atom::Atom<Arch, lanesSplitStages(L, S) ? S / L : S, SB>;
 };
+/// A kernel for one (dtype, op) pair: its lanes' Atoms are for the pair too.
+template <class A, int Pair, int L> struct LaneAtomOf<atom::PairAtom<A, Pair>, L> {
+  static constexpr bool supported = LaneAtomOf<A, L>::supported;
+  using type = atom::PairAtom<typename LaneAtomOf<A, L>::type, Pair>;
+};
 
 /// One lane: which threads, which barrier, which workspace.
 template <int L> struct Lane {

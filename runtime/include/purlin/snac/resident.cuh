@@ -80,18 +80,34 @@ Status fitColocatedKernels(int sms, int sharing, WorldConsts& w, bool& throughpu
   // Latency program: fewer CTAs only mean more packet groups per warp.
   if (w.latencyCtas > 0 && w.latencyThreads > 0) {
     const int threads = w.latencyThreads > 32 ? w.latencyThreads / 32 * 32 : 32;
-    const int a = residentCtas(Programs::template latency<true>(), threads, 0, sms, sharing, error);
-    const int b = residentCtas(Programs::template latency<false>(), threads, 0, sms, sharing, error);
-    if (a < 0 || b < 0) return Status::CudaError;
-    const int budget = (a < b ? a : b) / kGridsPerRankWithPdl;
+    // The fewest resident of every kernel the launch may pick (W8, and each
+    // pair with kernels of its own: Programs::forEachPair).
+    int fewest = -1;
+    bool failed = false;
+    Programs::forEachPair([&](auto pair) {
+      for (const auto k : {Programs::template latency<true, decltype(pair)::value>(),
+                                    Programs::template latency<false, decltype(pair)::value>()}) {
+        const int c = residentCtas(k, threads, 0, sms, sharing, error);
+        if (c < 0) failed = true;
+        else if (fewest < 0 || c < fewest) fewest = c;
+      }
+    });
+    if (failed) return Status::CudaError;
+    const int budget = fewest / kGridsPerRankWithPdl;
     if (budget < 1) w.latencyCtas = 0;  // never the latency program
     else if (w.latencyCtas > budget) w.latencyCtas = budget;
   }
   // Throughput program: the roles shrink together.
   if (w.stageCtas > 0 && w.threads > 0) {
-    const int budget =
-        residentCtas(Programs::template throughput<AtomT>(), w.threads, AtomT::kWorkspaceBytes, sms, sharing, error);
-    if (budget < 0) return Status::CudaError;
+    int budget = -1;
+    bool failed = false;
+    Programs::forEachPair([&](auto pair) {
+      const int c = residentCtas(Programs::template throughput<AtomT, decltype(pair)::value>(), w.threads,
+                                 AtomT::kWorkspaceBytes, sms, sharing, error);
+      if (c < 0) failed = true;
+      else if (budget < 0 || c < budget) budget = c;
+    });
+    if (failed) return Status::CudaError;
     int roles[3] = {w.stageCtas, w.consumeCtas, isComposition(K) ? w.gatherCtas : 0};
     throughputFits = scaleRoleCtas(budget, roles, 3);
     if (throughputFits) {
@@ -113,7 +129,14 @@ Status fitColocatedKernels(int sms, int sharing, WorldConsts& w, bool& throughpu
     if (threads < 64) threads = 64;
     if (threads > kDirectMaxThreads) threads = kDirectMaxThreads;
     std::string ignored;
-    const int budget = residentCtas(Programs::direct(), threads, 0, sms, sharing, ignored) / kGridsPerRankWithPdl;
+    int fewest = -1;
+    bool failed = false;
+    Programs::forEachPair([&](auto pair) {
+      const int c = residentCtas(Programs::template direct<decltype(pair)::value>(), threads, 0, sms, sharing, ignored);
+      if (c < 0) failed = true;
+      else if (fewest < 0 || c < fewest) fewest = c;
+    });
+    const int budget = failed ? 0 : fewest / kGridsPerRankWithPdl;
     if (budget < 1) w.directCtas = -1;  // staged instead
     else w.directCtas = most < budget ? most : budget;
   }
