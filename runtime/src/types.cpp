@@ -6,14 +6,7 @@ namespace purlin {
 
 const char *toString(DType t) { return dtypeName(t); }
 
-const char *toString(RedOp op) {
-  switch (op) {
-#define PURLIN_REDOP(Name, name, CNAME) \
-  case RedOp::Name: return #name;
-#include "purlin/types.def"
-  }
-  return "unknown-op";
-}
+const char *toString(RedOp op) { return redOpName(op); }
 
 const char *toString(Status s) {
   switch (s) {

@@ -77,17 +77,6 @@ struct WorldPolicy {
 constexpr int kMinWorld = 2;
 constexpr int kMaxWorld = 8;
 
-/// The op's name as policy JSON and the instantiation table spell it
-/// ("sum", "max", ...; purlin/types.def).
-inline const char *redOpName(RedOp op) {
-  switch (op) {
-#define PURLIN_REDOP(Name, name, CNAME) \
-  case RedOp::Name: return #name;
-#include "purlin/types.def"
-  }
-  return "unknown-op";
-}
-
 /// The pairs a policy without `reductions.specialize` specializes.
 inline constexpr uint64_t kDefaultSpecializedPairs = pairBit(DType::BF16, RedOp::Sum);
 

@@ -66,6 +66,17 @@ inline constexpr const char *dtypeName(DType t) {
   }
   return "unknown-dtype";
 }
+/// The op's name ("sum", "max", ...; purlin/types.def), header-only like
+/// dtypeName (policy JSON and the instantiation table spell ops so);
+/// "unknown-op" outside the enum. toString(RedOp) returns the same.
+inline constexpr const char *redOpName(RedOp op) {
+  switch (op) {
+#define PURLIN_REDOP(Name, name, CNAME) \
+  case RedOp::Name: return #name;
+#include "purlin/types.def"
+  }
+  return "unknown-op";
+}
 /// True for the values the enums define (a cast from a C int may not be).
 inline constexpr bool isValid(DType t) { return int(t) >= 0 && int(t) < kNumDTypes; }
 inline constexpr bool isValid(RedOp op) { return int(op) >= 0 && int(op) < kNumRedOps; }
