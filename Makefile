@@ -24,8 +24,14 @@ test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@JOBS=$(JOBS) ./scripts/sanitize.sh $(BUILD)-san
 
-demo: build
-	@./scripts/demo.sh $(BUILD)
+# The CPU part (purlinc on every example: AST, IR, simulation, CUDA emission)
+# first, with only purlinc built; then the CUDA build and the GPU part.
+demo: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target purlinc
+	@./scripts/demo.sh $(BUILD) cpu
+	@echo "==> building the runtime, the generated collectives and the GPU programs (nvcc)"
+	@cmake --build $(BUILD) -j $(JOBS)
+	@./scripts/demo.sh $(BUILD) gpu
 
 # On a GPU host: every GPU test and benchmark in one go (logs to $$OUT or ./gpu-logs).
 gpu: build

@@ -37,12 +37,18 @@ generated CUDA into a static library::
     [IR_DUMP]                      # also write <stem>.ir (the SNAC IR text)
   )
 
-For each ``<stem>.pl`` purlinc writes ``<stem>.cu`` and ``<stem>.h`` into
+For each ``<stem>.pl`` purlinc writes ``<stem>.h`` (the host API),
+``<stem>.cu`` (its definitions), ``<stem>.programs.h`` (policies and the
+instantiation table, for programs that launch the kernels themselves),
+``<stem>.device.cuh`` (the device code) and the kernel units
+``<stem>.{latency,throughput,direct,pairs}.cu`` into
 ``${CMAKE_CURRENT_BINARY_DIR}/<name>.purlin/`` (and ``<stem>.ir`` with
 ``IR_DUMP``). They are regenerated when the ``.pl``, the policy file or
 purlinc itself changes. ``<name>`` is a STATIC library of the ``.cu`` files
-that links ``purlin_runtime`` (``purlin::runtime``) PUBLIC and has the
-generated directory as a PUBLIC include directory, so a consumer writes::
+(each kernel compiled in one unit, the units in parallel; nvcc ``--threads``
+across several architectures) that links ``purlin_runtime``
+(``purlin::runtime``) PUBLIC and has the generated directory as a PUBLIC
+include directory, so a consumer writes::
 
   purlin_add_collective(TARGET my_ar SOURCES allreduce.pl)
   target_link_libraries(app PRIVATE my_ar)   # then #include "allreduce.h"
@@ -131,9 +137,15 @@ function(purlin_add_collective)
   foreach(src IN LISTS ARG_SOURCES)
     get_filename_component(src_abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     get_filename_component(stem "${src}" NAME_WE)
+    # purlinc's files for one .pl (docs/codegen.md, "Files"): the host API
+    # NAME.cu and the kernel units NAME.<unit>.cu compile in parallel.
     set(cu "${out_dir}/${stem}.cu")
     set(hdr "${out_dir}/${stem}.h")
-    set(outputs "${cu}" "${hdr}")
+    set(units "")
+    foreach(unit IN ITEMS latency throughput direct pairs)
+      list(APPEND units "${out_dir}/${stem}.${unit}.cu")
+    endforeach()
+    set(outputs "${cu}" "${hdr}" "${out_dir}/${stem}.programs.h" "${out_dir}/${stem}.device.cuh" ${units})
     set(commands COMMAND ${purlinc_exe} "${src_abs}" --emit=cuda ${common_args} -o "${cu}")
     if(ARG_IR_DUMP)
       list(APPEND outputs "${out_dir}/${stem}.ir")
@@ -144,9 +156,9 @@ function(purlin_add_collective)
       OUTPUT ${outputs}
       ${commands}
       DEPENDS ${purlinc_dep} "${src_abs}" ${extra_deps}
-      COMMENT "purlinc ${stem}.pl -> ${ARG_TARGET}.purlin/${stem}.cu, ${stem}.h"
+      COMMENT "purlinc ${stem}.pl -> ${ARG_TARGET}.purlin/${stem}.cu, ${stem}.h, ${stem}.<unit>.cu"
       VERBATIM)
-    list(APPEND cu_files "${cu}")
+    list(APPEND cu_files "${cu}" ${units})
     list(APPEND h_files "${hdr}")
   endforeach()
 
@@ -161,4 +173,9 @@ function(purlin_add_collective)
     CUDA_ARCHITECTURES "${archs}"
     POSITION_INDEPENDENT_CODE ON
     LINKER_LANGUAGE CUDA)
+  # Several architectures: nvcc compiles them in parallel within a unit.
+  list(LENGTH archs n_archs)
+  if(n_archs GREATER 1)
+    target_compile_options(${ARG_TARGET} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--threads=${n_archs}>)
+  endif()
 endfunction()

@@ -4,13 +4,17 @@
 # show the SNAC IR, verify and simulate it; emit CUDA for the collectives
 # the runtime supports; on a GPU host also run them (one GPU: two ranks
 # sharing it) and, with two or more GPUs, time them beside NCCL.
-# Usage: scripts/demo.sh [BUILD_DIR]   (default: build)
+# Usage: scripts/demo.sh [BUILD_DIR [cpu|gpu]]   (default: build, both parts)
+# `make demo` runs the CPU part (needs only purlinc) before any CUDA is
+# compiled, then builds the rest and runs the GPU part.
 #
 # The demo is a list of steps; each step is a function `step_NAME` taking the
 # example file, listed in STEPS below. GPU steps run once, after them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
+PART=${2:-all}
+case $PART in cpu|gpu|all) ;; *) echo "demo: part '$PART' is not cpu, gpu or all" >&2; exit 2;; esac
 PURLINC=$BUILD/bin/purlinc
 GPUBIN=$BUILD/gpu-bin
 OUTDIR=$BUILD/demo
@@ -50,16 +54,17 @@ step_cuda() {
   local base
   base=$(basename "$1" .pl)
   "$PURLINC" "$1" -o "$OUTDIR/$base.cu" || return 1
-  echo "wrote $OUTDIR/$base.cu and $OUTDIR/$base.h ($(wc -l < "$OUTDIR/$base.cu") + $(wc -l < "$OUTDIR/$base.h") lines)"
-  # The latency program is printed from the IR: its statements cite the ops.
-  echo "latency program printed from the IR, statements citing ops:"
-  grep -E '^ *// %[0-9]+ ' "$OUTDIR/$base.cu" | sed 's/^ */  /' | cut -c1-110
+  echo "wrote $OUTDIR/$base.{h,programs.h,device.cuh,cu} and the kernel units $base.{latency,throughput,direct,pairs}.cu" \
+       "($(cat "$OUTDIR/$base".*.cu "$OUTDIR/$base.cu" "$OUTDIR/$base".*h | wc -l) lines)"
+  # The programs are printed from the IR: their statements cite the ops.
+  echo "programs printed from the IR, statements citing ops:"
+  grep -E '^ *// %[0-9]+ ' "$OUTDIR/$base.device.cuh" | sed 's/^ */  /' | cut -c1-110
 }
 
 STEPS=(ast ir simulate cuda)
 
 status=0
-for pl in dsl_examples/*.pl; do
+[ "$PART" = gpu ] || for pl in dsl_examples/*.pl; do
   for step in "${STEPS[@]}"; do
     echo "==> purlinc $pl [$step]"
     if ! "step_$step" "$pl"; then
@@ -69,6 +74,8 @@ for pl in dsl_examples/*.pl; do
   done
   echo
 done
+
+[ "$PART" = cpu ] && exit $status
 
 # GPU part: the generated collectives (generated/, through their host API) on
 # every GPU found, in one process and one process per GPU, then timings.

@@ -63,12 +63,12 @@
 #include "purlin/snac/packet_group.cuh"
 #include "purlin/snac/plan.h"
 
-// The generated collectives' device code (the rt-* rows run their latency kernels).
-#define PURLIN_GEN_DEVICE_ONLY
-#include "allgather.cu"
-#include "allreduce.cu"
-#include "alltoall.cu"
-#include "reducescatter.cu"
+// The generated collectives' programs (the rt-* rows run their latency
+// kernels, compiled in purlin_generated).
+#include "allgather.programs.h"
+#include "allreduce.programs.h"
+#include "alltoall.programs.h"
+#include "reducescatter.programs.h"
 
 #define CK(call) MICRO_CUDA_CHECK("lat_floor_micro", call)
 
@@ -355,18 +355,18 @@ std::size_t messageCount(sn::CollKind c, std::size_t m) {
   return c == sn::CollKind::AllReduce ? m / 2 : m / 4;  // AG: n*count*2 = m; RS, A2A: input n*count*2 = m
 }
 
-/// The latency kernels purlinc printed from the SNAC IR (generated/*.cu,
-/// included above with PURLIN_GEN_DEVICE_ONLY), whole words; the plan
+/// The latency kernels purlinc printed from the SNAC IR (generated/, their
+/// programs headers included above, the kernels in purlin_generated), whole words; the plan
 /// says bf16 sum, and the reductions take the kernels the launch picks for
 /// it (the default policy specializes bf16 sum: purlin/reduction.h Pair).
 using RuntimeFn = sn::ProgramKernel;
 constexpr int kBf16Sum = purlin::pairIndex(purlin::DType::BF16, purlin::RedOp::Sum);
 RuntimeFn runtimeKernel(sn::CollKind c) {
   switch (c) {
-    case sn::CollKind::AllGather: return allGather_Programs::latency<true>();
-    case sn::CollKind::ReduceScatter: return reduceScatter_Programs::latency<true, kBf16Sum>();
-    case sn::CollKind::AllReduce: return allReduce_Programs::latency<true, kBf16Sum>();
-    case sn::CollKind::AllToAll: return allToAll_Programs::latency<true>();
+    case sn::CollKind::AllGather: return purlin::gen::allGather_Programs::latency<true>();
+    case sn::CollKind::ReduceScatter: return purlin::gen::reduceScatter_Programs::latency<true, kBf16Sum>();
+    case sn::CollKind::AllReduce: return purlin::gen::allReduce_Programs::latency<true, kBf16Sum>();
+    case sn::CollKind::AllToAll: return purlin::gen::allToAll_Programs::latency<true>();
   }
   return nullptr;
 }

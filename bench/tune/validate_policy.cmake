@@ -19,7 +19,7 @@ run_checked(${PYTHON} ${SRC}/make_policy.py ${WORK}/measurements.csv -o ${WORK}/
 run_checked(${PURLINC} ${SRC}/testdata/collectives.pl --policy ${WORK}/policy.json
             --emit=cuda -o ${WORK}/collectives.cu)
 
-file(READ ${WORK}/collectives.cu cu)
+file(READ ${WORK}/collectives.programs.h cu)  # the policy structs (docs/codegen.md "Files")
 # The world-2 entry: crossover 256 KiB, 8 latency CTAs x 512 threads, and
 # stage 8 / consume 16 / gather 8 / chunk 1 MiB; pipeline 8 x 16 KiB.
 foreach(expect

@@ -26,7 +26,8 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
                                        const std::string &output, std::ostream &stdoutStream,
                                        const IRProvider &irOf, CudaEmitWhat what) {
   const bool toStdout = output.empty() || output == "-";
-  const std::string cuPath = toStdout ? stemOf(module.file) + ".cu" : output;
+  // The instantiation table alone names the files as `-o NAME.cu` would.
+  const std::string cuPath = toStdout || what == CudaEmitWhat::Instances ? stemOf(module.file) + ".cu" : output;
   BuildResult built = buildEmitInput(module, policies, {}, cuPath);
   if (built.error) return CodegenFailure{*built.error, built.errorLoc};
   // The IR of every emitted collective, verified, then its device code
@@ -46,7 +47,7 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
   if (what == CudaEmitWhat::Instances) {
     std::string text;
     for (const EmitCollective &e : built.input.collectives)
-      text += "// ---- " + e.name + ": instantiation table ----\n" + printInstantiationTable(e, flatName(e.name)) + "\n";
+      text += "// ---- " + e.name + ": instantiation table ----\n" + printInstantiationTable(built.input, e, flatName(e.name)) + "\n";
     if (toStdout) {
       stdoutStream << text;
       stdoutStream.flush();
@@ -56,18 +57,26 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
     return std::nullopt;
   }
   EmitOutput out = emitCUDA(built.input);
+  const EmitInput &in = built.input;
+  // In dependency order: the API header, the programs header, the device
+  // code, the host API, the kernel units.
+  std::vector<std::pair<std::string, const std::string *>> files{
+      {in.headerName, &out.h}, {in.programsName, &out.programs}, {in.deviceName, &out.device}, {in.cuName, &out.cu}};
+  for (int u = 0; u < kNumKernelUnits; ++u) files.push_back({in.unitNames[u], &out.units[u]});
   if (toStdout) {
-    stdoutStream << "// ===== purlinc: " << built.input.headerName << " =====\n"
-                 << out.h << "// ===== purlinc: " << built.input.cuName << " =====\n"
-                 << out.cu;
+    for (const auto &[name, text] : files) stdoutStream << "// ===== purlinc: " << name << " =====\n" << *text;
     stdoutStream.flush();
     if (!stdoutStream) return CodegenFailure{"cannot write to standard output", {}};
     return std::nullopt;
   }
-  auto [cu, h] = outputPaths(output);
-  if (cu == h) return CodegenFailure{"output '" + output + "' would be overwritten by its own header", {}};
-  if (auto err = writeFile(h, out.h)) return CodegenFailure{*err, {}};
-  if (auto err = writeFile(cu, out.cu)) return CodegenFailure{*err, {}};
+  const OutputPaths paths = outputPaths(output);
+  std::vector<std::string> where{paths.h, paths.programs, paths.device, paths.cu};
+  for (const std::string &u : paths.units) where.push_back(u);
+  for (std::size_t i = 0; i < where.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (where[i] == where[j]) return CodegenFailure{"output '" + output + "' would be overwritten by another generated file", {}};
+  for (std::size_t i = 0; i < where.size(); ++i)
+    if (auto err = writeFile(where[i], *files[i].second)) return CodegenFailure{*err, {}};
   return std::nullopt;
 }
 

@@ -10,16 +10,28 @@
 namespace purlin::codegen {
 
 EmitOutput emitCUDA(const EmitInput &input) {
-  return EmitOutput{emitSource(input), emitHeader(input)};
+  EmitOutput out;
+  out.cu = emitSource(input);
+  out.h = emitHeader(input);
+  out.programs = emitProgramsHeader(input);
+  out.device = emitDeviceCode(input);
+  for (int u = 0; u < kNumKernelUnits; ++u) out.units[u] = emitKernelUnit(input, KernelUnit(u));
+  return out;
 }
 
-std::pair<std::string, std::string> outputPaths(const std::string &cuPath) {
+OutputPaths outputPaths(const std::string &cuPath) {
   std::size_t slash = cuPath.find_last_of('/');
   std::size_t dot = cuPath.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
-      dot == (slash == std::string::npos ? 0 : slash + 1))
-    return {cuPath, cuPath + ".h"};
-  return {cuPath, cuPath.substr(0, dot) + ".h"};
+  const bool noExtension = dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
+                           dot == (slash == std::string::npos ? 0 : slash + 1);
+  const std::string base = noExtension ? cuPath : cuPath.substr(0, dot);
+  OutputPaths p;
+  p.cu = cuPath;
+  p.h = base + ".h";
+  p.programs = base + ".programs.h";
+  p.device = base + ".device.cuh";
+  for (int u = 0; u < kNumKernelUnits; ++u) p.units[u] = base + "." + unitName(KernelUnit(u)) + ".cu";
+  return p;
 }
 
 std::optional<std::string> writeFile(const std::string &path, const std::string &text) {

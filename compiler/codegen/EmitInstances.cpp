@@ -73,40 +73,89 @@ uint64_t reductionClassesOf(const EmitCollective &c) {
   return purlin::reductionClassesOf(c.policy.reductions.dtypes, c.policy.reductions.ops);
 }
 
-std::string printInstantiationTable(const EmitCollective &c, const std::string &id) {
+std::string pairTag(int pair) {
+  return std::string(dtypeName(pairDType(pair))) + "_" + redOpName(pairOp(pair));
+}
+
+std::string atomTypeName(const std::string &id) { return id + "_Atom"; }
+
+std::vector<KernelRow> kernelRowsOf(const EmitCollective &c, const std::string &id) {
+  std::vector<KernelRow> rows;
+  const bool reduction = reduces(c.kind);
+  std::vector<int> pairs{kAnyPair};
+  for (int pair : specializedPairsOf(c)) pairs.push_back(pair);
+  for (int pair : pairs) {
+    const bool any = pair == kAnyPair;
+    const std::string tag = any ? "any" : pairTag(pair);
+    const std::string arg = any ? "kAnyPair" : pairSpelling(pair);
+    auto unitOf = [&](KernelUnit family) { return any ? family : KernelUnit::Pairs; };
+    if (c.latency)
+      for (bool w8 : {true, false}) {
+        KernelRow r;
+        r.program = KernelRow::Program::Latency;
+        r.words8 = w8;
+        r.pair = pair;
+        r.unit = unitOf(KernelUnit::Latency);
+        r.accessor = c.latency->kernel + (w8 ? "_W8" : "_W4") + (reduction ? "_" + tag : "");
+        r.kernel = c.latency->kernel + (w8 ? "<true" : "<false") + (reduction ? ", " + arg + ">" : ">");
+        r.type = "snac::ProgramKernel";
+        rows.push_back(r);
+      }
+    if (c.throughput) {
+      KernelRow r;
+      r.program = KernelRow::Program::Throughput;
+      r.pair = pair;
+      r.unit = unitOf(KernelUnit::Throughput);
+      r.accessor = c.throughput->kernel + "_" + tag;
+      r.kernel = c.throughput->kernel + "<atom::AtomFor<" + atomTypeName(id) + ", " + arg + ">>";
+      r.type = "snac::ProgramKernel";
+      rows.push_back(r);
+    }
+    if (c.direct) {
+      KernelRow r;
+      r.program = KernelRow::Program::Direct;
+      r.pair = pair;
+      r.unit = unitOf(KernelUnit::Direct);
+      r.accessor = c.direct->kernel + "_" + tag;
+      r.kernel = c.direct->kernel + "<" + arg + ">";
+      r.type = "snac::DirectKernel";
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+std::string printInstantiationTable(const EmitInput &in, const EmitCollective &c, const std::string &id) {
   std::ostringstream o;
   const uint64_t classes = reductionClassesOf(c);
   const bool reduction = reduces(c.kind);
+  const std::vector<int> special = specializedPairsOf(c);
   o << "// Instantiation table of " << c.name << " (purlinc, from its declaration and policy " << c.policy.name
     << "):\n"
-    << (reduction ? "// every kernel below is compiled once per architecture for every pair (kAnyPair: the\n"
-                    "// call's class dispatched per range), and once more per specialized pair. The\n"
-                    "// template arguments that exist:\n"
-                  : "// every kernel below is compiled once per architecture (a copy: no element type,\n"
-                    "// no op). The template arguments that exist:\n");
-  const std::vector<int> special = specializedPairsOf(c);
-  std::string pairs = "kAnyPair (every pair of the classes below)";
-  for (int pair : special) pairs += ", " + std::string(dtypeName(pairDType(pair))) + " " + redOpName(pairOp(pair));
-  if (c.latency)
-    o << "//   " << c.latency->kernel << (reduction ? "<W8, Pair>" : "<W8>") << ": W8 = true, false (Plan::words8)"
-      << (reduction ? "; Pair = " + pairs : std::string()) << "\n";
-  if (c.throughput)
-    o << "//   " << c.throughput->kernel << "<AtomT>: AtomT = the policy's Atom (" << c.policy.atom.pipelineStages
-      << " stages x " << c.policy.atom.stageBytes << " B)"
-      << (reduction && !special.empty() ? ", and atom::PairAtom of it for each specialized pair" : "")
-      << (c.throughput->hasPush ? "; push CTAs with 1 or 2 lanes per role (LaneAtomOf)" : "") << "\n";
-  if (c.direct) o << "//   " << c.direct->kernel << "<Pair>: Pair = " << (reduction ? pairs : "kAnyPair") << "\n";
-  if (c.engine) o << "//   " << c.engine->host << " kernel nodes: one each (every pair)\n";
-  if (reduction && !special.empty())
-    o << "// Specialized pairs (policy reductions.specialize): their latency, throughput and direct\n"
-      << "// kernels inline the pair's loop with the op a constant; the launch picks them by the call's pair.\n";
+    << "// the kernels that exist, each compiled once per architecture in the kernel unit named\n"
+    << "// and reached through its accessor (declared below). "
+    << (reduction ? "kAnyPair: every pair, the call's class\n"
+                    "// dispatched once per range; a specialized pair's kernels inline its loop with the op\n"
+                    "// a constant, and the launch picks them by the call's pair.\n"
+                  : "A copy: no element type, no op.\n")
+    << "// The throughput kernels take the policy's Atom (" << c.policy.atom.pipelineStages << " stages x "
+    << c.policy.atom.stageBytes << " B)"
+    << (c.throughput && c.throughput->hasPush ? "; push CTAs run 1 or 2 lanes per role (LaneAtomOf)" : "")
+    << ".\n";
+  if (reduction && !special.empty()) {
+    o << "// Specialized pairs (policy reductions.specialize):";
+    for (int pair : special) o << " " << dtypeName(pairDType(pair)) << " " << redOpName(pairOp(pair));
+    o << ".\n";
+  }
+  if (c.engine) o << "// The copy-engine form (" << c.engine->host << "): one kernel per node, every pair, in "
+                  << in.unitNames[int(KernelUnit::Direct)] << ".\n";
   if (!reduction) {
     o << "// A copy: no reduction class (the programs move bytes of any dtype).\n";
   } else {
     int count = 0;
     for (int cls = 0; cls < kNumReductionClasses; ++cls) count += int(classes >> cls & 1u);
     o << "// Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled\n"
-      << "// once per translation unit and entered once per contiguous range (Atom::reduce,\n"
+      << "// once per kernel unit and entered once per contiguous range (Atom::reduce,\n"
       << "// atom::reducePairVec16, snac::reduceGroupWords). Policy masks: dtypes "
       << maskText(c.policy.reductions.dtypes, kNumDTypes, true) << "; ops "
       << maskText(c.policy.reductions.ops, kNumRedOps, false) << ": " << count << " classes.\n";
@@ -130,6 +179,9 @@ std::string printInstantiationTable(const EmitCollective &c, const std::string &
     }
     o << ";\n";
   }
+  o << "// The rows: accessor  // kernel (" << in.deviceName << "), unit\n";
+  for (const KernelRow &r : kernelRowsOf(c, id))
+    o << r.type << " " << r.accessor << "();  // " << r.kernel << ", " << in.unitNames[int(r.unit)] << "\n";
   return o.str();
 }
 

@@ -26,8 +26,32 @@ std::vector<int> specializedPairsOf(const EmitCollective &c);
 /// "pairIndex(DType::BF16, RedOp::Sum)": a pair as the generated code spells it.
 std::string pairSpelling(int pair);
 
+/// "bf16_sum": a pair in an accessor's name.
+std::string pairTag(int pair);
+
+/// One row of the instantiation table: a kernel that exists, compiled
+/// once per architecture in one kernel unit, and the host accessor that
+/// names it (declared in NAME.programs.h, defined in the unit, so a
+/// launcher reaches the kernel without compiling it).
+struct KernelRow {
+  enum class Program { Latency, Throughput, Direct } program = Program::Latency;
+  bool words8 = false;     ///< latency: the whole-word form (Plan::words8)
+  int pair = -1;           ///< purlin/reduction.h pair index, or kAnyPair (-1): every pair
+  KernelUnit unit = KernelUnit::Latency;
+  std::string accessor;    ///< "allReduce_latencyKernel_W8_any"
+  std::string kernel;      ///< "allReduce_latencyKernel<true, kAnyPair>" (NAME.device.cuh)
+  std::string type;        ///< "snac::ProgramKernel" or "snac::DirectKernel"
+};
+/// The rows of collective `c` (flat identifier `id`): latency W8/W4,
+/// throughput and direct (when printed), for every pair (kAnyPair, in the
+/// family's unit) and each specialized pair (in KernelUnit::Pairs).
+std::vector<KernelRow> kernelRowsOf(const EmitCollective &c, const std::string &id);
+/// "NAME_Atom": the one Atom type the throughput kernels are compiled for.
+std::string atomTypeName(const std::string &id);
+
 /// The table as comment lines ("// ...") followed by the definition of
-/// NAME_Reductions (`id` = the flat identifier).
-std::string printInstantiationTable(const EmitCollective &c, const std::string &id);
+/// NAME_Reductions (`id` = the flat identifier) and the declarations of
+/// the rows' accessors, each naming its unit's file (`in`'s names).
+std::string printInstantiationTable(const EmitInput &in, const EmitCollective &c, const std::string &id);
 
 } // namespace purlin::codegen

@@ -8,6 +8,7 @@
 /// device code by printPrograms (FromIR.h); tests fill it directly.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,24 @@
 #include "purlin/Policy.h"
 
 namespace purlin::codegen {
+
+/// The kernel units: which generated .cu compiles a kernel of the
+/// instantiation table. Each program family of every pair has its own,
+/// and the specialized pairs' kernels one more, so the heavy ones (the
+/// throughput kernel of every pair, with its reduction class loops) do not
+/// wait for the others.
+enum class KernelUnit { Latency, Throughput, Direct, Pairs };
+inline constexpr int kNumKernelUnits = 4;
+/// "latency", "throughput", "direct", "pairs": the unit's file is NAME.<this>.cu.
+inline const char *unitName(KernelUnit u) {
+  switch (u) {
+  case KernelUnit::Latency: return "latency";
+  case KernelUnit::Throughput: return "throughput";
+  case KernelUnit::Direct: return "direct";
+  case KernelUnit::Pairs: return "pairs";
+  }
+  return "?";
+}
 
 /// One SNAC stage: `Transform<Op, In, Out, Root>` in the runtime.
 struct StageSpec {
@@ -83,14 +102,26 @@ struct EmitInput {
   std::string sourceName;         ///< the .pl's file name (no directory), cited in comments
   std::string cuName;             ///< file name of the .cu, e.g. "allreduce.cu"
   std::string headerName;         ///< file name the .cu includes, e.g. "allreduce.h"
+  std::string programsName;       ///< "allreduce.programs.h" (EmitCUDA.h)
+  std::string deviceName;         ///< "allreduce.device.cuh"
+  std::array<std::string, kNumKernelUnits> unitNames; ///< "allreduce.latency.cu", ... (KernelUnit order)
   Arch arch = Arch::Sm90;         ///< target arch: resolves AtomKind::Native, names the policy set
   std::vector<EmitCollective> collectives; ///< in source order
 };
 
-/// The two generated files.
+/// The files the emitter writes per .pl file (EmitCUDA.h).
 struct EmitOutput {
-  std::string cu;
-  std::string h;
+  std::string cu;        ///< NAME.cu: host API definitions
+  std::string h;         ///< NAME.h: host API declarations
+  std::string programs;  ///< NAME.programs.h
+  std::string device;    ///< NAME.device.cuh
+  std::array<std::string, kNumKernelUnits> units; ///< NAME.<unit>.cu, KernelUnit order
+};
+
+/// Their paths for one `-o` (outputPaths).
+struct OutputPaths {
+  std::string cu, h, programs, device;
+  std::array<std::string, kNumKernelUnits> units;
 };
 
 } // namespace purlin::codegen

@@ -1,10 +1,12 @@
 /// @file EmitSource.cpp
-/// @brief Emits the generated .cu: per collective a commented block tying it
-/// to the .pl line and the SNAC IR (programs, roles, op ids), a policy struct
-/// with the constants per world size, the runtime Transform/Compose type,
-/// the device code printed from the verified IR (EmitLatency.h) with the
-/// Programs struct naming it, and the host API (C++ and C ABI) calling
-/// purlin::snac::launch.
+/// @brief Emits the generated files but the API header (EmitCUDA.h):
+/// NAME.programs.h (per collective a commented block tying it to the .pl
+/// line and the SNAC IR, a policy struct with the constants per world size,
+/// the runtime Transform/Compose type, the instantiation table with one
+/// accessor per kernel, the Programs struct and the host code enqueueing a
+/// planned call), NAME.device.cuh (the device code printed from the
+/// verified IR), the kernel units defining the accessors, and NAME.cu (the
+/// host API, C++ and C ABI, calling purlin::snac::launch).
 #include "codegen/EmitCUDA.h"
 
 #include <sstream>
@@ -13,10 +15,14 @@
 #include "codegen/EmitInstances.h"
 #include "codegen/Spelling.h"
 #include "ir/RuntimePlan.h"
+#include "purlin/reduction.h"
 
 namespace purlin::codegen {
 
 namespace {
+
+/// "allReduce_engineGraph": the host function enqueueing the copy-engine form.
+std::string engineGraphName(const std::string &id) { return id + "_engineGraph"; }
 
 /// The comment block above a collective: declaration, stages, IR roles.
 void emitBanner(std::ostringstream &o, const EmitInput &in, const EmitCollective &c) {
@@ -149,42 +155,40 @@ void emitCApi(std::ostringstream &o, const EmitCollective &c) {
 /// planDirect: latency by the crossover, direct for captured calls from
 /// directMinBytes, its copy-engine form from directEngineMinBytes, pull or
 /// push by the policy), the same decision on every rank. Only the printed
-/// programs are reachable; a plan of another is refused.
+/// programs are reachable; a plan of another is refused. The kernels are
+/// the instantiation table's, through NAME_Programs.
 void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
-  const LatencyCode &lat = *c.latency;
   const ThroughputCode &tp = *c.throughput;
   const std::string bytes = c.ir && !c.ir->ir().dispatchBytes.empty() ? c.ir->ir().dispatchBytes : "bytes";
-  const bool reduction = reduces(c.kind);
-  auto latencyKernel = [&](bool w8) {
-    return lat.kernel + (w8 ? "<true" : "<false") + (reduction ? ", Pair>" : ">");
-  };
+  const std::string programs = id + "_Programs::template ";
   o << "/// The host code that enqueues " << c.name << "'s program for a planned call, with the\n"
     << "/// kernels for `Pair` (kAnyPair: every pair; the plan's flags: snac::makePlan / planDirect,\n"
     << "/// the same on every rank).\n"
     << "template <class AtomT, int Pair>\n"
-    << "Status " << id << "_enqueueFor(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,\n"
-    << "    const std::byte* in, std::byte* out, const LaunchContext& lc) {\n"
+    << "Status " << id << "_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const snac::DirectPeers& peers,\n"
+    << "    const std::byte* in, std::byte* out, const snac::LaunchContext& lc) {\n"
     << "  (void)peers;\n";
   if (c.direct) {
     o << "  // program direct: a captured call, " << bytes << " >= world[n].directMinBytes\n";
     if (c.engine)
       o << "  if (pl.direct && pl.directEngine) {  // its copy-engine form: >= directEngineMinBytes, unchecked\n"
-        << "    EngineGraph g = lc.graph();\n"
-        << "    " << c.engine->host << "<>(pl, dc, peers, in, out, g);\n"
+        << "    snac::EngineGraph g = lc.graph();\n"
+        << "    " << engineGraphName(id) << "(pl, dc, peers, in, out, g);\n"
         << "    return lc.finish(g);\n"
         << "  }\n";
     else
       o << "  if (pl.direct && pl.directEngine) return lc.refuse(Status::Internal, \"no copy-engine form was printed\");\n";
     o << "  if (pl.direct)  // its kernel form; may start while the previous grid runs (ctaBeginCall waits)\n"
-      << "    return launchProgram(lc, \"direct kernel\", " << c.direct->kernel << "<Pair>,\n"
-      << "                         pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);\n";
+      << "    return snac::launchProgram(lc, \"direct kernel\", " << programs << "direct<Pair>(),\n"
+      << "                               pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);\n";
   } else {
     o << "  if (pl.direct) return lc.refuse(Status::Internal, \"no direct program was printed\");\n";
   }
   o << "  // program latency: " << bytes << " <= world[n].latencyMaxBytes\n"
     << "  if (pl.latency) {\n"
-    << "    const ProgramKernel kernel = pl.words8 ? " << latencyKernel(true) << " : " << latencyKernel(false) << ";\n"
-    << "    return launchProgram(lc, \"latency kernel\", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);\n"
+    << "    const snac::ProgramKernel kernel = pl.words8 ? " << programs << "latency<true, Pair>() : "
+    << programs << "latency<false, Pair>();\n"
+    << "    return snac::launchProgram(lc, \"latency kernel\", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);\n"
     << "  }\n"
     << "  // program throughput, pull or push by Plan::push\n";
   if (!tp.hasPull || !tp.hasPush)
@@ -193,16 +197,16 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
       << " transfer for world size \" + std::to_string(pl.n) +\n"
       << "                                              \" has no printed program (purlinc printed "
       << (tp.hasPull ? "pull" : "push") << " only)\");\n";
-  o << "  return launchProgram(lc, \"throughput kernel\", " << tp.kernel << "<atom::AtomFor<AtomT, Pair>>,\n"
-    << "                       pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);\n"
+  o << "  return snac::launchProgram(lc, \"throughput kernel\", " << programs << "throughput<AtomT, Pair>(),\n"
+    << "                             pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);\n"
     << "}\n\n";
   // The dispatch by the call's pair: a specialized pair's kernels, else every pair's.
   const std::vector<int> special = specializedPairsOf(c);
   o << "/// The host code that picks " << c.name << "'s program for a planned call and enqueues it:\n"
     << "/// the kernels of the call's pair where the instantiation table specializes it.\n"
     << "template <class AtomT>\n"
-    << "Status " << id << "_enqueue(const Plan& pl, const DeviceComm& dc, const DirectPeers& peers,\n"
-    << "    const std::byte* in, std::byte* out, const LaunchContext& lc) {\n";
+    << "Status " << id << "_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::DirectPeers& peers,\n"
+    << "    const std::byte* in, std::byte* out, const snac::LaunchContext& lc) {\n";
   if (!special.empty()) {
     o << "  switch (pairIndex(pl.dtype, pl.op)) {\n";
     for (int pair : special)
@@ -215,15 +219,91 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
     << "}\n\n";
 }
 
-/// The device code printed from the IR, and the Programs struct that hands
-/// its kernels to snac::launch.
-void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
+/// The body of NAME_Programs' accessor of `program`: the row of the call's
+/// pair (`Pair`; a copy has one row per form), else a compile-time error.
+void emitRowChoice(std::ostringstream &o, const EmitCollective &c, const std::vector<KernelRow> &rows,
+                   KernelRow::Program program, const char *what) {
+  const bool reduction = reduces(c.kind);
+  auto call = [&](int pair) {
+    std::string w8, w4, one;
+    for (const KernelRow &r : rows) {
+      if (r.program != program || r.pair != pair) continue;
+      if (program == KernelRow::Program::Latency) (r.words8 ? w8 : w4) = r.accessor + "()";
+      else one = r.accessor + "()";
+    }
+    return program == KernelRow::Program::Latency ? "W8 ? " + w8 + " : " + w4 : one;
+  };
+  if (!reduction) {
+    o << "    return " << call(kAnyPair) << ";  // a copy: one row for every pair\n";
+    return;
+  }
+  o << "    if constexpr (Pair == kAnyPair) return " << call(kAnyPair) << ";\n";
+  for (int pair : specializedPairsOf(c))
+    o << "    else if constexpr (Pair == " << pairSpelling(pair) << ") return " << call(pair) << ";\n";
+  o << "    else static_assert(Pair == kAnyPair, \"" << c.name << ": no " << what
+    << " kernel of this pair in the instantiation table\");\n";
+}
+
+/// The instantiation table and the Programs struct that hands its kernels
+/// to snac::launch (NAME.programs.h).
+void emitPrograms(std::ostringstream &o, const EmitInput &in, const EmitCollective &c, const std::string &id) {
+  if (!c.latency || !c.throughput) return;
+  const std::vector<KernelRow> rows = kernelRowsOf(c, id);
+  o << "// ---- " << c.name << ": instantiation table ----\n\n" << printInstantiationTable(in, c, id);
+  if (c.engine)
+    o << "/// The copy-engine form's graph of a planned call (" << in.unitNames[int(KernelUnit::Direct)] << ").\n"
+      << "void " << engineGraphName(id) << "(const snac::Plan& pl, const DeviceComm& dc, const snac::DirectPeers& peers,\n"
+      << "    const std::byte* in, std::byte* out, snac::EngineGraph& g);\n";
+  o << "\ntemplate <class AtomT>\n"
+    << "Status " << id << "_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::DirectPeers& peers,\n"
+    << "    const std::byte* in, std::byte* out, const snac::LaunchContext& lc);\n\n"
+    << "/// The programs purlinc printed for " << c.name << ", as snac::launch takes them: the\n"
+    << "/// kernels of the instantiation table by program, form and pair.\n"
+    << "struct " << id << "_Programs {\n"
+    << "  /// The reduction classes the programs compile (the instantiation table; 0: a copy).\n"
+    << "  [[maybe_unused]] static constexpr uint64_t reductions = " << reductionsName(id) << ";\n"
+    << "  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).\n"
+    << "  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {\n";
+  emitRowChoice(o, c, rows, KernelRow::Program::Latency, "latency");
+  o << "  }\n"
+    << "  /// The throughput kernel for datapath AtomT and `Pair`.\n"
+    << "  template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() {\n"
+    << "    static_assert(std::is_same_v<AtomT, " << atomTypeName(id) << ">, \"" << c.name
+    << ": the throughput kernels exist for the policy's Atom (" << c.policy.atom.pipelineStages << " x "
+    << c.policy.atom.stageBytes << " B) only; another pipeline needs purlinc output of a policy setting it\");\n";
+  emitRowChoice(o, c, rows, KernelRow::Program::Throughput, "throughput");
+  o << "  }\n";
+  if (c.direct) {
+    o << "  /// The direct program's kernel form for `Pair`.\n"
+      << "  static constexpr bool hasDirect = true;\n"
+      << "  template <int Pair = kAnyPair> static snac::DirectKernel direct() {\n";
+    emitRowChoice(o, c, rows, KernelRow::Program::Direct, "direct");
+    o << "  }\n";
+  } else {
+    o << "  /// No direct program: no world size shown for this policy derives one.\n"
+      << "  static constexpr bool hasDirect = false;\n"
+      << "  template <int Pair = kAnyPair> static snac::DirectKernel direct() { return nullptr; }\n";
+  }
+  o << "  /// f(std::integral_constant<int, Pair>) for every Pair with kernels of its own\n"
+    << "  /// (kAnyPair first; the instantiation table's specialized pairs).\n"
+    << "  template <class F> static void forEachPair(F&& f) {\n"
+    << "    f(std::integral_constant<int, kAnyPair>{});\n";
+  for (int pair : specializedPairsOf(c))
+    o << "    f(std::integral_constant<int, " << pairSpelling(pair) << ">{});\n";
+  o << "  }\n"
+    << "  /// The host code that picks the program of a planned call and enqueues it.\n"
+    << "  template <class AtomT> static snac::ProgramEnqueue enqueue() { return " << id << "_enqueue<AtomT>; }\n"
+    << "};\n\n";
+  emitEnqueue(o, c, id);
+}
+
+/// The device code printed from the IR (NAME.device.cuh).
+void emitDevice(std::ostringstream &o, const EmitCollective &c) {
   if (!c.latency || !c.throughput) return;
   const LatencyCode &lat = *c.latency;
   const ThroughputCode &tp = *c.throughput;
   auto world = [](const std::optional<ir::VerifiedIR> &v) { return v ? std::to_string(v->ir().n) : std::string("?"); };
-  o << "// ---- " << c.name << ": instantiation table ----\n\n" << printInstantiationTable(c, id) << "\n"
-    << "// ---- " << c.name << ": program latency, printed from the SNAC IR ----\n\n" << lat.text << "\n"
+  o << "// ---- " << c.name << ": program latency, printed from the SNAC IR ----\n\n" << lat.text << "\n"
     << "// ---- " << c.name << ": program throughput (pull), printed from the SNAC IR of world n = " << world(c.pullIR)
     << " ----\n\n"
     << tp.pullText;
@@ -241,62 +321,27 @@ void emitPrograms(std::ostringstream &o, const EmitCollective &c, const std::str
     o << "// ---- " << c.name << ": program direct, copy-engine form, printed from the SNAC IR of world n = "
       << c.directWorld << " ----\n\n"
       << c.engine->text << "\n";
-  emitEnqueue(o, c, id);
-  o
-    << "/// The programs purlinc printed for " << c.name << ", as snac::launch takes them.\n"
-    << "struct " << id << "_Programs {\n"
-    << "  /// The reduction classes the programs compile (the instantiation table; 0: a copy).\n"
-    << "  [[maybe_unused]] static constexpr uint64_t reductions = " << reductionsName(id) << ";\n"
-    << "  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).\n"
-    << "  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() { return " << lat.kernel
-    << (reduces(c.kind) ? "<W8, Pair>" : "<W8>") << "; }\n"
-    << "  /// The throughput kernel for datapath AtomT and `Pair`.\n"
-    << "  template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() { return " << tp.kernel
-    << "<atom::AtomFor<AtomT, Pair>>; }\n";
-  if (c.direct)
-    o << "  /// The direct program's kernel form for `Pair`.\n"
-      << "  static constexpr bool hasDirect = true;\n"
-      << "  template <int Pair = kAnyPair> static snac::DirectKernel direct() { return " << c.direct->kernel
-      << "<Pair>; }\n";
-  else
-    o << "  /// No direct program: no world size shown for this policy derives one.\n"
-      << "  static constexpr bool hasDirect = false;\n"
-      << "  template <int Pair = kAnyPair> static snac::DirectKernel direct() { return nullptr; }\n";
-  {
-    o << "  /// f(std::integral_constant<int, Pair>) for every Pair with kernels of its own\n"
-      << "  /// (kAnyPair first; the instantiation table's specialized pairs).\n"
-      << "  template <class F> static void forEachPair(F&& f) {\n"
-      << "    f(std::integral_constant<int, kAnyPair>{});\n";
-    for (int pair : specializedPairsOf(c))
-      o << "    f(std::integral_constant<int, " << pairSpelling(pair) << ">{});\n";
-    o << "  }\n";
-  }
-  o << "  /// The host code that picks the program of a planned call and enqueues it.\n"
-    << "  template <class AtomT> static snac::ProgramEnqueue enqueue() { return " << id << "_enqueue<AtomT>; }\n";
-  o << "};\n\n";
 }
 
 } // namespace
 
-std::string emitSource(const EmitInput &in) {
+std::string emitProgramsHeader(const EmitInput &in) {
   std::ostringstream o;
-  o << "// @file " << in.cuName << "\n"
-    << "// @brief Collectives declared in " << in.sourceName
-    << ", specialized for the Purlin runtime\n"
-    << "// (generated by purlinc for " << archName(in.arch) << "; do not edit).\n"
-    << "//\n"
-    << "// Each collective is a policy struct (constants per world size), the runtime\n"
-    << "// type of its SNAC transformation, the device code of its latency, throughput\n"
-    << "// (pull, push) and direct programs and the host code of the direct program's\n"
-    << "// copy-engine form, printed from the verified SNAC IR (each statement cites\n"
-    << "// its op, // %N), and the host API calling snac::launch, which picks the\n"
-    << "// program by bytes and capture.\n"
-    << "#include \"" << in.headerName << "\"\n\n"
-    << "#include <cstddef>\n\n"
-    << "#include \"purlin/host/communicator.h\"\n"
-    << "#include \"purlin/purlin.h\"\n"
+  o << "// @file " << in.programsName << "\n"
+    << "// @brief The programs of the collectives declared in " << in.sourceName << " as launchers\n"
+    << "// take them (generated by purlinc for " << archName(in.arch) << "; do not edit): per collective its\n"
+    << "// policy struct (constants per world size), the runtime type of its SNAC transformation,\n"
+    << "// its instantiation table (the kernels that exist, each reached through an accessor\n"
+    << "// defined in the kernel unit that compiles it), NAME_Programs as snac::launch takes it,\n"
+    << "// and the host code that enqueues a planned call. The kernels' device code is in\n"
+    << "// " << in.deviceName << "; a program that launches these collectives includes this\n"
+    << "// file and links the kernel units, it does not compile them again.\n"
+    << "#pragma once\n\n"
+    << "#include <cstddef>\n"
+    << "#include <cstdint>\n"
+    << "#include <type_traits>\n\n"
     << "#include \"purlin/snac/collective.cuh\"\n\n"
-    << "namespace {\n\nusing namespace purlin;\nusing namespace purlin::snac;\n\n";
+    << "namespace purlin::gen {\n\n";
   for (const EmitCollective &c : in.collectives) {
     const std::string id = flatName(c.name);
     emitBanner(o, in, c);
@@ -304,13 +349,96 @@ std::string emitSource(const EmitInput &in) {
     o << "/// The SNAC transformation" << (c.stages.size() == 2 ? " (F then G, fused)" : "") << ".\n"
       << "using " << id << "_Collective = " << spellCollectiveType(c.stages) << ";\n"
       << "/// The datapath (Atom) moving the bytes.\n"
-      << "using " << id << "_Datapath = " << spellDatapath(c.atom, in.arch) << ";\n\n";
-    emitPrograms(o, c, id);
+      << "using " << id << "_Datapath = " << spellDatapath(c.atom, in.arch) << ";\n"
+      << "/// The Atom of the policy's pipeline: the one the throughput kernels are compiled for.\n"
+      << "using " << atomTypeName(id) << " = atom::Atom<" << id << "_Datapath, " << id << "_Policy::pipelineStages, "
+      << id << "_Policy::stageBytes>;\n\n";
+    emitPrograms(o, in, c, id);
   }
-  o << "} // namespace\n\n"
-    << "// Defined before including this file: only the policies, types and printed\n"
-    << "// programs above (for programs that launch the kernels themselves).\n"
-    << "#ifndef PURLIN_GEN_DEVICE_ONLY\n\n";
+  o << "} // namespace purlin::gen\n";
+  return o.str();
+}
+
+std::string emitDeviceCode(const EmitInput &in) {
+  std::ostringstream o;
+  o << "// @file " << in.deviceName << "\n"
+    << "// @brief The device code of the collectives declared in " << in.sourceName << " (generated by\n"
+    << "// purlinc for " << archName(in.arch) << "; do not edit): their latency, throughput (pull, push) and\n"
+    << "// direct programs and the host code of the direct program's copy-engine form, printed\n"
+    << "// from the verified SNAC IR (each statement cites its op, // %N; the IR is in the\n"
+    << "// banners of " << in.programsName << "). Templates only: the kernel units instantiate the\n"
+    << "// rows of the instantiation table, each in one unit.\n"
+    << "#pragma once\n\n"
+    << "#include \"" << in.programsName << "\"\n\n"
+    << "namespace {\n\nusing namespace purlin;\nusing namespace purlin::snac;\nusing namespace purlin::gen;\n\n";
+  for (const EmitCollective &c : in.collectives) emitDevice(o, c);
+  o << "} // namespace\n";
+  return o.str();
+}
+
+std::string emitKernelUnit(const EmitInput &in, KernelUnit unit) {
+  std::ostringstream o;
+  const std::string name = in.unitNames[int(unit)];
+  o << "// @file " << name << "\n"
+    << "// @brief Kernel unit \"" << unitName(unit) << "\" of " << in.sourceName << " (generated by purlinc for "
+    << archName(in.arch) << "; do not\n"
+    << "// edit): the rows of the instantiation table (" << in.programsName << ") compiled here.\n"
+    << "// Each accessor names one kernel of " << in.deviceName << ", so that kernel is compiled\n"
+    << "// in this unit only, in parallel with the other units, and launched from any other.\n";
+  bool any = false;
+  for (const EmitCollective &c : in.collectives) {
+    if (!c.latency || !c.throughput) continue;
+    for (const KernelRow &r : kernelRowsOf(c, flatName(c.name))) any |= r.unit == unit;
+    any |= unit == KernelUnit::Direct && c.engine.has_value();
+  }
+  if (!any) {
+    o << "// No row of the table is in this unit (" << (unit == KernelUnit::Pairs ? "no specialized pair" : "no such program")
+      << ").\n";
+    return o.str();
+  }
+  o << "#include \"" << in.deviceName << "\"\n\n"
+    << "namespace {\n"
+    << "// Communicator creation loads this unit's kernels too (purlin/snac/module_anchor.cuh).\n"
+    << "[[maybe_unused]] const bool kUnitRegistered = PurlinModuleRegistration<void>::registered;\n"
+    << "} // namespace\n\n"
+    << "namespace purlin::gen {\n";
+  for (const EmitCollective &c : in.collectives) {
+    if (!c.latency || !c.throughput) continue;
+    const std::string id = flatName(c.name);
+    bool header = false;
+    auto heading = [&] {
+      if (!header) o << "\n// " << c.name << "\n";
+      header = true;
+    };
+    for (const KernelRow &r : kernelRowsOf(c, id)) {
+      if (r.unit != unit) continue;
+      heading();
+      o << r.type << " " << r.accessor << "() { return " << r.kernel << "; }\n";
+    }
+    if (unit == KernelUnit::Direct && c.engine) {
+      heading();
+      o << "void " << engineGraphName(id) << "(const snac::Plan& pl, const DeviceComm& dc, const snac::DirectPeers& peers,\n"
+        << "    const std::byte* in, std::byte* out, snac::EngineGraph& g) {\n"
+        << "  " << c.engine->host << "<>(pl, dc, peers, in, out, g);\n"
+        << "}\n";
+    }
+  }
+  o << "\n} // namespace purlin::gen\n";
+  return o.str();
+}
+
+std::string emitSource(const EmitInput &in) {
+  std::ostringstream o;
+  o << "// @file " << in.cuName << "\n"
+    << "// @brief Host API of the collectives declared in " << in.sourceName << " (generated by purlinc\n"
+    << "// for " << archName(in.arch) << "; do not edit): each function, and its C ABI wrapper, calls\n"
+    << "// snac::launch with the collective's programs (" << in.programsName << "), which picks the\n"
+    << "// program by bytes and capture; the kernels are compiled by the kernel units.\n"
+    << "#include \"" << in.headerName << "\"\n\n"
+    << "#include <cstddef>\n\n"
+    << "#include \"" << in.programsName << "\"\n"
+    << "#include \"purlin/host/communicator.h\"\n"
+    << "#include \"purlin/purlin.h\"\n\n";
   // Consecutive collectives of one namespace share one namespace block.
   std::string open;
   bool isOpen = false;
@@ -327,7 +455,6 @@ std::string emitSource(const EmitInput &in) {
     if (i) o << "\n";
     emitCApi(o, in.collectives[i]);
   }
-  o << "\n#endif // PURLIN_GEN_DEVICE_ONLY\n";
   return o.str();
 }
 

@@ -52,9 +52,12 @@ BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
   BuildResult r;
   EmitInput &in = r.input;
   in.sourceName = commentSafe(fileNameOf(module.file));
-  auto [cu, h] = outputPaths(cuPath);
-  in.cuName = fileNameOf(cu);
-  in.headerName = fileNameOf(h);
+  const OutputPaths paths = outputPaths(cuPath);
+  in.cuName = fileNameOf(paths.cu);
+  in.headerName = fileNameOf(paths.h);
+  in.programsName = fileNameOf(paths.programs);
+  in.deviceName = fileNameOf(paths.device);
+  for (int u = 0; u < kNumKernelUnits; ++u) in.unitNames[u] = fileNameOf(paths.units[u]);
   for (const std::string *name : {&in.cuName, &in.headerName})
     if (!plainFileName(*name)) {
       r.error = "output file name '" + commentSafe(*name) +

@@ -1,27 +1,24 @@
 /// @file coll_launch.cuh
 /// @brief The four unrooted collectives as the tests name them (Coll, their
 /// Transform types) and launchColl<P>, which runs one through snac::launch
-/// with the device programs purlinc printed (generated/).
+/// with the programs purlinc printed (generated/NAME.programs.h): their
+/// kernels are compiled once, in the purlin_generated library the tests
+/// link; a test's policy changes only the host side (world constants),
+/// never the kernels, which exist for the generated policy's Atom.
 ///
-/// Compiling those programs is most of a test's build time, so they are
-/// compiled once: coll_programs.cu defines COLLTEST_PROGRAMS and
-/// instantiates launchColl for the harness's policies (PAuto, PTput) into
-/// the colltest_programs library every test links. A test with policies of
-/// its own (the perf tests, tp_loopback_micro) defines COLLTEST_PROGRAMS
-/// before including this header, which then also defines launchColl.
+/// coll_programs.cu defines COLLTEST_PROGRAMS and instantiates launchColl
+/// for the harness's policies (PAuto, PTput) into the colltest_programs
+/// library every test links. A test with policies of its own (the perf
+/// tests, tp_loopback_micro) defines COLLTEST_PROGRAMS before including
+/// this header, which then also defines launchColl.
 #pragma once
 
 #include "test_policies.cuh"
 
-#ifdef COLLTEST_PROGRAMS
-// The device programs purlinc printed for dsl_examples (generated/), without
-// their host API: the tests launch them with their own policies.
-#define PURLIN_GEN_DEVICE_ONLY
-#include "allgather.cu"
-#include "allreduce.cu"
-#include "alltoall.cu"
-#include "reducescatter.cu"
-#endif
+#include "allgather.programs.h"
+#include "allreduce.programs.h"
+#include "alltoall.programs.h"
+#include "reducescatter.programs.h"
 
 namespace colltest {
 
@@ -45,10 +42,10 @@ Status launchColl(Coll c, Communicator& comm, const sn::CallArgs& a, cudaStream_
 template <class P>
 Status launchColl(Coll c, Communicator& comm, const sn::CallArgs& a, cudaStream_t s) {
   switch (c) {
-    case Coll::AllGather: return sn::launch<AG, P, Datapath, allGather_Programs>(comm, a, s);
-    case Coll::ReduceScatter: return sn::launch<RS, P, Datapath, reduceScatter_Programs>(comm, a, s);
-    case Coll::AllReduce: return sn::launch<AR, P, Datapath, allReduce_Programs>(comm, a, s);
-    case Coll::AllToAll: return sn::launch<A2A, P, Datapath, allToAll_Programs>(comm, a, s);
+    case Coll::AllGather: return sn::launch<AG, P, Datapath, purlin::gen::allGather_Programs>(comm, a, s);
+    case Coll::ReduceScatter: return sn::launch<RS, P, Datapath, purlin::gen::reduceScatter_Programs>(comm, a, s);
+    case Coll::AllReduce: return sn::launch<AR, P, Datapath, purlin::gen::allReduce_Programs>(comm, a, s);
+    case Coll::AllToAll: return sn::launch<A2A, P, Datapath, purlin::gen::allToAll_Programs>(comm, a, s);
   }
   return Status::Internal;
 }

@@ -49,7 +49,7 @@ LAT_POLICY(L128_w2, kAll, 128, 512, 2, true)
 #define TP_POLICY(NAME, STAGE, CONSUME, GATHER, CHUNK, PUSH)                                           \
   struct NAME {                                                                                      \
     static constexpr const char* label = #NAME;                                                      \
-    static constexpr int pipelineStages = 4, stageBytes = 32768;                                     \
+    static constexpr int pipelineStages = 8, stageBytes = 16384;  /* the generated kernels' Atom */   \
     static constexpr std::size_t stagingBytes = std::size_t(256) << 20;                              \
     static constexpr sn::WorldConsts world[kMaxRanks + 1] = {                                        \
         {}, {}, {.latencyMaxBytes = 0, .latencyCtas = 16, .latencyThreads = 512, .stageCtas = STAGE,    \

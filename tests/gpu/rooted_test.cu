@@ -20,13 +20,15 @@
 #include "coll_test_base.cuh"
 
 
-#define PURLIN_GEN_DEVICE_ONLY
-#include "broadcast.cu"
-#include "gather.cu"
-#include "reduce.cu"
-#include "scatter.cu"
+// The generated programs (kernels in purlin_generated), launched with the
+// harness's policies.
+#include "broadcast.programs.h"
+#include "gather.programs.h"
+#include "reduce.programs.h"
+#include "scatter.programs.h"
 
 using namespace colltest;
+using namespace purlin::gen;
 
 namespace {
 

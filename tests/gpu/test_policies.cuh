@@ -14,7 +14,8 @@ namespace colltest {
 using namespace purlin;
 namespace sn = purlin::snac;
 
-using Datapath = atom::Hopper;
+/// The generated programs' datapath (their kernels exist for it only).
+using Datapath = atom::Native;
 
 /// The H200 policy under test: latency program up to 512 KiB messages.
 /// The world table is per thread (each in-process rank has its own) and

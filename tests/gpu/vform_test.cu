@@ -27,12 +27,14 @@
 
 #include <numeric>
 
-#define PURLIN_GEN_DEVICE_ONLY
-#include "allgatherv.cu"
-#include "alltoallv.cu"
-#include "reducescatterv.cu"
+// The generated programs (kernels in purlin_generated), launched with the
+// harness's policies.
+#include "allgatherv.programs.h"
+#include "alltoallv.programs.h"
+#include "reducescatterv.programs.h"
 
 using namespace colltest;
+using namespace purlin::gen;
 
 namespace {
 

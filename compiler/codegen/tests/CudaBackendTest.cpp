@@ -30,30 +30,45 @@ std::string tempDir() {
 }
 } // namespace
 
-TEST_CASE("runCudaEmit writes .cu and .h beside it, identically on reruns", "[codegen]") {
+TEST_CASE("runCudaEmit writes every file beside the .cu, identically on reruns", "[codegen]") {
   std::string dir = tempDir();
   std::ostringstream sink;
   REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), dir + "/ar.cu", sink, irProvider()));
   std::string cu1 = slurp(dir + "/ar.cu"), h1 = slurp(dir + "/ar.h");
   REQUIRE(cu1.find("#include \"ar.h\"") != std::string::npos);
+  REQUIRE(cu1.find("#include \"ar.programs.h\"") != std::string::npos);
   REQUIRE(h1.find("Status allReduce(") != std::string::npos);
+  REQUIRE(slurp(dir + "/ar.device.cuh").find("#include \"ar.programs.h\"") != std::string::npos);
+  REQUIRE(slurp(dir + "/ar.latency.cu").find("allReduce_latencyKernel_W8_any() { return") != std::string::npos);
   REQUIRE(sink.str().empty());
   // A different directory gives byte-identical files (no paths, no time).
   std::string dir2 = tempDir();
   REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), dir2 + "/ar.cu", sink, irProvider()));
-  REQUIRE(slurp(dir2 + "/ar.cu") == cu1);
-  REQUIRE(slurp(dir2 + "/ar.h") == h1);
-  REQUIRE(cu1.find(dir) == std::string::npos);
+  for (const char *f : {"ar.cu", "ar.h", "ar.programs.h", "ar.device.cuh", "ar.latency.cu", "ar.throughput.cu",
+                        "ar.direct.cu", "ar.pairs.cu"}) {
+    INFO(f);
+    const std::string text = slurp(dir + "/" + f);
+    REQUIRE(!text.empty());
+    REQUIRE(slurp(dir2 + "/" + f) == text);
+    REQUIRE(text.find(dir) == std::string::npos);
+  }
 }
 
-TEST_CASE("runCudaEmit without -o prints header then .cu", "[codegen]") {
+TEST_CASE("runCudaEmit without -o prints every file, header first", "[codegen]") {
   std::ostringstream os;
   REQUIRE_FALSE(runCudaEmit(test::sampleModule(), test::samplePolicySet(), "", os, irProvider()));
   const std::string s = os.str();
   auto h = s.find("// ===== purlinc: allreduce.h =====");
+  auto programs = s.find("// ===== purlinc: allreduce.programs.h =====");
+  auto device = s.find("// ===== purlinc: allreduce.device.cuh =====");
   auto cu = s.find("// ===== purlinc: allreduce.cu =====");
+  auto pairs = s.find("// ===== purlinc: allreduce.pairs.cu =====");
   REQUIRE(h == 0);
-  REQUIRE(cu != std::string::npos);
+  REQUIRE(h < programs);
+  REQUIRE(programs < device);
+  REQUIRE(device < cu);
+  REQUIRE(cu < pairs);
+  REQUIRE(pairs != std::string::npos);
   REQUIRE(s.find("#include \"allreduce.h\"", cu) != std::string::npos);
 }
 

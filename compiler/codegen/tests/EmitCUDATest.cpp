@@ -8,6 +8,7 @@
 #include "codegen/EmitCUDA.h"
 #include "codegen/EmitInstances.h"
 #include "codegen/Spelling.h"
+#include "purlin/reduction.h"
 
 using namespace purlin;
 using namespace purlin::codegen;
@@ -24,66 +25,74 @@ TEST_CASE("emitter output is deterministic", "[codegen]") {
   EmitOutput b = emitCUDA(test::sampleAllReduceInput());
   REQUIRE(a.cu == b.cu);
   REQUIRE(a.h == b.h);
+  REQUIRE(a.programs == b.programs);
+  REQUIRE(a.device == b.device);
+  REQUIRE(a.units == b.units);
   // Changing one constant changes the output: the text depends on the input.
   in.collectives[0].policy.world[3].throughput.chunkBytes = 777777;
   EmitOutput c = emitCUDA(in);
-  REQUIRE(c.cu != a.cu);
-  REQUIRE(has(c.cu, ".chunkBytes = 777777"));
+  REQUIRE(c.programs != a.programs);
+  REQUIRE(has(c.programs, ".chunkBytes = 777777"));
   // Push lanes reach the table only when the policy sets them (0: the runtime's default).
-  REQUIRE_FALSE(has(a.cu, ".lanes = "));
+  REQUIRE_FALSE(has(a.programs, ".lanes = "));
   in.collectives[0].policy.world[8].throughput.lanes = 1;
   in.collectives[0].policy.world[8].throughput.consumeLanes = 2;
-  REQUIRE(has(emitCUDA(in).cu, ".push = true, .lanes = 1, .consumeLanes = 2,"));
+  REQUIRE(has(emitCUDA(in).programs, ".push = true, .lanes = 1, .consumeLanes = 2,"));
 }
 
 TEST_CASE("policy struct carries every world size's constants", "[codegen]") {
   EmitOutput out = emitCUDA(test::sampleAllReduceInput());
-  REQUIRE(has(out.cu, "struct allReduce_Policy {"));
-  REQUIRE(has(out.cu, "static constexpr int pipelineStages = 6;"));
-  REQUIRE(has(out.cu, "static constexpr int stageBytes = 8192;"));
-  REQUIRE(has(out.cu, "static constexpr std::size_t stagingBytes = 67108864; // 64 MiB"));
+  REQUIRE(has(out.programs, "struct allReduce_Policy {"));
+  REQUIRE(has(out.programs, "static constexpr int pipelineStages = 6;"));
+  REQUIRE(has(out.programs, "static constexpr int stageBytes = 8192;"));
+  REQUIRE(has(out.programs, "static constexpr std::size_t stagingBytes = 67108864; // 64 MiB"));
   for (int n = kMinWorld; n <= kMaxWorld; ++n) {
     INFO("world size " << n);
     std::string row = "{.latencyMaxBytes = " + std::to_string(n * 1000) +
                       ", .latencyCtas = " + std::to_string(n + 10) +
                       ", .latencyThreads = " + std::to_string(256 + n) + ",";
-    REQUIRE(has(out.cu, row));
-    REQUIRE(has(out.cu, ".stageCtas = " + std::to_string(n + 20) + ", .consumeCtas = " +
+    REQUIRE(has(out.programs, row));
+    REQUIRE(has(out.programs, ".stageCtas = " + std::to_string(n + 20) + ", .consumeCtas = " +
                             std::to_string(n + 30) + ", .gatherCtas = " + std::to_string(n + 40)));
-    REQUIRE(has(out.cu, ".chunkBytes = " + std::to_string(n * 4096) + ", .push = " +
+    REQUIRE(has(out.programs, ".chunkBytes = " + std::to_string(n * 4096) + ", .push = " +
                             (n == 8 ? "true" : "false") + ",\n"));
     // The direct program's knobs follow consumeLanes in WorldConsts; a
     // disabled direct program is directCtas = -1 (runtime plan.h).
-    REQUIRE(has(out.cu, ".directMinBytes = " + std::to_string(n * 65536) + ", .directCtas = " +
+    REQUIRE(has(out.programs, ".directMinBytes = " + std::to_string(n * 65536) + ", .directCtas = " +
                             (n == 5 ? std::string("-1") : std::to_string(n + 50)) + ", .directThreads = " +
                             std::to_string(64 * n) + "}, // n = " + std::to_string(n)));
   }
   // Rows appear in world-size order.
-  REQUIRE(out.cu.find("// n = 2") < out.cu.find("// n = 3"));
-  REQUIRE(out.cu.find("// n = 7") < out.cu.find("// n = 8"));
+  REQUIRE(out.programs.find("// n = 2") < out.programs.find("// n = 3"));
+  REQUIRE(out.programs.find("// n = 7") < out.programs.find("// n = 8"));
 }
 
 TEST_CASE("compose instantiates Compose of two Transforms and the native datapath", "[codegen]") {
   EmitOutput out = emitCUDA(test::sampleAllReduceInput());
-  REQUIRE(has(out.cu, "using allReduce_Collective = snac::Compose<snac::Transform<snac::Consume::Reduce, "
-                      "snac::Layout::Scattered, snac::Layout::Packed>,"));
-  REQUIRE(has(out.cu, "snac::Transform<snac::Consume::Copy, snac::Layout::Packed, snac::Layout::Scattered>>;"));
-  REQUIRE(has(out.cu, "using allReduce_Datapath = atom::Native;"));
+  REQUIRE(has(out.programs, "using allReduce_Collective = snac::Compose<snac::Transform<snac::Consume::Reduce, "
+                            "snac::Layout::Scattered, snac::Layout::Packed>,"));
+  REQUIRE(has(out.programs, "snac::Transform<snac::Consume::Copy, snac::Layout::Packed, snac::Layout::Scattered>>;"));
+  REQUIRE(has(out.programs, "using allReduce_Datapath = atom::Native;"));
+  REQUIRE(has(out.programs, "using allReduce_Atom = atom::Atom<allReduce_Datapath, allReduce_Policy::pipelineStages, "
+                            "allReduce_Policy::stageBytes>;"));
   REQUIRE(has(out.cu, "snac::launch<allReduce_Collective, allReduce_Policy, allReduce_Datapath, allReduce_Programs>(comm, args, stream)"));
-  REQUIRE(has(out.cu, "struct allReduce_Programs {"));
+  REQUIRE(has(out.programs, "struct allReduce_Programs {"));
   REQUIRE(has(out.cu, "#include \"allreduce.h\""));
-  REQUIRE(has(out.cu, "#include \"purlin/snac/collective.cuh\""));
+  REQUIRE(has(out.cu, "#include \"allreduce.programs.h\""));
+  REQUIRE(has(out.programs, "#include \"purlin/snac/collective.cuh\""));
+  REQUIRE(has(out.device, "#include \"allreduce.programs.h\""));
 }
 
 TEST_CASE("comments cite the .pl by file name and line, and the IR roles", "[codegen]") {
   EmitOutput out = emitCUDA(test::sampleAllReduceInput());
-  REQUIRE(has(out.cu, "// allReduce: AllReduce, declared at allreduce.pl:6"));
-  REQUIRE(has(out.cu, "compose<reduceScatter, allGather>"));
-  REQUIRE(has(out.cu, "//   latency program, when bytes <= world[n].latencyMaxBytes:"));
-  REQUIRE(has(out.cu, "//     role stage [world[n].stageCtas CTAs] ops %4..%6"));
-  REQUIRE(has(out.cu, "//     role gather [world[n].gatherCtas CTAs] ops %10..%11"));
+  REQUIRE(has(out.programs, "// allReduce: AllReduce, declared at allreduce.pl:6"));
+  REQUIRE(has(out.programs, "compose<reduceScatter, allGather>"));
+  REQUIRE(has(out.programs, "//   latency program, when bytes <= world[n].latencyMaxBytes:"));
+  REQUIRE(has(out.programs, "//     role stage [world[n].stageCtas CTAs] ops %4..%6"));
+  REQUIRE(has(out.programs, "//     role gather [world[n].gatherCtas CTAs] ops %10..%11"));
   REQUIRE(has(out.h, "allReduce: AllReduce, declared at allreduce.pl:6."));
-  REQUIRE_FALSE(has(out.cu, "/some/abs"));
+  for (const std::string *text : {&out.cu, &out.programs, &out.device})
+    REQUIRE_FALSE(has(*text, "/some/abs"));
   REQUIRE_FALSE(has(out.h, "/some/abs"));
 }
 
@@ -142,8 +151,8 @@ TEST_CASE("rooted and V kinds get root and counts parameters; namespaces nest", 
   REQUIRE(has(out.h, "purlin_status_t purlin_ns_agv(purlin_comm_t comm"));
   REQUIRE(has(out.h, "DType dtype, int root, cudaStream_t stream)"));  // a copy: no op
   REQUIRE(has(out.cu, "args.root = root;"));
-  REQUIRE(has(out.cu, "snac::Transform<snac::Consume::Copy, snac::Layout::Scattered, snac::Layout::Packed, "
-                      "snac::Root::Producer>"));
+  REQUIRE(has(out.programs, "snac::Transform<snac::Consume::Copy, snac::Layout::Scattered, snac::Layout::Packed, "
+                            "snac::Root::Producer>"));
   REQUIRE(has(out.cu, "purlin::gen::ns::agv(*communicator"));
 }
 
@@ -161,11 +170,49 @@ TEST_CASE("AllToAllV takes MPI's counts and displacements and the bound that pic
   REQUIRE_FALSE(has(out.cu, "args.op = op;"));
 }
 
-TEST_CASE("output paths put the header beside the .cu", "[codegen]") {
-  REQUIRE(outputPaths("/tmp/ar.cu") == std::pair<std::string, std::string>{"/tmp/ar.cu", "/tmp/ar.h"});
-  REQUIRE(outputPaths("out/x.y/ar") == std::pair<std::string, std::string>{"out/x.y/ar", "out/x.y/ar.h"});
-  REQUIRE(outputPaths(".hidden").second == ".hidden.h");
-  REQUIRE(outputPaths("a.cu.in").second == "a.cu.h");
+TEST_CASE("output paths put the other files beside the .cu", "[codegen]") {
+  const OutputPaths p = outputPaths("/tmp/ar.cu");
+  REQUIRE(p.cu == "/tmp/ar.cu");
+  REQUIRE(p.h == "/tmp/ar.h");
+  REQUIRE(p.programs == "/tmp/ar.programs.h");
+  REQUIRE(p.device == "/tmp/ar.device.cuh");
+  REQUIRE(p.units == std::array<std::string, kNumKernelUnits>{"/tmp/ar.latency.cu", "/tmp/ar.throughput.cu",
+                                                               "/tmp/ar.direct.cu", "/tmp/ar.pairs.cu"});
+  REQUIRE(outputPaths("out/x.y/ar").cu == "out/x.y/ar");
+  REQUIRE(outputPaths("out/x.y/ar").h == "out/x.y/ar.h");
+  REQUIRE(outputPaths("out/x.y/ar").units[0] == "out/x.y/ar.latency.cu");
+  REQUIRE(outputPaths(".hidden").h == ".hidden.h");
+  REQUIRE(outputPaths("a.cu.in").h == "a.cu.h");
+}
+
+TEST_CASE("the kernel units: each row of the table in exactly one, accessors declared once", "[codegen][instances]") {
+  EmitInput in = test::sampleAllReduceInput();
+  in.collectives[0].policy.reductions.specialize = pairBit(DType::BF16, RedOp::Sum);
+  const EmitOutput out = emitCUDA(in);
+  const std::vector<KernelRow> rows = kernelRowsOf(in.collectives[0], "allReduce");
+  REQUIRE(!rows.empty());
+  for (const KernelRow &r : rows) {
+    INFO(r.accessor);
+    const std::string def = r.type + " " + r.accessor + "() { return " + r.kernel + "; }";
+    int units = 0;
+    for (int u = 0; u < kNumKernelUnits; ++u) units += has(out.units[u], def) ? 1 : 0;
+    CHECK(units == 1);
+    CHECK(has(out.units[int(r.unit)], def));
+    CHECK(has(out.programs, r.type + " " + r.accessor + "();"));
+    // Every pair's kernels in the family's unit, a specialized pair's in "pairs".
+    CHECK((r.pair == kAnyPair) == (r.unit != KernelUnit::Pairs));
+  }
+  // The Programs struct picks a specialized pair's row at compile time.
+  CHECK(has(out.programs, "else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return "
+                          "allReduce_throughputKernel_bf16_sum();"));
+  // Units load with the communicator; the host API compiles no kernel.
+  CHECK(has(out.units[int(KernelUnit::Throughput)], "PurlinModuleRegistration<void>::registered"));
+  CHECK_FALSE(has(out.cu, "allreduce.device.cuh"));
+  // Without a specialized pair the "pairs" unit is a comment only.
+  in.collectives[0].policy.reductions.specialize = 0;
+  const EmitOutput plain = emitCUDA(in);
+  CHECK(has(plain.units[int(KernelUnit::Pairs)], "No row of the table is in this unit"));
+  CHECK_FALSE(has(plain.units[int(KernelUnit::Pairs)], "#include"));
 }
 
 TEST_CASE("writeFile reports unwritable paths", "[codegen]") {
@@ -182,7 +229,9 @@ TEST_CASE("the instantiation table lists the reduction classes of the policy's m
   c.policy.reductions.dtypes = 1u << unsigned(DType::BF16);
   c.policy.reductions.ops = (1u << unsigned(RedOp::Sum)) | (1u << unsigned(RedOp::Max));
   CHECK(reductionClassesOf(c) == (classBit(DType::BF16, OpFamily::Sum) | classBit(DType::BF16, OpFamily::Extremum)));
-  std::string t = printInstantiationTable(c, "ar");
+  EmitInput in;
+  in.unitNames = {"ar.latency.cu", "ar.throughput.cu", "ar.direct.cu", "ar.pairs.cu"};
+  std::string t = printInstantiationTable(in, c, "ar");
   CHECK(t.find("Policy masks: dtypes bf16; ops sum, max: 2 classes.") != std::string::npos);
   // A class runs every pair it covers: avg with sum, min with max.
   CHECK(t.find("//   bf16 sum        bf16 sum, bf16 avg\n") != std::string::npos);
@@ -191,13 +240,13 @@ TEST_CASE("the instantiation table lists the reduction classes of the policy's m
                "    classBit(DType::BF16, OpFamily::Extremum);\n") != std::string::npos);
   // Every pair by default: 29 classes; i8 product runs u8's.
   c.policy.reductions = ReductionPolicy{};
-  t = printInstantiationTable(c, "ar");
+  t = printInstantiationTable(in, c, "ar");
   CHECK(t.find(": 29 classes.") != std::string::npos);
   CHECK(t.find("//   u8 product      i8 product, u8 product\n") != std::string::npos);
   // A copy has none.
   c.kind = CollectiveKind::AllGather;
   CHECK(reductionClassesOf(c) == 0);
-  t = printInstantiationTable(c, "ag");
+  t = printInstantiationTable(in, c, "ag");
   CHECK(t.find("A copy: no reduction class") != std::string::npos);
   CHECK(t.find("inline constexpr uint64_t ag_Reductions = 0;") != std::string::npos);
 }

@@ -56,6 +56,9 @@ TEST_CASE("all collectives by default, in source order, file names only", "[code
   REQUIRE(r.input.sourceName == "allreduce.pl");
   REQUIRE(r.input.cuName == "ar.cu");
   REQUIRE(r.input.headerName == "ar.h");
+  REQUIRE(r.input.programsName == "ar.programs.h");
+  REQUIRE(r.input.deviceName == "ar.device.cuh");
+  REQUIRE(r.input.unitNames[int(KernelUnit::Throughput)] == "ar.throughput.cu");
   REQUIRE(r.input.collectives.size() == 3);
   REQUIRE(r.input.collectives[2].name == "allReduce");
   REQUIRE(r.input.collectives[2].line == 6);

@@ -133,6 +133,9 @@ EmitInput sampleAllReduceInput() {
   in.sourceName = "allreduce.pl";
   in.cuName = "allreduce.cu";
   in.headerName = "allreduce.h";
+  in.programsName = "allreduce.programs.h";
+  in.deviceName = "allreduce.device.cuh";
+  in.unitNames = {"allreduce.latency.cu", "allreduce.throughput.cu", "allreduce.direct.cu", "allreduce.pairs.cu"};
   in.arch = Arch::Sm90;
   EmitCollective c;
   c.name = "allReduce";

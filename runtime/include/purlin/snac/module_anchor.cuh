@@ -1,10 +1,9 @@
 /// @file module_anchor.cuh
 /// @brief Registers the device-code module of each translation unit that
-/// launches Purlin programs (instantiates snac::launch), so that
-/// communicator creation loads all of the unit's kernels
-/// (purlin/host/kernel_modules.h). Units that only include the printed
-/// kernels (PURLIN_GEN_DEVICE_ONLY micro benchmarks without the runtime)
-/// instantiate nothing of it.
+/// launches Purlin programs (instantiates snac::launch) or compiles their
+/// kernels (purlinc's kernel units name PurlinModuleRegistration<void>),
+/// so that communicator creation loads all of the unit's kernels
+/// (purlin/host/kernel_modules.h).
 #pragma once
 
 #include "purlin/host/kernel_modules.h"
