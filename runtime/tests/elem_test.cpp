@@ -68,6 +68,61 @@ TEST_CASE("elem: avg divides the (wrapped) sum by the number of ranks") {
         __half2float(__float2half_rn(7.0f / 3.0f)));
 }
 
+namespace {
+/// avgLast<E> over one accumulator against finalize<E, Avg>, bit for bit.
+template <class E> bool avgLastMatches(pa::AccOf<E> a, int n) {
+  using A = pa::AccOf<E>;
+  A one[1] = {a};
+  pa::avgLast<E>(one, n);
+  const A want = pa::finalize<E, RedOp::Avg>(a, n);
+  if constexpr (std::is_floating_point_v<A>) {
+    if (want != want) return one[0] != one[0];  // NaN stays NaN
+  }
+  return std::memcmp(&one[0], &want, sizeof(A)) == 0;
+}
+} // namespace
+
+TEST_CASE("elem: avg's last step without a division per element equals the division") {
+  // Integers: wrapped sums near zero and at the extremes, for every world
+  // size (powers of two shift, the others divide). Floating point: zeros,
+  // subnormals, the largest values, infinities, NaN and a sweep of bit
+  // patterns (every 9973rd of the 2^32 floats). Mismatches counted, then
+  // required to be none (one REQUIRE per world size, not per value).
+  for (int n = 1; n <= 8; ++n) {
+    INFO("n = " << n);
+    long bad = 0;
+    for (int64_t a = -70000; a <= 70000; ++a) {
+      bad += !avgLastMatches<int8_t>(int32_t(a), n) + !avgLastMatches<uint8_t>(uint32_t(a), n) +
+             !avgLastMatches<int32_t>(int32_t(a), n) + !avgLastMatches<int64_t>(a, n);
+    }
+    for (int64_t a : {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::min() + 1,
+                      std::numeric_limits<int64_t>::max(), int64_t(std::numeric_limits<int32_t>::min()),
+                      int64_t(std::numeric_limits<int32_t>::max())})
+      bad += !avgLastMatches<int64_t>(a, n) + !avgLastMatches<int32_t>(int32_t(a), n) +
+             !avgLastMatches<uint8_t>(uint32_t(a), n);
+    for (uint64_t u = 0; u < (uint64_t(1) << 32); u += 9973) {
+      float f;
+      const uint32_t b = uint32_t(u);
+      std::memcpy(&f, &b, 4);
+      bad += !avgLastMatches<float>(f, n);
+    }
+    for (float f : {0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
+                    std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
+                    std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN(), 3.0f * std::numeric_limits<float>::denorm_min()})
+      bad += !avgLastMatches<float>(f, n) + !avgLastMatches<__nv_bfloat16>(f, n);
+    for (double d : {0.0, -0.0, std::numeric_limits<double>::denorm_min(), 3 * std::numeric_limits<double>::denorm_min(),
+                     std::numeric_limits<double>::max(), -1e300, 1.0 / 3.0, std::numeric_limits<double>::infinity()})
+      bad += !avgLastMatches<double>(d, n);
+    REQUIRE(bad == 0);
+  }
+  // One call handles a whole vector.
+  float v[4] = {1.0f, 2.0f, -3.0f, 0.0f};
+  pa::avgLast<float>(v, 4);
+  CHECK(v[0] == 0.25f);
+  CHECK(v[2] == -0.75f);
+}
+
 TEST_CASE("elem: floats accumulate in fp32 and round once") {
   // 2048 + 1 + 1 in fp16: rounding after each step would give 2048 (ties to
   // even twice); the fp32 sum is 2050, which fp16 holds.

@@ -3,6 +3,8 @@
 # graph (one call captured, replayed); per-call time = median of REPS repetitions of ITERS calls (rank 0's CUDA events).
 # Run once per library (PURLIN_LIBRARY): the build before (specialized f32/f16/bf16 x sum/max/min,
 # the other pairs through DynElem) and this one (a loop per reduction class, dispatched per range).
+# FILL=zeros (default) or ones: the inputs (an IEEE division's slow path takes zeros, so avg's
+# time depends on it; bench/results/2026-12-04-units).
 #   python3 pair_bandwidth.py LABEL OUT.json [sizes...]
 import os, sys, json, statistics, time
 sys.path.insert(0, os.path.join(os.environ["PURLIN_REPO"], "python", "tests"))
@@ -33,7 +35,7 @@ def body(comm, r):
             esize = torch.empty(0, dtype=dtype).element_size()
             count = nbytes // esize
             if PAIRS and not any(d == dname for d, _ in PAIRS): continue
-            x = torch.zeros(count, dtype=dtype, device="cuda")
+            x = (torch.ones if os.environ.get("FILL", "zeros") == "ones" else torch.zeros)(count, dtype=dtype, device="cuda")
             rs = torch.zeros(count // 2, dtype=dtype, device="cuda")
             for op in ops:
                 if PAIRS and (dname, op) not in PAIRS: continue
@@ -58,7 +60,7 @@ def body(comm, r):
                             rows.append({"lib": label, "collective": name, "dtype": dname, "op": op, "bytes": nbytes,
                                          "mode": mode, "us_median": round(statistics.median(t), 2),
                                          "us_min": round(min(t), 2), "us_max": round(max(t), 2)})
-                        print(f"{label} {name:14s} {dname:14s} {op:8s} {nbytes:>10d} eager {statistics.median(eager):9.2f} "
+                        print(f"{label} {os.environ['FILL'] + ' ' if 'FILL' in os.environ else ''}{name:14s} {dname:14s} {op:8s} {nbytes:>10d} eager {statistics.median(eager):9.2f} "
                               f"graph {statistics.median(graph):9.2f} us (capture {t1 - t0:.1f} s)", flush=True)
             del x, rs
     return 0

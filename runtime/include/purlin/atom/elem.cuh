@@ -199,6 +199,42 @@ template <class E, OpFamily F> struct Arith {
   }
 };
 
+/// Avg's last step over the accumulators of one vector or word (the
+/// branch on n is taken once for all of them): each element becomes
+/// finalize<E, RedOp::Avg>(a, n), bitwise. For n a power of two (2, 4, 8
+/// ranks) without a division per element (a floating-point division is a
+/// subroutine, and its slow path takes zeros and subnormals): floating point
+/// multiplies by 1/n, which is exact, so the product is the same real
+/// quotient rounded once; integers shift the wrapped sum, rounding toward
+/// zero as the division does (a negative sum adds n - 1 first). Other n
+/// divide (inline: an out-of-line call would put the accumulators of every
+/// loop using this in local memory; measured, bench/results/2026-12-04-units).
+template <class E, int N> __host__ __device__ __forceinline__ void avgLast(AccOf<E> (&a)[N], int n) {
+  using A = AccOf<E>;
+  if (n > 0 && (n & (n - 1)) == 0) {
+    if constexpr (std::is_floating_point_v<A>) {
+      const A inv = A(1) / A(n);  // exact: n = 2^k
+#pragma unroll
+      for (int i = 0; i < N; ++i) a[i] = a[i] * inv;
+    } else {
+#if defined(__CUDA_ARCH__)
+      const int k = __ffs(n) - 1;
+#else
+      const int k = __builtin_ctz(unsigned(n));
+#endif
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        A x = A(fromAcc<E>(a[i]));  // the wrapped sum, as finalize divides it
+        if constexpr (std::is_signed_v<A>) x = A(x + ((x >> (sizeof(A) * 8 - 1)) & A((A(1) << k) - 1)));
+        a[i] = A(x >> k);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) a[i] = finalize<E, RedOp::Avg>(a[i], n);
+  }
+}
+
 /// Element types Atom::reduce takes.
 template <class E> inline constexpr bool kIsReduceElem = kIsElement<E>;
 
@@ -230,16 +266,13 @@ __device__ __forceinline__ void vecAccumulate(VecAcc<E, F>& acc, uint4 raw, int 
 }
 
 /// Packs the results of `n` contributions back into a 16-byte vector of E
-/// (rounded once): Arith::finish of each element, with avg's division
-/// behind one branch per vector, not one per element.
+/// (rounded once): Arith::finish of each element, with avg's last step
+/// (avgLast) behind one branch per vector, not one per element.
 template <class E, OpFamily F>
 __device__ __forceinline__ uint4 vecStore(const VecAcc<E, F>& acc, int n, int variant) {
   VecAcc<E, F> last = acc;
   if constexpr (F == OpFamily::Sum) {
-    if (variant) {
-#pragma unroll
-      for (int i = 0; i < kVecElems<E>; ++i) last.v[i] = Arith<E, F>::last(acc.v[i], n, 1);
-    }
+    if (variant) avgLast<E>(last.v, n);
   }
   uint4 raw;
   E* e = reinterpret_cast<E*>(&raw);

@@ -122,16 +122,13 @@ template <class E, OpFamily F> struct WordAcc {
       acc[i] = atom::Arith<E, F>::combine(acc[i], ElemBits<E>::get(w, i), variant);
   }
   /// The word after `n` contributions, each lane rounded once.
-  /// Avg's division sits behind one branch per word.
+  /// Avg's last step (atom::avgLast) sits behind one branch per word.
   __device__ __forceinline__ uint64_t result(int n, int variant) const {
     atom::AccOf<E> last[ElemBits<E>::kLanes];
 #pragma unroll
     for (int i = 0; i < ElemBits<E>::kLanes; ++i) last[i] = acc[i];
     if constexpr (F == OpFamily::Sum) {
-      if (variant) {
-#pragma unroll
-        for (int i = 0; i < ElemBits<E>::kLanes; ++i) last[i] = atom::Arith<E, F>::last(acc[i], n, 1);
-      }
+      if (variant) atom::avgLast<E>(last, n);
     }
     uint64_t w = 0;
 #pragma unroll
