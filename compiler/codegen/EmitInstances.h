@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/EmitModel.h"
+#include "purlin/reduction.h"
 
 namespace purlin::codegen {
 
@@ -36,7 +37,7 @@ std::string pairTag(int pair);
 struct KernelRow {
   enum class Program { Latency, Throughput, Direct } program = Program::Latency;
   bool words8 = false;     ///< latency: the whole-word form (Plan::words8)
-  int pair = -1;           ///< purlin/reduction.h pair index, or kAnyPair (-1): every pair
+  int pair = kAnyPair;     ///< purlin/reduction.h pair index, or kAnyPair: every pair
   KernelUnit unit = KernelUnit::Latency;
   std::string accessor;    ///< "allReduce_latencyKernel_W8_any"
   std::string kernel;      ///< "allReduce_latencyKernel<true, kAnyPair>" (NAME.device.cuh)
