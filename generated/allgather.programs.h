@@ -100,7 +100,7 @@ using allGather_Atom = atom::Atom<allGather_Datapath, allGather_Policy::pipeline
 // Instantiation table of allGather (purlinc, from its declaration and policy Policy):
 // the kernels that exist, each compiled once per architecture in the kernel unit named
 // and reached through its accessor (declared below). A copy: no element type, no op.
-// The throughput kernels take the policy's Atom (8 stages x 16384 B); push CTAs run 1 or 2 lanes per role (LaneAtomOf).
+// The throughput kernels take the policy's Atom (8 stages x 16384 B); push CTAs of the (stage, consume) lanes (2, 1) (the policy's: LaneAtomOf).
 // The copy-engine form (allGather_engine): one kernel per node, every pair, in allgather.direct.cu.
 // A copy: no reduction class (the programs move bytes of any dtype).
 inline constexpr uint64_t allGather_Reductions = 0;
@@ -167,6 +167,11 @@ Status allGather_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const sn
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push
+  // The push CTA shapes the kernel instantiates: the policy's (stage lanes, consume lanes).
+  if (pl.push && !((pl.lanes == 2 && pl.consumeLanes == 1)))
+    return lc.refuse(Status::Unsupported, "push lanes (" + std::to_string(pl.lanes) + ", " +
+                     std::to_string(pl.consumeLanes) + ") per stage and consume CTA: the throughput kernel "
+                     "has (2, 1) only (the lanes of the policy purlinc compiled)");
   return snac::launchProgram(lc, "throughput kernel", allGather_Programs::template throughput<AtomT, Pair>(),
                              pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
 }

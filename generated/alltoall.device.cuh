@@ -246,17 +246,11 @@ __global__ void __launch_bounds__(limits::kMaxThroughputThreads) allToAll_throug
     const TpContext cx{dc, pl, e, atomWorkspace};
     const int b = int(blockIdx.x);
     if (pl.push) {
-      if constexpr (LaneAtomOf<AtomT, 2>::supported) {
-        if (pl.lanes == 2) {
-          if (pl.consumeLanes == 2) allToAll_pushCta<AtomT, 2, 2>(cx, in, out, b);
-          else allToAll_pushCta<AtomT, 2, 1>(cx, in, out, b);
-        } else {
-          if (pl.consumeLanes == 2) allToAll_pushCta<AtomT, 1, 2>(cx, in, out, b);
-          else allToAll_pushCta<AtomT, 1, 1>(cx, in, out, b);
-        }
-      } else {
-        allToAll_pushCta<AtomT, 1, 1>(cx, in, out, b);
-      }
+      // The push CTA shapes (stage lanes, consume lanes) the policy binds (snac::pushLanes): (2, 1).
+      // The launch refuses another (allToAll_enqueueFor).
+      static_assert(LaneAtomOf<AtomT, 2>::supported, "the policy binds 2 push lanes: its Atom's stages split in two");
+      if (pl.lanes == 2 && pl.consumeLanes == 1) allToAll_pushCta<AtomT, 2, 1>(cx, in, out, b);
+      else __trap();  // a shape the launch refuses
     } else {
       const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
       if (b < begin1) allToAll_pull_stage<AtomT>(cx, in, out, b - begin0, pl.stageCtas);

@@ -102,7 +102,7 @@ using reduceScatter_Atom = atom::Atom<reduceScatter_Datapath, reduceScatter_Poli
 // and reached through its accessor (declared below). kAnyPair: every pair, the call's class
 // dispatched once per range; a specialized pair's kernels inline its loop with the op
 // a constant, and the launch picks them by the call's pair.
-// The throughput kernels take the policy's Atom (8 stages x 16384 B); push CTAs run 1 or 2 lanes per role (LaneAtomOf).
+// The throughput kernels take the policy's Atom (8 stages x 16384 B); push CTAs of the (stage, consume) lanes (2, 1) (the policy's: LaneAtomOf).
 // Specialized pairs (policy reductions.specialize): bf16 sum.
 // The copy-engine form (reduceScatter_engine): one kernel per node, every pair, in reducescatter.direct.cu.
 // Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled
@@ -241,6 +241,11 @@ Status reduceScatter_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, cons
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push
+  // The push CTA shapes the kernel instantiates: the policy's (stage lanes, consume lanes).
+  if (pl.push && !((pl.lanes == 2 && pl.consumeLanes == 1)))
+    return lc.refuse(Status::Unsupported, "push lanes (" + std::to_string(pl.lanes) + ", " +
+                     std::to_string(pl.consumeLanes) + ") per stage and consume CTA: the throughput kernel "
+                     "has (2, 1) only (the lanes of the policy purlinc compiled)");
   return snac::launchProgram(lc, "throughput kernel", reduceScatter_Programs::template throughput<AtomT, Pair>(),
                              pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);
 }

@@ -50,8 +50,10 @@ LAUNCH="$BIN/purlin-launch"
 for t in "$BIN"/*_test; do
   [ -x "$t" ] || continue
   n=$(basename "$t")
-  # coll_correctness_test runs every case under five throughput transfers
-  # in one process: ~70 s each on 2 x H200.
+  # coll_correctness_test runs every case under the throughput transfers of
+  # the generated kernels (pull and push with (2, 1) lanes)
+  # in one process, ~70 s each on 2 x H200, and checks the other push lanes
+  # are refused.
   to=300; [ "$n" = coll_correctness_test ] && to=600
   step "$n" "$to" "$t"
   case "$n" in
@@ -70,8 +72,8 @@ for t in "$BIN"/*_test; do
     comm_*|coll_*|demo_*)
       if [ -x "$LAUNCH" ] && [ "$NGPU" -ge 2 ]; then
         # The in-process run covers every throughput transfer; one process
-        # per GPU runs the default policy's (push) to keep the run short.
-        mpargs=(); [ "$n" = coll_correctness_test ] && mpargs=(--transfer push)
+        # per GPU runs the default policy's (push, (2, 1) lanes) to keep the run short.
+        mpargs=(); [ "$n" = coll_correctness_test ] && mpargs=(--transfer push21)
         step "$n.mp$NGPU" 300 "$LAUNCH" -n "$NGPU" "$t" "${mpargs[@]}"
       elif [ -x "$LAUNCH" ] && [ "$n" = comm_test ]; then
         # One GPU: two processes share it (CUDA IPC within one device; the

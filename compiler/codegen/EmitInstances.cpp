@@ -139,9 +139,13 @@ std::string printInstantiationTable(const EmitInput &in, const EmitCollective &c
                     "// a constant, and the launch picks them by the call's pair.\n"
                   : "A copy: no element type, no op.\n")
     << "// The throughput kernels take the policy's Atom (" << c.policy.atom.pipelineStages << " stages x "
-    << c.policy.atom.stageBytes << " B)"
-    << (c.throughput && c.throughput->hasPush ? "; push CTAs run 1 or 2 lanes per role (LaneAtomOf)" : "")
-    << ".\n";
+    << c.policy.atom.stageBytes << " B)";
+  if (c.throughput && c.throughput->hasPush) {
+    o << "; push CTAs of the (stage, consume) lanes";
+    for (const PushLaneShape &l : c.throughput->pushLanes) o << " (" << l.first << ", " << l.second << ")";
+    o << " (the policy's: LaneAtomOf)";
+  }
+  o << ".\n";
   if (reduction && !special.empty()) {
     o << "// Specialized pairs (policy reductions.specialize):";
     for (int pair : special) o << " " << dtypeName(pairDType(pair)) << " " << redOpName(pairOp(pair));

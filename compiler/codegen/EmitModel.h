@@ -81,6 +81,10 @@ struct EmitCollective {
   /// throughput program (ir::worldShowing; push absent when no world size
   /// of the policy binds it): the throughput device code is printed from them.
   std::optional<ir::VerifiedIR> pullIR, pushIR;
+  /// The push CTA shapes (stage lanes, consume lanes) the policy binds at
+  /// the world sizes taking the push transfer, ascending: the throughput
+  /// kernel instantiates these only (empty without a push program).
+  std::vector<PushLaneShape> pushLanes;
   /// The verified IR the direct program is printed from: pullIR's or
   /// pushIR's when it has one, else the first world size deriving one.
   std::optional<ir::VerifiedIR> directIR;

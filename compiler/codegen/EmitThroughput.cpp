@@ -690,7 +690,8 @@ void checkProgram(const ir::Program &p, Transfer want) {
 
 } // namespace
 
-ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program *pull, const ir::Program *push) {
+ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program *pull, const ir::Program *push,
+                                       const std::vector<PushLaneShape> &pushLanes) {
   if (!pull && !push) throw EmitError("throughput program: neither a pull nor a push program");
   if (pull) checkProgram(*pull, Transfer::Pull);
   if (push) checkProgram(*push, Transfer::Push);
@@ -714,7 +715,8 @@ ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program 
     o << printPushCta(id, *push);
     code.pushText = o.str();
   }
-  code.kernelText = printThroughputKernel(id, pull, push);
+  if (push) code.pushLanes = pushLanes;
+  code.kernelText = printThroughputKernel(id, pull, push, pushLanes);
   return code;
 }
 

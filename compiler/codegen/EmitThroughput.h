@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "codegen/EmitLatency.h"
+#include "codegen/ThroughputKernel.h"
 #include "ir/IR.h"
 
 namespace purlin::codegen {
@@ -33,6 +34,7 @@ struct ThroughputCode {
   bool hasPull = false, hasPush = false;  ///< which transfers have printed roles
   std::vector<int> pullOps;  ///< ids of the pull program's ops, in print order (each once)
   std::vector<int> pushOps;  ///< ids of the push program's ops, in print order (each once)
+  std::vector<PushLaneShape> pushLanes;  ///< the push CTA shapes the kernel instantiates (hasPush)
 };
 
 /// Prints the throughput programs of the collective whose flat C++
@@ -41,6 +43,9 @@ struct ThroughputCode {
 /// one). The launcher refuses a plan of a transfer without printed roles
 /// (NAME_Programs::hasPull / hasPush); the kernel traps on one. Throws
 /// EmitError for an op it cannot print.
-ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program *pull, const ir::Program *push);
+/// `pushLanes`: the push CTA shapes to instantiate (the policy's; default
+/// every shape).
+ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program *pull, const ir::Program *push,
+                                       const std::vector<PushLaneShape> &pushLanes = kEveryPushLaneShape);
 
 } // namespace purlin::codegen

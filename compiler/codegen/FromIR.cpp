@@ -142,6 +142,17 @@ IRProvider irProvider(int n) {
       }
       if (pullWorld == n) out.pullIR = out.ir;
       if (pushWorld == n) out.pushIR = out.ir;
+      // The push CTA shapes of every world size that takes the push
+      // transfer, as the IR binds them (Passes: snac::pushLanes).
+      out.pushLanes.clear();
+      for (int m = kMinWorld; m <= kMaxWorld; ++m) {
+        if (ir::boundTransfer(kind, policy.forWorld(m).throughput.transfer) != Transfer::Push) continue;
+        const ir::Bound b = m == n ? out.ir->ir().bound : ir::lower(c, policy, m, {.verify = false}).bound;
+        const PushLaneShape shape{b.stageLanes, b.consumeLanes};
+        if (std::find(out.pushLanes.begin(), out.pushLanes.end(), shape) == out.pushLanes.end())
+          out.pushLanes.push_back(shape);
+      }
+      std::sort(out.pushLanes.begin(), out.pushLanes.end());
       // The code is symbolic over ranks and runs for every world size, under
       // either transfer (a policy table, or a test, may pick either for any
       // n): the verifier accepts the collective's programs for every n in
@@ -177,7 +188,8 @@ void printPrograms(EmitCollective &c) {
   const ir::CollectiveIR &shown = c.pullIR ? c.pullIR->ir() : c.pushIR ? c.pushIR->ir() : c.ir->ir();
   c.latency = printLatencyProgram(flatName(c.name), shown.latency, isVariable(shown.in) || isVariable(shown.out));
   c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR ? &c.pullIR->ir().throughput : nullptr,
-                                         c.pushIR ? &c.pushIR->ir().throughput : nullptr);
+                                         c.pushIR ? &c.pushIR->ir().throughput : nullptr,
+                                         c.pushLanes.empty() ? kEveryPushLaneShape : c.pushLanes);
   c.direct.reset();
   c.engine.reset();
   if (c.directIR) {

@@ -61,7 +61,12 @@ std::string printPushCta(const std::string &id, const ir::Program &push) {
   return o.str();
 }
 
-std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push) {
+std::string pushLaneCondition(const PushLaneShape &shape) {
+  return "pl.lanes == " + std::to_string(shape.first) + " && pl.consumeLanes == " + std::to_string(shape.second);
+}
+
+std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push,
+                                  const std::vector<PushLaneShape> &pushLanes) {
   std::ostringstream k;
   k << "/// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =\n"
     << "/// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be\n"
@@ -77,21 +82,24 @@ std::string printThroughputKernel(const std::string &id, const ir::Program *pull
     << "    const TpContext cx{dc, pl, e, atomWorkspace};\n"
     << "    const int b = int(blockIdx.x);\n"
     << "    if (pl.push) {\n";
+  if (push && pushLanes.empty())
+    throw EmitError("throughput program: a push program, but no push CTA shape to instantiate");
   if (push) {
-    auto cta = [&](const char *ls, const char *lc) {
-      return id + "_pushCta<AtomT, " + ls + ", " + lc + ">(cx, in, out, b);\n";
-    };
-    k << "      if constexpr (LaneAtomOf<AtomT, 2>::supported) {\n"
-      << "        if (pl.lanes == 2) {\n"
-      << "          if (pl.consumeLanes == 2) " << cta("2", "2")
-      << "          else " << cta("2", "1")
-      << "        } else {\n"
-      << "          if (pl.consumeLanes == 2) " << cta("1", "2")
-      << "          else " << cta("1", "1")
-      << "        }\n"
-      << "      } else {\n"
-      << "        " << cta("1", "1")
-      << "      }\n";
+    std::string shapes;
+    bool twoLanes = false;
+    for (const PushLaneShape &l : pushLanes) {
+      shapes += (shapes.empty() ? "(" : ", (") + std::to_string(l.first) + ", " + std::to_string(l.second) + ")";
+      twoLanes |= l.first == 2 || l.second == 2;
+    }
+    k << "      // The push CTA shapes (stage lanes, consume lanes) the policy binds (snac::pushLanes): " << shapes
+      << ".\n"
+      << "      // The launch refuses another (" << id << "_enqueueFor).\n";
+    if (twoLanes)
+      k << "      static_assert(LaneAtomOf<AtomT, 2>::supported, \"the policy binds 2 push lanes: its Atom's stages split in two\");\n";
+    for (std::size_t i = 0; i < pushLanes.size(); ++i)
+      k << "      " << (i ? "else " : "") << "if (" << pushLaneCondition(pushLanes[i]) << ") " << id << "_pushCta<AtomT, "
+        << pushLanes[i].first << ", " << pushLanes[i].second << ">(cx, in, out, b);\n";
+    k << "      else __trap();  // a shape the launch refuses\n";
   } else {
     k << "      __trap();  // no world size of this policy takes the push transfer (launch refuses such a plan)\n";
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/IR.h"
@@ -19,8 +20,18 @@ std::string roleFn(const std::string &id, bool push, const ir::Role &role);
 /// NAME_pushCta: a CTA of the push program picks its role by CTA range and
 /// runs it on its lanes.
 std::string printPushCta(const std::string &id, const ir::Program &push);
+/// A push CTA's shape: (lanes per stage CTA, lanes per consume / gather
+/// CTA), as snac::pushLanes binds them (Plan::lanes, Plan::consumeLanes).
+using PushLaneShape = std::pair<int, int>;
+/// Every shape the runtime's plan can bind (1 or 2 lanes each).
+inline const std::vector<PushLaneShape> kEveryPushLaneShape = {{1, 1}, {1, 2}, {2, 1}, {2, 2}};
 /// NAME_throughputKernel: the pull roles (or the push CTA) by CTA range,
-/// between ctaBeginCall and ctaEndCall; a program not printed traps.
-std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push);
+/// between ctaBeginCall and ctaEndCall; a program not printed traps. The
+/// push CTA is instantiated for `pushLanes` only (the shapes the policy
+/// binds at some world size); another traps (the launch refuses it first).
+std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push,
+                                  const std::vector<PushLaneShape> &pushLanes);
+/// "pl.lanes == 2 && pl.consumeLanes == 1": the condition of one shape.
+std::string pushLaneCondition(const PushLaneShape &shape);
 
 } // namespace purlin::codegen

@@ -333,6 +333,36 @@ void check(Rank& R, bool cond, const std::string& what) {
 }
 
 /// Bad arguments: a status and a message, nothing launched.
+/// A push transfer whose lanes the generated kernels lack: purlinc
+/// instantiates the push CTAs of its policy's lanes only (generated/: the
+/// default (2, 1)), so the launch refuses another shape on every rank,
+/// before any kernel (policy_classes_test runs other shapes from its own
+/// purlinc output).
+void lanesRefused(Rank& R, Communicator& comm, const char* transfer) {
+  DevBufs bufs;
+  const std::size_t count = std::size_t(1) << 16;  // PTput: the throughput program
+  std::byte* in = bufs.alloc(count * 4);
+  std::byte* out = bufs.alloc(count * 4);
+  CT_CUDA(cudaMemset(out, 0x7b, count * 4));
+  const uint64_t e0 = readEpoch(comm);
+  sn::CallArgs a;
+  a.in = in;
+  a.out = out;
+  a.count = count;
+  a.dtype = DType::F32;
+  a.op = RedOp::Sum;
+  const Status s = launchColl<PTput>(Coll::AllReduce, comm, a, R.stream);
+  CT_CUDA(cudaStreamSynchronize(R.stream));
+  std::vector<uint8_t> back(count * 4);
+  CT_CUDA(cudaMemcpy(back.data(), out, back.size(), cudaMemcpyDeviceToHost));
+  bool untouched = true;
+  for (uint8_t v : back) untouched &= v == 0x7b;
+  check(R, s == Status::Unsupported && std::strstr(sn::lastError(), "push lanes") != nullptr && untouched &&
+               readEpoch(comm) == e0,
+        std::string(transfer) + ": push lanes the generated kernels lack -> Unsupported, nothing launched: " +
+            sn::lastError());
+}
+
 void errorCases(Rank& R, Communicator& comm) {
   DevBufs bufs;
   std::byte* buf = bufs.alloc(1 << 16);
@@ -621,7 +651,8 @@ int main(int argc, char** argv) {
   // --transfer pull|push|push2|push21|push12|all (default all): the
   // throughput transfer of the test policies; pushXY: push with X lanes per
   // stage CTA and Y per consume/gather CTA (push = 11, push2 = 22); with
-  // all, the whole suite runs under each of them.
+  // all, the whole suite runs under pull and push21 (the generated kernels'
+  // lanes), and the other shapes are checked to be refused (lanesRefused).
   struct Transfer {
     bool push;
     int lanes, consumeLanes;
@@ -651,6 +682,14 @@ int main(int argc, char** argv) {
    for (const Transfer& tr : transfers) {
     setTransfer(tr.push, tr.lanes, tr.consumeLanes);
     if (R.rank == 0) std::printf("=== transfer: %s ===\n", tr.name);
+    if (tr.push && !(tr.lanes == 2 && tr.consumeLanes == 1)) {
+      CommOptions opts;
+      opts.checked = true;
+      Communicator comm(*R.boot, R.dev, opts);
+      lanesRefused(R, comm, tr.name);
+      R.boot->barrier();
+      continue;
+    }
     auto t0 = std::chrono::steady_clock::now();
     int failed = 0, passed = 0;
     {

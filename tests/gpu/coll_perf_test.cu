@@ -160,6 +160,10 @@ bool sweep(Rank& R, Communicator& comm, const std::vector<Coll>& colls, const st
       const double nc = runNccl(R, c, msg, full);
       for (const SweepConfig& k : kSweep) {
         if (k.forAllReduce != (c == Coll::AllReduce)) continue;
+        // The generated kernels have the push CTAs of the generated policy's
+        // lanes only, (2, 1): other lanes need purlinc output of a policy
+        // binding them (the launch refuses them).
+        if (k.push && !(k.lanes == 2 && k.consumeLanes == 1)) continue;
         sn::WorldConsts w;
         w.latencyMaxBytes = 0;  // latency program off: every size runs the throughput program
         w.latencyCtas = 16;

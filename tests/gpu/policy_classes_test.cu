@@ -6,7 +6,12 @@
 /// class it lists runs both of its pairs (bf16 sum and bf16 avg, equal to a
 /// host reference); every other pair returns Unsupported on every rank,
 /// before any data access (the output keeps its contents), and the
-/// communicator stays usable. Ranks as in the demos (demo_ranks.h).
+/// communicator stays usable. The policy also binds push lanes the
+/// generated/ policy does not (world 2: two lanes per stage and per consume
+/// CTA; 3 and 4: one per stage CTA), so its throughput kernel instantiates
+/// those push CTAs (purlinc compiles the policy's shapes only) and the
+/// throughput case here runs the two-lane consume role. Ranks as in the
+/// demos (demo_ranks.h).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 

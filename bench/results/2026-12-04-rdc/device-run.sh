@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Device steps of issue 33, session 4 (throughput units as relocatable device
+# code). One H200, ranks as threads sharing it. Binaries (.gpu/, carried):
+#   pack.txz -> packtest/: build/gpu-bin of this change and its libpurlin.so
+#   old.txz  -> old/libpurlin.so: the library before it (751f597)
+#   cls.txz  -> cls/libpurlin.so: AllReduce and ReduceScatter throughput units with
+#               the reducing roles compiled per class, picked once per CTA
+#   lp.txz   -> lp/libpurlin.so: AllReduce and ReduceScatter throughput kernels
+#               with the push lanes the policy binds only, (2, 1)
+#   spec.txz -> spec/libpurlin.so: this change with AllReduce and
+#               ReduceScatter built under spec.json (8 pairs specialized)
+# Logs packed into $OUT/logs.tgz.   device-run.sh STEP...
+R=$(cd "$(dirname "$0")/../../.." && pwd)
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONPATH=$R/python PURLIN_REPO=$R
+cd "$R/.gpu" && for p in pack old spec cls lp; do [ -f $p.txz ] && tar xJf $p.txz; done
+H=$R/bench/results/2026-12-04-instances
+FINAL_OUT=$OUT; L=/tmp/logs; mkdir -p $L; export OUT=$L
+lib() { case $1 in new) echo $R/.gpu/packtest/libpurlin.so;; *) echo $R/.gpu/$1/libpurlin.so;; esac; }
+for s in "$@"; do
+  case $s in
+    suite) echo "== suite"; timeout ${SUITE_T:-540} bash "$R/scripts/gpu-all.sh" "$R/.gpu/packtest" --no-bench --steps "${STEPS:-^(comm|failure|lifetime|register|oversub|rooted|vform|demo|atom|reduce_pair|policy_classes|coll_correctness|tp_loopback)}" > "$L/suite.txt" 2>&1; echo "rc=$?"; tail -30 "$L/suite.txt";;
+    pytest) echo "== pytest"; cd "$R"; PURLIN_LIBRARY=$(lib new) PURLIN_REQUIRE_LIBRARY=1 timeout ${PYT:-400} python3 -m pytest -v -rs -o faulthandler_timeout=${PYF:-120} python/tests > "$L/pytest.txt" 2>&1; echo "rc=$?"; grep -E "passed|failed|FAIL|ERROR" "$L/pytest.txt" | tail -30;;
+    bw) echo "== pair bandwidth (PAIRS): ${LIBS:-old new spec}, ${ROUNDS:-1} rounds"; for i in $(seq ${ROUNDS:-1}); do for l in ${LIBS:-old new spec}; do ITERS=${ITERS:-5} PURLIN_LIBRARY=$(lib $l) timeout ${BWT:-140} python3 "$H/pair_bandwidth.py" $l "$L/bw-$l.$i.json" ${BW_SIZES:-268435456} > "$L/bw-$l.$i.txt" 2>&1; echo "$l $i rc=$?"; grep -v Warn "$L/bw-$l.$i.txt" | tail -20; done; done;;
+  esac
+done
+tar czf "$FINAL_OUT/logs.tgz" -C /tmp logs
