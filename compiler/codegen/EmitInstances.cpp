@@ -140,11 +140,9 @@ std::string printInstantiationTable(const EmitInput &in, const EmitCollective &c
                   : "A copy: no element type, no op.\n")
     << "// The throughput kernels take the policy's Atom (" << c.policy.atom.pipelineStages << " stages x "
     << c.policy.atom.stageBytes << " B)";
-  if (c.throughput && c.throughput->hasPush) {
-    o << "; push CTAs of the (stage, consume) lanes";
-    for (const PushLaneShape &l : c.throughput->pushLanes) o << " (" << l.first << ", " << l.second << ")";
-    o << " (the policy's: LaneAtomOf)";
-  }
+  if (c.throughput && c.throughput->hasPush)
+    o << "; push CTAs of the (stage, consume) lanes " << pushLaneShapesText(c.throughput->pushLanes)
+      << " (the policy's: LaneAtomOf)";
   o << ".\n";
   if (reduction && !special.empty()) {
     o << "// Specialized pairs (policy reductions.specialize):";

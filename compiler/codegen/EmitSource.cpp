@@ -198,16 +198,14 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
       << "                                              \" has no printed program (purlinc printed "
       << (tp.hasPull ? "pull" : "push") << " only)\");\n";
   if (tp.hasPush && tp.pushLanes != kEveryPushLaneShape) {
-    std::string cond, shapes;
-    for (const PushLaneShape &l : tp.pushLanes) {
-      cond += (cond.empty() ? "" : " || ") + ("(" + pushLaneCondition(l) + ")");
-      shapes += (shapes.empty() ? "(" : ", (") + std::to_string(l.first) + ", " + std::to_string(l.second) + ")";
-    }
+    std::string cond;
+    for (const PushLaneShape &l : tp.pushLanes) cond += (cond.empty() ? "" : " || ") + ("(" + pushLaneCondition(l) + ")");
     o << "  // The push CTA shapes the kernel instantiates: the policy's (stage lanes, consume lanes).\n"
       << "  if (pl.push && !(" << cond << "))\n"
       << "    return lc.refuse(Status::Unsupported, \"push lanes (\" + std::to_string(pl.lanes) + \", \" +\n"
       << "                     std::to_string(pl.consumeLanes) + \") per stage and consume CTA: the throughput kernel \"\n"
-      << "                     \"has " << shapes << " only (the lanes of the policy purlinc compiled)\");\n";
+      << "                     \"has " << pushLaneShapesText(tp.pushLanes)
+      << " only (the lanes of the policy purlinc compiled)\");\n";
   }
   o << "  return snac::launchProgram(lc, \"throughput kernel\", " << programs << "throughput<AtomT, Pair>(),\n"
     << "                             pl.ctas(), pl.threads, AtomT::kWorkspaceBytes, false, dc, pl, in, out);\n"

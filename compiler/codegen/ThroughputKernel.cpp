@@ -65,6 +65,13 @@ std::string pushLaneCondition(const PushLaneShape &shape) {
   return "pl.lanes == " + std::to_string(shape.first) + " && pl.consumeLanes == " + std::to_string(shape.second);
 }
 
+std::string pushLaneShapesText(const std::vector<PushLaneShape> &shapes) {
+  std::string s;
+  for (const PushLaneShape &l : shapes)
+    s += (s.empty() ? "(" : ", (") + std::to_string(l.first) + ", " + std::to_string(l.second) + ")";
+  return s;
+}
+
 std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push,
                                   const std::vector<PushLaneShape> &pushLanes) {
   std::ostringstream k;
@@ -85,13 +92,10 @@ std::string printThroughputKernel(const std::string &id, const ir::Program *pull
   if (push && pushLanes.empty())
     throw EmitError("throughput program: a push program, but no push CTA shape to instantiate");
   if (push) {
-    std::string shapes;
     bool twoLanes = false;
-    for (const PushLaneShape &l : pushLanes) {
-      shapes += (shapes.empty() ? "(" : ", (") + std::to_string(l.first) + ", " + std::to_string(l.second) + ")";
-      twoLanes |= l.first == 2 || l.second == 2;
-    }
-    k << "      // The push CTA shapes (stage lanes, consume lanes) the policy binds (snac::pushLanes): " << shapes
+    for (const PushLaneShape &l : pushLanes) twoLanes |= l.first == 2 || l.second == 2;
+    k << "      // The push CTA shapes (stage lanes, consume lanes) the policy binds (snac::pushLanes): "
+      << pushLaneShapesText(pushLanes)
       << ".\n"
       << "      // The launch refuses another (" << id << "_enqueueFor).\n";
     if (twoLanes)

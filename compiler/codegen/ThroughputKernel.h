@@ -33,5 +33,7 @@ std::string printThroughputKernel(const std::string &id, const ir::Program *pull
                                   const std::vector<PushLaneShape> &pushLanes);
 /// "pl.lanes == 2 && pl.consumeLanes == 1": the condition of one shape.
 std::string pushLaneCondition(const PushLaneShape &shape);
+/// "(2, 1), (1, 1)": the shapes, for comments and messages.
+std::string pushLaneShapesText(const std::vector<PushLaneShape> &shapes);
 
 } // namespace purlin::codegen

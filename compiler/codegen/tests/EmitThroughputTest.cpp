@@ -83,7 +83,17 @@ TEST_CASE("the printed throughput code follows the IR's orders, counters and slo
   CHECK(has(c.pushText, "const int k = (r + 1 + m) % n;"));
   CHECK(has(c.pushText, "const int k = (r + n - 1 - m) % n;"));
   CHECK(has(c.pushText, "if (len) AtomL::copy(cx.pushYSlot(k, r, c),"));
-  CHECK(has(c.kernelText, "if (pl.lanes == 2) {"));
+  // Every push CTA shape by default; only the ones asked for otherwise.
+  CHECK(has(c.kernelText, "if (pl.lanes == 1 && pl.consumeLanes == 1) allReduce_pushCta<AtomT, 1, 1>(cx, in, out, b);"));
+  CHECK(has(c.kernelText, "else if (pl.lanes == 2 && pl.consumeLanes == 2) allReduce_pushCta<AtomT, 2, 2>(cx, in, out, b);"));
+  CHECK(c.pushLanes == kEveryPushLaneShape);
+  c = printThroughputPrograms("allReduce", &ar.ir().throughput, &arPush.ir().throughput, {{2, 1}});
+  CHECK(has(c.kernelText, "if (pl.lanes == 2 && pl.consumeLanes == 1) allReduce_pushCta<AtomT, 2, 1>(cx, in, out, b);\n"
+                          "      else __trap();"));
+  CHECK_FALSE(has(c.kernelText, "allReduce_pushCta<AtomT, 1, 1>"));
+  CHECK_FALSE(has(c.kernelText, "allReduce_pushCta<AtomT, 2, 2>"));
+  CHECK_THROWS_AS(printThroughputPrograms("allReduce", &ar.ir().throughput, &arPush.ir().throughput, {}), EmitError);
+  CHECK(printThroughputPrograms("allReduce", &ar.ir().throughput, nullptr, {}).pushLanes.empty());
   ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), kPullWorld);
   c = printThroughputPrograms("allGather", &ag.ir().throughput, nullptr);
   CHECK(has(c.pullText, "const int p = (r + n - s) % n;"));  // consume r-1..r+1
