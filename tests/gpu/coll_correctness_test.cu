@@ -332,11 +332,10 @@ void check(Rank& R, bool cond, const std::string& what) {
   if (!cond || R.rank == 0) std::printf("%s rank %d: %s\n", cond ? "PASS" : "FAIL", R.rank, what.c_str());
 }
 
-/// Bad arguments: a status and a message, nothing launched.
 /// A push transfer whose lanes the generated kernels lack: purlinc
 /// instantiates the push CTAs of its policy's lanes only (generated/: the
 /// default (2, 1)), so the launch refuses another shape on every rank,
-/// before any kernel (policy_classes_test runs other shapes from its own
+/// before any kernel (policy_classes_test runs (2, 2) from its own
 /// purlinc output). The refusal is the printed NAME_enqueueFor's, after
 /// the launcher's checks: on a checked communicator the call check kernel
 /// has run by then (the same for a transfer without printed roles).
@@ -365,6 +364,7 @@ void lanesRefused(Rank& R, Communicator& comm, const char* transfer) {
             sn::lastError());
 }
 
+/// Bad arguments: a status and a message, nothing launched.
 void errorCases(Rank& R, Communicator& comm) {
   DevBufs bufs;
   std::byte* buf = bufs.alloc(1 << 16);

@@ -8,10 +8,11 @@
 /// before any data access (the output keeps its contents), and the
 /// communicator stays usable. The policy also binds push lanes the
 /// generated/ policy does not (world 2: two lanes per stage and per consume
-/// CTA; 3 and 4: one per stage CTA), so its throughput kernel instantiates
-/// those push CTAs (purlinc compiles the policy's shapes only) and the
-/// throughput case here runs the two-lane consume role. Ranks as in the
-/// demos (demo_ranks.h).
+/// CTA, and the latency program up to 256 KiB so that the second count
+/// takes the throughput program; 3 and 4: one lane per stage CTA), so its
+/// throughput kernel instantiates those push CTAs (purlinc compiles the
+/// policy's shapes only) and the throughput case here (two ranks) runs the
+/// two-lane consume role. Ranks as in the demos (demo_ranks.h).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
