@@ -188,8 +188,7 @@ void printPrograms(EmitCollective &c) {
   const ir::CollectiveIR &shown = c.pullIR ? c.pullIR->ir() : c.pushIR ? c.pushIR->ir() : c.ir->ir();
   c.latency = printLatencyProgram(flatName(c.name), shown.latency, isVariable(shown.in) || isVariable(shown.out));
   c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR ? &c.pullIR->ir().throughput : nullptr,
-                                         c.pushIR ? &c.pushIR->ir().throughput : nullptr,
-                                         c.pushLanes.empty() ? kEveryPushLaneShape : c.pushLanes);
+                                         c.pushIR ? &c.pushIR->ir().throughput : nullptr, c.pushLanes);
   c.direct.reset();
   c.engine.reset();
   if (c.directIR) {

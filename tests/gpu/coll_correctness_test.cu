@@ -346,13 +346,8 @@ void lanesRefused(Rank& R, Communicator& comm, const char* transfer) {
   std::byte* out = bufs.alloc(count * 4);
   CT_CUDA(cudaMemset(out, 0x7b, count * 4));
   const uint64_t e0 = readEpoch(comm);
-  sn::CallArgs a;
-  a.in = in;
-  a.out = out;
-  a.count = count;
-  a.dtype = DType::F32;
-  a.op = RedOp::Sum;
-  const Status s = launchColl<PTput>(Coll::AllReduce, comm, a, R.stream);
+  struct K { std::size_t count; DType t = DType::F32; RedOp op = RedOp::Sum; };
+  const Status s = launchColl<PTput>(Coll::AllReduce, comm, callArgs(K{count}, in, out), R.stream);
   CT_CUDA(cudaStreamSynchronize(R.stream));
   std::vector<uint8_t> back(count * 4);
   CT_CUDA(cudaMemcpy(back.data(), out, back.size(), cudaMemcpyDeviceToHost));

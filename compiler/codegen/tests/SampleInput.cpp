@@ -158,6 +158,7 @@ EmitInput sampleAllReduceInput() {
   c.ir = ir::lowerVerified(*m.collectives[2], c.policy, kMinWorld);
   c.pullIR = c.ir;                                                 // the sample policy pulls for n < 8
   c.pushIR = ir::lowerVerified(*m.collectives[2], c.policy, kMaxWorld); // and pushes for n = 8
+  c.pushLanes = {{c.pushIR->ir().bound.stageLanes, c.pushIR->ir().bound.consumeLanes}};  // its only push world
   c.directIR = c.ir;                                               // AllReduce's direct program: n = 2
   printPrograms(c);
   in.collectives.push_back(c);
