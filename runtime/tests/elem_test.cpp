@@ -157,6 +157,47 @@ TEST_CASE("elem: fp8 accumulates in fp32, rounds to nearest even, does not satur
 }
 
 namespace {
+/// Floats whose fp8 rounding is hardest: every sign and exponent, the top
+/// 12 significand bits in every combination (the rounding bit of both
+/// formats and of their subnormals among them, with the bits after it),
+/// the low 11 as zeros (exact ties), one, all ones and a varying pattern.
+template <class F> void forFp8Boundaries(F&& f) {
+  for (uint32_t signExp = 0; signExp < 512; ++signExp)
+    for (uint32_t top = 0; top < 4096; ++top)
+      for (uint32_t low : {0u, 1u, 0x7FFu, (top * 2654435761u) >> 21})
+        f((signExp << 23) | (top << 11) | (low & 0x7FFu));
+}
+template <__nv_fp8_interpretation_t Kind> int fp8SoftMismatches() {
+  int mismatches = 0;
+  auto check = [&](uint32_t u) {
+    const float a = pa::floatOfBits(u);
+    const unsigned got = pa::fp8FromFloatSoft<Kind>(a), want = __nv_cvt_float_to_fp8(a, __NV_NOSAT, Kind);
+    if (got != want && ++mismatches <= 5) UNSCOPED_INFO(std::hex << "0x" << u << " -> 0x" << got << ", __NV_NOSAT 0x" << want);
+  };
+  forFp8Boundaries(check);
+  uint64_t state = 7;
+  for (int i = 0; i < (1 << 22); ++i) {  // and a sample of the rest
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    check(uint32_t(state >> 32));
+  }
+  return mismatches;
+}
+} // namespace
+
+TEST_CASE("elem: the 32-bit fp8 conversions are bitwise CUDA's __NV_NOSAT ones") {
+  // What sm_80 (no fp8 conversion instructions) and the host run.
+  CHECK(fp8SoftMismatches<__NV_E4M3>() == 0);
+  CHECK(fp8SoftMismatches<__NV_E5M2>() == 0);
+  for (unsigned x = 0; x < 256; ++x) {
+    const float got = pa::fp8E4M3ToFloatSoft(__nv_fp8_storage_t(x));
+    const float want = __internal_halfraw_to_float(__nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(x), __NV_E4M3));
+    INFO("e4m3 0x" << std::hex << x);
+    if (std::isnan(want)) CHECK(std::isnan(got));
+    else CHECK(pa::floatBits(got) == pa::floatBits(want));
+  }
+}
+
+namespace {
 /// Bits of a sample value: an LCG over the whole pattern space (NaNs,
 /// infinities, denormals and integer extremes included).
 template <class E> E sample(uint64_t &state) {

@@ -9,8 +9,9 @@
 /// cannot catch a rounding difference: their inputs (multiples of 1/8) sum
 /// exactly. Also the fp8 rounding of every reduction (elem.cuh fp8FromFloat:
 /// the hardware's cvt.rn.satfinite with the out-of-range cases put back)
-/// against CUDA's software __NV_NOSAT conversion for all 2^32 floats.
-/// Prints PASS/FAIL per case; exits non-zero on any failure.
+/// against CUDA's software __NV_NOSAT conversion for all 2^32 floats, and
+/// the 32-bit integer forms that sm_80 and the host run (fp8FromFloatSoft,
+/// fp8E4M3ToFloatSoft) likewise. Prints PASS/FAIL per case; exits non-zero on any failure.
 #include <cstdint>
 #include <cstdio>
 
@@ -80,14 +81,15 @@ template <class E, purlin::OpFamily F> bool run(const char* name, Mismatch* dm) 
   return true;
 }
 
-/// fp8FromFloat (hardware conversion with the out-of-range cases put back)
+/// fp8FromFloat (hardware conversion with the out-of-range cases put back;
+/// Soft: the 32-bit integer form sm_80 and the host run)
 /// against CUDA's software __NV_NOSAT conversion, for every float: block b
 /// covers the 2^16 floats whose high 16 bits are b.
-template <__nv_fp8_interpretation_t Kind> __global__ void fp8Kernel(Mismatch* m) {
+template <__nv_fp8_interpretation_t Kind, bool Soft> __global__ void fp8Kernel(Mismatch* m) {
   for (uint32_t lo = threadIdx.x; lo < 65536; lo += blockDim.x) {
     const uint32_t bitsIn = (uint32_t(blockIdx.x) << 16) | lo;
     const float a = __uint_as_float(bitsIn);
-    const uint32_t got = purlin::atom::fp8FromFloat<Kind>(a);
+    const uint32_t got = Soft ? purlin::atom::fp8FromFloatSoft<Kind>(a) : purlin::atom::fp8FromFloat<Kind>(a);
     const uint32_t want = __nv_cvt_float_to_fp8(a, __NV_NOSAT, Kind);  // CUDA's software routine
     if (got != want && atomicAdd(&m->count, 1ull) == 0) {
       m->x = bitsIn;
@@ -98,19 +100,52 @@ template <__nv_fp8_interpretation_t Kind> __global__ void fp8Kernel(Mismatch* m)
   }
 }
 
-template <__nv_fp8_interpretation_t Kind> bool runFp8(const char* name, Mismatch* dm) {
+template <__nv_fp8_interpretation_t Kind, bool Soft> bool runFp8(const char* name, Mismatch* dm) {
   ATOMTEST_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
-  fp8Kernel<Kind><<<65536, 256>>>(dm);
+  fp8Kernel<Kind, Soft><<<65536, 256>>>(dm);
   ATOMTEST_CK(cudaGetLastError());
   ATOMTEST_CK(cudaDeviceSynchronize());
   Mismatch m{};
   ATOMTEST_CK(cudaMemcpy(&m, dm, sizeof m, cudaMemcpyDeviceToHost));
   if (m.count != 0) {
-    std::printf("FAIL fp8FromFloat %s: %llu floats differ from __NV_NOSAT; e.g. 0x%08x -> 0x%02x, software 0x%02x\n",
-                name, m.count, m.x, m.got, m.want);
+    std::printf("FAIL fp8FromFloat%s %s: %llu floats differ from __NV_NOSAT; e.g. 0x%08x -> 0x%02x, software 0x%02x\n",
+                Soft ? "Soft" : "", name, m.count, m.x, m.got, m.want);
     return false;
   }
-  std::printf("PASS fp8FromFloat %s: all 2^32 floats bit-identical to the __NV_NOSAT conversion\n", name);
+  std::printf("PASS fp8FromFloat%s %s: all 2^32 floats bit-identical to the __NV_NOSAT conversion\n", Soft ? "Soft" : "",
+              name);
+  return true;
+}
+
+/// fp8E4M3ToFloatSoft against the hardware conversion (cvt.rn.f16x2.e4m3x2
+/// on sm_90), for the 256 values: the same float, or both NaN.
+__global__ void e4m3ToFloatKernel(Mismatch* m) {
+  const uint32_t x = threadIdx.x;
+  __nv_fp8_e4m3 e;
+  e.__x = __nv_fp8_storage_t(x);
+  const float want = float(e), got = purlin::atom::fp8E4M3ToFloatSoft(__nv_fp8_storage_t(x));
+  const bool same = (want != want) ? (got != got) : __float_as_uint(got) == __float_as_uint(want);
+  if (!same && atomicAdd(&m->count, 1ull) == 0) {
+    m->x = x;
+    m->y = 0;
+    m->got = __float_as_uint(got);
+    m->want = __float_as_uint(want);
+  }
+}
+
+bool runE4M3ToFloat(Mismatch* dm) {
+  ATOMTEST_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
+  e4m3ToFloatKernel<<<1, 256>>>(dm);
+  ATOMTEST_CK(cudaGetLastError());
+  ATOMTEST_CK(cudaDeviceSynchronize());
+  Mismatch m{};
+  ATOMTEST_CK(cudaMemcpy(&m, dm, sizeof m, cudaMemcpyDeviceToHost));
+  if (m.count != 0) {
+    std::printf("FAIL fp8E4M3ToFloatSoft: %llu of 256 values differ; e.g. 0x%02x -> 0x%08x, hardware 0x%08x\n", m.count,
+                m.x, m.got, m.want);
+    return false;
+  }
+  std::printf("PASS fp8E4M3ToFloatSoft: all 256 e4m3 values as the hardware converts them\n");
   return true;
 }
 
@@ -130,8 +165,11 @@ int main() {
   bool ok = true;
   ok &= run<__nv_bfloat16, purlin::OpFamily::Sum>("bf16 sum", dm);
   ok &= run<__half, purlin::OpFamily::Sum>("fp16 sum", dm);
-  ok &= runFp8<__NV_E4M3>("e4m3", dm);
-  ok &= runFp8<__NV_E5M2>("e5m2", dm);
+  ok &= runFp8<__NV_E4M3, false>("e4m3", dm);
+  ok &= runFp8<__NV_E5M2, false>("e5m2", dm);
+  ok &= runFp8<__NV_E4M3, true>("e4m3", dm);
+  ok &= runFp8<__NV_E5M2, true>("e5m2", dm);
+  ok &= runE4M3ToFloat(dm);
   cudaFree(dm);
   std::printf("%s reduce_pair_test\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;

@@ -63,31 +63,96 @@ template <> struct ElemTraits<double> {
   __host__ __device__ static double fromAcc(double a) { return a; }
 };
 /// fp8: exact to fp32; back with round to nearest even and no saturation
-/// (e4m3: out of range is NaN; e5m2: infinity), as torch converts. CUDA's
-/// __NV_NOSAT conversion is a software routine (dozens of instructions per
-/// element, and most of the compile time of an fp8 reduction loop); on
-/// sm_89+ the conversion is the hardware's (cvt.rn.satfinite) with the
-/// out-of-range cases put back: |a| above the largest finite value plus
-/// half an ulp (e4m3: > 464; e5m2: >= 61440, where round to nearest even
-/// gives infinity) is NaN (e4m3, signed like __NV_NOSAT's) or a signed
-/// infinity (e5m2), and NaN is 0x7F, __NV_NOSAT's canonical NaN.
-/// reduce_pair_test compares the two for all 2^32 floats.
+/// (e4m3: out of range is NaN; e5m2: infinity), as torch converts, bitwise
+/// CUDA's __NV_NOSAT conversions. Those are software routines (through
+/// double, with a normalization loop per e4m3 element back to float): on
+/// sm_89+ the conversions are the hardware's (cvt.rn.satfinite, with the
+/// out-of-range cases put back); below, and on the host, the 32-bit
+/// integer forms below (fp8FromFloatSoft, fp8E4M3ToFloatSoft), a dozen
+/// instructions each. reduce_pair_test compares both forms with __NV_NOSAT
+/// for all 2^32 floats, elem_test the soft ones on the host.
+template <__nv_fp8_interpretation_t Kind> struct Fp8Format {
+  static constexpr int kMantissaBits = Kind == __NV_E4M3 ? 3 : 2;
+  static constexpr int kBias = Kind == __NV_E4M3 ? 7 : 15;
+  /// |a| at or above which (e5m2), or above which (e4m3), a float rounds
+  /// out of range: the largest finite value plus half an ulp (e4m3:
+  /// 448 + 16 = 464 rounds to 448, even; e5m2: 57344 + 4096 = 61440 rounds
+  /// to 65536, even).
+  static constexpr uint32_t kOverflowBits = Kind == __NV_E4M3 ? 0x43E80000u : 0x47700000u;
+  static constexpr bool kOverflowAtBits = Kind != __NV_E4M3;
+  /// The smallest normal value, 2^(1 - bias), as float bits.
+  static constexpr uint32_t kMinNormalBits = uint32_t(127 + 1 - kBias) << 23;
+  /// 2^(bias - 1 + mantissa bits): a subnormal's integer significand per unit.
+  static constexpr float kSubnormalScale = float(1u << (kBias - 1 + kMantissaBits));
+  /// NaN's encoding (either sign), and out of range's (with the sign).
+  static constexpr uint32_t kNaN = 0x7Fu;
+  static constexpr uint32_t kOverflow = Kind == __NV_E4M3 ? 0x7Fu : 0x7Cu;
+};
+__host__ __device__ __forceinline__ uint32_t floatBits(float a) {
+  uint32_t u;
+  std::memcpy(&u, &a, sizeof u);
+  return u;
+}
+__host__ __device__ __forceinline__ float floatOfBits(uint32_t u) {
+  float a;
+  std::memcpy(&a, &u, sizeof a);
+  return a;
+}
+/// float -> fp8 (round to nearest even, no saturation) in 32-bit integer
+/// arithmetic: normal results round the float's significand at the fp8's
+/// last bit (a carry moves into the exponent); subnormal ones are the
+/// value times 2^(bias - 1 + mantissa bits), rounded to an integer by
+/// adding 2^23 (exact: the product is a power-of-two scaling below 2^23).
+template <__nv_fp8_interpretation_t Kind> __host__ __device__ __forceinline__ __nv_fp8_storage_t fp8FromFloatSoft(float a) {
+  using F = Fp8Format<Kind>;
+  const uint32_t u = floatBits(a);
+  const uint32_t sign = (u >> 24) & 0x80u;
+  const uint32_t mag = u & 0x7FFFFFFFu;
+  uint32_t r;
+  if (mag > 0x7F800000u) return __nv_fp8_storage_t(F::kNaN);
+  if (F::kOverflowAtBits ? mag >= F::kOverflowBits : mag > F::kOverflowBits) {
+    r = F::kOverflow;
+  } else if (mag < F::kMinNormalBits) {
+    r = floatBits(floatOfBits(mag) * F::kSubnormalScale + 8388608.0f) - 0x4B000000u;
+  } else {
+    constexpr int drop = 23 - F::kMantissaBits;
+    const uint32_t rounded = mag + ((1u << (drop - 1)) - 1u) + ((mag >> drop) & 1u);
+    r = (rounded >> drop) - (uint32_t(127 - F::kBias) << F::kMantissaBits);
+  }
+  return __nv_fp8_storage_t(r | sign);
+}
+/// e4m3 -> float, exact: the 7 magnitude bits placed at the top of a
+/// float's exponent and significand are the value times 2^-120 (subnormals
+/// included: a float subnormal then), so one exact multiply by 2^120.
+/// 0x7F and 0xFF are NaN.
+__host__ __device__ __forceinline__ float fp8E4M3ToFloatSoft(__nv_fp8_storage_t x) {
+  const uint32_t mag = uint32_t(x) & 0x7Fu;
+  if (mag == 0x7Fu) return floatOfBits(0x7FFFFFFFu);
+  const float m = floatOfBits(mag << 20) * 0x1p120f;
+  return floatOfBits(floatBits(m) | (uint32_t(x) & 0x80u) << 24);
+}
 template <__nv_fp8_interpretation_t Kind> __host__ __device__ __forceinline__ __nv_fp8_storage_t fp8FromFloat(float a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  using F = Fp8Format<Kind>;
   const __nv_fp8_storage_t sat = __nv_cvt_float_to_fp8(a, __NV_SATFINITE, Kind);
   const float m = fabsf(a);
   const bool inRange = Kind == __NV_E4M3 ? m <= 464.0f : m < 61440.0f;
   if (inRange) return sat;
-  if (a != a) return __nv_fp8_storage_t(0x7Fu);
+  if (a != a) return __nv_fp8_storage_t(F::kNaN);
   const unsigned sign = a < 0.0f ? 0x80u : 0u;
-  return __nv_fp8_storage_t((Kind == __NV_E4M3 ? 0x7Fu : 0x7Cu) | sign);
+  return __nv_fp8_storage_t(F::kOverflow | sign);
 #else
-  return __nv_cvt_float_to_fp8(a, __NV_NOSAT, Kind);
+  return fp8FromFloatSoft<Kind>(a);
 #endif
 }
 template <class F8, __nv_fp8_interpretation_t Kind> struct Fp8Traits {
   using Acc = float;
-  __host__ __device__ static float toAcc(F8 x) { return float(x); }
+  __host__ __device__ static float toAcc(F8 x) {
+#if !(defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890)
+    if constexpr (Kind == __NV_E4M3) return fp8E4M3ToFloatSoft(x.__x);
+#endif
+    return float(x);  // e5m2 is f16's top byte: one cvt.f32.f16
+  }
   __host__ __device__ static F8 fromAcc(float a) {
     F8 r;
     r.__x = fp8FromFloat<Kind>(a);
