@@ -291,14 +291,14 @@ __device__ void allGather_direct(const DeviceComm& dc, const Plan& pl, const Dir
   // %15 copy.remote_write O_k[r] <- X_r for k in r+1..r (mod n)  // slice c of the input into block r of every output (remote writes; own block last, local)
   {
     const std::size_t b = sliceBegin(pl.txLen[0], C, c), len = sliceSize(pl.txLen[0], C, c);
-    atom::detail::Dests d{};
+    atom::Dests d{};
     d.n = 0;
     for (int m = 0; m < n; ++m) {  // k in r+1..r (mod n): peers first, own output last
       const int k = (r + 1 + m) % n;
       std::byte* dst = peers.out[k] + pl.rxOff[r] + b;
-      if (dst != in + b) d.p[d.n++] = detail::vec(dst);  // in place: the own block holds the input
+      if (dst != in + b) d.p[d.n++] = dst;  // in place: the own block holds the input
     }
-    if (d.n > 0) atom::detail::copyVec16ToMany(d, detail::vec(in + b), len / 16, s);
+    if (d.n > 0) allGather_Atom::copyToMany(d, in + b, len, s);
   }
   // %16 fence.acq_rel.sys; notify.release PUT[r][cta] -> rank k = sig(e,0) for k in others(r)  // after a barrier: this CTA's writes published at system scope
   __syncthreads();  // this CTA's writes of the round are done

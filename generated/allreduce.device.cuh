@@ -453,10 +453,10 @@ __device__ void allReduce_direct(const DeviceComm& dc, const Plan& pl, const Dir
       // %17 copy.remote_write O_k[k][round j] <- X_r[k][round j] for k in others(r) if j < rounds(X_r[k])  // round j of the slice of partition k: remote write
       {
         const std::size_t o = j * qround, len = (qlen - o) < qround ? (qlen - o) : qround;
-        atom::detail::Dests d{};
+        atom::Dests d{};
         d.n = 1;
-        d.p[0] = detail::vec(pushDst + o);
-        atom::detail::copyVec16ToMany(d, detail::vec(pushSrc + o), len / 16, s);
+        d.p[0] = pushDst + o;
+        allReduce_Atom::copyToMany(d, pushSrc + o, len, s);
       }
       // %18 fence.acq_rel.sys; notify.release PUT[r][cta] -> rank k = sig(e,j) for k in others(r) if j < rounds(X_r[k])  // after a barrier: round j published at system scope
       __syncthreads();  // this CTA's writes of the round are done
@@ -479,9 +479,9 @@ __device__ void allReduce_direct(const DeviceComm& dc, const Plan& pl, const Dir
       {
         const std::size_t o = j * rround, len = (rlen - o) < rround ? (rlen - o) : rround;
         // Ascending rank order: rank 0's contribution first.
-        const uint4* a = r == 0 ? detail::vec(mine + o) : detail::vec(landed + o);
-        const uint4* b = r == 0 ? detail::vec(landed + o) : detail::vec(mine + o);
-        atom::reducePairVec16<allReduce_Reductions, Pair>(red, detail::vec(landed + o), detail::vec(backDst + o), a, b, len / 16, s);  // one dispatch for the round
+        const std::byte* a = r == 0 ? mine + o : landed + o;
+        const std::byte* b = r == 0 ? landed + o : mine + o;
+        atom::AtomFor<allReduce_Atom, Pair>::template reducePair<allReduce_Reductions>(red, landed + o, backDst + o, a, b, len, s);  // one dispatch for the round (Pair: the pair's loop inlined)
       }
       // %22 fence.acq_rel.sys; notify.release BACK[r][cta] -> rank k = sig(e,j) for k in others(r) if j < rounds(X_r[r])  // after a barrier: the reduced round published
       __syncthreads();  // this CTA's writes of the round are done
@@ -567,9 +567,9 @@ __global__ void __launch_bounds__(kDirectEngineReduceThreads) allReduce_engine_r
     const std::byte* mine = (in + pl.txOff[r]) + done + b;
     std::byte* landed = (out + pl.rxOff[r]) + done + b;
     // Ascending rank order: rank 0's contribution first.
-    const uint4* a = r == 0 ? detail::vec(mine) : detail::vec(landed);
-    const uint4* x = r == 0 ? detail::vec(landed) : detail::vec(mine);
-    atom::reducePairVec16<allReduce_Reductions>(red, detail::vec(landed), nullptr, a, x, len / 16, s);  // one dispatch for the slice
+    const std::byte* a = r == 0 ? mine : landed;
+    const std::byte* x = r == 0 ? landed : mine;
+    allReduce_Atom::template reducePair<allReduce_Reductions>(red, landed, nullptr, a, x, len, s);  // one dispatch for the slice
   }
   (void)ok;
 }

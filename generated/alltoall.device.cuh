@@ -284,14 +284,14 @@ __device__ void allToAll_direct(const DeviceComm& dc, const Plan& pl, const Dire
   // %15 copy.remote_write O_k[r] <- X_r[k] for k in r+1..r (mod n)  // slice c of block k into block r of k's output (remote writes; own block last, local)
   {
     const std::size_t b = sliceBegin(pl.txLen[0], C, c), len = sliceSize(pl.txLen[0], C, c);
-    atom::detail::Pairs pr{};
+    atom::CopyPairs pr{};
     pr.n = n;
     for (int m = 0; m < n; ++m) {  // k in r+1..r (mod n)
       const int k = (r + 1 + m) % n;
-      pr.dst[m] = detail::vec(peers.out[k] + pl.rxOff[r] + b);
-      pr.src[m] = detail::vec(in + pl.txOff[k] + b);
+      pr.dst[m] = peers.out[k] + pl.rxOff[r] + b;
+      pr.src[m] = in + pl.txOff[k] + b;
     }
-    atom::detail::copyVec16Pairs(pr, len / 16, s);
+    allToAll_Atom::copyPairs(pr, len, s);
   }
   // %16 fence.acq_rel.sys; notify.release PUT[r][cta] -> rank k = sig(e,0) for k in others(r)  // after a barrier: this CTA's writes published at system scope
   __syncthreads();  // this CTA's writes of the round are done

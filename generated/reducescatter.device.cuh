@@ -349,10 +349,10 @@ __device__ void reduceScatter_direct(const DeviceComm& dc, const Plan& pl, const
       // %11 copy.remote_write O_k[round j] <- X_r[k][round j] for k in others(r) if j < rounds(X_r[k])  // round j of the slice of partition k: remote write
       {
         const std::size_t o = j * qround, len = (qlen - o) < qround ? (qlen - o) : qround;
-        atom::detail::Dests d{};
+        atom::Dests d{};
         d.n = 1;
-        d.p[0] = detail::vec(pushDst + o);
-        atom::detail::copyVec16ToMany(d, detail::vec(pushSrc + o), len / 16, s);
+        d.p[0] = pushDst + o;
+        reduceScatter_Atom::copyToMany(d, pushSrc + o, len, s);
       }
       // %12 fence.acq_rel.sys; notify.release PUT[r][cta] -> rank k = sig(e,j) for k in others(r) if j < rounds(X_r[k])  // after a barrier: round j published at system scope
       __syncthreads();  // this CTA's writes of the round are done
@@ -373,9 +373,9 @@ __device__ void reduceScatter_direct(const DeviceComm& dc, const Plan& pl, const
       {
         const std::size_t o = j * rround, len = (rlen - o) < rround ? (rlen - o) : rround;
         // Ascending rank order: rank 0's contribution first.
-        const uint4* a = r == 0 ? detail::vec(mine + o) : detail::vec(landed + o);
-        const uint4* b = r == 0 ? detail::vec(landed + o) : detail::vec(mine + o);
-        atom::reducePairVec16<reduceScatter_Reductions, Pair>(red, detail::vec(landed + o), nullptr, a, b, len / 16, s);  // one dispatch for the round
+        const std::byte* a = r == 0 ? mine + o : landed + o;
+        const std::byte* b = r == 0 ? landed + o : mine + o;
+        atom::AtomFor<reduceScatter_Atom, Pair>::template reducePair<reduceScatter_Reductions>(red, landed + o, nullptr, a, b, len, s);  // one dispatch for the round (Pair: the pair's loop inlined)
       }
     }
   }
@@ -445,9 +445,9 @@ __global__ void __launch_bounds__(kDirectEngineReduceThreads) reduceScatter_engi
     const std::byte* mine = (in + pl.txOff[r]) + done + b;
     std::byte* landed = (out) + done + b;
     // Ascending rank order: rank 0's contribution first.
-    const uint4* a = r == 0 ? detail::vec(mine) : detail::vec(landed);
-    const uint4* x = r == 0 ? detail::vec(landed) : detail::vec(mine);
-    atom::reducePairVec16<reduceScatter_Reductions>(red, detail::vec(landed), nullptr, a, x, len / 16, s);  // one dispatch for the slice
+    const std::byte* a = r == 0 ? mine : landed;
+    const std::byte* x = r == 0 ? landed : mine;
+    reduceScatter_Atom::template reducePair<reduceScatter_Reductions>(red, landed, nullptr, a, x, len, s);  // one dispatch for the slice
   }
   (void)ok;
 }

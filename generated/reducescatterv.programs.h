@@ -95,7 +95,7 @@ using reduceScatterV_Atom = atom::Atom<reduceScatterV_Datapath, reduceScatterV_P
 // Specialized pairs (policy reductions.specialize): bf16 sum.
 // Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled
 // once per kernel unit and entered once per contiguous range (Atom::reduce,
-// atom::reducePairVec16, snac::reduceGroupWords). Policy masks: dtypes every one; ops every one: 29 classes.
+// Atom::reducePair, snac::reduceGroupWords). Policy masks: dtypes every one; ops every one: 29 classes.
 //   f32 sum         f32 sum, f32 avg
 //   f32 product     f32 product
 //   f32 extremum    f32 max, f32 min

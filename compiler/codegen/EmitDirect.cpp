@@ -6,16 +6,19 @@
 /// slice c (sliceBegin/sliceSize over C) of every partition and signals
 /// with index c; its waits are CTA-collective (thread 0 polls, a barrier
 /// shares the verdict), its notifies follow a CTA barrier (fence.acq_rel.sys
-/// where the IR has it, then a release per peer). Data moves with the
-/// runtime's 16-byte vector primitives (atom::detail): one source to many
-/// destinations for AllGather, interleaved pairs for AllToAll, a two-source
-/// reduction for the two-rank reductions (the measured shapes, bench/NOTES.md
-/// E9; the runtime's hand-written program is at commit cfcd7a0).
+/// where the IR has it, then a release per peer). Data moves through the
+/// Atom's workspace-free operations (docs/atom.md): one source to many
+/// destinations (Atom::copyToMany) for AllGather, interleaved pairs
+/// (Atom::copyPairs) for AllToAll, a two-source reduction (Atom::reducePair,
+/// the pair's loop inlined in a kernel for one pair) for the two-rank
+/// reductions (the measured shapes, bench/NOTES.md E9; the runtime's
+/// hand-written program is at commit cfcd7a0).
 #include "codegen/EmitDirect.h"
 
 #include <sstream>
 
 #include "codegen/Cite.h"
+#include "codegen/EmitInstances.h"
 #include "codegen/Spelling.h"
 #include "ir/Printer.h"
 
@@ -247,28 +250,28 @@ private:
       // One source, every destination: the input slice is read once.
       o_ << "  {\n"
          << "    const std::size_t b = sliceBegin(pl.txLen[0], C, c), len = sliceSize(pl.txLen[0], C, c);\n"
-         << "    atom::detail::Dests d{};\n"
+         << "    atom::Dests d{};\n"
          << "    d.n = 0;\n"
          << "    for (int m = 0; m < n; ++m) {  // k in r+1..r (mod n): peers first, own output last\n"
          << "      const int k = (r + 1 + m) % n;\n"
          << "      std::byte* dst = peers.out[k] + pl.rxOff[r] + b;\n"
-         << "      if (dst != in + b) d.p[d.n++] = detail::vec(dst);  // in place: the own block holds the input\n"
+         << "      if (dst != in + b) d.p[d.n++] = dst;  // in place: the own block holds the input\n"
          << "    }\n"
-         << "    if (d.n > 0) atom::detail::copyVec16ToMany(d, detail::vec(in + b), len / 16, s);\n"
+         << "    if (d.n > 0) " << atomTypeName(id_) << "::copyToMany(d, in + b, len, s);\n"
          << "  }\n";
     } else {
       // One source per destination, all destinations interleaved (every
       // block has the same length: one slice range for all).
       o_ << "  {\n"
          << "    const std::size_t b = sliceBegin(pl.txLen[0], C, c), len = sliceSize(pl.txLen[0], C, c);\n"
-         << "    atom::detail::Pairs pr{};\n"
+         << "    atom::CopyPairs pr{};\n"
          << "    pr.n = n;\n"
          << "    for (int m = 0; m < n; ++m) {  // k in r+1..r (mod n)\n"
          << "      const int k = (r + 1 + m) % n;\n"
-         << "      pr.dst[m] = detail::vec(peers.out[k] + pl.rxOff[r] + b);\n"
-         << "      pr.src[m] = detail::vec(in + pl.txOff[k] + b);\n"
+         << "      pr.dst[m] = peers.out[k] + pl.rxOff[r] + b;\n"
+         << "      pr.src[m] = in + pl.txOff[k] + b;\n"
          << "    }\n"
-         << "    atom::detail::copyVec16Pairs(pr, len / 16, s);\n"
+         << "    " << atomTypeName(id_) << "::copyPairs(pr, len, s);\n"
          << "  }\n";
     }
     notify(*sh_.put, "  ", "v0", "for (int k = 0; k < n; ++k) if (k != r)");
@@ -297,10 +300,10 @@ private:
     o_ << cite(*sh_.push, "      ")
        << "      {\n"
        << "        const std::size_t o = j * qround, len = (qlen - o) < qround ? (qlen - o) : qround;\n"
-       << "        atom::detail::Dests d{};\n"
+       << "        atom::Dests d{};\n"
        << "        d.n = 1;\n"
-       << "        d.p[0] = detail::vec(pushDst + o);\n"
-       << "        atom::detail::copyVec16ToMany(d, detail::vec(pushSrc + o), len / 16, s);\n"
+       << "        d.p[0] = pushDst + o;\n"
+       << "        " << atomTypeName(id_) << "::copyToMany(d, pushSrc + o, len, s);\n"
        << "      }\n";
     notify(*sh_.pushPut, "      ", "v", "for (int k = 0; k < n; ++k) if (k != r)");
     o_ << "    }\n"
@@ -314,10 +317,11 @@ private:
     o_ << "      {\n"
        << "        const std::size_t o = j * rround, len = (rlen - o) < rround ? (rlen - o) : rround;\n"
        << "        // Ascending rank order: rank 0's contribution first.\n"
-       << "        const uint4* a = r == 0 ? detail::vec(mine + o) : detail::vec(landed + o);\n"
-       << "        const uint4* b = r == 0 ? detail::vec(landed + o) : detail::vec(mine + o);\n"
-       << "        atom::reducePairVec16<" << reductionsName(id_) << ", Pair>(red, detail::vec(landed + o), "
-       << (back ? "detail::vec(backDst + o)" : "nullptr") << ", a, b, len / 16, s);  // one dispatch for the round\n"
+       << "        const std::byte* a = r == 0 ? mine + o : landed + o;\n"
+       << "        const std::byte* b = r == 0 ? landed + o : mine + o;\n"
+       << "        atom::AtomFor<" << atomTypeName(id_) << ", Pair>::template reducePair<" << reductionsName(id_)
+       << ">(red, landed + o, " << (back ? "backDst + o" : "nullptr")
+       << ", a, b, len, s);  // one dispatch for the round (Pair: the pair's loop inlined)\n"
        << "      }\n";
     if (back) notify(*sh_.backPut, "      ", "v", "for (int k = 0; k < n; ++k) if (k != r)");
     o_ << "    }\n"

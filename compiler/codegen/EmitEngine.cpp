@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "codegen/Cite.h"
+#include "codegen/EmitInstances.h"
 #include "codegen/Spelling.h"
 #include "ir/Printer.h"
 
@@ -319,9 +320,9 @@ private:
         << pad << "  const std::byte* mine = " << bytesOf(op.srcSelf).ptr << " + b;\n"
         << pad << "  std::byte* landed = " << bytesOf(op.dst).ptr << " + b;\n"
         << pad << "  // Ascending rank order: rank 0's contribution first.\n"
-        << pad << "  const uint4* a = r == 0 ? detail::vec(mine) : detail::vec(landed);\n"
-        << pad << "  const uint4* x = r == 0 ? detail::vec(landed) : detail::vec(mine);\n"
-        << pad << "  atom::reducePairVec16<" << reductionsName(id_) << ">(red, detail::vec(landed), nullptr, a, x, len / 16, s);  // one dispatch for the slice\n"
+        << pad << "  const std::byte* a = r == 0 ? mine : landed;\n"
+        << pad << "  const std::byte* x = r == 0 ? landed : mine;\n"
+        << pad << "  " << atomTypeName(id_) << "::template reducePair<" << reductionsName(id_) << ">(red, landed, nullptr, a, x, len, s);  // one dispatch for the slice\n"
         << pad << "}\n";
       return;
     }

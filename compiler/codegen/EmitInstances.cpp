@@ -158,7 +158,7 @@ std::string printInstantiationTable(const EmitInput &in, const EmitCollective &c
     for (int cls = 0; cls < kNumReductionClasses; ++cls) count += int(classes >> cls & 1u);
     o << "// Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled\n"
       << "// once per kernel unit and entered once per contiguous range (Atom::reduce,\n"
-      << "// atom::reducePairVec16, snac::reduceGroupWords). Policy masks: dtypes "
+      << "// Atom::reducePair, snac::reduceGroupWords). Policy masks: dtypes "
       << maskText(c.policy.reductions.dtypes, kNumDTypes, true) << "; ops "
       << maskText(c.policy.reductions.ops, kNumRedOps, false) << ": " << count << " classes.\n";
     for (int cls = 0; cls < kNumReductionClasses; ++cls) {

@@ -46,16 +46,18 @@ TEST_CASE("the printed direct code has each collective's data movement", "[codeg
     return printDirectProgram(cs[i]->name, v.ir().direct).text;
   };
   const std::string ag = print(1, 4), a2a = print(3, 4), rs = print(0, 2), ar = print(2, 2);
-  CHECK(has(ag, "atom::detail::copyVec16ToMany(d, detail::vec(in + b), len / 16, s);"));
-  CHECK(has(ag, "if (dst != in + b) d.p[d.n++] = detail::vec(dst);"));  // in place
-  CHECK(has(a2a, "atom::detail::copyVec16Pairs(pr, len / 16, s);"));
+  // Every byte moves through the Atom's operations (docs/atom.md), none in atom::detail.
+  CHECK(has(ag, "allGather_Atom::copyToMany(d, in + b, len, s);"));
+  CHECK(has(ag, "if (dst != in + b) d.p[d.n++] = dst;"));  // in place
+  CHECK(has(a2a, "allToAll_Atom::copyPairs(pr, len, s);"));
+  for (const std::string* text : {&ag, &a2a, &rs, &ar}) CHECK_FALSE(has(*text, "detail::"));
   CHECK(has(rs, "const int q = 1 - r;"));
-  CHECK(has(rs, "atom::reducePairVec16<reduceScatter_Reductions, Pair>(red, detail::vec(landed + o), nullptr, a, b, len / 16, s);"));
+  CHECK(has(rs, "atom::AtomFor<reduceScatter_Atom, Pair>::template reducePair<reduceScatter_Reductions>(red, landed + o, nullptr, a, b, len, s);"));
   CHECK(has(rs, "const Reduction red = kernelReduction<Pair>(pl.dtype, pl.op);"));
   CHECK(has(rs, "template <int Pair = kAnyPair>"));  // every pair, or one specialized pair
   CHECK_FALSE(has(rs, "RedOp Op"));
   CHECK_FALSE(has(rs, "backIndex"));
-  CHECK(has(ar, "atom::reducePairVec16<allReduce_Reductions, Pair>(red, detail::vec(landed + o), detail::vec(backDst + o), a, b, len / 16, s);"));
+  CHECK(has(ar, "atom::AtomFor<allReduce_Atom, Pair>::template reducePair<allReduce_Reductions>(red, landed + o, backDst + o, a, b, len, s);"));
   CHECK(has(ar, "is fused into"));
   CHECK(has(ar, "waitSignal(dc, backIndex(p, c), last)"));
 }

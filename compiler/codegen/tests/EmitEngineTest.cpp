@@ -68,7 +68,8 @@ TEST_CASE("the printed copy-engine form keeps host order and maps each op to its
   CHECK(has(rs, "g.launch(GraphStream::Stream, reduceScatter_engine_reduce<>, pl.directCtas, "
                 "kDirectEngineReduceThreads, \"kernel reduce (%"));
   CHECK(has(rs, "w = w && waitSignal(dc, enginePutIndex(c), 1);"));
-  CHECK(has(rs, "atom::reducePairVec16<reduceScatter_Reductions>(red, detail::vec(landed), nullptr, a, x, len / 16, s);"));
+  CHECK(has(rs, "reduceScatter_Atom::template reducePair<reduceScatter_Reductions>(red, landed, nullptr, a, x, len, s);"));
+  CHECK_FALSE(has(rs, "detail::"));
   CHECK(has(rs, "own + kEnginePutBase + i) = 0;"));
   CHECK(has(rs, "copy-engine reduction needs two ranks with equal partitions"));
   CHECK_FALSE(has(rs, "engineBackIndex"));

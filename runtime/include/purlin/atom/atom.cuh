@@ -148,6 +148,13 @@ __device__ __noinline__ void reduceRange(std::byte* dst, Sources srcs, std::size
                                          Slice s, int variant, int stages) {
   reduceRangeInline<RangePath, E, F>(dst, srcs, count, workspace, s, variant, stages);
 }
+/// The two-operand loop of one class (register datapath), compiled once per
+/// translation unit: Atom::reducePair calls it once per range.
+template <class E, OpFamily F>
+__device__ __noinline__ void reducePairRange(uint4* dst0, uint4* dst1, const uint4* a, const uint4* b,
+                                             std::size_t nvec, Slice s, int variant) {
+  reduceVec16Pair<E, F>(dst0, dst1, a, b, nvec, s, variant);
+}
 } // namespace detail
 #endif
 
@@ -252,6 +259,41 @@ struct Atom {
     });
   }
 
+  /// Workspace-free operations, for programs launched without shared
+  /// memory (the direct and copy-engine programs): 16-byte vectors through
+  /// registers, several in flight per thread. By the threads of Slice s;
+  /// no barrier inside. Preconditions: every pointer 16-byte aligned,
+  /// `bytes` a multiple of 16.
+  ///
+  /// Every destination of `d` (1 <= d.n <= kMaxDests) gets src's bytes;
+  /// src is read once.
+  __device__ static void copyToMany(const Dests& d, const std::byte* src, std::size_t bytes, Slice s) {
+    detail::copyVec16ToMany(d, reinterpret_cast<const uint4*>(src), bytes / 16, s);
+  }
+  /// pr.dst[k] gets pr.src[k]'s bytes for every pair k < pr.n, the pairs
+  /// interleaved per unrolled step (copies to different destinations, a
+  /// peer over NVLink and this GPU's memory, proceed together).
+  __device__ static void copyPairs(const CopyPairs& pr, std::size_t bytes, Slice s) {
+    detail::copyVec16Pairs(pr, bytes / 16, s);
+  }
+  /// dst0 = op(a, b) elementwise (a first: ascending rank order), also
+  /// stored to dst1 when not null, for the call's reduction `red` among
+  /// `Classes`: one dispatch for the range into the class's loop, compiled
+  /// once per translation unit (detail::reducePairRange). dst0 may alias a
+  /// or b. A class outside `Classes` reduces nothing (the launcher refused
+  /// the call).
+  template <uint64_t Classes>
+  __device__ static void reducePair(const Reduction& red, std::byte* dst0, std::byte* dst1, const std::byte* a,
+                                    const std::byte* b, std::size_t bytes, Slice s) {
+    const std::size_t nvec = bytes / 16;
+    if (nvec == 0) return;
+    withReductionClass<Classes>(red.cls, [&](auto tag) {
+      detail::reducePairRange<typename decltype(tag)::Elem, decltype(tag)::family>(
+          reinterpret_cast<uint4*>(dst0), reinterpret_cast<uint4*>(dst1), reinterpret_cast<const uint4*>(a),
+          reinterpret_cast<const uint4*>(b), nvec, s, red.variant);
+    });
+  }
+
  private:
   __device__ static void checkArch() {
     static_assert(PURLIN_DEVICE_ARCH >= Path::kMinArch,
@@ -306,6 +348,18 @@ template <class A, int Pair> struct PairAtom : A {
     A::template reduce<typename ElementOf<pairDType(Pair)>::type, pairOp(Pair)>(dst, sources, bytes, n, workspace,
                                                                                   s);
   }
+  /// As A::reducePair, the pair's loop inlined with its op a constant.
+  template <uint64_t Classes>
+  __device__ static void reducePair(const Reduction&, std::byte* dst0, std::byte* dst1, const std::byte* a,
+                                    const std::byte* b, std::size_t bytes, Slice s) {
+    constexpr Reduction pr = kernelReduction<Pair>(DType::F32, RedOp::Sum);
+    static_assert((Classes >> pr.cls & 1u) != 0, "PairAtom::reducePair: the pair's class is not among the program's");
+    const std::size_t nvec = bytes / 16;
+    if (nvec == 0) return;
+    detail::reduceVec16Pair<typename ElementOf<classElement(pr.cls)>::type, classFamily(pr.cls)>(
+        reinterpret_cast<uint4*>(dst0), reinterpret_cast<uint4*>(dst1), reinterpret_cast<const uint4*>(a),
+        reinterpret_cast<const uint4*>(b), nvec, s, pr.variant);
+  }
 };
 /// The Atom of a kernel for `Pair`: A itself for kAnyPair.
 template <class A, int Pair> struct AtomForPair { using type = PairAtom<A, Pair>; };
@@ -314,39 +368,6 @@ template <class A, int Pair> using AtomFor = typename AtomForPair<A, Pair>::type
 #endif
 
 #if defined(__CUDACC__)
-namespace detail {
-/// The two-operand loop of one class (register datapath), compiled once per
-/// translation unit: reducePairVec16 calls it once per range.
-template <class E, OpFamily F>
-__device__ __noinline__ void reducePairRange(uint4* dst0, uint4* dst1, const uint4* a, const uint4* b,
-                                             std::size_t nvec, Slice s, int variant) {
-  reduceVec16Pair<E, F>(dst0, dst1, a, b, nvec, s, variant);
-}
-} // namespace detail
-
-/// dst0[i] = op(a[i], b[i]) (a first) over nvec 16-byte vectors, also to
-/// dst1 when not null, for the call's reduction `red` among `Classes`: one
-/// dispatch for the range (the direct programs' two-rank reductions).
-/// Preconditions: all pointers 16-byte aligned; dst0 may alias a or b.
-/// In a kernel for one pair (`Pair`, purlin/reduction.h), the pair's loop
-/// is inlined with its op a constant.
-template <uint64_t Classes, int Pair = kAnyPair>
-__device__ __forceinline__ void reducePairVec16(const Reduction& red, uint4* dst0, uint4* dst1, const uint4* a,
-                                                const uint4* b, std::size_t nvec, Slice s) {
-  if (nvec == 0) return;
-  if constexpr (Pair != kAnyPair) {
-    constexpr Reduction pr = kernelReduction<Pair>(DType::F32, RedOp::Sum);
-    static_assert((Classes >> pr.cls & 1u) != 0, "reducePairVec16: the pair's class is not among the program's");
-    detail::reduceVec16Pair<typename ElementOf<classElement(pr.cls)>::type, classFamily(pr.cls)>(dst0, dst1, a, b, nvec, s,
-                                                                                        pr.variant);
-  } else {
-    withReductionClass<Classes>(red.cls, [&](auto tag) {
-      detail::reducePairRange<typename decltype(tag)::Elem, decltype(tag)::family>(dst0, dst1, a, b, nvec, s,
-                                                                                   red.variant);
-    });
-  }
-}
-
 /// True when the current pass can instantiate Atom type A (see kCompiled).
 template <class A> inline constexpr bool kAtomCompiled = PURLIN_DEVICE_ARCH >= A::kMinArch;
 #endif

@@ -16,6 +16,22 @@
 #include "purlin/atom/elem.cuh"
 #include "purlin/atom/slice.cuh"
 
+namespace purlin::atom {
+/// Most destinations of a one-to-many copy and pairs of a many-pairs copy.
+inline constexpr int kMaxDests = 8;
+/// Destinations of Atom::copyToMany: p[0..n), n <= kMaxDests.
+struct Dests {
+  std::byte* p[kMaxDests];
+  int n;
+};
+/// Pairs of Atom::copyPairs: dst[k] receives src[k], k < n <= kMaxDests.
+struct CopyPairs {
+  std::byte* dst[kMaxDests];
+  const std::byte* src[kMaxDests];
+  int n;
+};
+} // namespace purlin::atom
+
 #if defined(__CUDACC__)
 
 namespace purlin::atom::detail {
@@ -41,18 +57,13 @@ __device__ __forceinline__ void copyVec16(uint4* dst, const uint4* src, std::siz
   for (; i < nvec; i += s.nthr) arch::stGlobal16(dst + i, arch::ldGlobal16NoAlloc(src + i));
 }
 
-/// Destinations of a one-to-many copy (n <= kMaxDests).
-inline constexpr int kMaxDests = 8;
-struct Dests {
-  uint4* p[kMaxDests];
-  int n;
-};
 
 /// dst_k[i] = src[i] for every destination k and i < nvec (16-byte
 /// vectors): each vector is loaded once and stored to every destination
 /// (the direct program's AllGather writes its input to all ranks' outputs
 /// this way). Preconditions: all pointers 16-byte aligned, dsts.n >= 1.
 __device__ __forceinline__ void copyVec16ToMany(const Dests& dsts, const uint4* src, std::size_t nvec, Slice s) {
+  auto dst = [&](int k) { return reinterpret_cast<uint4*>(dsts.p[k]); };
   constexpr int U = kCopyUnroll;
   std::size_t i = s.tid;
   const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
@@ -62,7 +73,7 @@ __device__ __forceinline__ void copyVec16ToMany(const Dests& dsts, const uint4* 
     for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(src + i + u * s.nthr);
 #pragma unroll 1
     for (int k = 0; k < dsts.n; ++k) {
-      uint4* d = dsts.p[k];
+      uint4* d = dst(k);
 #pragma unroll
       for (int u = 0; u < U; ++u) arch::stGlobal16(d + i + u * s.nthr, v[u]);
     }
@@ -70,22 +81,18 @@ __device__ __forceinline__ void copyVec16ToMany(const Dests& dsts, const uint4* 
   for (; i < nvec; i += s.nthr) {
     const uint4 v = arch::ldGlobal16NoAlloc(src + i);
 #pragma unroll 1
-    for (int k = 0; k < dsts.n; ++k) arch::stGlobal16(dsts.p[k] + i, v);
+    for (int k = 0; k < dsts.n; ++k) arch::stGlobal16(dst(k) + i, v);
   }
 }
 
-/// Pairs of a many-pairs copy (n <= kMaxDests).
-struct Pairs {
-  uint4* dst[kMaxDests];
-  const uint4* src[kMaxDests];
-  int n;
-};
 
 /// dst_k[i] = src_k[i] for every pair k and i < nvec (16-byte vectors),
 /// the pairs interleaved per unrolled step, so copies to different
 /// destinations (a peer over NVLink, this GPU's memory) proceed together
 /// instead of one after the other. Preconditions: all pointers 16-byte aligned.
-__device__ __forceinline__ void copyVec16Pairs(const Pairs& pr, std::size_t nvec, Slice s) {
+__device__ __forceinline__ void copyVec16Pairs(const CopyPairs& pr, std::size_t nvec, Slice s) {
+  auto dst = [&](int k) { return reinterpret_cast<uint4*>(pr.dst[k]); };
+  auto src = [&](int k) { return reinterpret_cast<const uint4*>(pr.src[k]); };
   constexpr int U = kCopyUnroll / 2;
   std::size_t i = s.tid;
   const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
@@ -94,14 +101,14 @@ __device__ __forceinline__ void copyVec16Pairs(const Pairs& pr, std::size_t nvec
     for (int k = 0; k < pr.n; ++k) {
       uint4 v[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(pr.src[k] + i + u * s.nthr);
+      for (int u = 0; u < U; ++u) v[u] = arch::ldGlobal16NoAlloc(src(k) + i + u * s.nthr);
 #pragma unroll
-      for (int u = 0; u < U; ++u) arch::stGlobal16(pr.dst[k] + i + u * s.nthr, v[u]);
+      for (int u = 0; u < U; ++u) arch::stGlobal16(dst(k) + i + u * s.nthr, v[u]);
     }
   }
   for (; i < nvec; i += s.nthr)
 #pragma unroll 1
-    for (int k = 0; k < pr.n; ++k) arch::stGlobal16(pr.dst[k] + i, arch::ldGlobal16NoAlloc(pr.src[k] + i));
+    for (int k = 0; k < pr.n; ++k) arch::stGlobal16(dst(k) + i, arch::ldGlobal16NoAlloc(src(k) + i));
 }
 
 /// dst0[i] = op(a[i], b[i]) (class (E, F) with `variant`, a first) for i <
