@@ -64,32 +64,25 @@ struct allReduce_Policy {
       {}, // n = 0: unused
       {}, // n = 1: unused
       {.latencyMaxBytes = 4194304, .latencyCtas = 128, .latencyThreads = 512,
-       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 4194304, .push = true,
+       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512, .chunkBytes = 4194304, .push = true,
        .directMinBytes = 4194304, .directCtas = 32, .directThreads = 512}, // n = 2
       {.latencyMaxBytes = 262144, .latencyCtas = 32, .latencyThreads = 512,
-       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 1048576, .push = false,
+       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512, .chunkBytes = 1048576, .push = false,
        .directMinBytes = 4194304, .directCtas = 32, .directThreads = 512}, // n = 3
       {.latencyMaxBytes = 262144, .latencyCtas = 32, .latencyThreads = 512,
-       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 1048576, .push = false,
+       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512, .chunkBytes = 1048576, .push = false,
        .directMinBytes = 4194304, .directCtas = 32, .directThreads = 512}, // n = 4
       {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
-       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 524288, .push = false,
+       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512, .chunkBytes = 524288, .push = false,
        .directMinBytes = 4194304, .directCtas = 32, .directThreads = 512}, // n = 5
       {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
-       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 524288, .push = false,
+       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512, .chunkBytes = 524288, .push = false,
        .directMinBytes = 4194304, .directCtas = 32, .directThreads = 512}, // n = 6
       {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
-       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 524288, .push = false,
+       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512, .chunkBytes = 524288, .push = false,
        .directMinBytes = 4194304, .directCtas = 32, .directThreads = 512}, // n = 7
       {.latencyMaxBytes = 131072, .latencyCtas = 32, .latencyThreads = 512,
-       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512,
-       .chunkBytes = 524288, .push = false,
+       .stageCtas = 8, .consumeCtas = 16, .gatherCtas = 8, .threads = 512, .chunkBytes = 524288, .push = false,
        .directMinBytes = 4194304, .directCtas = 32, .directThreads = 512}, // n = 8
   };
 };

@@ -10,6 +10,7 @@
 #include "codegen/EmitCUDA.h"
 
 #include <sstream>
+#include <type_traits>
 
 #include "codegen/Signature.h"
 #include "codegen/EmitInstances.h"
@@ -83,20 +84,22 @@ void emitPolicy(std::ostringstream &o, const EmitCollective &c, const std::strin
     << "      {}, // n = 1: unused\n";
   for (int n = kMinWorld; n <= kMaxWorld; ++n) {
     // The row the kernels read: ir::worldConsts, the same mapping the IR
-    // plans calls with (RuntimePlan.h).
+    // plans calls with (RuntimePlan.h). Every member of policy_knobs.def
+    // that is not 0 (an omitted member is 0: the runtime's default), a line
+    // per section.
     const snac::WorldConsts w = ir::worldConsts(p.forWorld(n), c.kind);
-    o << "      {.latencyMaxBytes = " << u64(w.latencyMaxBytes) << ", .latencyCtas = " << w.latencyCtas
-      << ", .latencyThreads = " << w.latencyThreads << ",\n"
-      << "       .stageCtas = " << w.stageCtas << ", .consumeCtas = " << w.consumeCtas
-      << ", .gatherCtas = " << w.gatherCtas << ", .threads = " << w.threads << ",\n"
-      << "       .chunkBytes = " << u64(w.chunkBytes) << ", .push = " << (w.push ? "true" : "false");
-    // Lanes only when the policy sets them (0: the runtime's default).
-    if (w.lanes) o << ", .lanes = " << w.lanes;
-    if (w.consumeLanes) o << ", .consumeLanes = " << w.consumeLanes;
-    o << ",\n"
-      << "       .directMinBytes = " << u64(w.directMinBytes) << ", .directCtas = " << w.directCtas
-      << ", .directThreads = " << w.directThreads << "}, // n = " << n
-      << (w.directCtas < 0 ? " (direct program off)" : "") << "\n";
+    std::string row, section;
+    auto add = [&](const char *sec, const char *member, const std::string &value) {
+      if (!row.empty()) row += section == sec ? ", " : ",\n       ";
+      section = sec;
+      row += std::string(".") + member + " = " + value;
+    };
+#define PURLIN_KNOB(Section, Key, Const, Type, Min, Max, Multiple, Unset, Doc) \
+  if (w.Const != 0)                                                                     \
+    add(#Section, #Const, std::is_same_v<Type, std::size_t> ? u64(uint64_t(w.Const)) : std::to_string(w.Const));
+#define PURLIN_KNOB_TRANSFER(Section, Key, Const, Doc) add(#Section, #Const, w.Const ? "true" : "false");
+#include "purlin/policy_knobs.def"
+    o << "      {" << row << "}, // n = " << n << (w.directCtas < 0 ? " (direct program off)" : "") << "\n";
   }
   o << "  };\n};\n\n";
 }

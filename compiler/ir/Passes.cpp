@@ -139,7 +139,7 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
          "must be in [1, " + std::to_string(kMaxDirectCtas) + "] (one signal per CTA index)");
     need(b.directThreads > 0, ir, wp + ".direct.threads", "must be positive");
   }
-  b.directEngineMinBytes = kDirectDefaultEngineMinBytes;
+  b.directEngineMinBytes = w.direct.engineMinBytes ? w.direct.engineMinBytes : kDirectDefaultEngineMinBytes;
   if (!b.directOn && ir.hasDirect()) {
     ir.direct = Program{};
     ir.engine = Program{};

@@ -9,20 +9,12 @@ namespace purlin::ir {
 
 snac::WorldConsts worldConsts(const WorldPolicy &w, Kind k) {
   snac::WorldConsts c;
-  c.latencyMaxBytes = w.latency.maxBytes;
-  c.latencyCtas = w.latency.ctas;
-  c.latencyThreads = w.latency.threads;
-  c.stageCtas = w.throughput.stageCtas;
-  c.consumeCtas = w.throughput.consumeCtas;
-  c.gatherCtas = w.throughput.gatherCtas;
-  c.threads = w.throughput.threads;
-  c.chunkBytes = w.throughput.chunkBytes;
-  c.push = boundTransfer(k, w.throughput.transfer) == Transfer::Push;
-  c.lanes = w.throughput.lanes;
-  c.consumeLanes = w.throughput.consumeLanes;
-  c.directMinBytes = w.direct.minBytes;
-  c.directCtas = w.direct.enabled ? w.direct.ctas : -1;
-  c.directThreads = w.direct.threads;
+  // One assignment per row of policy_knobs.def; the transfer is the IR's
+  // (push only where it derives push for the collective).
+#define PURLIN_KNOB(Section, Key, Const, Type, Min, Max, Multiple, Unset, Doc) c.Const = w.Section.Key;
+#define PURLIN_KNOB_TRANSFER(Section, Key, Const, Doc) c.Const = boundTransfer(k, w.Section.Key) == Transfer::Push;
+#include "purlin/policy_knobs.def"
+  if (!w.direct.enabled) c.directCtas = -1;
   return c;
 }
 

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <initializer_list>
+#include <limits>
+#include <string_view>
+#include <vector>
 #include <sstream>
 
 namespace purlin {
@@ -30,7 +32,7 @@ std::string shown(const json &v) {
   throw Failure{path + ": expected " + expected + ", got " + shown(got)};
 }
 
-void requireObject(const json &v, const std::string &path, std::initializer_list<const char *> keys) {
+void requireObject(const json &v, const std::string &path, const std::vector<const char *> &keys) {
   if (!v.is_object())
     fail(path, "an object", v);
   for (auto it = v.begin(); it != v.end(); ++it) {
@@ -68,57 +70,80 @@ void readUInt(const json &obj, const char *key, const std::string &path, uint64_
   out = static_cast<T>(v);
 }
 
-void readLatency(const json &v, const std::string &path, LatencyPolicy &l) {
-  requireObject(v, path, {"maxBytes", "ctas", "threads"});
-  readUInt(v, "maxBytes", path, 0, 64 * MiB, 1, l.maxBytes);
-  readUInt(v, "ctas", path, 1, limits::kMaxEpochSlots, 1, l.ctas);
-  readUInt(v, "threads", path, 32, 1024, 32, l.threads);
-}
-
-void readThroughput(const json &v, const std::string &path, ThroughputPolicy &t) {
-  requireObject(v, path, {"stageCtas", "consumeCtas", "gatherCtas", "threads", "chunkBytes", "transfer", "lanes",
-                          "consumeLanes"});
-  readUInt(v, "stageCtas", path, 1, limits::kMaxEpochSlots, 1, t.stageCtas);
-  readUInt(v, "consumeCtas", path, 1, limits::kMaxEpochSlots, 1, t.consumeCtas);
-  readUInt(v, "gatherCtas", path, 1, limits::kMaxEpochSlots, 1, t.gatherCtas);
-  readUInt(v, "threads", path, 32, limits::kMaxThroughputThreads, 32, t.threads);
-  readUInt(v, "chunkBytes", path, 4 * KiB, 1 * GiB, 16, t.chunkBytes);
-  readUInt(v, "lanes", path, 1, 2, 1, t.lanes);
-  readUInt(v, "consumeLanes", path, 1, 2, 1, t.consumeLanes);
-  if (auto it = v.find("transfer"); it != v.end()) {
-    if (*it == "pull")
-      t.transfer = Transfer::Pull;
-    else if (*it == "push")
-      t.transfer = Transfer::Push;
-    else
-      fail(path + ".transfer", "\"pull\" or \"push\"", *it);
-  }
-}
-
-/// "direct": false (off), true (on, numbers unchanged) or an object of
-/// numbers (on; the listed numbers replace the inherited ones).
-void readDirect(const json &v, const std::string &path, DirectPolicy &d) {
-  if (v.is_boolean()) {
-    d.enabled = v.get<bool>();
+/// Reads obj[key] if present: a signed integer in [lo, hi] (hi < 0: up to
+/// what T holds), a multiple of `multiple` (policy_knobs.def's columns).
+template <class T>
+void readKnob(const json &obj, const char *key, const std::string &path, int64_t lo, int64_t hi, uint64_t multiple,
+              T &out) {
+  auto it = obj.find(key);
+  if (it == obj.end())
     return;
+  const std::string p = path + "." + key;
+  const uint64_t top = hi < 0 ? uint64_t(std::numeric_limits<T>::max()) : uint64_t(hi);
+  std::string expected = multiple > 1 ? "an integer multiple of " + std::to_string(multiple) : "an integer";
+  expected += " in [" + std::to_string(lo) + ", " + std::to_string(top) + "]";
+  if (!it->is_number_integer())
+    fail(p, expected, *it);
+  if (it->is_number_unsigned()) {
+    const uint64_t v = it->get<uint64_t>();
+    if ((lo > 0 && v < uint64_t(lo)) || v > top || v % multiple != 0)
+      fail(p, expected, *it);
+    out = static_cast<T>(v);
+  } else {
+    const int64_t v = it->get<int64_t>();
+    if (v < lo || (v >= 0 && uint64_t(v) > top) || uint64_t(v < 0 ? -v : v) % multiple != 0)
+      fail(p, expected, *it);
+    out = static_cast<T>(v);
   }
-  if (!v.is_object())
-    fail(path, "false, true or an object with minBytes, ctas, threads", v);
-  requireObject(v, path, {"minBytes", "ctas", "threads"});
-  d.enabled = true;
-  readUInt(v, "minBytes", path, 1, 64 * GiB, 1, d.minBytes);
-  readUInt(v, "ctas", path, 1, kMaxDirectCtas, 1, d.ctas);
-  readUInt(v, "threads", path, 64, kMaxDirectThreads, 32, d.threads);
 }
 
-/// Base (all world sizes) or one world size's overrides.
+/// The JSON keys of one section of a world (policy_knobs.def).
+std::vector<const char *> sectionKeys(std::string_view section) {
+  std::vector<const char *> keys;
+#define PURLIN_KNOB(Section, Key, Const, Type, Min, Max, Multiple, Unset, Doc) \
+  if (section == #Section) keys.push_back(#Key);
+#define PURLIN_KNOB_TRANSFER(Section, Key, Const, Doc) \
+  if (section == #Section) keys.push_back(#Key);
+#include "purlin/policy_knobs.def"
+  return keys;
+}
+
+/// The knobs of one section object (`v` at `path`) into w's section.
+void readSection(const json &v, const std::string &path, std::string_view section, WorldPolicy &w) {
+  requireObject(v, path, sectionKeys(section));
+#define PURLIN_KNOB(Section, Key, Const, Type, Min, Max, Multiple, Unset, Doc) \
+  if (section == #Section) readKnob(v, #Key, path, Min, Max, Multiple, w.Section.Key);
+#define PURLIN_KNOB_TRANSFER(Section, Key, Const, Doc)                               \
+  if (auto it = v.find(#Key); section == #Section && it != v.end()) {                 \
+    if (*it == "pull")                                                                \
+      w.Section.Key = Transfer::Pull;                                                 \
+    else if (*it == "push")                                                           \
+      w.Section.Key = Transfer::Push;                                                 \
+    else                                                                              \
+      fail(path + "." #Key, "\"pull\" or \"push\"", *it);                         \
+  }
+#include "purlin/policy_knobs.def"
+}
+
+/// Base (all world sizes) or one world size's overrides. "direct" may also
+/// be false (off) or true (on, numbers unchanged); an object turns it on.
 void readWorldFields(const json &v, const std::string &path, WorldPolicy &w) {
   if (auto it = v.find("latency"); it != v.end())
-    readLatency(*it, path + ".latency", w.latency);
+    readSection(*it, path + ".latency", "latency", w);
   if (auto it = v.find("throughput"); it != v.end())
-    readThroughput(*it, path + ".throughput", w.throughput);
-  if (auto it = v.find("direct"); it != v.end())
-    readDirect(*it, path + ".direct", w.direct);
+    readSection(*it, path + ".throughput", "throughput", w);
+  if (auto it = v.find("direct"); it != v.end()) {
+    if (it->is_boolean()) {
+      w.direct.enabled = it->get<bool>();
+    } else {
+      std::string keys;
+      for (const char *k : sectionKeys("direct")) keys += (keys.empty() ? "" : ", ") + std::string(k);
+      if (!it->is_object())
+        fail(path + ".direct", "false, true or an object with " + keys, *it);
+      readSection(*it, path + ".direct", "direct", w);
+      w.direct.enabled = true;
+    }
+  }
 }
 
 bool isPolicyName(const std::string &s) {

@@ -49,4 +49,9 @@ std::string validatePolicy(const Policy &p);
 /// `set` exactly (every world size written out explicitly).
 std::string policyToJson(const PolicySet &set);
 
+/// The per-world knobs of purlin/policy_knobs.def as a Markdown table (key,
+/// accepted values, what 0 means, what it sets): docs/policy.md holds it
+/// verbatim (PolicyTest checks).
+std::string policyKnobsTable();
+
 } // namespace purlin

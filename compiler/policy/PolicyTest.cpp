@@ -3,6 +3,11 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include "PolicyLoader.h"
 
 using namespace purlin;
@@ -192,9 +197,9 @@ TEST_CASE("direct program knobs: each bad value names its path") {
   parse(R"({"policies": {"p": {"direct": {"minBytes": "256K"}}}})", e);
   CHECK(e.find("policies.p.direct.minBytes: expected an integer") != std::string::npos);
   parse(R"({"policies": {"p": {"direct": "off"}}})", e);
-  CHECK(e == "p.json: policies.p.direct: expected false, true or an object with minBytes, ctas, threads, got \"off\"");
+  CHECK(e == "p.json: policies.p.direct: expected false, true or an object with minBytes, ctas, threads, engineMinBytes, got \"off\"");
   parse(R"({"policies": {"p": {"direct": {"blocks": 4}}}})", e);
-  CHECK(e == "p.json: policies.p.direct: unknown key 'blocks' (expected one of: minBytes, ctas, threads)");
+  CHECK(e == "p.json: policies.p.direct: unknown key 'blocks' (expected one of: minBytes, ctas, threads, engineMinBytes)");
   // validatePolicy checks a policy built in code (the tuner's) the same way.
   Policy p = defaultPolicies(Arch::Sm90).policies.at("Policy");
   p.world[3].direct.ctas = 200;
@@ -296,4 +301,60 @@ TEST_CASE("reductions masks: names of types.def, optional, round-tripped") {
   CHECK(e.find("policies.t.reductions.ops: expected a non-empty list") != std::string::npos);
   parse(R"({"policies": {"t": {"reductions": {"ops": ["sum"], "lanes": 2}}}})", e);
   CHECK(e.find("unknown key 'lanes'") != std::string::npos);
+}
+
+TEST_CASE("every knob of policy_knobs.def is read from JSON, checked and written back") {
+  // Each knob set to the bottom of its range at world 3 only: read, the
+  // other worlds untouched, written and read back to the same value; one
+  // step past the top of its range is refused, naming the path.
+  std::string e;
+  int checked = 0;
+  auto one = [&](const char *section, const char *key, int64_t value, auto member) {
+    INFO(section << "." << key << " = " << value);
+    const std::string text = std::string(R"({"policies": {"k": {"world": {"3": {")") + section + R"(": {")" + key +
+                             R"(": )" + std::to_string(value) + "}}}}}}";
+    PolicySet s = parse(text, e);
+    REQUIRE(e == "");
+    const Policy &k = s.policies.at("k");
+    CHECK(int64_t(member(k.forWorld(3))) == value);
+    PolicySet back = parsePolicies(policyToJson(s), "rt.json", Arch::Sm90, e);
+    REQUIRE(e == "");
+    CHECK(int64_t(member(back.policies.at("k").forWorld(3))) == value);
+    CHECK(int64_t(member(back.policies.at("k").forWorld(4))) == int64_t(member(k.forWorld(4))));
+    ++checked;
+  };
+#define PURLIN_KNOB(Section, Key, Const, Type, Min, Max, Multiple, Unset, Doc)                                   \
+  one(#Section, #Key, int64_t(Min), [](const WorldPolicy &w) { return w.Section.Key; });                        \
+  if ((Max) >= 0) {                                                                                             \
+    parse(std::string(R"({"policies": {"k": {")") + #Section + R"(": {")" + #Key + R"(": )" +                   \
+              std::to_string(int64_t(Max) + int64_t(Multiple)) + "}}}}",                                        \
+          e);                                                                                                   \
+    CHECK(e.find("policies.k." #Section "." #Key ": expected an integer") != std::string::npos);               \
+  }
+#include "purlin/policy_knobs.def"
+  CHECK(checked == 16);  // the numeric rows (the 17th, the transfer, is "pull" or "push")
+  // The knobs only the runtime's defaults set before: -1 latency slots per
+  // thread (always the full launch shape), chunks per CTA, the copy-engine threshold.
+  PolicySet s = parse(R"({"policies": {"k": {"latency": {"slotsPerThread": -1}, "throughput": {"chunksPerCta": 8},
+      "direct": {"engineMinBytes": 1048576}}}})", e);
+  REQUIRE(e == "");
+  CHECK(s.policies.at("k").forWorld(5).latency.slotsPerThread == -1);
+  CHECK(s.policies.at("k").forWorld(5).throughput.chunksPerCta == 8);
+  CHECK(s.policies.at("k").forWorld(5).direct.engineMinBytes == 1048576);
+  CHECK(s.policies.at("Policy").forWorld(5).direct.engineMinBytes == 0);  // 0: the runtime's default
+  parse(R"({"policies": {"k": {"latency": {"slotsPerThread": -2}}}})", e);
+  CHECK(e == "p.json: policies.k.latency.slotsPerThread: expected an integer in [-1, 64], got -2");
+  parse(R"({"policies": {"k": {"direct": {"engineMinBytes": 0}}}})", e);
+  CHECK(e.find("policies.k.direct.engineMinBytes: expected an integer in [1, ") != std::string::npos);
+}
+
+TEST_CASE("docs/policy.md lists every knob of policy_knobs.def (the table policyKnobsTable prints)") {
+  std::ifstream in(PURLIN_SOURCE_DIR "/docs/policy.md");
+  REQUIRE(in);
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string table = policyKnobsTable();
+  INFO("docs/policy.md must hold, verbatim:\n" << table);
+  CHECK(doc.str().find(table) != std::string::npos);
+  CHECK(table.find("`direct.engineMinBytes`") != std::string::npos);
 }

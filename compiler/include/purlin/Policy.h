@@ -9,10 +9,12 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
 
+#include "purlin/limits.h"
 #include "purlin/reduction.h"
 
 namespace purlin {
@@ -24,30 +26,6 @@ const char *toString(Arch);                 ///< "sm_80", ...
 /// choice) or push (producers write into peers' staging).
 enum class Transfer { Pull, Push };
 
-/// Latency program (paper §3.2, "Specializing for latency"): full/empty packet groups.
-struct LatencyPolicy {
-  uint64_t maxBytes = 0;   ///< crossover: messages up to this many bytes take the latency program
-  int ctas = 0;            ///< CTAs of the latency kernel
-  int threads = 0;         ///< threads per CTA
-};
-
-/// Throughput program (paper §3.2, Algorithm 1, §3.3).
-struct ThroughputPolicy {
-  int stageCtas = 0;       ///< staging CTAs (copy user input into staging)
-  int consumeCtas = 0;     ///< consuming CTAs (copy or reduce from peers)
-  int gatherCtas = 0;      ///< second consumer group of a compose (G's CTAs)
-  int threads = 0;         ///< threads per CTA, all roles
-  uint64_t chunkBytes = 0; ///< bytes per chunk of one partition
-  Transfer transfer = Transfer::Pull;
-  /// Push only: lanes (independent workers) per CTA of the stage role and
-  /// of the consume / gather roles, 1 or 2; 0 = the runtime's default
-  /// (runtime plan.h kDefaultLanes, kDefaultConsumeLanes). Bound as
-  /// snac::pushLanes (2 only where a lane is whole warps and gets half
-  /// the Atom's pipeline stages).
-  int lanes = 0;
-  int consumeLanes = 0;
-};
-
 /// The Atom's pipeline (paper §3.3, Eq. 3: capacity Q = CTAs * S * B). One
 /// setting per policy (it is a compile-time parameter of the generated
 /// kernels), not per world size.
@@ -56,16 +34,60 @@ struct AtomPolicy {
   int stageBytes = 0;      ///< bytes per pipeline stage B
 };
 
+// The knobs of one world size, by section: the rows of
+// purlin/policy_knobs.def (JSON key, range, what 0 means) whose section is
+// x, kept by PURLIN_IN_x.
+#define PURLIN_POLICY_ROW(Section, Key, Const, Type, Min, Max, Multiple, Unset, Doc) PURLIN_IN_##Section(Type Key = 0;)
+#define PURLIN_POLICY_TRANSFER_ROW(Section, Key, Const, Doc) PURLIN_IN_##Section(Transfer Key = Transfer::Pull;)
+
+/// Latency program (paper §3.2, "Specializing for latency"): full/empty
+/// packet groups; `maxBytes` is the crossover.
+struct LatencyPolicy {
+#define PURLIN_IN_latency(x) x
+#define PURLIN_IN_throughput(x)
+#define PURLIN_IN_direct(x)
+#define PURLIN_KNOB PURLIN_POLICY_ROW
+#define PURLIN_KNOB_TRANSFER PURLIN_POLICY_TRANSFER_ROW
+#include "purlin/policy_knobs.def"
+#undef PURLIN_IN_latency
+#undef PURLIN_IN_throughput
+#undef PURLIN_IN_direct
+};
+
+/// Throughput program (paper §3.2, Algorithm 1, §3.3). Push lanes are
+/// bound as snac::pushLanes (2 only where a lane is whole warps and gets
+/// half the Atom's pipeline stages).
+struct ThroughputPolicy {
+#define PURLIN_IN_latency(x)
+#define PURLIN_IN_throughput(x) x
+#define PURLIN_IN_direct(x)
+#define PURLIN_KNOB PURLIN_POLICY_ROW
+#define PURLIN_KNOB_TRANSFER PURLIN_POLICY_TRANSFER_ROW
+#include "purlin/policy_knobs.def"
+#undef PURLIN_IN_latency
+#undef PURLIN_IN_throughput
+#undef PURLIN_IN_direct
+};
+
 /// The direct program (docs/snac-protocol.md, "Direct program"): no
 /// staging, every byte written straight into the peers' output buffers.
-/// The runtime takes it only for calls captured into a CUDA graph whose
-/// message is at least `minBytes` (and whose buffers qualify on every rank).
+/// The runtime takes it only for calls captured into a CUDA graph (or with
+/// a registered output) whose message is at least `minBytes` and whose
+/// buffers qualify on every rank.
 struct DirectPolicy {
-  bool enabled = true;     ///< false: never use the direct program (WorldConsts::directCtas = -1)
-  uint64_t minBytes = 0;   ///< smallest message (dispatch bytes) that takes it
-  int ctas = 0;            ///< most CTAs of the direct kernel (1..128: one signal per CTA index)
-  int threads = 0;         ///< threads per CTA (64..512, a multiple of 32)
+  bool enabled = true;  ///< false: never use the direct program (WorldConsts::directCtas = -1)
+#define PURLIN_IN_latency(x)
+#define PURLIN_IN_throughput(x)
+#define PURLIN_IN_direct(x) x
+#define PURLIN_KNOB PURLIN_POLICY_ROW
+#define PURLIN_KNOB_TRANSFER PURLIN_POLICY_TRANSFER_ROW
+#include "purlin/policy_knobs.def"
+#undef PURLIN_IN_latency
+#undef PURLIN_IN_throughput
+#undef PURLIN_IN_direct
 };
+#undef PURLIN_POLICY_ROW
+#undef PURLIN_POLICY_TRANSFER_ROW
 
 /// The knobs for one world size.
 struct WorldPolicy {

@@ -149,7 +149,21 @@ TEST_CASE("runtime plan: the policy row carries every number the IR binds", "[pl
   CHECK(w3.directCtas == 16);
   CHECK(w3.directThreads == 256);
   CHECK(worldConsts(policy.forWorld(4), Kind::AllGather).directCtas == -1);
+  // The knobs only the runtime's defaults set before (0: the default).
+  CHECK(w3.chunksPerCta == 0);
+  CHECK(w3.latencySlotsPerThread == 0);
+  CHECK(w3.directEngineMinBytes == 0);
+  policy.world[3].throughput.chunksPerCta = 6;
+  policy.world[3].latency.slotsPerThread = -1;
+  policy.world[3].direct.engineMinBytes = 64u << 20;
+  w3 = worldConsts(policy.forWorld(3), Kind::AllGather);
+  CHECK(w3.chunksPerCta == 6);
+  CHECK(w3.latencySlotsPerThread == -1);
+  CHECK(w3.directEngineMinBytes == (64u << 20));
   CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), policy, 3);
+  CHECK(ir.bound.directEngineMinBytes == w3.directEngineMinBytes);
+  CHECK(lower(*test::collectiveOf(Kind::AllGather), policy, 2).bound.directEngineMinBytes ==
+        kDirectDefaultEngineMinBytes);
   CHECK(ir.bound.crossoverBytes == w3.latencyMaxBytes);
   CHECK(ir.bound.directMinBytes == w3.directMinBytes);
   CHECK(ir.bound.directCtas == w3.directCtas);

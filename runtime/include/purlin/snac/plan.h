@@ -13,56 +13,24 @@
 #include <string>
 
 #include "purlin/device_comm.h"
+#include "purlin/limits.h"
 #include "purlin/snac/kinds.h"
 #include "purlin/snac/protocol.h"
 #include "purlin/types.h"
 
 namespace purlin::snac {
 
-/// Per world size policy constants, emitted by purlinc from the IR.
+/// Per world size policy constants, emitted by purlinc from the IR: one
+/// member per row of purlin/policy_knobs.def (what each sets, its JSON key
+/// and what 0 means), in its order. Every member has a default (0), so a
+/// partial or empty initializer is still a constant expression (nvcc
+/// rejects partially initialized tables). `push`: the throughput transfer
+/// (false = pull, consumers read the peers' staging); directCtas < 0: the
+/// direct program is off.
 struct WorldConsts {
-  // Every member has a default (0), so a partial or empty initializer is
-  // still a constant expression (nvcc rejects partially initialized tables).
-  std::size_t latencyMaxBytes = 0;  ///< messages up to this many bytes take the latency (packet) program
-  int latencyCtas = 0, latencyThreads = 0;
-  int stageCtas = 0, consumeCtas = 0, gatherCtas = 0, threads = 0;
-  std::size_t chunkBytes = 0;   ///< largest chunk of a partition (throughput program)
-  bool push = false;            ///< throughput transfer: false = pull (consumer reads peer staging)
-  /// Push transfer only: chunks are sized so that the busiest role has about
-  /// this many chunks per CTA (chunk = clamp(partition / that, kMinPushChunk,
-  /// chunkBytes)); 0 = kDefaultChunksPerCta. Trailing, so older initializers
-  /// that stop at `push` keep compiling.
-  int chunksPerCta = 0;
-  /// Latency program launch shape: about this many 16-byte packet slots
-  /// (two payload words each) per thread (CTAs and threads grow with the
-  /// payload up to latencyCtas x latencyThreads, see latencyShape); 0 =
-  /// kLatencySlotsPerThread; < 0 = always the full latencyCtas x
-  /// latencyThreads. Trailing, like chunksPerCta.
-  int latencySlotsPerThread = 0;
-  /// Push transfer only: independent lanes per CTA of the stage role (1 or
-  /// 2; 0 = kDefaultLanes). Each lane is blockDim/lanes threads streaming its own
-  /// chunks with its own barrier and 1/lanes of the Atom pipeline stages.
-  int lanes = 0;
-  /// Push transfer only: lanes per CTA of the consume and gather roles (1 or
-  /// 2; 0 = kDefaultConsumeLanes); `lanes` above applies to the stage role.
-  int consumeLanes = 0;
-  /// Direct program (docs/snac-protocol.md "Direct program": no staging,
-  /// data written straight into the peers' output buffers, which are mapped
-  /// when the call is captured in a CUDA graph). Used for captured calls of
-  /// at least directMinBytes message bytes whose buffers qualify on every
-  /// rank (directEligible); 0 = kDirectMinBytes. directCtas: most CTAs
-  /// (0 = kDirectCtas, < 0 = never use the direct program); directThreads:
-  /// threads per CTA (0 = kDirectThreads). Trailing, like chunksPerCta.
-  std::size_t directMinBytes = 0;
-  int directCtas = 0;
-  int directThreads = 0;
-  /// Direct calls of at least this many message bytes move their data with
-  /// the copy engines (cudaMemcpyAsync into the mapped peer outputs,
-  /// captured into the graph) instead of SM stores; 0 =
-  /// kDirectEngineMinBytes; SIZE_MAX = never. ReduceScatter / AllReduce
-  /// (n == 2) then reduce on the SMs, chunk by chunk as the copies land
-  /// (bench/NOTES.md E10).
-  std::size_t directEngineMinBytes = 0;
+#define PURLIN_KNOB(Section, Key, Const, Type, Min, Max, Multiple, Unset, Doc) Type Const = 0;
+#define PURLIN_KNOB_TRANSFER(Section, Key, Const, Doc) bool Const = false;
+#include "purlin/policy_knobs.def"
 };
 
 /// Default packet slots (16 bytes, two payload words) per thread of the
