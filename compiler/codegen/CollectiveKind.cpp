@@ -1,21 +1,17 @@
 /// @file CollectiveKind.cpp
-/// @brief sizeArgs: the host API's size parameters, from the layouts of the
-/// kind's definition (collectives.def).
+/// @brief sizeArgs: the host API's size parameters (the runtime's rule,
+/// snac::def::sizeArgs, from the layouts of collectives.def).
 #include "codegen/CollectiveKind.h"
 
 namespace purlin::codegen {
 
-SizeArgs sizeArgs(CollectiveKind k) {
-  switch (k) {
-#define PURLIN_LEAF(Name, Op, In, Out, R, Runs)                                                          \
-  case CollectiveKind::Name:                                                                             \
-    return Layout::Out == Layout::TransposedV ? SizeArgs::SendRecvCounts                                  \
-           : isVariable(Layout::In) || isVariable(Layout::Out) ? SizeArgs::Counts                         \
-                                                                 : SizeArgs::Count;
+// CollectiveKind and snac::def::Any list collectives.def's rows in its order.
+#define PURLIN_LEAF(Name, ...) static_assert(int(CollectiveKind::Name) == int(snac::def::Any::Name));
+#define PURLIN_COMPOSE(Name, ...) static_assert(int(CollectiveKind::Name) == int(snac::def::Any::Name));
 #include "purlin/collectives.def"
-  default: // compositions take the sizes of their first stage's input
-    return isCompose(k) ? sizeArgs(firstStage(k)) : SizeArgs::Count;
-  }
+
+SizeArgs sizeArgs(CollectiveKind k) {
+  return k == CollectiveKind::Unknown ? SizeArgs::Count : snac::def::sizeArgs(snac::def::Any(int(k)));
 }
 
 } // namespace purlin::codegen

@@ -6,20 +6,16 @@
 
 #include "purlin/AST.h"
 #include "purlin/Collectives.h"
+#include "purlin/snac/kinds.h"
 
 namespace purlin::codegen {
 
 using purlin::CollectiveKind;
 
-/// How the generated host function takes its sizes.
-enum class SizeArgs {
-  Count,            ///< `std::size_t count` (fixed layouts)
-  Counts,           ///< `const std::size_t *counts` (counts[n], AllGatherV, ReduceScatterV)
-  SendRecvCounts,   ///< `sendCounts`, `recvCounts` (AllToAllV)
-};
-/// From the layouts: a V input read per (source, destination) pair
-/// (transposedV output: AllToAllV) takes send and receive counts; any other
-/// V layout one count per rank; fixed layouts one count.
+/// How the generated host function takes its sizes: the runtime's rule
+/// (snac::def::sizeArgs, purlin/snac/kinds.h), which the C ABI's collective
+/// table (purlin_collective) reports too.
+using SizeArgs = snac::def::SizeArgs;
 SizeArgs sizeArgs(CollectiveKind k);
 
 } // namespace purlin::codegen

@@ -86,24 +86,15 @@ std::string spellCollectiveType(const std::vector<StageSpec> &stages) {
 namespace {
 AtomKind resolveNative(AtomKind kind, Arch arch) {
   if (kind != AtomKind::Native) return kind;
-  switch (arch) {
-  case Arch::Sm80: return AtomKind::Ampere;
-  case Arch::Sm90: return AtomKind::Hopper;
-  case Arch::Sm100: return AtomKind::Blackwell;
-  }
+  // The datapath whose NativeOn column is the target (vocabulary.def).
+  const std::string target = archName(arch);
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) \
+  if (target == #NativeOn) return AtomKind::Name;
+#include "purlin/vocabulary.def"
   return AtomKind::Generic;
 }
 
-const char *datapathName(AtomKind k) {
-  switch (k) {
-  case AtomKind::Generic: return "Generic";
-  case AtomKind::Ampere: return "Ampere";
-  case AtomKind::Hopper: return "Hopper";
-  case AtomKind::Blackwell: return "Blackwell";
-  case AtomKind::Native: return "Native";
-  }
-  return "Generic";
-}
+const char *datapathName(AtomKind k) { return enumName(k); }
 } // namespace
 
 // `Atom` (Native) is spelled atom::Native, which the runtime resolves in

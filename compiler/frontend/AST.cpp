@@ -8,15 +8,6 @@ const char *toString(ConsumeOp op) { return dslName(op); }
 const char *toString(Layout l) { return dslName(l); }
 const char *toString(Root r) { return dslName(r); }
 
-const char *toString(AtomKind a) {
-  switch (a) {
-  case AtomKind::Native: return "Atom";
-  case AtomKind::Generic: return "Generic";
-  case AtomKind::Ampere: return "Ampere";
-  case AtomKind::Hopper: return "Hopper";
-  case AtomKind::Blackwell: return "Blackwell";
-  }
-  return "?";
-}
+const char *toString(AtomKind a) { return dslName(a); }
 
 } // namespace purlin

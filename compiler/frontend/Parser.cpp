@@ -101,16 +101,9 @@ private:
         const clang::Decl *c = rd->getCanonicalDecl();
         if (n == "Policy")
           policy_ = rd->getDefinition();
-        else if (n == "Atom")
-          atoms_[c] = AtomKind::Native;
-        else if (n == "Generic")
-          atoms_[c] = AtomKind::Generic;
-        else if (n == "Ampere")
-          atoms_[c] = AtomKind::Ampere;
-        else if (n == "Hopper")
-          atoms_[c] = AtomKind::Hopper;
-        else if (n == "Blackwell")
-          atoms_[c] = AtomKind::Blackwell;
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) \
+        else if (n == #dsl) atoms_[c] = AtomKind::Name;
+#include "purlin/vocabulary.def"
       }
     }
   }

@@ -215,3 +215,24 @@ TEST_CASE("front end: Clang errors pass through with locations") {
   CHECK(d.errorCount() >= 1);
   CHECK(os.str().find("mem.pl:1:36: error: use of undeclared identifier 'packd'") != std::string::npos);
 }
+
+TEST_CASE("front end: every datapath of vocabulary.def is a datapath in a .pl, by its spelling") {
+  // The DSL header (dsl/purlin.h) spells the datapath types; the parser maps
+  // them by vocabulary.def's rows, as purlinc's emitter and the Atom do.
+  int rows = 0;
+  auto check = [&](const char *dsl, AtomKind kind) {
+    INFO(dsl);
+    std::ostringstream os;
+    Diagnostics d(os);
+    auto m = parseBuffer("dp.pl", std::string("using x = SNAC<") + dsl + ", Policy, copy, packed, scattered>;\n", d);
+    INFO(os.str());
+    REQUIRE(m);
+    REQUIRE(m->collectives.size() == 1);
+    CHECK(m->collectives[0]->atom == kind);
+    CHECK(std::string(toString(kind)) == dsl);
+    ++rows;
+  };
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) check(#dsl, AtomKind::Name);
+#include "purlin/vocabulary.def"
+  CHECK(rows == 5);
+}

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Optional
 
-__all__ = ["PurlinError", "load", "library_path", "check", "Options", "UniqueId", "UNIQUE_ID_BYTES"]
+__all__ = ["PurlinError", "load", "library_path", "check", "collectives", "Options", "UniqueId", "UNIQUE_ID_BYTES"]
 
 #: Bytes of purlin_unique_id_t (PURLIN_UNIQUE_ID_BYTES in purlin.h).
 UNIQUE_ID_BYTES = 128
@@ -66,6 +66,40 @@ class UniqueId(ctypes.Structure):
         return uid
 
 
+class CollectiveInfo(ctypes.Structure):
+    """purlin_collective_t: one collective of the library (collectives.def)."""
+    _fields_ = [("function", ctypes.c_char_p), ("sizes", ctypes.c_int), ("reduces", ctypes.c_int),
+                ("rooted", ctypes.c_int)]
+
+
+#: The size arguments after (comm, in, out) by purlin_collective_t.sizes:
+#: a count; counts per rank; send/recv counts and displacements and maxCount.
+_SIZE_ARGS = {0: [ctypes.c_size_t], 1: [_size_p], 2: [_size_p, _size_p, _size_p, _size_p, ctypes.c_size_t]}
+
+
+def collective_signature(info: CollectiveInfo) -> list:
+    """The argtypes of a collective's C function, from its table row
+    (purlin.h purlin_collective_t): comm, in, out, the sizes, dtype, op if
+    it reduces, root if it is rooted, stream."""
+    if info.sizes not in _SIZE_ARGS:
+        raise PurlinError("InvalidArgument", -1, f"unknown size arguments {info.sizes} in the collective table")
+    return ([_comm_t, ctypes.c_void_p, ctypes.c_void_p] + _SIZE_ARGS[info.sizes] + [ctypes.c_int] +
+            ([ctypes.c_int] if info.reduces else []) + ([ctypes.c_int] if info.rooted else []) + [_stream_t])
+
+
+def _collective_table(lib: ctypes.CDLL) -> dict:
+    """The library's collectives (purlin_collective), by C function name."""
+    table = {}
+    i = 0
+    while True:
+        p = lib.purlin_collective(i)
+        if not p:
+            return table
+        info = CollectiveInfo.from_address(p)
+        table[info.function.decode()] = CollectiveInfo(info.function, info.sizes, info.reduces, info.rooted)
+        i += 1
+
+
 # (name, restype, argtypes) of every entry point the package uses.
 _SIGNATURES = [
     ("purlin_last_error", ctypes.c_char_p, []),
@@ -92,36 +126,13 @@ _SIGNATURES = [
     ("purlin_comm_register", _c_status, [_comm_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]),
     ("purlin_comm_deregister", _c_status, [_comm_t, ctypes.c_uint64]),
     ("purlin_comm_release_direct", _c_status, [_comm_t]),
-    # The collectives (generated/*.h).
-    ("purlin_allGather", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, _stream_t]),
-    ("purlin_allGatherV", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, _size_p, ctypes.c_int, _stream_t]),
-    ("purlin_allReduce", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, _stream_t]),
-    ("purlin_allToAll", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, _stream_t]),
-    ("purlin_allToAllV", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, _size_p, _size_p, _size_p, _size_p, ctypes.c_size_t, ctypes.c_int,
-      _stream_t]),
-    ("purlin_broadcast", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, _stream_t]),
-    ("purlin_gather", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, _stream_t]),
-    ("purlin_reduce", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-      _stream_t]),
-    ("purlin_reduceScatter", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, _stream_t]),
-    ("purlin_reduceScatterV", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, _size_p, ctypes.c_int, ctypes.c_int, _stream_t]),
-    ("purlin_scatter", _c_status,
-     [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, _stream_t]),
+    ("purlin_collective", ctypes.c_void_p, [ctypes.c_int]),
 ]
 
 _lock = threading.Lock()
 _lib: Optional[ctypes.CDLL] = None
 _path: Optional[str] = None
+_collectives: dict = {}
 
 
 def _candidates() -> list[str]:
@@ -168,7 +179,19 @@ def load() -> ctypes.CDLL:
                 fn = getattr(lib, name)
                 fn.restype = restype
                 fn.argtypes = argtypes
+            # The collectives: their signatures from the library's own table.
+            table = _collective_table(lib)
+            missing = [name for name in table if not hasattr(lib, name)]
+            if missing:
+                tried.append(f"{cand} (its collective table names {', '.join(missing[:3])}, which it lacks)")
+                continue
+            for name, info in table.items():
+                fn = getattr(lib, name)
+                fn.restype = _c_status
+                fn.argtypes = collective_signature(info)
             _lib, _path = lib, cand
+            _collectives.clear()
+            _collectives.update(table)
             return lib
         raise PurlinError("LibraryNotFound", -1,
                           "libpurlin.so not found; set PURLIN_LIBRARY to its path (tried: " + "; ".join(tried) + ")")
@@ -203,3 +226,10 @@ def check(code: int, what: str = "") -> None:
 def call(name: str) -> Callable[..., int]:
     """The C function `name` of the library."""
     return getattr(load(), name)
+
+
+def collectives() -> dict:
+    """The library's collectives: C function name -> CollectiveInfo (its
+    size arguments, whether it reduces, whether it is rooted)."""
+    load()
+    return dict(_collectives)

@@ -154,3 +154,25 @@ def test_negative_device_is_refused(lib):
     with pytest.raises(purlin.PurlinError) as e:
         purlin.Comm.from_unique_id(purlin.get_unique_id(), 0, 1, -1)
     assert e.value.status == "InvalidArgument" and "negative device" in e.value.message
+
+
+def test_collective_signatures_come_from_the_library_table(lib):
+    # purlin_collective lists the runtime's collectives (collectives.def);
+    # each C function's argtypes are built from its row, none listed here.
+    table = _capi.collectives()
+    assert set(table) == {"purlin_allGather", "purlin_reduceScatter", "purlin_allReduce", "purlin_allToAll",
+                          "purlin_allGatherV", "purlin_reduceScatterV", "purlin_allToAllV", "purlin_broadcast",
+                          "purlin_reduce", "purlin_scatter", "purlin_gather"}
+    ar, a2av, red, rsv = (table[n] for n in ("purlin_allReduce", "purlin_allToAllV", "purlin_reduce",
+                                             "purlin_reduceScatterV"))
+    assert (ar.sizes, ar.reduces, ar.rooted) == (0, 1, 0)
+    assert (a2av.sizes, a2av.reduces, a2av.rooted) == (2, 0, 0)
+    assert (red.sizes, red.reduces, red.rooted) == (0, 1, 1)
+    assert (rsv.sizes, rsv.reduces, rsv.rooted) == (1, 1, 0)
+    # comm, in, out, 4 count/displacement arrays, maxCount, dtype, stream
+    assert len(lib.purlin_allToAllV.argtypes) == 10
+    # comm, in, out, count, dtype, op, root, stream
+    assert len(lib.purlin_reduce.argtypes) == 8
+    assert lib.purlin_collective(len(table)) is None
+    with pytest.raises(purlin.PurlinError):
+        _capi.collective_signature(_capi.CollectiveInfo(b"purlin_x", 7, 0, 0))

@@ -10,11 +10,13 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
+#include "purlin/snac/kinds.h"
 
 struct purlin_comm {
   std::unique_ptr<purlin::Bootstrap> bootstrap;
@@ -295,6 +297,33 @@ size_t purlin_dtype_size(int dtype) {
 
 const char *purlin_redop_name(int op) {
   return op >= 0 && op < purlin::kNumRedOps ? purlin::toString(static_cast<purlin::RedOp>(op)) : nullptr;
+}
+
+const purlin_collective_t *purlin_collective(int index) {
+  // The runtime's collectives (collectives.def, Runs = 1) in the def's
+  // order, their C functions named as purlinc names the declarations of
+  // dsl_examples/ (purlin_ + the kind, first letter lower case).
+  struct Row {
+    std::string function;
+    purlin_collective_t info;
+  };
+  static const std::vector<Row> table = [] {
+    std::vector<Row> rows(static_cast<std::size_t>(purlin::snac::kNumCollKinds));
+    for (int i = 0; i < purlin::snac::kNumCollKinds; ++i) {
+      const purlin::snac::CollKind k = static_cast<purlin::snac::CollKind>(i);
+      const purlin::snac::def::Any a = purlin::snac::anyOf(k);
+      std::string name = purlin::snac::toString(k);
+      name[0] = static_cast<char>(name[0] - 'A' + 'a');
+      Row &r = rows[static_cast<std::size_t>(i)];
+      r.function = "purlin_" + name;
+      r.info.sizes = static_cast<int>(purlin::snac::def::sizeArgs(a));
+      r.info.reduces = purlin::snac::def::reduces(a) ? 1 : 0;
+      r.info.rooted = purlin::snac::def::root(a) != purlin::Root::None ? 1 : 0;
+    }
+    for (Row &r : rows) r.info.function = r.function.c_str();
+    return rows;
+  }();
+  return index >= 0 && index < static_cast<int>(table.size()) ? &table[static_cast<std::size_t>(index)].info : nullptr;
 }
 
 const char *purlin_status_string(purlin_status_t status) {

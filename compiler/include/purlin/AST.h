@@ -23,11 +23,12 @@ struct Location {
   unsigned col = 0;
 };
 
-// ConsumeOp, Layout, Root: purlin/vocabulary.h (from vocabulary.def, the
-// one definition the runtime's Transform types use too).
+// ConsumeOp, Layout, Root, DatapathKind: purlin/vocabulary.h (from
+// vocabulary.def, the one definition the runtime's Transform types and
+// Atom tags use too).
 
-/// The datapath named in the Atom position.
-enum class AtomKind { Native, Generic, Ampere, Hopper, Blackwell };
+/// The datapath named in the Atom position (vocabulary.def's rows).
+using AtomKind = DatapathKind;
 
 const char *toString(ConsumeOp);
 const char *toString(Layout);

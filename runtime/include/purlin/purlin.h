@@ -182,6 +182,24 @@ size_t purlin_dtype_size(int dtype);
 /** The name ("sum", "max", ...) of reduction op value `op`; NULL past the last. */
 const char *purlin_redop_name(int op);
 
+/** One collective of this library (purlin/collectives.def): its C function
+ *  and the arguments it takes after (comm, in, out):
+ *    sizes 0: size_t count;
+ *    sizes 1: const size_t *counts (one per rank);
+ *    sizes 2: const size_t *sendCounts, *sendDispls, *recvCounts,
+ *             *recvDispls, then size_t maxCount;
+ *  then purlin_dtype_t dtype, purlin_redop_t op if `reduces`, int root if
+ *  `rooted`, and cudaStream_t stream. */
+typedef struct {
+  const char *function; /* e.g. "purlin_allReduce" */
+  int sizes;
+  int reduces;
+  int rooted;
+} purlin_collective_t;
+/** The collective at `index` (0, 1, ...); NULL past the last (so a binding
+ *  can list them and build each function's signature). */
+const purlin_collective_t *purlin_collective(int index);
+
 #ifdef __cplusplus
 } /* extern "C" */
 

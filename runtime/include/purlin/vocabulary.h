@@ -28,7 +28,14 @@ enum class Root {
 #include "purlin/vocabulary.def"
 };
 
-/// The spelling in a .pl file: "copy", "scattered", "producer", ...
+/// The datapath of a declaration's Atom position (docs/atom.md): Native is
+/// `Atom` in a .pl (the target architecture's own, resolved per compilation
+/// pass), the others force one.
+enum class DatapathKind {
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) Name,
+#include "purlin/vocabulary.def"
+};
+/// The spelling in a .pl file: "copy", "scattered", "producer", "Atom", ...
 constexpr const char *dslName(ConsumeOp v) {
   switch (v) {
 #define PURLIN_CONSUME_OP(Name, dsl) case ConsumeOp::Name: return #dsl;
@@ -46,6 +53,13 @@ constexpr const char *dslName(Layout v) {
 constexpr const char *dslName(Root v) {
   switch (v) {
 #define PURLIN_ROOT(Name, dsl) case Root::Name: return #dsl;
+#include "purlin/vocabulary.def"
+  }
+  return "?";
+}
+constexpr const char *dslName(DatapathKind v) {
+  switch (v) {
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) case DatapathKind::Name: return #dsl;
 #include "purlin/vocabulary.def"
   }
   return "?";
@@ -70,6 +84,14 @@ constexpr const char *enumName(Layout v) {
 constexpr const char *enumName(Root v) {
   switch (v) {
 #define PURLIN_ROOT(Name, dsl) case Root::Name: return #Name;
+#include "purlin/vocabulary.def"
+  }
+  return "?";
+}
+/// The runtime's tag: "Native", "Hopper", ... (atom::Hopper).
+constexpr const char *enumName(DatapathKind v) {
+  switch (v) {
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) case DatapathKind::Name: return #Name;
 #include "purlin/vocabulary.def"
   }
   return "?";

@@ -17,17 +17,15 @@
 
 namespace purlin::atom {
 
-struct Generic {};
-struct Ampere {};
-struct Hopper {};
-struct Blackwell {};
-/// The native datapath (`Atom` in a .pl), resolved per compilation pass:
-/// Ampere's pipeline on sm_80..sm_89, Hopper's on sm_90..sm_99, Blackwell's
-/// on sm_100+, Generic below sm_80. One binary built for several
+/// The datapath tags, one per row of purlin/vocabulary.def (the table
+/// purlinc reads too). Native (`Atom` in a .pl) is resolved per compilation
+/// pass: Ampere's pipeline on sm_80..sm_89, Hopper's on sm_90..sm_99,
+/// Blackwell's on sm_100+, Generic below sm_80. One binary built for several
 /// architectures thus runs its own generation's datapath on each GPU. Its
 /// workspace is the pipeline's in every pass, so the host launch (which
 /// sizes dynamic shared memory) and every device pass agree.
-struct Native {};
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) struct Name {};
+#include "purlin/vocabulary.def"
 
 /// Pipeline tuning of each pipelined datapath. Hopper keeps only what a
 /// measurement on 2xH200 supports: bench/micro measured the L2::256B hint,
@@ -53,11 +51,10 @@ template <bool H, StoreKind K, bool B, int M, int S, int SB>
 struct PathOf<Tuning<H, K, B, M>, S, SB> { using type = PipelinePath<Tuning<H, K, B, M>, S, SB>; };
 } // namespace detail
 
-/// Oldest __CUDA_ARCH__ a datapath compiles for.
+/// Oldest __CUDA_ARCH__ a datapath compiles for (vocabulary.def's MinArch).
 template <class Arch> inline constexpr int kMinArch = 0;
-template <> inline constexpr int kMinArch<Ampere> = 800;
-template <> inline constexpr int kMinArch<Hopper> = 900;
-template <> inline constexpr int kMinArch<Blackwell> = 1000;
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) template <> inline constexpr int kMinArch<Name> = MinArch;
+#include "purlin/vocabulary.def"
 template <bool H, StoreKind K, bool B, int M> inline constexpr int kMinArch<Tuning<H, K, B, M>> = M;
 
 #if defined(__CUDACC__)

@@ -62,6 +62,24 @@ constexpr Root root(Any k) {
   }
   return Root::None;
 }
+/// How a collective's host API takes its sizes (after `in`, `out`): one
+/// count (fixed layouts); one count per rank (a V layout: AllGatherV,
+/// ReduceScatterV); or send and receive counts and displacements plus the
+/// bound maxCount (a transposedV output, read per (source, destination)
+/// pair: AllToAllV). A composition takes its first stage's.
+enum class SizeArgs { Count, Counts, SendRecvCounts };
+constexpr SizeArgs sizeArgs(Any k) {
+  switch (k) {
+#define PURLIN_LEAF(Name, O, In, Out, R, Runs)                                                     \
+  case Any::Name:                                                                                  \
+    return Layout::Out == Layout::TransposedV                    ? SizeArgs::SendRecvCounts        \
+           : isVariable(Layout::In) || isVariable(Layout::Out) ? SizeArgs::Counts                \
+                                                               : SizeArgs::Count;
+#define PURLIN_COMPOSE(Name, F, G, Runs) case Any::Name: return sizeArgs(Any::F);
+#include "purlin/collectives.def"
+  }
+  return SizeArgs::Count;
+}
 } // namespace def
 
 #define PURLIN_RUNS_0(Name)
