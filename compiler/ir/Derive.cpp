@@ -29,12 +29,6 @@ Access packets(RankRef owner, RankRef src, RankRef shapePart) {
   return a;
 }
 
-bool packedInput(Kind k) { return k == Kind::AllGather || k == Kind::AllGatherV || k == Kind::Gather; }
-bool composed(Kind k) { return k == Kind::AllReduce || k == Kind::Broadcast || k == Kind::Reduce; }
-bool scatterLike(Kind k) { return k == Kind::Scatter || k == Kind::Broadcast; }
-bool rsLike(Kind k) {
-  return k == Kind::ReduceScatter || k == Kind::ReduceScatterV || k == Kind::AllReduce || k == Kind::Reduce;
-}
 
 /// Stage role: copy each contributed chunk into staging, last arriver
 /// notifies. The rank's own partition is never staged: copy collectives
@@ -46,7 +40,7 @@ Role stageRole(Kind k) {
   role.ctasFrom = "throughput.stageCtas";
   std::vector<Stmt> body;
   auto R = RankRef::R;
-  if (packedInput(k)) {
+  if (hasPackedInput(k)) {
     RunsOn on = k == Kind::Gather ? RunsOn::NonRoot : RunsOn::All;
     body.push_back(Stmt::of(Op::copy(stagingSlot(R, RankRef::None), acc(Buf::X, R, RankRef::None, true)).on(on)));
     body.push_back(Stmt::of(Op::arrive(kStageCounterBase, 0, SlotSpace::S, RankRef::None).on(on)));
@@ -57,7 +51,7 @@ Role stageRole(Kind k) {
     role.body.push_back(Stmt::loop(RankRef::None, Domain::All, true, false, std::move(body)));
     return role; // the own contribution is copied by the consume role
   }
-  role.runsOn = scatterLike(k) ? RunsOn::Root : RunsOn::All;
+  role.runsOn = isRootProducer(k) ? RunsOn::Root : RunsOn::All;
   body.push_back(Stmt::of(Op::copy(stagingSlot(R, RankRef::K), acc(Buf::X, R, RankRef::K, true))));
   body.push_back(Stmt::of(Op::arrive(kStageCounterBase, 0, SlotSpace::S, RankRef::K)));
   body.push_back(Stmt::of(Op::notify(Sig::STAGED, SlotSpace::S, RankRef::K, RankRef::K)
@@ -79,16 +73,16 @@ Role consumeRole(Kind k) {
   Role role;
   role.ctasFrom = "throughput.consumeCtas";
   std::vector<Stmt> body;
-  if (rsLike(k)) {
+  if (reduces(k)) {
     role.name = "reduce";
     body.push_back(Stmt::of(stagedWait(RankRef::P, RankRef::R).each(RankRef::P, Domain::Others)));
-    Access dst = composed(k) ? ySlot(RankRef::R) : acc(Buf::O, RankRef::R, RankRef::None, true);
+    Access dst = isCompose(k) ? ySlot(RankRef::R) : acc(Buf::O, RankRef::R, RankRef::None, true);
     Op red = Op::reduce(dst, stagingSlot(RankRef::P, RankRef::R), RankRef::P, Domain::All)
                  .why("own contribution from X_r; ascending rank order, fp32 accumulation");
     red.srcSelf = acc(Buf::X, RankRef::R, RankRef::R, true);
     red.hasSrcSelf = true;
     body.push_back(Stmt::of(red));
-    if (composed(k)) {
+    if (isCompose(k)) {
       // Indexed by the slot that rank r+1 stages chunk c of partition r in
       // (the runtime's counter; insertSlotReuseGuards uses it for a leaf
       // reduction too): the counter's next use is a chunk staged in that
@@ -104,7 +98,7 @@ Role consumeRole(Kind k) {
     return role;
   }
   role.name = "consume";
-  if (scatterLike(k)) {
+  if (isRootProducer(k)) {
     // Only the root produced; it copies its own partition from its input.
     Access dst = k == Kind::Broadcast ? ySlot(RankRef::R) : acc(Buf::O, RankRef::R, RankRef::None, true);
     if (k == Kind::Scatter) role.runsOn = RunsOn::NonRoot;
@@ -127,7 +121,7 @@ Role consumeRole(Kind k) {
   // the own contribution input -> output (local work while the first
   // chunks are staged), then copy each source's chunk into its output
   // partition, sources r-1, r-2, ... (mod n) for each chunk.
-  bool packed = packedInput(k);
+  bool packed = hasPackedInput(k);
   RankRef part = packed ? RankRef::None : RankRef::R;
   if (k == Kind::Gather) role.runsOn = RunsOn::Root;
   role.body.push_back(Stmt::of(Op::copy(acc(Buf::O, RankRef::R, RankRef::R), acc(Buf::X, RankRef::R, part))
@@ -157,7 +151,7 @@ Program throughput(Kind k) {
   p.regime = Regime::Throughput;
   p.roles.push_back(stageRole(k));
   p.roles.push_back(consumeRole(k));
-  if (composed(k)) p.roles.push_back(gatherRole(k));
+  if (isCompose(k)) p.roles.push_back(gatherRole(k));
   return p;
 }
 
@@ -279,13 +273,13 @@ void declare(CollectiveIR &ir, Program &p) {
     return;
   }
   p.buffers.push_back({Buf::S, "staging[e&1] of each rank: `slots` slots of `chunk` bytes; seq(k,c) = c*(n-1) + (k-r-1 mod n), own partition not staged (packed input: seq(c) = c), slot = seq mod slots, round = seq div slots"});
-  if (composed(k)) p.buffers.push_back({Buf::Y, "intermediate Y[e&1] of each rank (staging half + region): `ySlots` slots; yslot = c mod ySlots, round = c div ySlots"});
-  std::string prod = scatterLike(k) ? "root" : (k == Kind::Gather ? "ranks != root" : "all ranks");
-  std::string cons = packedInput(k) ? (k == Kind::Gather ? "root" : "all ranks") : "owner k of partition k";
+  if (isCompose(k)) p.buffers.push_back({Buf::Y, "intermediate Y[e&1] of each rank (staging half + region): `ySlots` slots; yslot = c mod ySlots, round = c div ySlots"});
+  std::string prod = isRootProducer(k) ? "root" : (k == Kind::Gather ? "ranks != root" : "all ranks");
+  std::string cons = hasPackedInput(k) ? (k == Kind::Gather ? "root" : "all ranks") : "owner k of partition k";
   p.signals.push_back({Sig::STAGED, prod + " (stage role, last arriver)", cons, "sig(e, round(seq))"});
-  if (composed(k)) p.signals.push_back({Sig::REDUCED, "partition owner (F's last consumer CTA)", k == Kind::Reduce ? "root (gather role)" : "all ranks (gather role)", "sig(e, yround(c))"});
+  if (isCompose(k)) p.signals.push_back({Sig::REDUCED, "partition owner (F's last consumer CTA)", k == Kind::Reduce ? "root (gather role)" : "all ranks (gather role)", "sig(e, yround(c))"});
   p.signals.push_back({Sig::CONSUMED, "consumers of a slot (last arriver), when the slot is used again", "the slot's owner (stage role)", "sig(e, round)"});
-  if (composed(k)) p.signals.push_back({Sig::GATHERED, "gather readers of a Y slot, when used again", "Y's owner (F's consumer role)", "sig(e, yround)"});
+  if (isCompose(k)) p.signals.push_back({Sig::GATHERED, "gather readers of a Y slot, when used again", "Y's owner (F's consumer role)", "sig(e, yround)"});
   if (rooted) p.signals.push_back({Sig::DONE, "readers (last reading CTA)", "producers whose memory they read", "sig(e,0)"});
 }
 

@@ -14,7 +14,6 @@ void need(bool ok, const CollectiveIR &ir, const std::string &field, const std::
                   " " + what};
 }
 
-bool isComposed(Kind k) { return k == Kind::AllReduce || k == Kind::Broadcast || k == Kind::Reduce; }
 
 /// Inserts `ins` before (or after) the first statement of `body` matching `pred`,
 /// recursing into loops; returns true when inserted.
@@ -96,7 +95,7 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
   b.latencyThreads = w.latency.threads;
   b.stageCtas = w.throughput.stageCtas;
   b.consumeCtas = w.throughput.consumeCtas;
-  b.gatherCtas = isComposed(ir.kind) ? w.throughput.gatherCtas : 0;
+  b.gatherCtas = isCompose(ir.kind) ? w.throughput.gatherCtas : 0;
   b.threads = w.throughput.threads;
   b.chunkBytes = w.throughput.chunkBytes;
   b.policyTransfer = w.throughput.transfer;
@@ -108,7 +107,7 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
   need(b.latencyCtas > 0 && b.latencyThreads > 0, ir, wp + ".latency.ctas/threads", "must be positive");
   need(b.stageCtas > 0, ir, wp + ".throughput.stageCtas", "must be positive");
   need(b.consumeCtas > 0, ir, wp + ".throughput.consumeCtas", "must be positive");
-  need(!isComposed(ir.kind) || b.gatherCtas > 0, ir, wp + ".throughput.gatherCtas",
+  need(!isCompose(ir.kind) || b.gatherCtas > 0, ir, wp + ".throughput.gatherCtas",
        "must be positive for a composition");
   need(b.threads > 0, ir, wp + ".throughput.threads", "must be positive");
   need(b.chunkBytes >= 16 && b.chunkBytes % 16 == 0, ir, wp + ".throughput.chunkBytes",
@@ -116,18 +115,18 @@ void bindPolicy(CollectiveIR &ir, const Policy &policy) {
   need(b.transfer == ir.throughput.transfer, ir, wp + ".throughput.transfer",
        std::string("is ") + (b.transfer == Transfer::Push ? "push" : "pull") +
            " but the throughput program was derived for the other transfer (derive with the policy's transfer)");
-  b.regionBytes = isComposed(ir.kind) ? (b.stagingBytes / 2) & ~uint64_t(15) : b.stagingBytes & ~uint64_t(15);
+  b.regionBytes = isCompose(ir.kind) ? (b.stagingBytes / 2) & ~uint64_t(15) : b.stagingBytes & ~uint64_t(15);
   need(b.regionBytes >= b.chunkBytes, ir, "stagingBytes",
        "(" + std::to_string(b.stagingBytes) + ") must hold at least one chunk per region");
   b.slots = int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxSlots));
-  b.ySlots = isComposed(ir.kind) ? int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxYSlots)) : 0;
+  b.ySlots = isCompose(ir.kind) ? int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxYSlots)) : 0;
   if (b.transfer == Transfer::Push) {
     // Slots per source region (n-1 regions of S, and of Y for AllReduce).
     uint64_t perSrc = ((b.regionBytes / uint64_t(ir.n - 1)) & ~uint64_t(15)) / b.chunkBytes;
     need(perSrc >= 1, ir, "stagingBytes",
          "(" + std::to_string(b.stagingBytes) + ") must hold at least one chunk per source region (push)");
     b.slots = int(std::min<uint64_t>(perSrc, uint64_t(pushSlotCap(ir.throughput))));
-    b.ySlots = isComposed(ir.kind) ? int(std::min<uint64_t>(perSrc, kMaxYSlots)) : 0;
+    b.ySlots = isCompose(ir.kind) ? int(std::min<uint64_t>(perSrc, kMaxYSlots)) : 0;
   }
   b.directOn = w.direct.enabled;
   // 0 = the runtime's default, as in WorldConsts (runtime plan.h).
@@ -178,7 +177,7 @@ void insertSlotReuseGuards(CollectiveIR &ir) {
     return;
   }
   Kind k = ir.kind;
-  bool packedIn = k == Kind::AllGather || k == Kind::AllGatherV || k == Kind::Gather;
+  bool packedIn = hasPackedInput(k);
   for (auto &role : ir.throughput.roles) {
     if (role.name == "stage") {
       Op w = Op::wait(Sig::CONSUMED, SlotSpace::S, packedIn ? RankRef::None : RankRef::K, RankRef::Prev,

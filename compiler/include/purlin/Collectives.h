@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "purlin/AST.h"
+#include "purlin/snac/kinds.h"
 
 namespace purlin {
 
@@ -19,6 +20,11 @@ enum class CollectiveKind {
 #include "purlin/collectives.def"
   Unknown
 };
+
+// CollectiveKind and snac::def::Any list collectives.def's rows in its order.
+#define PURLIN_LEAF(Name, ...) static_assert(int(CollectiveKind::Name) == int(snac::def::Any::Name));
+#define PURLIN_COMPOSE(Name, ...) static_assert(int(CollectiveKind::Name) == int(snac::def::Any::Name));
+#include "purlin/collectives.def"
 
 inline const char *toString(CollectiveKind k) {
   switch (k) {
@@ -88,26 +94,30 @@ inline CollectiveKind secondStage(CollectiveKind k) {
   }
 }
 
+/// The properties of a kind: the runtime's own (snac::def, purlin/snac/
+/// kinds.h, from the same rows), Unknown having none.
+inline snac::def::Any defOf(CollectiveKind k) { return snac::def::Any(int(k)); }
+
 /// A rooted collective (a leaf with a root, or a composition of one):
 /// Broadcast, Reduce, Scatter, Gather. Its host API takes `int root`.
 inline bool isRooted(CollectiveKind k) {
-  switch (k) {
-#define PURLIN_LEAF(Name, Op, In, Out, R, Runs) case CollectiveKind::Name: return Root::R != Root::None;
-#include "purlin/collectives.def"
-  case CollectiveKind::Unknown: return false;
-  default: return isRooted(firstStage(k)) || isRooted(secondStage(k));
-  }
+  return k != CollectiveKind::Unknown && snac::def::root(defOf(k)) != Root::None;
+}
+/// Scatter and Broadcast: the root produces, every rank consumes.
+inline bool isRootProducer(CollectiveKind k) {
+  return k != CollectiveKind::Unknown && snac::def::root(defOf(k)) == Root::Producer;
 }
 
 /// A reduction (the leaf's op is Reduce, or a composition's first stage
 /// reduces): dtype and op both matter; copies use dtype for the size only.
-inline bool reduces(CollectiveKind k) {
-  switch (k) {
-#define PURLIN_LEAF(Name, Op, In, Out, R, Runs) case CollectiveKind::Name: return ConsumeOp::Op == ConsumeOp::Reduce;
-#include "purlin/collectives.def"
-  case CollectiveKind::Unknown: return false;
-  default: return reduces(firstStage(k));
-  }
+inline bool reduces(CollectiveKind k) { return k != CollectiveKind::Unknown && snac::def::reduces(defOf(k)); }
+
+/// AllGather, AllGatherV, Gather: a packed input, staged whole once per
+/// chunk and read by every consumer (not one partition per peer).
+inline bool hasPackedInput(CollectiveKind k) {
+  if (k == CollectiveKind::Unknown) return false;
+  const Layout in = snac::def::input(defOf(k));
+  return in == Layout::Packed || in == Layout::PackedV;
 }
 
 } // namespace purlin
