@@ -55,14 +55,7 @@ std::string spellRoot(Root r) { return std::string("snac::Root::") + enumName(r)
 std::string dslConsume(ConsumeOp op) { return dslName(op); }
 std::string dslLayout(Layout l) { return dslName(l); }
 
-std::string archName(Arch a) {
-  switch (a) {
-  case Arch::Sm80: return "sm_80";
-  case Arch::Sm90: return "sm_90";
-  case Arch::Sm100: return "sm_100";
-  }
-  return "sm_90";
-}
+std::string archName(Arch a) { return toString(a); }
 
 std::string dslRoot(Root r) { return std::string("Root::") + dslName(r); }
 

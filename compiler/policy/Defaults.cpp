@@ -6,15 +6,6 @@
 
 namespace purlin {
 
-const char *toString(Arch a) {
-  switch (a) {
-  case Arch::Sm80: return "sm_80";
-  case Arch::Sm90: return "sm_90";
-  case Arch::Sm100: return "sm_100";
-  }
-  return "?";
-}
-
 std::optional<Arch> parseArch(std::string_view name) {
   if (name == "sm_80")
     return Arch::Sm80;

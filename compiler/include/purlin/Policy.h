@@ -20,7 +20,15 @@
 namespace purlin {
 
 enum class Arch { Sm80, Sm90, Sm100 };
-const char *toString(Arch);                 ///< "sm_80", ...
+/// "sm_80", "sm_90", "sm_100" (also purlinc's --arch and policy JSON's "arch").
+inline const char *toString(Arch a) {
+  switch (a) {
+  case Arch::Sm80: return "sm_80";
+  case Arch::Sm90: return "sm_90";
+  case Arch::Sm100: return "sm_100";
+  }
+  return "?";
+}
 
 /// Throughput transfers pull (consumers read peers' staging; the paper's
 /// choice) or push (producers write into peers' staging).
