@@ -668,7 +668,7 @@ CallArgs argsForBytes(Kind k, int n, uint64_t bytes, uint64_t seed) {
   CallArgs a;
   a.elemSize = reducesKind(k) ? 4 : 1;
   uint64_t elems = bytes / a.elemSize;
-  bool perTotal = k == Kind::AllReduce || k == Kind::Broadcast || k == Kind::Reduce;
+  bool perTotal = isCompose(k);
   a.count = perTotal ? elems : (elems == 0 ? 0 : std::max<uint64_t>(1, elems / uint64_t(n)));
   a.root = int(seed % uint64_t(n));
   uint64_t base = elems / uint64_t(n);
@@ -682,8 +682,8 @@ CallArgs argsForBytes(Kind k, int n, uint64_t bytes, uint64_t seed) {
 }
 
 Geometry simGeometry(const CollectiveIR &ir, const Sizes &s) {
-  bool comp = ir.kind == Kind::AllReduce || ir.kind == Kind::Broadcast || ir.kind == Kind::Reduce;
-  bool packedIn = ir.kind == Kind::AllGather || ir.kind == Kind::AllGatherV || ir.kind == Kind::Gather;
+  bool comp = isCompose(ir.kind);
+  bool packedIn = hasPackedInput(ir.kind);
   Geometry g;
   if (ir.throughput.transfer == Transfer::Push) { // 2 slots per source region (and per Y region)
     g = computeGeometry(ir, s, 16, (comp ? 2 : 1) * uint64_t(s.n - 1) * 2 * 16);

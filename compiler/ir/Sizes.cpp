@@ -81,7 +81,7 @@ Sizes computeSizes(Kind kind, int n, const CallArgs &a) {
     case Kind::Unknown: throw IRError{"unknown collective"};
     }
   }
-  if (kind == Kind::AllReduce || kind == Kind::Broadcast || kind == Kind::Reduce) s.y = split(a.count, n, E);
+  if (isCompose(kind)) s.y = split(a.count, n, E);
   s.maxLen = 0;
   uint64_t total = 0;
   for (int r = 0; r < n; ++r)
@@ -109,13 +109,13 @@ Geometry computeGeometry(const CollectiveIR &ir, const Sizes &s, uint64_t chunk,
   g.chunk = chunk ? chunk : ir.bound.chunkBytes;
   if (g.chunk == 0 || g.chunk % 16) throw IRError{"chunk bytes must be a positive multiple of 16"};
   uint64_t staging = stagingBytes ? stagingBytes : ir.bound.stagingBytes;
-  bool comp = ir.kind == Kind::AllReduce || ir.kind == Kind::Broadcast || ir.kind == Kind::Reduce;
+  bool comp = isCompose(ir.kind);
   g.region = comp ? (staging / 2) & ~uint64_t(15) : staging & ~uint64_t(15);
   if (g.region < g.chunk) throw IRError{"staging capacity " + std::to_string(staging) + " holds no chunk"};
   g.slots = int(std::min<uint64_t>(g.region / g.chunk, kMaxSlots));
   g.ySlots = comp ? int(std::min<uint64_t>(g.region / g.chunk, kMaxYSlots)) : 0;
   g.cpp = int(std::max<uint64_t>(1, (s.maxLen + g.chunk - 1) / g.chunk));
-  bool packedIn = ir.kind == Kind::AllGather || ir.kind == Kind::AllGatherV || ir.kind == Kind::Gather;
+  bool packedIn = hasPackedInput(ir.kind);
   g.parts = packedIn ? 1 : s.n - 1;
   g.push = ir.throughput.transfer == Transfer::Push;
   if (g.push) {
