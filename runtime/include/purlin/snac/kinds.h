@@ -137,6 +137,8 @@ inline constexpr unsigned kReductionKinds = kindMask([](def::Any a) { return def
 inline constexpr unsigned kCompositionKinds = kindMask([](def::Any a) { return def::composed(a); });
 inline constexpr unsigned kPackedInputKinds = kindMask(
     [](def::Any a) { return def::input(a) == def::Layout::Packed || def::input(a) == def::Layout::PackedV; });
+inline constexpr unsigned kPackedOutputKinds = kindMask(
+    [](def::Any a) { return def::output(a) == def::Layout::Packed || def::output(a) == def::Layout::PackedV; });
 inline constexpr unsigned kRootProducerKinds = kindMask([](def::Any a) { return def::root(a) == def::Root::Producer; });
 inline constexpr unsigned kVariableKinds =
     kindMask([](def::Any a) { return isVariable(def::input(a)) || isVariable(def::output(a)); });
@@ -156,6 +158,9 @@ PURLIN_KIND_HD constexpr bool isComposition(CollKind k) { return kindIn(kComposi
 /// AllGather, AllGatherV, Gather: every rank stages its whole input once per
 /// chunk (read by every consumer), not one partition per peer.
 PURLIN_KIND_HD constexpr bool hasPackedInput(CollKind k) { return kindIn(kPackedInputKinds, k); }
+/// ReduceScatter, ReduceScatterV, Scatter: one packed block out per rank
+/// (in place: the output is the rank's own block of the input).
+PURLIN_KIND_HD constexpr bool hasPackedOutput(CollKind k) { return kindIn(kPackedOutputKinds, k); }
 /// Scatter, Broadcast: only the root produces (its input is read by the
 /// others); Gather, Reduce: only the root consumes (its output is written).
 PURLIN_KIND_HD constexpr bool rootProduces(CollKind k) { return kindIn(kRootProducerKinds, k); }

@@ -335,12 +335,13 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
     const auto* in = static_cast<const std::byte*>(a.in);
     auto* out = static_cast<std::byte*>(a.out);
     bool inPlace = false;
-    if (kind == CollKind::AllReduce || kind == CollKind::Broadcast || kind == CollKind::Reduce) inPlace = in == out;
-    // (A rooted collective's unused buffer may be null: no offset from it.)
-    if (kind == CollKind::AllGather || kind == CollKind::Gather || kind == CollKind::AllGatherV)
-      inPlace = out != nullptr && in == out + p.rxOff[rank];
-    if (kind == CollKind::ReduceScatter || kind == CollKind::Scatter || kind == CollKind::ReduceScatterV)
-      inPlace = in != nullptr && out == in + p.txOff[rank];
+    // From the layouts (kinds.h): a composition maps its buffer onto itself;
+    // a packed input is the own block of the output, a packed output the own
+    // block of the input. (A rooted collective's unused buffer may be null:
+    // no offset from it.)
+    if (isComposition(kind)) inPlace = in == out;
+    if (hasPackedInput(kind)) inPlace = out != nullptr && in == out + p.rxOff[rank];
+    if (hasPackedOutput(kind)) inPlace = in != nullptr && out == in + p.txOff[rank];
     if (!inPlace && detail::rangesOverlap(in, inBytes, out, outBytes))
       return fail(error, Status::InvalidArgument, kind,
                   "input and output overlap other than in NCCL's in-place form");
