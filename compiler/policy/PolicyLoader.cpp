@@ -47,31 +47,16 @@ void requireObject(const json &v, const std::string &path, const std::vector<con
   }
 }
 
-std::string rangeText(uint64_t lo, uint64_t hi, uint64_t multiple) {
+std::string rangeText(int64_t lo, uint64_t hi, uint64_t multiple) {
   std::string s = "an integer";
   if (multiple > 1)
     s += " multiple of " + std::to_string(multiple);
   return s + " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
 }
 
-/// Reads obj[key] if present: an unsigned integer in [lo, hi], a multiple of `multiple`.
-template <class T>
-void readUInt(const json &obj, const char *key, const std::string &path, uint64_t lo, uint64_t hi,
-              uint64_t multiple, T &out) {
-  auto it = obj.find(key);
-  if (it == obj.end())
-    return;
-  std::string p = path + "." + key;
-  if (!it->is_number_integer() || (it->is_number_integer() && !it->is_number_unsigned()))
-    fail(p, rangeText(lo, hi, multiple), *it);
-  uint64_t v = it->get<uint64_t>();
-  if (v < lo || v > hi || v % multiple != 0)
-    fail(p, rangeText(lo, hi, multiple), *it);
-  out = static_cast<T>(v);
-}
-
-/// Reads obj[key] if present: a signed integer in [lo, hi] (hi < 0: up to
-/// what T holds), a multiple of `multiple` (policy_knobs.def's columns).
+/// Reads obj[key] if present: an integer in [lo, hi] (hi < 0: up to what T
+/// holds), a multiple of `multiple` (policy_knobs.def's columns, and the
+/// per-policy numbers).
 template <class T>
 void readKnob(const json &obj, const char *key, const std::string &path, int64_t lo, int64_t hi, uint64_t multiple,
               T &out) {
@@ -80,8 +65,7 @@ void readKnob(const json &obj, const char *key, const std::string &path, int64_t
     return;
   const std::string p = path + "." + key;
   const uint64_t top = hi < 0 ? uint64_t(std::numeric_limits<T>::max()) : uint64_t(hi);
-  std::string expected = multiple > 1 ? "an integer multiple of " + std::to_string(multiple) : "an integer";
-  expected += " in [" + std::to_string(lo) + ", " + std::to_string(top) + "]";
+  const std::string expected = rangeText(lo, top, multiple);
   if (!it->is_number_integer())
     fail(p, expected, *it);
   if (it->is_number_unsigned()) {
@@ -247,11 +231,11 @@ Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
   p.name = name;
   if (auto it = v.find("description"); it != v.end() && !it->is_string())
     fail(path + ".description", "a string", *it);
-  readUInt(v, "stagingBytes", path, 1 * MiB, 64 * GiB, 4096, p.stagingBytes);
+  readKnob(v, "stagingBytes", path, 1 * MiB, 64 * GiB, 4096, p.stagingBytes);
   if (auto it = v.find("atom"); it != v.end()) {
     requireObject(*it, path + ".atom", {"pipelineStages", "stageBytes"});
-    readUInt(*it, "pipelineStages", path + ".atom", 1, limits::kMaxPipelineStages, 1, p.atom.pipelineStages);
-    readUInt(*it, "stageBytes", path + ".atom", limits::kStageBytesUnit, uint64_t(limits::kMaxAtomWorkspaceBytes),
+    readKnob(*it, "pipelineStages", path + ".atom", 1, limits::kMaxPipelineStages, 1, p.atom.pipelineStages);
+    readKnob(*it, "stageBytes", path + ".atom", limits::kStageBytesUnit, int64_t(limits::kMaxAtomWorkspaceBytes),
              limits::kStageBytesUnit, p.atom.stageBytes);
   }
   if (auto it = v.find("reductions"); it != v.end()) {

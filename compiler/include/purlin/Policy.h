@@ -43,38 +43,22 @@ struct AtomPolicy {
 };
 
 // The knobs of one world size, by section: the rows of
-// purlin/policy_knobs.def (JSON key, range, what 0 means) whose section is
-// x, kept by PURLIN_IN_x.
-#define PURLIN_POLICY_ROW(Section, Key, Const, Type, Min, Max, Multiple, Unset, Doc) PURLIN_IN_##Section(Type Key = 0;)
-#define PURLIN_POLICY_TRANSFER_ROW(Section, Key, Const, Doc) PURLIN_IN_##Section(Transfer Key = Transfer::Pull;)
+// purlin/policy_knobs.def (JSON key, range, what 0 means) of that section
+// (purlin/PolicyFields.inc).
 
 /// Latency program (paper §3.2, "Specializing for latency"): full/empty
 /// packet groups; `maxBytes` is the crossover.
 struct LatencyPolicy {
-#define PURLIN_IN_latency(x) x
-#define PURLIN_IN_throughput(x)
-#define PURLIN_IN_direct(x)
-#define PURLIN_KNOB PURLIN_POLICY_ROW
-#define PURLIN_KNOB_TRANSFER PURLIN_POLICY_TRANSFER_ROW
-#include "purlin/policy_knobs.def"
-#undef PURLIN_IN_latency
-#undef PURLIN_IN_throughput
-#undef PURLIN_IN_direct
+#define PURLIN_POLICY_KEEP_latency(x) x
+#include "purlin/PolicyFields.inc"
 };
 
 /// Throughput program (paper §3.2, Algorithm 1, §3.3). Push lanes are
 /// bound as snac::pushLanes (2 only where a lane is whole warps and gets
 /// half the Atom's pipeline stages).
 struct ThroughputPolicy {
-#define PURLIN_IN_latency(x)
-#define PURLIN_IN_throughput(x) x
-#define PURLIN_IN_direct(x)
-#define PURLIN_KNOB PURLIN_POLICY_ROW
-#define PURLIN_KNOB_TRANSFER PURLIN_POLICY_TRANSFER_ROW
-#include "purlin/policy_knobs.def"
-#undef PURLIN_IN_latency
-#undef PURLIN_IN_throughput
-#undef PURLIN_IN_direct
+#define PURLIN_POLICY_KEEP_throughput(x) x
+#include "purlin/PolicyFields.inc"
 };
 
 /// The direct program (docs/snac-protocol.md, "Direct program"): no
@@ -84,18 +68,9 @@ struct ThroughputPolicy {
 /// buffers qualify on every rank.
 struct DirectPolicy {
   bool enabled = true;  ///< false: never use the direct program (WorldConsts::directCtas = -1)
-#define PURLIN_IN_latency(x)
-#define PURLIN_IN_throughput(x)
-#define PURLIN_IN_direct(x) x
-#define PURLIN_KNOB PURLIN_POLICY_ROW
-#define PURLIN_KNOB_TRANSFER PURLIN_POLICY_TRANSFER_ROW
-#include "purlin/policy_knobs.def"
-#undef PURLIN_IN_latency
-#undef PURLIN_IN_throughput
-#undef PURLIN_IN_direct
+#define PURLIN_POLICY_KEEP_direct(x) x
+#include "purlin/PolicyFields.inc"
 };
-#undef PURLIN_POLICY_ROW
-#undef PURLIN_POLICY_TRANSFER_ROW
 
 /// The knobs for one world size.
 struct WorldPolicy {

@@ -74,12 +74,14 @@ template <> struct ElemTraits<double> {
 template <__nv_fp8_interpretation_t Kind> struct Fp8Format {
   static constexpr int kMantissaBits = Kind == __NV_E4M3 ? 3 : 2;
   static constexpr int kBias = Kind == __NV_E4M3 ? 7 : 15;
-  /// |a| at or above which (e5m2), or above which (e4m3), a float rounds
-  /// out of range: the largest finite value plus half an ulp (e4m3:
-  /// 448 + 16 = 464 rounds to 448, even; e5m2: 57344 + 4096 = 61440 rounds
-  /// to 65536, even).
-  static constexpr uint32_t kOverflowBits = Kind == __NV_E4M3 ? 0x43E80000u : 0x47700000u;
-  static constexpr bool kOverflowAtBits = Kind != __NV_E4M3;
+  /// The largest finite value plus half an ulp: |a| above it (e4m3: 448 +
+  /// 16 = 464 itself rounds to 448, even) or from it on (e5m2: 57344 + 4096
+  /// = 61440 rounds to 65536, even) is out of range.
+  static constexpr float kHalfUlpPastLargest = Kind == __NV_E4M3 ? 464.0f : 61440.0f;
+  /// Whether a finite |a| (or NaN: false) rounds to a finite fp8 value.
+  __host__ __device__ static constexpr bool inRange(float m) {
+    return Kind == __NV_E4M3 ? m <= kHalfUlpPastLargest : m < kHalfUlpPastLargest;
+  }
   /// The smallest normal value, 2^(1 - bias), as float bits.
   static constexpr uint32_t kMinNormalBits = uint32_t(127 + 1 - kBias) << 23;
   /// 2^(bias - 1 + mantissa bits): a subnormal's integer significand per unit.
@@ -110,7 +112,7 @@ template <__nv_fp8_interpretation_t Kind> __host__ __device__ __forceinline__ __
   const uint32_t mag = u & 0x7FFFFFFFu;
   uint32_t r;
   if (mag > 0x7F800000u) return __nv_fp8_storage_t(F::kNaN);
-  if (F::kOverflowAtBits ? mag >= F::kOverflowBits : mag > F::kOverflowBits) {
+  if (!F::inRange(floatOfBits(mag))) {
     r = F::kOverflow;
   } else if (mag < F::kMinNormalBits) {
     r = floatBits(floatOfBits(mag) * F::kSubnormalScale + 8388608.0f) - 0x4B000000u;
@@ -135,9 +137,7 @@ template <__nv_fp8_interpretation_t Kind> __host__ __device__ __forceinline__ __
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
   using F = Fp8Format<Kind>;
   const __nv_fp8_storage_t sat = __nv_cvt_float_to_fp8(a, __NV_SATFINITE, Kind);
-  const float m = fabsf(a);
-  const bool inRange = Kind == __NV_E4M3 ? m <= 464.0f : m < 61440.0f;
-  if (inRange) return sat;
+  if (F::inRange(fabsf(a))) return sat;
   if (a != a) return __nv_fp8_storage_t(F::kNaN);
   const unsigned sign = a < 0.0f ? 0x80u : 0u;
   return __nv_fp8_storage_t(F::kOverflow | sign);
