@@ -3,7 +3,8 @@
 # libpurlin.so whose AllReduce and ReduceScatter come from purlinc with
 # spec.json (the built-in policy with reductions.specialize = the 8 pairs
 # that pair_bandwidth.py measures), sm_90; everything else is BUILD's.
-#   build-spec-library.sh BUILD OUTDIR      (BUILD: a configured, built tree)
+#   build-spec-library.sh BUILD OUTDIR [POLICY]   (BUILD: a configured, built tree;
+#   POLICY: another policy file instead of spec.json)
 # (Device runs 1-4 used the libraries of this session's experiments, linked
 # the same way by hand from /tmp; `spec` there predates e42b392, so its
 # specialized kernels had all four push CTA shapes.)
@@ -13,7 +14,7 @@ B=$(cd "$1" && pwd); mkdir -p "$2"; out=$(cd "$2" && pwd)
 w=$(mktemp -d); trap 'rm -rf "$w"' EXIT
 for ex in allreduce:allReduce reducescatter:reduceScatter; do
   "$B/bin/purlinc" "$root/dsl_examples/${ex%%:*}.pl" --emit=cuda --arch=sm_90 --collective=${ex##*:} \
-    --policy "$here/spec.json" -o "$w/${ex%%:*}.cu"
+    --policy "${3:-$here/spec.json}" -o "$w/${ex%%:*}.cu"
 done
 F=(-O3 -DNDEBUG "--generate-code=arch=compute_90,code=[compute_90,sm_90]" -Xcompiler=-fPIC -std=c++20 -I"$w" -I"$root/runtime/include")
 export NVCC=/usr/local/cuda/bin/nvcc
