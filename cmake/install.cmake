@@ -27,6 +27,9 @@ endif()
 if(EXISTS ${PROJECT_SOURCE_DIR}/compiler/include/purlin/dsl)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/compiler/include/purlin/dsl
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/purlin)
+  # Its consume ops, layouts, roots and datapaths are vocabulary.def's rows.
+  install(FILES ${PROJECT_SOURCE_DIR}/runtime/include/purlin/vocabulary.def
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/purlin)
 endif()
 
 set(_purlin_have_runtime OFF)

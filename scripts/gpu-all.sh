@@ -116,6 +116,8 @@ fi
 
 if [ $BENCH -eq 1 ]; then
   [ $MICRO -eq 1 ] && [ -x "$BIN/atom_micro" ] && step micro 300 "$BIN/atom_micro" "$LOG/micro"
+  # The TMA datapath against the cp.async pipeline, one GPU, ~40 s.
+  [ $MICRO -eq 1 ] && [ -x "$BIN/atom_local_micro" ] && step atom_local_micro 120 "$BIN/atom_local_micro"
   # E11-E12 (bench/NOTES.md): per-call floor, packet formats, the runtime's
   # latency kernel per collective, and the phases of one call; two GPUs, ~3 s.
   [ -x "$BIN/lat_floor_micro" ] && [ "$NGPU" -ge 2 ] && step lat_floor_micro 120 "$BIN/lat_floor_micro"

@@ -16,18 +16,22 @@ namespace {
 constexpr int kGuard = 64;        // bytes checked on each side of dst
 constexpr unsigned char kFill = 0xCD;
 
+/// How a CTA's threads share its part: one Atom call by the whole CTA, one
+/// per warp (warpSlice) or one per half (the two lanes of lane.cuh).
+enum Split : int { kCta = 0, kWarps = 1, kLanes = 2 };
+
 /// Each CTA copies its share [lo, hi) of the range (split points at
-/// arbitrary bytes); with kWarps, each warp of it a sub-share with its own
-/// workspace and warpSlice().
-template <class A, bool kWarps>
+/// arbitrary bytes); split by kSplit into sub-shares, each with its own
+/// workspace of A::kWorkspaceBytes.
+template <class A, int kSplit>
 __global__ void __launch_bounds__(1024) copyKernel(std::byte* dst, const std::byte* src, std::size_t bytes) {
   extern __shared__ __align__(16) std::byte ws[];
   if constexpr (pa::kAtomCompiled<A>) {
     const std::size_t lo = bytes * blockIdx.x / gridDim.x, hi = bytes * (blockIdx.x + 1) / gridDim.x;
-    if constexpr (kWarps) {
-      const unsigned w = threadIdx.x / 32, nw = blockDim.x / 32;
+    if constexpr (kSplit != kCta) {
+      const unsigned per = kSplit == kWarps ? 32u : blockDim.x / 2, w = threadIdx.x / per, nw = blockDim.x / per;
       const std::size_t a = lo + (hi - lo) * w / nw, b = lo + (hi - lo) * (w + 1) / nw;
-      A::copy(dst + a, src + a, b - a, ws + w * A::kWorkspaceBytes, pa::warpSlice());
+      A::copy(dst + a, src + a, b - a, ws + w * A::kWorkspaceBytes, pa::Slice{threadIdx.x % per, per});
     } else {
       A::copy(dst + lo, src + lo, hi - lo, ws);
     }
@@ -48,11 +52,11 @@ struct Locality {
 };
 
 /// Runs one case; prints nothing on success, the first mismatch otherwise.
-template <class A, bool kWarps>
+template <class A, int kSplit>
 bool runOne(const Buffers& b, const Locality& loc, std::size_t bytes, int soff, int doff, int threads, int grid,
             std::vector<unsigned char>& back) {
-  const std::size_t smem = kWarps ? A::kWorkspaceBytes * (threads / 32) : A::kWorkspaceBytes;
-  auto k = copyKernel<A, kWarps>;
+  const std::size_t smem = A::kWorkspaceBytes * (kSplit == kWarps ? threads / 32 : kSplit == kLanes ? 2 : 1);
+  auto k = copyKernel<A, kSplit>;
   if (!allowSmem(k, smem)) {
     std::printf("  cannot set %zu bytes of shared memory\n", smem);
     return false;
@@ -80,7 +84,7 @@ bool runOne(const Buffers& b, const Locality& loc, std::size_t bytes, int soff, 
 }
 
 /// All sizes and offsets of one datapath at one locality; one line per size.
-template <class A, bool kWarps>
+template <class A, int kSplit>
 bool runDatapath(const char* name, const Buffers& b, const Locality& loc, int gpuArch) {
   static const std::size_t sizes[] = {0, 1, 15, 16, 17, 4095, 4096, 65536 + 5, (1u << 20) + 3, (3u << 20) + 11};
   static const int threadsCycle[] = {256, 96, 1024, 512};
@@ -102,10 +106,10 @@ bool runDatapath(const char* name, const Buffers& b, const Locality& loc, int gp
     int idx = 0;
     for (auto [so, dof] : offs) {
       int threads = threadsCycle[idx % 4];
-      if (kWarps && threads < 64) threads = 64;
+      if (kSplit != kCta && threads < 64) threads = 64;
       const int grid = size > 65536 ? 1 + idx % 3 : 1 + idx % 2;
       ++idx;
-      if (!runOne<A, kWarps>(b, loc, size, so, dof, threads, grid, back)) { ok = false; break; }
+      if (!runOne<A, kSplit>(b, loc, size, so, dof, threads, grid, back)) { ok = false; break; }
     }
     std::printf("%s copy %-14s %-5s bytes=%-8zu offsets=%zu\n", ok ? "PASS" : "FAIL", name, loc.name, size,
                 offs.size());
@@ -116,19 +120,25 @@ bool runDatapath(const char* name, const Buffers& b, const Locality& loc, int gp
 
 bool runAll(const Buffers& b, const Locality& loc, int gpuArch) {
   bool ok = true;
-  ok &= runDatapath<pa::Atom<pa::Generic>, false>("Generic", b, loc, gpuArch);
-  ok &= runDatapath<pa::Atom<pa::Ampere>, false>("Ampere", b, loc, gpuArch);
-  ok &= runDatapath<AmpereSmall, false>("Ampere<2,1K>", b, loc, gpuArch);
-  ok &= runDatapath<pa::Atom<pa::Hopper>, false>("Hopper", b, loc, gpuArch);
-  ok &= runDatapath<pa::Atom<pa::Native>, false>("Native", b, loc, gpuArch);
-  ok &= runDatapath<HopperSmall, false>("Hopper<3,2K>", b, loc, gpuArch);
-  ok &= runDatapath<pa::Atom<pa::Blackwell>, false>("Blackwell", b, loc, gpuArch);
-  ok &= runDatapath<CandL2, false>("cand-L2hint", b, loc, gpuArch);
-  ok &= runDatapath<CandCs, false>("cand-st.cs", b, loc, gpuArch);
-  ok &= runDatapath<CandNa, false>("cand-st.na", b, loc, gpuArch);
-  ok &= runDatapath<CandPf, false>("cand-bulkpf", b, loc, gpuArch);
-  ok &= runDatapath<pa::Atom<pa::Generic>, true>("Generic/warp", b, loc, gpuArch);
-  ok &= runDatapath<AmpereSmall, true>("Ampere<2,1K>/w", b, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Generic>, kCta>("Generic", b, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Ampere>, kCta>("Ampere", b, loc, gpuArch);
+  ok &= runDatapath<AmpereSmall, kCta>("Ampere<2,1K>", b, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Hopper>, kCta>("Hopper", b, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Native>, kCta>("Native", b, loc, gpuArch);
+  ok &= runDatapath<HopperSmall, kCta>("Hopper<3,2K>", b, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Blackwell>, kCta>("Blackwell", b, loc, gpuArch);
+  ok &= runDatapath<CandL2, kCta>("cand-L2hint", b, loc, gpuArch);
+  ok &= runDatapath<CandCs, kCta>("cand-st.cs", b, loc, gpuArch);
+  ok &= runDatapath<CandNa, kCta>("cand-st.na", b, loc, gpuArch);
+  ok &= runDatapath<CandPf, kCta>("cand-bulkpf", b, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Generic>, kWarps>("Generic/warp", b, loc, gpuArch);
+  ok &= runDatapath<AmpereSmall, kWarps>("Ampere<2,1K>/w", b, loc, gpuArch);
+  // The TMA datapath: whole CTAs, the two lanes of a CTA (half the stages
+  // each, as lane.cuh's LaneAtomOf), and warp slices (the register path).
+  ok &= runDatapath<pa::Atom<pa::HopperTma>, kCta>("HopperTma", b, loc, gpuArch);
+  ok &= runDatapath<TmaSmall, kCta>("HopperTma<3,2K>", b, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::HopperTma, 4>, kLanes>("HopperTma/lanes", b, loc, gpuArch);
+  ok &= runDatapath<TmaSmall, kWarps>("HopperTma<3,2K>/w", b, loc, gpuArch);
   return ok;
 }
 

@@ -24,18 +24,23 @@ struct SrcPtrs {
   const std::byte* p[pa::kMaxSources];
 };
 
-/// Each CTA reduces its share of the elements (split at element boundaries).
-template <class A, class E, RedOp Op>
+/// Each CTA reduces its share of the elements (split at element
+/// boundaries); with kLanes, each half of the CTA (a lane of lane.cuh, its
+/// own workspace of A::kWorkspaceBytes) half of that share.
+template <class A, class E, RedOp Op, bool kLanes>
 __global__ void __launch_bounds__(1024) reduceKernel(std::byte* dst, SrcPtrs srcs, std::size_t bytes, int n) {
   extern __shared__ __align__(16) std::byte ws[];
   if constexpr (pa::kAtomCompiled<A>) {
     const std::size_t count = bytes / sizeof(E);
-    const std::size_t lo = count * blockIdx.x / gridDim.x, hi = count * (blockIdx.x + 1) / gridDim.x;
+    const unsigned parts = kLanes ? 2u : 1u, per = blockDim.x / parts, part = threadIdx.x / per;
+    const std::size_t share = gridDim.x * std::size_t(parts), k = blockIdx.x * std::size_t(parts) + part;
+    const std::size_t lo = count * k / share, hi = count * (k + 1) / share;
     const std::byte* mine[pa::kMaxSources];
     for (int p = 0; p < n; ++p) mine[p] = srcs.p[p] + lo * sizeof(E);
-    // the last CTA also owns the trailing partial element, which must stay untouched
-    const std::size_t myBytes = (hi - lo) * sizeof(E) + (blockIdx.x + 1 == gridDim.x ? bytes % sizeof(E) : 0);
-    A::template reduce<E, Op>(dst + lo * sizeof(E), mine, myBytes, n, ws);
+    // the last share also owns the trailing partial element, which must stay untouched
+    const std::size_t myBytes = (hi - lo) * sizeof(E) + (k + 1 == share ? bytes % sizeof(E) : 0);
+    A::template reduce<E, Op>(dst + lo * sizeof(E), mine, myBytes, n, ws + part * A::kWorkspaceBytes,
+                              pa::Slice{threadIdx.x % per, per});
   } else {
     __trap();
   }
@@ -66,7 +71,7 @@ E hostReduce(const Pools& pools, int n, const int* srcOff, std::size_t i) {
 }
 
 /// One case. inPlace >= 0: the destination is source `inPlace` itself.
-template <class A, class E, RedOp Op>
+template <class A, class E, RedOp Op, bool kLanes>
 bool runOne(Pools& pools, const Locality& loc, int n, std::size_t count, int extraBytes, const int* srcOff,
             int dstOff, int inPlace, int threads, int grid) {
   const std::size_t bytes = count * sizeof(E) + extraBytes;
@@ -83,10 +88,11 @@ bool runOne(Pools& pools, const Locality& loc, int n, std::size_t count, int ext
   const std::size_t lo = dOff >= kGuard ? dOff - kGuard : 0, hi = dOff + bytes + kGuard;
   std::vector<unsigned char> before(hi - lo), after(hi - lo);
   ATOMTEST_CK(cudaMemcpy(before.data(), dstBase + lo, hi - lo, cudaMemcpyDefault));
-  auto k = reduceKernel<A, E, Op>;
-  if (!allowSmem(k, A::kWorkspaceBytes)) { std::printf("  cannot set shared memory\n"); return false; }
+  auto k = reduceKernel<A, E, Op, kLanes>;
+  const std::size_t smem = A::kWorkspaceBytes * (kLanes ? 2 : 1);
+  if (!allowSmem(k, smem)) { std::printf("  cannot set shared memory\n"); return false; }
   ATOMTEST_CK(cudaSetDevice(0));
-  k<<<grid, threads, A::kWorkspaceBytes>>>(dstBase + dOff, sp, bytes, n);
+  k<<<grid, threads, smem>>>(dstBase + dOff, sp, bytes, n);
   ATOMTEST_CK(cudaGetLastError());
   ATOMTEST_CK(cudaDeviceSynchronize());
   ATOMTEST_CK(cudaMemcpy(after.data(), dstBase + lo, hi - lo, cudaMemcpyDefault));
@@ -116,7 +122,7 @@ bool runOne(Pools& pools, const Locality& loc, int n, std::size_t count, int ext
 /// racecheck of every count did not finish in 530 s on one H200.
 bool gSmallOnly = false;
 
-template <class A, class E, RedOp Op>
+template <class A, class E, RedOp Op, bool kLanes>
 bool runOp(const char* name, Pools& pools, const Locality& loc) {
   static const std::size_t smallCounts[] = {0, 1, 3, 8, 9, 1003, 4097};
   static const std::size_t largeCounts[] = {65536 + 7, (1u << 20) / sizeof(E) - 512 + 5};
@@ -133,7 +139,7 @@ bool runOp(const char* name, Pools& pools, const Locality& loc) {
       const int threads = threadsCycle[idx % 4], grid = 1 + idx % 3;
       ++idx;
       ++cases;
-      return runOne<A, E, Op>(pools, loc, n, count, extra, srcOff, kGuard + dofs, inPlace, threads, grid);
+      return runOne<A, E, Op, kLanes>(pools, loc, n, count, extra, srcOff, kGuard + dofs, inPlace, threads, grid);
     };
     for (std::size_t c : smallCounts) {
       ok = ok && run(c, 0, 0, 0, -1, false);                      // all aligned
@@ -156,7 +162,7 @@ bool runOp(const char* name, Pools& pools, const Locality& loc) {
   return ok;
 }
 
-template <class A>
+template <class A, bool kLanes = false>
 bool runDatapath(const char* name, Pools& pools, const Locality& loc, int gpuArch) {
   if (gpuArch < A::kMinArch) {
     std::printf("SKIP reduce %-14s %-5s: needs sm_%d, device is sm_%d\n", name, loc.name, A::kMinArch / 10,
@@ -164,15 +170,15 @@ bool runDatapath(const char* name, Pools& pools, const Locality& loc, int gpuArc
     return true;
   }
   bool ok = true;
-  ok &= runOp<A, float, RedOp::Sum>(name, pools, loc);
-  ok &= runOp<A, float, RedOp::Max>(name, pools, loc);
-  ok &= runOp<A, float, RedOp::Min>(name, pools, loc);
-  ok &= runOp<A, __half, RedOp::Sum>(name, pools, loc);
-  ok &= runOp<A, __half, RedOp::Max>(name, pools, loc);
-  ok &= runOp<A, __half, RedOp::Min>(name, pools, loc);
-  ok &= runOp<A, __nv_bfloat16, RedOp::Sum>(name, pools, loc);
-  ok &= runOp<A, __nv_bfloat16, RedOp::Max>(name, pools, loc);
-  ok &= runOp<A, __nv_bfloat16, RedOp::Min>(name, pools, loc);
+  ok &= runOp<A, float, RedOp::Sum, kLanes>(name, pools, loc);
+  ok &= runOp<A, float, RedOp::Max, kLanes>(name, pools, loc);
+  ok &= runOp<A, float, RedOp::Min, kLanes>(name, pools, loc);
+  ok &= runOp<A, __half, RedOp::Sum, kLanes>(name, pools, loc);
+  ok &= runOp<A, __half, RedOp::Max, kLanes>(name, pools, loc);
+  ok &= runOp<A, __half, RedOp::Min, kLanes>(name, pools, loc);
+  ok &= runOp<A, __nv_bfloat16, RedOp::Sum, kLanes>(name, pools, loc);
+  ok &= runOp<A, __nv_bfloat16, RedOp::Max, kLanes>(name, pools, loc);
+  ok &= runOp<A, __nv_bfloat16, RedOp::Min, kLanes>(name, pools, loc);
   return ok;
 }
 
@@ -187,6 +193,11 @@ bool runAll(Pools& pools, const Locality& loc, int gpuArch) {
   ok &= runDatapath<pa::Atom<pa::Blackwell>>("Blackwell", pools, loc, gpuArch);
   ok &= runDatapath<CandL2>("cand-L2hint", pools, loc, gpuArch);
   ok &= runDatapath<CandPf>("cand-bulkpf", pools, loc, gpuArch);
+  // The TMA datapath: whole CTAs, and the two lanes of a CTA (half the
+  // stages each, as lane.cuh's LaneAtomOf).
+  ok &= runDatapath<pa::Atom<pa::HopperTma>>("HopperTma", pools, loc, gpuArch);
+  ok &= runDatapath<TmaSmall>("HopperTma<3,2K>", pools, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::HopperTma, 4>, true>("HopperTma/lanes", pools, loc, gpuArch);
   return ok;
 }
 

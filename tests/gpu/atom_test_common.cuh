@@ -33,6 +33,7 @@ namespace pa = purlin::atom;
 /// bench/micro measures.
 using AmpereSmall = pa::Atom<pa::Ampere, 2, 1024>;
 using HopperSmall = pa::Atom<pa::Hopper, 3, 2048>;
+using TmaSmall = pa::Atom<pa::HopperTma, 3, 2048>;
 using CandL2 = pa::Atom<pa::Tuning<true, pa::StoreKind::Plain, false, 800>, 4, 4096>;
 using CandCs = pa::Atom<pa::Tuning<false, pa::StoreKind::Streaming, false, 800>, 4, 4096>;
 using CandNa = pa::Atom<pa::Tuning<false, pa::StoreKind::NoAlloc, false, 800>, 4, 4096>;

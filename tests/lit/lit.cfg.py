@@ -27,6 +27,7 @@ config.environment['PATH'] = os.pathsep.join([bin_dir, llvm_bin, config.environm
 config.substitutions.append(('%purlinc', purlinc))
 config.substitutions.append(('%examples', os.path.join(repo, 'dsl_examples')))
 config.substitutions.append(('%vocab_include', os.path.join(repo, 'compiler', 'include')))
+config.substitutions.append(('%table_include', os.path.join(repo, 'runtime', 'include')))
 config.substitutions.append(('%inputs', os.path.join(config.test_source_root, 'Inputs')))
 config.substitutions.append(('%python', 'python3'))
 config.substitutions.append(('%cxx', os.environ.get('CXX', 'c++')))

@@ -21,36 +21,39 @@
 namespace purlin::dsl {
 
 /// How a rank consumes its peers' contributions.
-enum class ConsumeOp { copy, reduce };
+enum class ConsumeOp {
+#define PURLIN_CONSUME_OP(Name, dsl) dsl,
+#include "purlin/vocabulary.def"
+};
 
 /// Buffer layouts (paper §3.1). packed: one contiguous contribution;
 /// scattered: partitions indexed by rank; transposed: partition p of a
 /// source goes to destination p and lands in source-rank order. The V
 /// forms keep the relationship with partition sizes given at run time.
-enum class DataLayout { packed, scattered, transposed, packedV, scatteredV, transposedV };
+enum class DataLayout {
+#define PURLIN_LAYOUT(Name, dsl) dsl,
+#include "purlin/vocabulary.def"
+};
 
 /// Which ranks produce or consume (paper Appendix A.1). The root rank itself
 /// is a run-time argument.
-enum class Root { none, producer, consumer };
+enum class Root {
+#define PURLIN_ROOT(Name, dsl) dsl,
+#include "purlin/vocabulary.def"
+};
 
 /// Datapaths for the Atom position. `Atom` means the native datapath of the
 /// target architecture given to purlinc (--arch); the others force one.
-struct Atom {};
-struct Generic {};
-struct Ampere {};
-struct Hopper {};
-struct Blackwell {};
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) struct dsl {};
+#include "purlin/vocabulary.def"
 
 /// The default codesign policy. A .pl declares more with
 /// `struct decode : Policy {};`; their numbers come from the policy JSON.
 struct Policy {};
 
 template <class T> inline constexpr bool isDatapath = false;
-template <> inline constexpr bool isDatapath<Atom> = true;
-template <> inline constexpr bool isDatapath<Generic> = true;
-template <> inline constexpr bool isDatapath<Ampere> = true;
-template <> inline constexpr bool isDatapath<Hopper> = true;
-template <> inline constexpr bool isDatapath<Blackwell> = true;
+#define PURLIN_DATAPATH(Name, dsl, MinArch, NativeOn) template <> inline constexpr bool isDatapath<dsl> = true;
+#include "purlin/vocabulary.def"
 
 constexpr bool isVariable(DataLayout l) {
   return l == DataLayout::packedV || l == DataLayout::scatteredV || l == DataLayout::transposedV;
@@ -63,7 +66,7 @@ constexpr bool isVariable(DataLayout l) {
 template <class A, class P, ConsumeOp Op, DataLayout In, DataLayout Out, Root R = Root::none>
 struct SNAC {
   static_assert(isDatapath<A>, "SNAC: the first argument must be a datapath "
-                               "(Atom, Generic, Ampere, Hopper or Blackwell)");
+                               "(Atom or a named one of purlin/vocabulary.def, e.g. Hopper)");
   using atom = A;
   using policy = P;
   static constexpr bool isCollective = true;
@@ -98,11 +101,8 @@ namespace vocabulary {
 using purlin::dsl::ConsumeOp;
 using purlin::dsl::DataLayout;
 using purlin::dsl::Root;
-using purlin::dsl::Atom;
-using purlin::dsl::Generic;
-using purlin::dsl::Ampere;
-using purlin::dsl::Hopper;
-using purlin::dsl::Blackwell;
+#define PURLIN_DATAPATH(Name, Spelling, MinArch, NativeOn) using purlin::dsl::Spelling;
+#include "purlin/vocabulary.def"
 using purlin::dsl::Policy;
 using purlin::dsl::SNAC;
 using purlin::dsl::compose;

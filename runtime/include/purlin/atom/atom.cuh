@@ -5,7 +5,9 @@
 ///   Generic   - 16-byte vector loads/stores through registers, unrolled;
 ///   Ampere    - the cp.async shared-memory pipeline (paper Algorithm 2);
 ///   Hopper    - the same pipeline with the tuning measured best on H200;
-///   Blackwell - the Hopper pipeline, compiled for sm_100.
+///   Blackwell - the Hopper pipeline, compiled for sm_100;
+///   HopperTma - the pipeline's stages moved by TMA bulk copies (sm_90+,
+///               tma_path.cuh).
 /// See docs/atom.md for use from one's own kernel.
 #pragma once
 
@@ -14,6 +16,7 @@
 
 #include "purlin/atom/pipeline.cuh"
 #include "purlin/atom/register_path.cuh"
+#include "purlin/atom/tma_path.cuh"
 
 namespace purlin::atom {
 
@@ -43,6 +46,7 @@ template <int S, int SB> struct PathOf<Generic, S, SB> { using type = RegisterPa
 template <int S, int SB> struct PathOf<Ampere, S, SB> { using type = PipelinePath<AmpereTuning, S, SB>; };
 template <int S, int SB> struct PathOf<Hopper, S, SB> { using type = PipelinePath<HopperTuning, S, SB>; };
 template <int S, int SB> struct PathOf<Blackwell, S, SB> { using type = PipelinePath<BlackwellTuning, S, SB>; };
+template <int S, int SB> struct PathOf<HopperTma, S, SB> { using type = TmaPath<S, SB>; };
 template <int S, int SB> struct NativePath;
 template <int S, int SB> struct PathOf<Native, S, SB> { using type = NativePath<S, SB>; };
 /// A Tuning in the Arch position selects the pipeline with that tuning
