@@ -20,7 +20,9 @@
 #include <mutex>
 #include <random>
 #include <cstdlib>
+#include <map>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 #include <vector>
 
@@ -135,6 +137,8 @@ struct Communicator::Impl {
   Bootstrap *bootstrap = nullptr;       ///< not owned; outlives the communicator
   bool logPlans = false;                ///< options.logPlans or PURLIN_LOG_PLANS=1
   std::unordered_set<uint64_t> loggedShapes;  ///< firstOfShape
+  mutable std::mutex occupancyMutex;    ///< occupancy
+  mutable std::map<std::tuple<const void *, int, std::size_t>, int> occupancy;  ///< occupancy
   std::size_t registeredCalls = 0;      ///< countRegisteredCall
   std::string lastPlan;                 ///< setLastPlan
   std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
@@ -414,6 +418,15 @@ std::size_t Communicator::directGraphHeld() const { return impl_->direct->graphH
 std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
 bool Communicator::logPlans() const { return impl_->logPlans; }
 bool Communicator::firstOfShape(uint64_t shapeKey) { return impl_->loggedShapes.insert(shapeKey).second; }
+int Communicator::occupancy(const void *kernel, int threads, std::size_t smem) const {
+  std::lock_guard<std::mutex> lock(impl_->occupancyMutex);
+  const auto it = impl_->occupancy.find({kernel, threads, smem});
+  return it == impl_->occupancy.end() ? -1 : it->second;
+}
+void Communicator::setOccupancy(const void *kernel, int threads, std::size_t smem, int ctasPerSm) const {
+  std::lock_guard<std::mutex> lock(impl_->occupancyMutex);
+  impl_->occupancy[{kernel, threads, smem}] = ctasPerSm;
+}
 const std::string &Communicator::lastPlan() const { return impl_->lastPlan; }
 void Communicator::setLastPlan(std::string line) { impl_->lastPlan = std::move(line); }
 void *Communicator::captureSideStream() const { return impl_->side; }

@@ -221,6 +221,14 @@ public:
   /// True the first time `shapeKey` (snac::planShapeKey) is seen on this
   /// communicator: the launcher logs that call's plan.
   bool firstOfShape(uint64_t shapeKey);
+  /// The launcher's memo of occupancy queries (ranks sharing a GPU,
+  /// snac/resident.cuh): CTAs per multiprocessor of `kernel` with `threads`
+  /// threads and `smem` bytes of dynamic shared memory on this rank's GPU,
+  /// as cudaOccupancyMaxActiveBlocksPerMultiprocessor answered the first
+  /// time; -1 before setOccupancy. Queried once per communicator, not per
+  /// call. Thread-safe.
+  int occupancy(const void *kernel, int threads, std::size_t smem) const;
+  void setOccupancy(const void *kernel, int threads, std::size_t smem, int ctasPerSm) const;
   /// The plan line logged last ("" before the first; logPlans only): what
   /// the first call of the latest new shape runs and why (the benchmark
   /// records it beside each row).

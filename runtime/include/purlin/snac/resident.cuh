@@ -30,9 +30,14 @@ namespace purlin::snac::detail {
 /// CTAs of `kernel` (blockDim `threads`, `smem` dynamic shared bytes) one
 /// rank may launch so that `sharing` ranks' grids are resident together on
 /// a GPU of `sms` multiprocessors; 0 if not even one CTA each fits; -1 (and
-/// `error`) if the occupancy query fails.
+/// `error`) if the occupancy query fails. With `memo`, the query runs once
+/// per communicator (Communicator::occupancy), not once per call.
 template <class Kernel>
-int residentCtas(Kernel kernel, int threads, std::size_t smem, int sms, int sharing, std::string& error) {
+int residentCtas(Kernel kernel, int threads, std::size_t smem, int sms, int sharing, std::string& error,
+                 const Communicator* memo = nullptr) {
+  const void* const key = reinterpret_cast<const void*>(kernel);
+  if (memo)
+    if (const int known = memo->occupancy(key, threads, smem); known >= 0) return known * sms / sharing;
   int perSm = 0;
   if (smem > 48 * 1024) {
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
@@ -48,6 +53,7 @@ int residentCtas(Kernel kernel, int threads, std::size_t smem, int sms, int shar
     error = std::string("cudaOccupancyMaxActiveBlocksPerMultiprocessor: ") + cudaGetErrorString(e);
     return -1;
   }
+  if (memo) memo->setOccupancy(key, threads, smem, perSm);
   return perSm * sms / sharing;
 }
 
@@ -75,7 +81,8 @@ inline bool engineFitsQueues(int sharing) { return sharing <= 1 || 2 * sharing <
 
 /// The sizing of the kernels that would run.
 template <CollKind K, class AtomT, class Programs>
-Status fitColocatedKernels(int sms, int sharing, WorldConsts& w, bool& throughputFits, std::string& error) {
+Status fitColocatedKernels(int sms, int sharing, WorldConsts& w, bool& throughputFits, std::string& error,
+                           const Communicator* memo = nullptr) {
   throughputFits = true;
   // Latency program: fewer CTAs only mean more packet groups per warp.
   if (w.latencyCtas > 0 && w.latencyThreads > 0) {
@@ -87,7 +94,7 @@ Status fitColocatedKernels(int sms, int sharing, WorldConsts& w, bool& throughpu
     Programs::forEachPair([&](auto pair) {
       for (const auto k : {Programs::template latency<true, decltype(pair)::value>(),
                                     Programs::template latency<false, decltype(pair)::value>()}) {
-        const int c = residentCtas(k, threads, 0, sms, sharing, error);
+        const int c = residentCtas(k, threads, 0, sms, sharing, error, memo);
         if (c < 0) failed = true;
         else if (fewest < 0 || c < fewest) fewest = c;
       }
@@ -103,7 +110,7 @@ Status fitColocatedKernels(int sms, int sharing, WorldConsts& w, bool& throughpu
     bool failed = false;
     Programs::forEachPair([&](auto pair) {
       const int c = residentCtas(Programs::template throughput<AtomT, decltype(pair)::value>(), w.threads,
-                                 AtomT::kWorkspaceBytes, sms, sharing, error);
+                                 AtomT::kWorkspaceBytes, sms, sharing, error, memo);
       if (c < 0) failed = true;
       else if (budget < 0 || c < budget) budget = c;
     });
@@ -132,7 +139,8 @@ Status fitColocatedKernels(int sms, int sharing, WorldConsts& w, bool& throughpu
     int fewest = -1;
     bool failed = false;
     Programs::forEachPair([&](auto pair) {
-      const int c = residentCtas(Programs::template direct<decltype(pair)::value>(), threads, 0, sms, sharing, ignored);
+      const int c =
+          residentCtas(Programs::template direct<decltype(pair)::value>(), threads, 0, sms, sharing, ignored, memo);
       if (c < 0) failed = true;
       else if (fewest < 0 || c < fewest) fewest = c;
     });
@@ -152,7 +160,7 @@ Status fitColocated(const Communicator& comm, WorldConsts& w, bool& throughputFi
   throughputFits = true;
   const int sharing = comm.ranksPerDevice(), sms = comm.multiprocessors();
   if (sharing <= 1) return Status::Ok;
-  return fitColocatedKernels<K, AtomT, Programs>(sms, sharing, w, throughputFits, error);
+  return fitColocatedKernels<K, AtomT, Programs>(sms, sharing, w, throughputFits, error, &comm);
 }
 
 } // namespace purlin::snac::detail
