@@ -10,7 +10,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export PYTHONPATH=$R/python PURLIN_REPO=$R
 cd "$R/.gpu" && tar xJf tma.txz && cd "$R"
 T=$R/.gpu/tma
-for t in atom_copy_test atom_reduce_test; do
+for t in ${ATOM_TESTS-atom_copy_test atom_reduce_test}; do
   timeout 150 "$T/$t" > "$OUT/$t.txt" 2>&1
   echo "$t rc=$? pass=$(grep -c PASS "$OUT/$t.txt") fail=$(grep -c FAIL "$OUT/$t.txt")"
 done

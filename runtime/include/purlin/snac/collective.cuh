@@ -138,7 +138,7 @@ inline uint64_t callCheckOf(CollKind k, int n, const CallArgs& a) {
     for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xffu)) * 1099511628211ull;
   };
   mix(uint64_t(k));
-  if (k == CollKind::AllToAllV) {
+  if (hasPairCounts(k)) {
     mix(a.maxCount);
   } else if (isVariable(k)) {
     for (int p = 0; p < n; ++p) mix(a.counts != nullptr ? a.counts[p] : ~uint64_t(0));
@@ -272,9 +272,9 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return report(Status::CudaError, std::string("purlin::snac::launch: cudaStreamIsCapturing: ") +
                                                cudaGetErrorString(err));
         }
-        const std::size_t outBytes = K == CollKind::ReduceScatter ? pl.rxLen[r]
-                                     : K == CollKind::AllReduce   ? args.count * pl.elemSize
-                                                                  : std::size_t(n) * pl.rxLen[0];
+        std::size_t outBytes = 0;  // the end of this rank's last received block
+        for (int k = 0; k < n; ++k)
+          outBytes = pl.rxOff[k] + pl.rxLen[k] > outBytes ? pl.rxOff[k] + pl.rxLen[k] : outBytes;
         // Copy-engine form: not on a checked communicator (a copy cannot
         // be withheld after an arrive timeout), for reductions only with
         // stream memory operations, and with ranks sharing a GPU only

@@ -143,6 +143,8 @@ inline constexpr unsigned kRootProducerKinds = kindMask([](def::Any a) { return 
 inline constexpr unsigned kVariableKinds =
     kindMask([](def::Any a) { return isVariable(def::input(a)) || isVariable(def::output(a)); });
 inline constexpr unsigned kRootConsumerKinds = kindMask([](def::Any a) { return def::root(a) == def::Root::Consumer; });
+inline constexpr unsigned kPairCountKinds =
+    kindMask([](def::Any a) { return def::sizeArgs(a) == def::SizeArgs::SendRecvCounts; });
 
 #if defined(__CUDACC__)
 #define PURLIN_KIND_HD __host__ __device__
@@ -168,6 +170,9 @@ PURLIN_KIND_HD constexpr bool rootConsumes(CollKind k) { return kindIn(kRootCons
 /// AllGatherV, ReduceScatterV, AllToAllV: partitions of run-time sizes
 /// (CallArgs::counts; AllToAllV's send/recv arrays), so flows differ in length.
 PURLIN_KIND_HD constexpr bool isVariable(CollKind k) { return kindIn(kVariableKinds, k); }
+/// AllToAllV: a transposedV output, sized per (source, destination) pair
+/// (CallArgs' send/recv counts and displacements, bounded by maxCount).
+PURLIN_KIND_HD constexpr bool hasPairCounts(CollKind k) { return kindIn(kPairCountKinds, k); }
 /// Broadcast, Reduce, Scatter, Gather: the call takes a root rank.
 PURLIN_KIND_HD constexpr bool isRooted(CollKind k) { return rootProduces(k) || rootConsumes(k); }
 #undef PURLIN_KIND_HD

@@ -227,7 +227,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   // every rank), displacements their prefix sums; `count` is unused.
   std::size_t total = a.count;  // elements of the whole message (V forms: sum of counts)
   std::size_t displ[kMaxRanks] = {};
-  if (isVariable(kind) && kind != CollKind::AllToAllV) {
+  if (isVariable(kind) && !hasPairCounts(kind)) {
     if (!a.counts) return fail(error, Status::InvalidArgument, kind, "counts is null (it needs n entries)");
     const std::size_t limit = (std::size_t(1) << 40) / E;
     total = 0;
@@ -243,78 +243,50 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   }
   const std::size_t cE = a.count * E;
   // Byte ranges per peer, and the bytes of this rank's input and output the
-  // call touches (a rooted collective's non-roots read no input (Scatter,
-  // Broadcast) or write no output (Gather, Reduce): those may be null).
+  // call touches, from the layouts (kinds.h), not per collective: a
+  // composition splits its one buffer into n partitions, partition k to and
+  // from rank k; otherwise a packed input sends the rank's whole
+  // contribution to every peer and a scattered one block k to rank k, and a
+  // packed output receives one block and a scattered or transposed one
+  // block k from rank k. Blocks have `count` elements, or counts[k] in a V
+  // layout (at displ[k]); pair counts (a transposedV output) come from the
+  // send/recv arrays (planAllToAllV). Non-roots of a rooted collective read
+  // no input (the root produces) or write no output (the root consumes):
+  // those buffers may be null.
   std::size_t inBytes = 0, outBytes = 0;
-  switch (kind) {
-    case CollKind::AllGather:
-    case CollKind::Gather:
-      for (int k = 0; k < n; ++k) {
-        p.txOff[k] = 0; p.txLen[k] = cE;
-        p.rxOff[k] = std::size_t(k) * cE; p.rxLen[k] = cE;
-      }
-      p.msgBytes = std::size_t(n) * cE;
-      inBytes = cE;
-      outBytes = kind == CollKind::Gather && !isRoot ? 0 : std::size_t(n) * cE;
-      break;
-    case CollKind::ReduceScatter:
-    case CollKind::Scatter:
-      for (int k = 0; k < n; ++k) {
-        p.txOff[k] = std::size_t(k) * cE; p.txLen[k] = cE;
-        p.rxOff[k] = 0; p.rxLen[k] = cE;
-      }
-      p.msgBytes = std::size_t(n) * cE;
-      inBytes = kind == CollKind::Scatter && !isRoot ? 0 : std::size_t(n) * cE;
-      outBytes = cE;
-      break;
-    case CollKind::AllGatherV:  // rank p's counts[p] elements land at displ[p] on every rank
-      for (int k = 0; k < n; ++k) {
-        p.txOff[k] = 0; p.txLen[k] = a.counts[rank] * E;
-        p.rxOff[k] = displ[k] * E; p.rxLen[k] = a.counts[k] * E;
-      }
-      p.msgBytes = total * E;
-      inBytes = a.counts[rank] * E;
-      outBytes = total * E;
-      break;
-    case CollKind::ReduceScatterV:  // partition k (counts[k] at displ[k]) is reduced onto rank k
-      for (int k = 0; k < n; ++k) {
-        p.txOff[k] = displ[k] * E; p.txLen[k] = a.counts[k] * E;
-        p.rxOff[k] = 0; p.rxLen[k] = a.counts[rank] * E;
-      }
-      p.msgBytes = total * E;
-      inBytes = total * E;
-      outBytes = a.counts[rank] * E;
-      break;
-    case CollKind::AllToAllV:  // a rank's row (send) and column (recv) of the count matrix
-      if (Status st = detail::planAllToAllV(kind, n, rank, a, E, p, inBytes, outBytes, error); st != Status::Ok)
-        return st;
-      p.msgBytes = std::size_t(n) * a.maxCount * E;
-      total = a.maxCount;  // nothing anywhere only when the bound is 0
-      break;
-    case CollKind::AllToAll:
-      for (int k = 0; k < n; ++k) {
-        p.txOff[k] = std::size_t(k) * cE; p.txLen[k] = cE;
-        p.rxOff[k] = std::size_t(k) * cE; p.rxLen[k] = cE;
-      }
-      p.msgBytes = std::size_t(n) * cE;
-      inBytes = outBytes = std::size_t(n) * cE;
-      break;
-    case CollKind::AllReduce:
-    case CollKind::Broadcast:
-    case CollKind::Reduce:
-      for (int k = 0; k < n; ++k) {
-        p.txOff[k] = p.rxOff[k] = partitionBegin(a.count, n, k) * E;
-        p.txLen[k] = p.rxLen[k] = partitionSize(a.count, n, k) * E;
-      }
-      p.msgBytes = cE;
-      inBytes = kind == CollKind::Broadcast && !isRoot ? 0 : cE;
-      outBytes = kind == CollKind::Reduce && !isRoot ? 0 : cE;
-      break;
+  if (hasPairCounts(kind)) {
+    if (Status st = detail::planAllToAllV(kind, n, rank, a, E, p, inBytes, outBytes, error); st != Status::Ok)
+      return st;
+    p.msgBytes = std::size_t(n) * a.maxCount * E;
+    total = a.maxCount;  // nothing anywhere only when the bound is 0
+  } else if (isComposition(kind)) {
+    for (int k = 0; k < n; ++k) {
+      p.txOff[k] = p.rxOff[k] = partitionBegin(a.count, n, k) * E;
+      p.txLen[k] = p.rxLen[k] = partitionSize(a.count, n, k) * E;
+    }
+    p.msgBytes = inBytes = outBytes = cE;
+  } else {
+    const bool variable = isVariable(kind);
+    const std::size_t own = variable ? a.counts[rank] * E : cE;  // this rank's block
+    const std::size_t all = variable ? total * E : std::size_t(n) * cE;
+    for (int k = 0; k < n; ++k) {
+      const std::size_t blockOff = variable ? displ[k] * E : std::size_t(k) * cE;
+      const std::size_t blockLen = variable ? a.counts[k] * E : cE;
+      p.txOff[k] = hasPackedInput(kind) ? 0 : blockOff;
+      p.txLen[k] = hasPackedInput(kind) ? own : blockLen;
+      p.rxOff[k] = hasPackedOutput(kind) ? 0 : blockOff;
+      p.rxLen[k] = hasPackedOutput(kind) ? own : blockLen;
+    }
+    p.msgBytes = all;
+    inBytes = hasPackedInput(kind) ? own : all;
+    outBytes = hasPackedOutput(kind) ? own : all;
   }
+  if (rootProduces(kind) && !isRoot) inBytes = 0;
+  if (rootConsumes(kind) && !isRoot) outBytes = 0;
   // The largest segment any rank sends (the same on every rank: a V form's
   // from every rank's count, not this rank's).
   for (int k = 0; k < n; ++k) {
-    const std::size_t len = kind == CollKind::AllToAllV ? a.maxCount * E : isVariable(kind) ? a.counts[k] * E : p.txLen[k];
+    const std::size_t len = hasPairCounts(kind) ? a.maxCount * E : isVariable(kind) ? a.counts[k] * E : p.txLen[k];
     p.maxLen = p.maxLen > len ? p.maxLen : len;
   }
   if (total == 0) {
@@ -438,8 +410,9 @@ inline bool directEligible(const Plan& p, const CallArgs& a) {
     inBytes = ti > inBytes ? ti : inBytes;
     outBytes = ro > outBytes ? ro : outBytes;
   }
-  const bool agInPlace = p.kind == CollKind::AllGather && in == out + p.rxOff[p.rank];
-  if (!agInPlace && detail::rangesOverlap(in, inBytes, out, outBytes)) return false;
+  // In place as makePlan allows it (a packed input: the own block of the output).
+  const bool inPlace = hasPackedInput(p.kind) && in == out + p.rxOff[p.rank];
+  if (!inPlace && detail::rangesOverlap(in, inBytes, out, outBytes)) return false;
   return true;
 }
 
