@@ -20,7 +20,7 @@ PURLIN_LIBRARY=$T/tmalib/libpurlin.so PURLIN_REQUIRE_LIBRARY=1 timeout 200 \
   python3 -m pytest -q -o faulthandler_timeout=100 python/tests > "$OUT/pytest-tma.txt" 2>&1
 echo "pytest (HopperTma library) rc=$?"; tail -2 "$OUT/pytest-tma.txt"
 i=0
-for l in cpasync tmalib cpasync tmalib; do
+for l in ${PB_LIBS-cpasync tmalib cpasync tmalib}; do
   i=$((i + 1))
   PURLIN_LIBRARY=$T/$l/libpurlin.so timeout 100 python3 "$R/bench/results/2026-12-05-tma/program_bandwidth.py" \
     $l "$OUT/pb-$l.$i.json" > "$OUT/pb-$l.$i.txt" 2>&1
