@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "ir/Instantiate.h"
+#include "ir/RuntimePlan.h"
 
 namespace purlin::ir {
 
@@ -45,41 +46,42 @@ Sizes computeSizes(Kind kind, int n, const CallArgs &a) {
     for (auto &row : a.matrix)
       if (int(row.size()) != n) throw IRError{"AllToAllV needs an n x n count matrix"};
   }
-  const uint64_t cE = a.count * E;
+  // The byte ranges of every rank's plan: the runtime's one derivation
+  // (snac::planByteRanges, from the layouts), read back as partitions.
+  const std::optional<snac::CollKind> ck = runtimeKind(kind);
+  if (!ck) throw IRError{"unknown collective"};
+  if (n < 1 || n > kMaxRanks) throw IRError{"world size " + std::to_string(n) + " out of range"};
+  std::vector<std::size_t> counts(a.counts.begin(), a.counts.end());
   s.in.assign(n, {});
   s.out.assign(n, {});
+  uint64_t maxPair = 0;
+  for (auto &row : a.matrix)
+    for (auto v : row) maxPair = std::max(maxPair, v);
   for (int r = 0; r < n; ++r) {
-    auto &in = s.in[r];
-    auto &out = s.out[r];
-    bool isRoot = r == a.root;
-    switch (kind) {
-    case Kind::AllGather: in = {cE}; out.assign(n, cE); break;
-    case Kind::Gather: in = {cE}; out.assign(n, isRoot ? cE : 0); break;
-    case Kind::AllGatherV:
-      in = {a.counts[r] * E};
-      for (int k = 0; k < n; ++k) out.push_back(a.counts[k] * E);
-      break;
-    case Kind::ReduceScatter: in.assign(n, cE); out = {cE}; break;
-    case Kind::ReduceScatterV:
-      for (int k = 0; k < n; ++k) in.push_back(a.counts[k] * E);
-      out = {a.counts[r] * E};
-      break;
-    case Kind::AllToAll: in.assign(n, cE); out.assign(n, cE); break;
-    case Kind::AllToAllV:
-      for (int k = 0; k < n; ++k) in.push_back(a.matrix[r][k] * E), out.push_back(a.matrix[k][r] * E);
-      break;
-    case Kind::Scatter: in.assign(n, isRoot ? cE : 0); out = {cE}; break;
-    case Kind::AllReduce: in = split(a.count, n, E); out = in; break;
-    case Kind::Broadcast:
-      in = isRoot ? split(a.count, n, E) : std::vector<uint64_t>(n, 0);
-      out = split(a.count, n, E);
-      break;
-    case Kind::Reduce:
-      in = split(a.count, n, E);
-      out = isRoot ? split(a.count, n, E) : std::vector<uint64_t>(n, 0);
-      break;
-    case Kind::Unknown: throw IRError{"unknown collective"};
+    snac::CallArgs ra;
+    ra.count = a.count;
+    ra.root = a.root;
+    ra.counts = counts.data();
+    std::vector<std::size_t> sc(n), sd(n), rc(n), rd(n);
+    if (!a.matrix.empty()) {  // rank r's row (send) and column (recv), packed in rank order
+      for (int k = 0; k < n; ++k) {
+        sc[k] = a.matrix[r][k], rc[k] = a.matrix[k][r];
+        sd[k] = k ? sd[k - 1] + sc[k - 1] : 0, rd[k] = k ? rd[k - 1] + rc[k - 1] : 0;
+      }
+      ra.sendCounts = sc.data(), ra.sendDispls = sd.data(), ra.recvCounts = rc.data(), ra.recvDispls = rd.data();
+      ra.maxCount = maxPair;
     }
+    snac::Plan p;
+    p.kind = *ck, p.n = n, p.rank = r, p.elemSize = a.elemSize, p.root = isRootedKind(kind) ? a.root : 0;
+    std::size_t inBytes = 0, outBytes = 0;
+    std::string error;
+    if (snac::planByteRanges(*ck, n, r, ra, p, inBytes, outBytes, error) != Status::Ok) throw IRError{error};
+    // Partitions: a packed side is one block; a rank that reads no input or
+    // writes no output (a rooted collective's non-roots) has empty blocks.
+    const bool packedIn = hasPackedInput(kind) && !isCompose(kind), packedOut = hasPackedOutput(kind) && !isCompose(kind);
+    for (int k = 0; k < (packedIn ? 1 : n); ++k) s.in[r].push_back(inBytes ? p.txLen[k] : 0);
+    for (int k = 0; k < (packedOut ? 1 : n); ++k) s.out[r].push_back(outBytes ? p.rxLen[packedOut ? r : k] : 0);
+    if (r == 0) s.dispatch = p.msgBytes;
   }
   if (isCompose(kind)) s.y = split(a.count, n, E);
   s.maxLen = 0;
@@ -87,20 +89,6 @@ Sizes computeSizes(Kind kind, int n, const CallArgs &a) {
   for (int r = 0; r < n; ++r)
     for (auto b : s.in[r]) s.maxLen = std::max(s.maxLen, b), total += b;
   s.empty = total == 0;
-  switch (kind) {
-  case Kind::AllReduce: case Kind::Broadcast: case Kind::Reduce: s.dispatch = cE; break;
-  case Kind::AllGatherV: case Kind::ReduceScatterV:
-    s.dispatch = std::accumulate(a.counts.begin(), a.counts.end(), uint64_t(0)) * E;
-    break;
-  case Kind::AllToAllV: {
-    uint64_t mx = 0;
-    for (auto &row : a.matrix)
-      for (auto v : row) mx = std::max(mx, v);
-    s.dispatch = uint64_t(n) * mx * E;
-    break;
-  }
-  default: s.dispatch = uint64_t(n) * cE; break;
-  }
   return s;
 }
 

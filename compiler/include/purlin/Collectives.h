@@ -119,5 +119,11 @@ inline bool hasPackedInput(CollectiveKind k) {
   const Layout in = snac::def::input(defOf(k));
   return in == Layout::Packed || in == Layout::PackedV;
 }
+/// ReduceScatter, ReduceScatterV, Scatter: a packed output (one block per rank).
+inline bool hasPackedOutput(CollectiveKind k) {
+  if (k == CollectiveKind::Unknown) return false;
+  const Layout out = snac::def::output(defOf(k));
+  return out == Layout::Packed || out == Layout::PackedV;
+}
 
 } // namespace purlin

@@ -194,34 +194,16 @@ inline void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int
   threads = int(t);
 }
 
-inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
-                       const WorldConsts& w, std::size_t stagingCapacity,
-                       std::size_t packetHalfBytes, Plan& p, std::string& error, int atomStages) {
+/// The byte ranges of a call (Plan's tx/rx, msgBytes, maxLen, empty) and
+/// the bytes of this rank's input and output it touches, from the
+/// collective's layouts and the call's sizes alone: the one derivation the
+/// launcher (makePlan, after its argument checks: p.kind, n, rank,
+/// elemSize and root set) and purlinc's sizes (compiler/ir/Sizes.cpp, for
+/// every rank) use.
+inline Status planByteRanges(CollKind kind, int n, int rank, const CallArgs& a, Plan& p, std::size_t& inBytes,
+                             std::size_t& outBytes, std::string& error) {
   using detail::fail;
-  p = Plan{};
-  p.kind = kind;
-  p.n = n;
-  p.rank = rank;
-  if (n < 1 || n > kMaxRanks || rank < 0 || rank >= n)
-    return fail(error, Status::InvalidArgument, kind,
-                "world size " + std::to_string(n) + " / rank " + std::to_string(rank) +
-                    " out of range (1.." + std::to_string(kMaxRanks) + ")");
-  if (!isValid(a.dtype))
-    return fail(error, Status::InvalidArgument, kind, "dtype " + std::to_string(int(a.dtype)) + " is not one purlin knows");
-  if (isReduction(kind) && !isValid(a.op))
-    return fail(error, Status::Unsupported, kind, "reduction op " + std::to_string(int(a.op)) + " is not one purlin knows");
-  p.dtype = a.dtype;
-  p.op = a.op;
-  p.elemSize = uint32_t(dtypeSize(a.dtype));
   const std::size_t E = p.elemSize;
-  // Overflow: n*count*E must fit comfortably (also keeps round numbers < 2^20).
-  if (a.count > (std::size_t(1) << 40) / E / std::size_t(n))
-    return fail(error, Status::InvalidArgument, kind,
-                "count " + std::to_string(a.count) + " too large");
-  if (isRooted(kind) && (a.root < 0 || a.root >= n))
-    return fail(error, Status::InvalidArgument, kind,
-                "root " + std::to_string(a.root) + " out of range (0.." + std::to_string(n - 1) + ")");
-  p.root = isRooted(kind) ? a.root : 0;
   const bool isRoot = rank == p.root;
   // The V forms: counts[n] elements per rank's partition (the same array on
   // every rank), displacements their prefix sums; `count` is unused.
@@ -253,7 +235,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   // send/recv arrays (planAllToAllV). Non-roots of a rooted collective read
   // no input (the root produces) or write no output (the root consumes):
   // those buffers may be null.
-  std::size_t inBytes = 0, outBytes = 0;
+  inBytes = outBytes = 0;
   if (hasPairCounts(kind)) {
     if (Status st = detail::planAllToAllV(kind, n, rank, a, E, p, inBytes, outBytes, error); st != Status::Ok)
       return st;
@@ -289,10 +271,42 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
     const std::size_t len = hasPairCounts(kind) ? a.maxCount * E : isVariable(kind) ? a.counts[k] * E : p.txLen[k];
     p.maxLen = p.maxLen > len ? p.maxLen : len;
   }
-  if (total == 0) {
-    p.empty = true;
-    return Status::Ok;
-  }
+  p.empty = total == 0;
+  return Status::Ok;
+}
+
+inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
+                       const WorldConsts& w, std::size_t stagingCapacity,
+                       std::size_t packetHalfBytes, Plan& p, std::string& error, int atomStages) {
+  using detail::fail;
+  p = Plan{};
+  p.kind = kind;
+  p.n = n;
+  p.rank = rank;
+  if (n < 1 || n > kMaxRanks || rank < 0 || rank >= n)
+    return fail(error, Status::InvalidArgument, kind,
+                "world size " + std::to_string(n) + " / rank " + std::to_string(rank) +
+                    " out of range (1.." + std::to_string(kMaxRanks) + ")");
+  if (!isValid(a.dtype))
+    return fail(error, Status::InvalidArgument, kind, "dtype " + std::to_string(int(a.dtype)) + " is not one purlin knows");
+  if (isReduction(kind) && !isValid(a.op))
+    return fail(error, Status::Unsupported, kind, "reduction op " + std::to_string(int(a.op)) + " is not one purlin knows");
+  p.dtype = a.dtype;
+  p.op = a.op;
+  p.elemSize = uint32_t(dtypeSize(a.dtype));
+  const std::size_t E = p.elemSize;
+  // Overflow: n*count*E must fit comfortably (also keeps round numbers < 2^20).
+  if (a.count > (std::size_t(1) << 40) / E / std::size_t(n))
+    return fail(error, Status::InvalidArgument, kind,
+                "count " + std::to_string(a.count) + " too large");
+  if (isRooted(kind) && (a.root < 0 || a.root >= n))
+    return fail(error, Status::InvalidArgument, kind,
+                "root " + std::to_string(a.root) + " out of range (0.." + std::to_string(n - 1) + ")");
+  p.root = isRooted(kind) ? a.root : 0;
+  std::size_t inBytes = 0, outBytes = 0;
+  if (Status st = planByteRanges(kind, n, rank, a, p, inBytes, outBytes, error); st != Status::Ok) return st;
+  if (p.empty) return Status::Ok;
+
   // (V forms: the elements this rank reads or writes, not `count`.)
   const auto sizeText = [&](std::size_t bytes) {
     return isVariable(kind) ? std::to_string(bytes / E) + " elements" : "count " + std::to_string(a.count);
@@ -340,7 +354,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
     latencyShape(slotsNeeded, w, p.latencyCtas, p.latencyThreads);
     // Every segment starts at a multiple of cE (a composition: one segment
     // of cE); a V form's at its displacement, with its own length.
-    std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a.in) | reinterpret_cast<std::uintptr_t>(a.out) | cE;
+    std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a.in) | reinterpret_cast<std::uintptr_t>(a.out) | a.count * E;
     if (isVariable(kind))
       for (int k = 0; k < n; ++k) bits |= p.txOff[k] | p.txLen[k] | p.rxOff[k] | p.rxLen[k];
     p.words8 = bits % 8 == 0;
