@@ -108,6 +108,18 @@ class InProcessGroup:
             pass
 
 
+def _method_name(function: str) -> str:
+    """purlin_allGatherV -> all_gather_v: the Comm method of a C function."""
+    name = function[len("purlin_"):] if function.startswith("purlin_") else function
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+@functools.lru_cache(maxsize=None)
+def _collective_functions() -> Dict[str, str]:
+    """Comm method name -> C function, for every collective of the library."""
+    return {_method_name(f): f for f in _capi.collectives()}
+
+
 def _sizes(values: Sequence[int], n: int, what: str):
     if len(values) != n:
         raise PurlinError("InvalidArgument", 1, f"{what} has {len(values)} entries; the world has {n} ranks")
@@ -187,48 +199,44 @@ class Comm:
         _capi.check(_capi.call("purlin_comm_release_direct")(self.handle))
 
     # -- collectives: pointers and streams are ints; counts in elements ----
-    def all_gather(self, inp: int, out: int, count: int, dtype: str, stream: int) -> None:
-        _capi.check(_capi.call("purlin_allGather")(self.handle, inp, out, count, dtype_code(dtype).code, stream))
-
-    def all_gather_v(self, inp: int, out: int, counts: Sequence[int], dtype: str, stream: int) -> None:
-        _capi.check(_capi.call("purlin_allGatherV")(self.handle, inp, out, _sizes(counts, self.size, "counts"),
-                                                    dtype_code(dtype).code, stream))
-
-    def all_reduce(self, inp: int, out: int, count: int, dtype: str, op: str, stream: int) -> None:
-        _capi.check(_capi.call("purlin_allReduce")(self.handle, inp, out, count, dtype_code(dtype).code, op_code(op),
-                                                   stream))
-
-    def reduce_scatter(self, inp: int, out: int, count: int, dtype: str, op: str, stream: int) -> None:
-        _capi.check(_capi.call("purlin_reduceScatter")(self.handle, inp, out, count, dtype_code(dtype).code,
-                                                       op_code(op), stream))
-
-    def reduce_scatter_v(self, inp: int, out: int, counts: Sequence[int], dtype: str, op: str, stream: int) -> None:
-        _capi.check(_capi.call("purlin_reduceScatterV")(self.handle, inp, out, _sizes(counts, self.size, "counts"),
-                                                        dtype_code(dtype).code, op_code(op), stream))
-
-    def all_to_all(self, inp: int, out: int, count: int, dtype: str, stream: int) -> None:
-        _capi.check(_capi.call("purlin_allToAll")(self.handle, inp, out, count, dtype_code(dtype).code, stream))
-
-    def all_to_all_v(self, inp: int, out: int, send_counts: Sequence[int], send_displs: Sequence[int],
-                     recv_counts: Sequence[int], recv_displs: Sequence[int], max_count: int, dtype: str,
-                     stream: int) -> None:
+    # Every collective of the library's table (purlin_collective: the C
+    # function, its size arguments, whether it reduces, whether it is
+    # rooted) is a method named after its function in snake case
+    # (purlin_allGatherV -> all_gather_v), taking
+    #   (inp, out, <sizes>, dtype, [op if it reduces], [root if rooted], stream)
+    # with <sizes>: count; counts (one per rank); or send_counts, send_displs,
+    # recv_counts, recv_displs, max_count. Nothing here lists collectives.
+    def collective(self, function: str, inp: int, out: int, *args) -> None:
+        """Runs the library's collective `function` (e.g. "purlin_allReduce")
+        with the method arguments above after (inp, out)."""
+        info = _capi.collectives().get(function)
+        if info is None:
+            raise PurlinError("InvalidArgument", 1, f"the library has no collective {function}")
         n = self.size
-        _capi.check(_capi.call("purlin_allToAllV")(self.handle, inp, out, _sizes(send_counts, n, "send counts"),
-                                                   _sizes(send_displs, n, "send displacements"),
-                                                   _sizes(recv_counts, n, "receive counts"),
-                                                   _sizes(recv_displs, n, "receive displacements"), int(max_count),
-                                                   dtype_code(dtype).code, stream))
+        size_count = {0: 1, 1: 1, 2: 5}[info.sizes]
+        want = size_count + 2 + int(bool(info.reduces)) + int(bool(info.rooted))
+        if len(args) != want:
+            raise PurlinError("InvalidArgument", 1, f"{_method_name(function)} takes {want} arguments after inp, out; "
+                                                    f"got {len(args)}")
+        sizes, rest = list(args[:size_count]), list(args[size_count:])
+        if info.sizes == 0:
+            sizes = [int(sizes[0])]
+        elif info.sizes == 1:
+            sizes = [_sizes(sizes[0], n, "counts")]
+        else:
+            sizes = [_sizes(sizes[0], n, "send counts"), _sizes(sizes[1], n, "send displacements"),
+                     _sizes(sizes[2], n, "receive counts"), _sizes(sizes[3], n, "receive displacements"),
+                     int(sizes[4])]
+        tail = [dtype_code(rest.pop(0)).code]
+        if info.reduces:
+            tail.append(op_code(rest.pop(0)))
+        if info.rooted:
+            tail.append(int(rest.pop(0)))
+        _capi.check(_capi.call(function)(self.handle, inp, out, *sizes, *tail, rest.pop(0)))
 
-    def broadcast(self, inp: int, out: int, count: int, dtype: str, root: int, stream: int) -> None:
-        _capi.check(_capi.call("purlin_broadcast")(self.handle, inp, out, count, dtype_code(dtype).code, root, stream))
-
-    def reduce(self, inp: int, out: int, count: int, dtype: str, op: str, root: int, stream: int) -> None:
-        _capi.check(_capi.call("purlin_reduce")(self.handle, inp, out, count, dtype_code(dtype).code, op_code(op), root,
-                                                stream))
-
-    def gather(self, inp: int, out: int, count: int, dtype: str, root: int, stream: int) -> None:
-        _capi.check(_capi.call("purlin_gather")(self.handle, inp, out, count, dtype_code(dtype).code, root, stream))
-
-    def scatter(self, inp: int, out: int, count: int, dtype: str, root: int, stream: int) -> None:
-        _capi.check(_capi.call("purlin_scatter")(self.handle, inp, out, count, dtype_code(dtype).code, root, stream))
+    def __getattr__(self, name: str):
+        function = None if name.startswith("_") else _collective_functions().get(name)
+        if function is None:
+            raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+        return functools.partial(self.collective, function)
 

@@ -176,3 +176,24 @@ def test_collective_signatures_come_from_the_library_table(lib):
     assert lib.purlin_collective(len(table)) is None
     with pytest.raises(purlin.PurlinError):
         _capi.collective_signature(_capi.CollectiveInfo(b"purlin_x", 7, 0, 0))
+
+
+def test_comm_methods_come_from_the_library_table(lib):
+    # Comm's collective methods are the table's rows (snake case of the C
+    # function); its arguments follow the row (sizes, op, root).
+    from purlin import _core
+    methods = _core._collective_functions()
+    assert set(methods.values()) == set(_capi.collectives())
+    assert methods["all_gather_v"] == "purlin_allGatherV" and methods["reduce"] == "purlin_reduce"
+    assert methods["all_to_all_v"] == "purlin_allToAllV"
+    comm = purlin.Comm.__new__(purlin.Comm)  # no communicator: argument checks come first
+    comm._handle, comm.rank, comm.size, comm.device = None, 0, 2, 0
+    assert callable(comm.reduce_scatter_v)
+    with pytest.raises(AttributeError):
+        comm.all_to_some
+    with pytest.raises(purlin.PurlinError, match="reduce takes 5 arguments after inp, out"):
+        comm.reduce(0, 0, 4, "f32", "sum", 0)  # the root is missing
+    with pytest.raises(purlin.PurlinError, match="counts has 3 entries; the world has 2"):
+        comm.all_gather_v(0, 0, [1, 2, 3], "f32", 0)
+    with pytest.raises(purlin.PurlinError, match="no collective purlin_nothing"):
+        comm.collective("purlin_nothing", 0, 0, 1, "f32", 0)
