@@ -79,6 +79,34 @@ TEST_CASE("call-check values carry the epoch above the call hash") {
   CHECK(callCheckIndex(4, 1) != callCheckIndex(5, 1));
 }
 
+TEST_CASE("the call hash covers what ranks must agree on: a copy's dtype too") {
+  CallArgs a;
+  a.count = 4096;
+  a.dtype = DType::BF16;
+  const uint64_t ag = callCheckOf(CollKind::AllGather, 2, a);
+  CHECK(ag >> 32 == 1);  // the check is on
+  CHECK(callCheckOf(CollKind::AllGather, 2, a) == ag);
+  CallArgs f32 = a;
+  f32.dtype = DType::F32;  // same count, twice the bytes per rank: must not pass
+  CHECK(callCheckOf(CollKind::AllGather, 2, f32) != ag);
+  CallArgs op = a;
+  op.op = RedOp::Max;  // a copy ignores the op
+  CHECK(callCheckOf(CollKind::AllGather, 2, op) == ag);
+  CHECK(callCheckOf(CollKind::AllReduce, 2, op) != callCheckOf(CollKind::AllReduce, 2, a));
+  CallArgs count = a;
+  count.count = 4097;
+  CHECK(callCheckOf(CollKind::AllGather, 2, count) != ag);
+  CHECK(callCheckOf(CollKind::ReduceScatter, 2, a) != ag);
+  CallArgs root = a;
+  root.root = 1;
+  CHECK(callCheckOf(CollKind::Broadcast, 2, root) != callCheckOf(CollKind::Broadcast, 2, a));
+  const std::size_t counts[2] = {3, 5}, other[2] = {3, 6};
+  CallArgs v = a, w = a;
+  v.counts = counts;
+  w.counts = other;
+  CHECK(callCheckOf(CollKind::AllGatherV, 2, v) != callCheckOf(CollKind::AllGatherV, 2, w));
+}
+
 TEST_CASE("signal values increase over rounds and epochs and are never 0") {
   for (uint64_t e : {1ull, 2ull, 1000ull, (1ull << 40)}) {
     CHECK(signalValue(e, 0) > 0);

@@ -127,29 +127,6 @@ struct DeviceGuard {
     if (previous >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous) cudaSetDevice(previous);
   }
 };
-/// Checked mode: the call's hash, compared across ranks on the device
-/// (callCheckKernel): FNV-1a over what every rank must pass alike: the kind, the element count (AllGatherV, ReduceScatterV:
-/// every entry of counts; AllToAllV: maxCount, since a rank sees only its
-/// own row and column), the dtype and op of a reduction, the root of a
-/// rooted collective. Bit 32 marks the check as on.
-inline uint64_t callCheckOf(CollKind k, int n, const CallArgs& a) {
-  uint64_t h = 1469598103934665603ull;
-  const auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xffu)) * 1099511628211ull;
-  };
-  mix(uint64_t(k));
-  if (hasPairCounts(k)) {
-    mix(a.maxCount);
-  } else if (isVariable(k)) {
-    for (int p = 0; p < n; ++p) mix(a.counts != nullptr ? a.counts[p] : ~uint64_t(0));
-  } else {
-    mix(a.count);
-  }
-  if (isReduction(k)) mix((uint64_t(a.dtype) << 8) | uint64_t(a.op));
-  if (isRooted(k)) mix(uint64_t(uint32_t(a.root)));
-  return (uint64_t(1) << 32) | ((h ^ (h >> 32)) & 0xffffffffu);
-}
-
 } // namespace detail
 
 namespace detail {
@@ -323,7 +300,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                                      ">: checked mode: this call's stream differs from the previous "
                                                      "call's; calls on one communicator must be ordered on one stream");
         // The call check runs before the program (epoch.cuh callCheckKernel).
-        callCheckKernel<><<<1, 32, 0, stream>>>(dc, detail::callCheckOf(K, n, args));
+        callCheckKernel<><<<1, 32, 0, stream>>>(dc, callCheckOf(K, n, args));
         if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
           return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) +
                                                ">: the call check kernel: " + cudaGetErrorString(e));

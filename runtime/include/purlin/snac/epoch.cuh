@@ -53,7 +53,7 @@ __device__ __forceinline__ uint64_t ctaEpoch(const DeviceComm& dc) {
 }
 
 /// Checked mode: the call check with peer `p`, for the call whose hash is
-/// `callCheck` (collective.cuh callCheckOf),
+/// `callCheck` (plan_impl.h callCheckOf),
 /// (docs/runtime.md "Failure model"), by one thread. If `write`, writes
 /// this call's CALL value (epoch and call hash) into peer p's CALL slot of
 /// this rank; then waits for peer p's value of this epoch and compares the

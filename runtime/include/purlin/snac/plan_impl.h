@@ -194,6 +194,32 @@ inline void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int
   threads = int(t);
 }
 
+/// Checked mode: the call's hash, compared across ranks on the device
+/// (epoch.cuh callCheckKernel): FNV-1a over what every rank must pass
+/// alike: the kind, the element count (a V layout: every entry of counts;
+/// pair counts: maxCount, since a rank sees only its own row and column),
+/// the dtype (every collective: a copy's element size sets its byte ranges,
+/// so ranks that disagree would write past each other's blocks), the op of
+/// a reduction, the root of a rooted collective. Bit 32 marks the check as
+/// on.
+inline uint64_t callCheckOf(CollKind k, int n, const CallArgs& a) {
+  uint64_t h = 1469598103934665603ull;
+  const auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xffu)) * 1099511628211ull;
+  };
+  mix(uint64_t(k));
+  if (hasPairCounts(k)) {
+    mix(a.maxCount);
+  } else if (isVariable(k)) {
+    for (int p = 0; p < n; ++p) mix(a.counts != nullptr ? a.counts[p] : ~uint64_t(0));
+  } else {
+    mix(a.count);
+  }
+  mix(uint64_t(a.dtype) << 8 | (isReduction(k) ? uint64_t(a.op) : 0u));
+  if (isRooted(k)) mix(uint64_t(uint32_t(a.root)));
+  return (uint64_t(1) << 32) | ((h ^ (h >> 32)) & 0xffffffffu);
+}
+
 /// The byte ranges of a call (Plan's tx/rx, msgBytes, maxLen, empty) and
 /// the bytes of this rank's input and output it touches, from the
 /// collective's layouts and the call's sizes alone: the one derivation the
