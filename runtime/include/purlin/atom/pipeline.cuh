@@ -55,6 +55,21 @@ __device__ __forceinline__ void store16(void* p, uint4 v) {
   else arch::stGlobal16NoAlloc(p, v);
 }
 
+/// The reduce step of one staged slot, for both shared-memory pipelines
+/// (cp.async here, TMA in tma_path.cuh): this thread's 16-byte pieces i of
+/// the stage (source p's piece i at sm[p * cv + i]), accumulated in fp32 in
+/// source order and stored to d[i].
+template <class E, OpFamily F, StoreKind K>
+__device__ __forceinline__ void reduceSlot(uint4* d, const uint4* sm, std::size_t cv, int n, Slice s, int variant) {
+  for (unsigned i = s.tid; i < cv; i += s.nthr) {
+    VecAcc<E, F> acc;
+    vecLoad<E, F>(acc, sm[i]);
+#pragma unroll 1
+    for (int p = 1; p < n; ++p) vecAccumulate<E, F>(acc, sm[p * cv + i], variant);
+    store16<K>(d + i, vecStore<E, F>(acc, n, variant));
+  }
+}
+
 template <bool Hint>
 __device__ __forceinline__ void fetch16(uint32_t smem, const void* g) {
   if constexpr (Hint) arch::cpAsync16L2Prefetch256(smem, g);
@@ -204,14 +219,7 @@ struct PipelineReduce {
       };
       auto process = [&](std::size_t j, int slot) {
         const uint4* sm = reinterpret_cast<const uint4*>(ws + static_cast<std::size_t>(slot) * SB);
-        uint4* d = dst + j * cv;
-        for (unsigned i = s.tid; i < cv; i += s.nthr) {
-          VecAcc<E, F> acc;
-          vecLoad<E, F>(acc, sm[i]);
-#pragma unroll 1
-          for (int p = 1; p < srcs.n; ++p) vecAccumulate<E, F>(acc, sm[p * cv + i], variant);
-          detail::store16<T::kStore>(d + i, vecStore<E, F>(acc, srcs.n, variant));
-        }
+        detail::reduceSlot<E, F, T::kStore>(dst + j * cv, sm, cv, srcs.n, s, variant);
       };
       if constexpr (StaticStages > 0) detail::runPipeline<StaticStages>(N, fetch, process);
       else if (limits::kMaxPipelineStages % S == 0) detail::runPipelinePadded(N, S, fetch, process);

@@ -36,6 +36,7 @@
 #include <cstdint>
 
 #include "purlin/arch/arch.cuh"
+#include "purlin/atom/pipeline.cuh"
 #include "purlin/atom/register_path.cuh"
 #include "purlin/limits.h"
 
@@ -136,14 +137,7 @@ struct TmaReduce {
         const uint32_t full = detail::tmaBarrier(ws, SB, S, slot);
         arch::mbarrierWaitParity(full, parity);
         const uint4* sm = reinterpret_cast<const uint4*>(ws + static_cast<std::size_t>(slot) * SB);
-        uint4* d = dst + j * cv;
-        for (unsigned i = s.tid; i < cv; i += s.nthr) {
-          VecAcc<E, F> acc;
-          vecLoad<E, F>(acc, sm[i]);
-#pragma unroll 1
-          for (int p = 1; p < srcs.n; ++p) vecAccumulate<E, F>(acc, sm[p * cv + i], variant);
-          arch::stGlobal16(d + i, vecStore<E, F>(acc, srcs.n, variant));
-        }
+        detail::reduceSlot<E, F, StoreKind::Plain>(dst + j * cv, sm, cv, srcs.n, s, variant);
         __syncwarp();
         if (s.tid % 32u == 0) arch::mbarrierArrive(full + 8u);  // this warp is done with the slot
         if (leader && j >= 1 && j - 1 + S < N) {  // stage j-1's slot, once every warp is done with it
