@@ -3,7 +3,7 @@
 # code, then the push CTA shapes). One H200, ranks as threads sharing it.
 # Binaries (.gpu/, carried; built here for sm_80 and sm_90 or sm_90 alone):
 #   pack.txz -> packtest/: build/gpu-bin of the commit and its libpurlin.so
-#               (left for the next session: 6022b6c, session 6)
+#               (left for the next session: d83309e, session 6)
 #   old.txz  -> oldbin/: 751f597's libpurlin.so, tp_loopback_micro and
 #               lat_floor_micro (device runs 1-4 used old/libpurlin.so)
 #   spec.txz -> spec/libpurlin.so: build-spec-library.sh of the commit

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 6's last device call (little device time left): the host-time
 # A/B (before/after the occupancy memo), the GPU suite and Python tests of
-# the binaries of commit 6022b6c (.gpu/pack.txz: build/gpu-bin and
+# the binaries of commit d83309e (.gpu/pack.txz: build/gpu-bin and
 # libpurlin.so, sm_80 + sm_90), then the TMA steps (device-run.sh).
 R=$(cd "$(dirname "$0")/../../.." && pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
