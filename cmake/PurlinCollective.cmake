@@ -38,7 +38,8 @@ generated CUDA into a static library::
   )
 
 For each ``<stem>.pl`` purlinc writes ``<stem>.h`` (the host API),
-``<stem>.cu`` (its definitions), ``<stem>.programs.h`` (policies and the
+``<stem>.cu`` (its definitions), ``<stem>.plan.h`` (the rules of each call
+plan), ``<stem>.programs.h`` (policies and the
 instantiation table, for programs that launch the kernels themselves),
 ``<stem>.device.cuh`` (the device code) and the kernel units
 ``<stem>.{latency,throughput,direct,pairs}.cu`` into
@@ -145,7 +146,7 @@ function(purlin_add_collective)
     foreach(unit IN ITEMS latency throughput direct pairs)
       list(APPEND units "${out_dir}/${stem}.${unit}.cu")
     endforeach()
-    set(outputs "${cu}" "${hdr}" "${out_dir}/${stem}.programs.h" "${out_dir}/${stem}.device.cuh" ${units})
+    set(outputs "${cu}" "${hdr}" "${out_dir}/${stem}.plan.h" "${out_dir}/${stem}.programs.h" "${out_dir}/${stem}.device.cuh" ${units})
     set(commands COMMAND ${purlinc_exe} "${src_abs}" --emit=cuda ${common_args} -o "${cu}")
     if(ARG_IR_DUMP)
       list(APPEND outputs "${out_dir}/${stem}.ir")

@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "allgather.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -136,6 +138,8 @@ struct allGather_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return allGather_enqueue<AtomT>; }
+  /// The rules of the call plan (allgather.plan.h, from the IR's plan ops).
+  using Rules = allGather_PlanRules;
 };
 
 /// The host code that enqueues allGather's program for a planned call, with the

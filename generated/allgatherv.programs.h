@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "allgatherv.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -118,6 +120,8 @@ struct allGatherV_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return allGatherV_enqueue<AtomT>; }
+  /// The rules of the call plan (allgatherv.plan.h, from the IR's plan ops).
+  using Rules = allGatherV_PlanRules;
 };
 
 /// The host code that enqueues allGatherV's program for a planned call, with the

@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "allreduce.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -217,6 +219,8 @@ struct allReduce_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return allReduce_enqueue<AtomT>; }
+  /// The rules of the call plan (allreduce.plan.h, from the IR's plan ops).
+  using Rules = allReduce_PlanRules;
 };
 
 /// The host code that enqueues allReduce's program for a planned call, with the

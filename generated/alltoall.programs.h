@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "alltoall.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -136,6 +138,8 @@ struct allToAll_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return allToAll_enqueue<AtomT>; }
+  /// The rules of the call plan (alltoall.plan.h, from the IR's plan ops).
+  using Rules = allToAll_PlanRules;
 };
 
 /// The host code that enqueues allToAll's program for a planned call, with the

@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "alltoallv.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -118,6 +120,8 @@ struct allToAllV_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return allToAllV_enqueue<AtomT>; }
+  /// The rules of the call plan (alltoallv.plan.h, from the IR's plan ops).
+  using Rules = allToAllV_PlanRules;
 };
 
 /// The host code that enqueues allToAllV's program for a planned call, with the

@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "broadcast.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -123,6 +125,8 @@ struct broadcast_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return broadcast_enqueue<AtomT>; }
+  /// The rules of the call plan (broadcast.plan.h, from the IR's plan ops).
+  using Rules = broadcast_PlanRules;
 };
 
 /// The host code that enqueues broadcast's program for a planned call, with the

@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "gather.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -118,6 +120,8 @@ struct gather_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return gather_enqueue<AtomT>; }
+  /// The rules of the call plan (gather.plan.h, from the IR's plan ops).
+  using Rules = gather_PlanRules;
 };
 
 /// The host code that enqueues gather's program for a planned call, with the

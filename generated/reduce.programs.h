@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "reduce.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -194,6 +196,8 @@ struct reduce_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return reduce_enqueue<AtomT>; }
+  /// The rules of the call plan (reduce.plan.h, from the IR's plan ops).
+  using Rules = reduce_PlanRules;
 };
 
 /// The host code that enqueues reduce's program for a planned call, with the

@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "reducescatter.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -210,6 +212,8 @@ struct reduceScatter_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return reduceScatter_enqueue<AtomT>; }
+  /// The rules of the call plan (reducescatter.plan.h, from the IR's plan ops).
+  using Rules = reduceScatter_PlanRules;
 };
 
 /// The host code that enqueues reduceScatter's program for a planned call, with the

@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "reducescatterv.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -189,6 +191,8 @@ struct reduceScatterV_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return reduceScatterV_enqueue<AtomT>; }
+  /// The rules of the call plan (reducescatterv.plan.h, from the IR's plan ops).
+  using Rules = reduceScatterV_PlanRules;
 };
 
 /// The host code that enqueues reduceScatterV's program for a planned call, with the

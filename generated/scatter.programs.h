@@ -15,6 +15,8 @@
 
 #include "purlin/snac/collective.cuh"
 
+#include "scatter.plan.h"
+
 namespace purlin::gen {
 
 // ============================================================================
@@ -118,6 +120,8 @@ struct scatter_Programs {
   }
   /// The host code that picks the program of a planned call and enqueues it.
   template <class AtomT> static snac::ProgramEnqueue enqueue() { return scatter_enqueue<AtomT>; }
+  /// The rules of the call plan (scatter.plan.h, from the IR's plan ops).
+  using Rules = scatter_PlanRules;
 };
 
 /// The host code that enqueues scatter's program for a planned call, with the

@@ -54,7 +54,7 @@ step_cuda() {
   local base
   base=$(basename "$1" .pl)
   "$PURLINC" "$1" -o "$OUTDIR/$base.cu" || return 1
-  echo "wrote $OUTDIR/$base.{h,programs.h,device.cuh,cu} and the kernel units $base.{latency,throughput,direct,pairs}.cu" \
+  echo "wrote $OUTDIR/$base.{h,plan.h,programs.h,device.cuh,cu} and the kernel units $base.{latency,throughput,direct,pairs}.cu" \
        "($(cat "$OUTDIR/$base".*.cu "$OUTDIR/$base.cu" "$OUTDIR/$base".*h | wc -l) lines)"
   # The programs are printed from the IR: their statements cite the ops.
   echo "programs printed from the IR, statements citing ops:"

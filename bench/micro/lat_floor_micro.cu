@@ -531,7 +531,13 @@ int main(int argc, char** argv) {
         a.dtype = purlin::DType::BF16;
         std::string e;
         // Latency plans only (no staging, no push lanes): any Atom stage count.
-        if (sn::makePlan(row.coll, 2, r, a, w, 0, kHalfBytes, plan[r], e, 1) != purlin::Status::Ok || !plan[r].latency ||
+        const auto planWith = [&](auto rules) { return sn::makePlan(row.coll, 2, r, a, w, 0, kHalfBytes, plan[r], e, 1, rules); };
+        const purlin::Status planned =
+            row.coll == sn::CollKind::AllGather       ? planWith(purlin::gen::allGather_PlanRules{})
+            : row.coll == sn::CollKind::ReduceScatter ? planWith(purlin::gen::reduceScatter_PlanRules{})
+            : row.coll == sn::CollKind::AllReduce     ? planWith(purlin::gen::allReduce_PlanRules{})
+                                                      : planWith(purlin::gen::allToAll_PlanRules{});
+        if (planned != purlin::Status::Ok || !plan[r].latency ||
             !plan[r].words8) {
           if (e.empty()) e = !plan[r].latency ? "the plan is not the latency program" : "the plan is not whole words (words8)";
           std::fprintf(stderr, "lat_floor_micro: makePlan: %s\n", e.c_str());

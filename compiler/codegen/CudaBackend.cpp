@@ -58,10 +58,10 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
   }
   EmitOutput out = emitCUDA(built.input);
   const EmitInput &in = built.input;
-  // In dependency order: the API header, the programs header, the device
-  // code, the host API, the kernel units.
+  // In dependency order: the API header, the plan header, the programs
+  // header, the device code, the host API, the kernel units.
   std::vector<std::pair<std::string, const std::string *>> files{
-      {in.headerName, &out.h}, {in.programsName, &out.programs}, {in.deviceName, &out.device}, {in.cuName, &out.cu}};
+      {in.headerName, &out.h}, {in.planName, &out.plan}, {in.programsName, &out.programs}, {in.deviceName, &out.device}, {in.cuName, &out.cu}};
   for (int u = 0; u < kNumKernelUnits; ++u) files.push_back({in.unitNames[u], &out.units[u]});
   if (toStdout) {
     for (const auto &[name, text] : files) stdoutStream << "// ===== purlinc: " << name << " =====\n" << *text;
@@ -70,7 +70,7 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
     return std::nullopt;
   }
   const OutputPaths paths = outputPaths(output);
-  std::vector<std::string> where{paths.h, paths.programs, paths.device, paths.cu};
+  std::vector<std::string> where{paths.h, paths.plan, paths.programs, paths.device, paths.cu};
   for (const std::string &u : paths.units) where.push_back(u);
   for (std::size_t i = 0; i < where.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)

@@ -13,6 +13,7 @@ EmitOutput emitCUDA(const EmitInput &input) {
   EmitOutput out;
   out.cu = emitSource(input);
   out.h = emitHeader(input);
+  out.plan = emitPlanHeader(input);
   out.programs = emitProgramsHeader(input);
   out.device = emitDeviceCode(input);
   for (int u = 0; u < kNumKernelUnits; ++u) out.units[u] = emitKernelUnit(input, KernelUnit(u));
@@ -28,6 +29,7 @@ OutputPaths outputPaths(const std::string &cuPath) {
   OutputPaths p;
   p.cu = cuPath;
   p.h = base + ".h";
+  p.plan = base + ".plan.h";
   p.programs = base + ".programs.h";
   p.device = base + ".device.cuh";
   for (int u = 0; u < kNumKernelUnits; ++u) p.units[u] = base + "." + unitName(KernelUnit(u)) + ".cu";

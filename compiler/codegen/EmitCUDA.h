@@ -4,6 +4,8 @@
 /// parallel and launchers link them instead of compiling them again
 /// (docs/codegen.md, "Files"):
 ///   NAME.h            the host API (C++ and C ABI) declarations;
+///   NAME.plan.h       per collective the rules of its call plan
+///                     (NAME_PlanRules), printed from the IR's plan ops;
 ///   NAME.programs.h   per collective its policy struct, SNAC type, the
 ///                     instantiation table (one accessor per kernel that
 ///                     exists) and NAME_Programs, as snac::launch takes it;
@@ -24,6 +26,8 @@ namespace purlin::codegen {
 /// The header text (API declarations; includable from C and C++).
 std::string emitHeader(const EmitInput &input);
 
+/// NAME.plan.h: the call plans' rules (host C++ only).
+std::string emitPlanHeader(const EmitInput &input);
 /// NAME.programs.h: policies, types, instantiation table, Programs.
 std::string emitProgramsHeader(const EmitInput &input);
 /// NAME.device.cuh: the device code printed from the IR.
@@ -40,7 +44,7 @@ EmitOutput emitCUDA(const EmitInput &input);
 
 /// Where the files go for `-o <cuPath>`: cuPath itself; the others are its
 /// path without the extension (the whole path if it has none) plus ".h",
-/// ".programs.h", ".device.cuh" and ".<unit>.cu".
+/// ".plan.h", ".programs.h", ".device.cuh" and ".<unit>.cu".
 OutputPaths outputPaths(const std::string &cuPath);
 
 /// Writes `text` to `path`; on failure returns a message naming the path

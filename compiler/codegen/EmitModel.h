@@ -106,6 +106,7 @@ struct EmitInput {
   std::string sourceName;         ///< the .pl's file name (no directory), cited in comments
   std::string cuName;             ///< file name of the .cu, e.g. "allreduce.cu"
   std::string headerName;         ///< file name the .cu includes, e.g. "allreduce.h"
+  std::string planName;           ///< "allreduce.plan.h" (EmitCUDA.h)
   std::string programsName;       ///< "allreduce.programs.h" (EmitCUDA.h)
   std::string deviceName;         ///< "allreduce.device.cuh"
   std::array<std::string, kNumKernelUnits> unitNames; ///< "allreduce.latency.cu", ... (KernelUnit order)
@@ -117,6 +118,7 @@ struct EmitInput {
 struct EmitOutput {
   std::string cu;        ///< NAME.cu: host API definitions
   std::string h;         ///< NAME.h: host API declarations
+  std::string plan;      ///< NAME.plan.h
   std::string programs;  ///< NAME.programs.h
   std::string device;    ///< NAME.device.cuh
   std::array<std::string, kNumKernelUnits> units; ///< NAME.<unit>.cu, KernelUnit order
@@ -124,7 +126,7 @@ struct EmitOutput {
 
 /// Their paths for one `-o` (outputPaths).
 struct OutputPaths {
-  std::string cu, h, programs, device;
+  std::string cu, h, plan, programs, device;
   std::array<std::string, kNumKernelUnits> units;
 };
 

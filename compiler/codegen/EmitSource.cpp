@@ -306,6 +306,8 @@ void emitPrograms(std::ostringstream &o, const EmitInput &in, const EmitCollecti
   o << "  }\n"
     << "  /// The host code that picks the program of a planned call and enqueues it.\n"
     << "  template <class AtomT> static snac::ProgramEnqueue enqueue() { return " << id << "_enqueue<AtomT>; }\n"
+    << "  /// The rules of the call plan (" << in.planName << ", from the IR's plan ops).\n"
+    << "  using Rules = " << id << "_PlanRules;\n"
     << "};\n\n";
   emitEnqueue(o, c, id);
 }
@@ -354,6 +356,7 @@ std::string emitProgramsHeader(const EmitInput &in) {
     << "#include <cstdint>\n"
     << "#include <type_traits>\n\n"
     << "#include \"purlin/snac/collective.cuh\"\n\n"
+    << "#include \"" << in.planName << "\"\n\n"
     << "namespace purlin::gen {\n\n";
   for (const EmitCollective &c : in.collectives) {
     const std::string id = flatName(c.name);

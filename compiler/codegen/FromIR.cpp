@@ -117,7 +117,7 @@ std::vector<ProgramNote> programNotes(const EmitCollective &c) {
   if (c.directIR && c.directIR->ir().hasEngine())
     notes.push_back(note("direct (copy engine)",
                          "captured (or output registered, no GPU shared), unchecked, message bytes >= " +
-                             std::to_string(c.directIR->ir().bound.directEngineMinBytes) + " (IR of world n = " +
+                             std::to_string(c.directIR->ir().bound.directEngineMinBytes()) + " (IR of world n = " +
                              std::to_string(c.directIR->ir().n) + ")",
                          c.directIR->ir().engine));
   return notes;

@@ -55,6 +55,7 @@ BuildResult buildEmitInput(const Module &module, const PolicySet &policies,
   const OutputPaths paths = outputPaths(cuPath);
   in.cuName = fileNameOf(paths.cu);
   in.headerName = fileNameOf(paths.h);
+  in.planName = fileNameOf(paths.plan);
   in.programsName = fileNameOf(paths.programs);
   in.deviceName = fileNameOf(paths.device);
   for (int u = 0; u < kNumKernelUnits; ++u) in.unitNames[u] = fileNameOf(paths.units[u]);

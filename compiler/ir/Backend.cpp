@@ -31,12 +31,12 @@ bool simulateOne(const CollectiveIR &ir, const IRRequest &req, std::ostream &os,
     // at run time (the same decision on every rank): simulate it too.
     std::vector<const Program *> progs = {&ir.latency, &ir.throughput};
     if (ir.hasDirect() &&
-        computeSizes(ir.kind, n, argsForBytes(ir.kind, n, bytes, 1)).dispatch >= ir.bound.directMinBytes)
+        computeSizes(ir.kind, n, argsForBytes(ir.kind, n, bytes, 1)).dispatch >= ir.bound.directMinBytes())
       progs.push_back(&ir.direct), directShown = true;
     // Its copy-engine form from directEngineMinBytes (equal partitions).
     if (ir.hasEngine()) {
       Sizes sz = computeSizes(ir.kind, n, argsForBytes(ir.kind, n, bytes, 1));
-      if (sz.dispatch >= ir.bound.directEngineMinBytes && engineApplies(ir, sz)) progs.push_back(&ir.engine);
+      if (sz.dispatch >= ir.bound.directEngineMinBytes() && engineApplies(ir, sz)) progs.push_back(&ir.engine);
     }
     for (const Program *p : progs) {
       bool pass = true;

@@ -321,29 +321,57 @@ struct Program {
   std::vector<Role> roles;
 };
 
-/// Policy numbers bound into the IR for world size n (bindPolicy).
+/// Policy numbers bound into the IR for world size n (bindPolicy): the
+/// policy's knobs as the runtime reads them (snac::WorldConsts, one member
+/// per row of policy_knobs.def: ir::worldConsts), and what the IR derives
+/// from them and the policy's Atom and staging.
 struct Bound {
-  uint64_t crossoverBytes = 0;  ///< dispatch bytes <= this take the latency program
-  int latencyCtas = 0, latencyThreads = 0;
-  int stageCtas = 0, consumeCtas = 0, gatherCtas = 0, threads = 0;
+  /// world[n] of the policy, as purlinc prints it into NAME_Policy
+  /// (0: the runtime's default; directCtas -1: the direct program is off).
+  snac::WorldConsts knobs;
   /// Push: lanes per CTA of the stage role and of the other roles (snac::pushLanes).
   int stageLanes = 1, consumeLanes = 1;
-  uint64_t chunkBytes = 0;      ///< policy chunk (the run-time chunk may be smaller)
   int pipelineStages = 0, stageBytes = 0;
   uint64_t stagingBytes = 0;    ///< one staging half
   uint64_t regionBytes = 0;     ///< S region (and Y region for a compose) of a half
   int slots = 0, ySlots = 0;    ///< cyclic slots at the policy chunk
   Transfer transfer = Transfer::Pull;       ///< what the throughput program does
   Transfer policyTransfer = Transfer::Pull; ///< what the policy asked for (push only where derivable)
-  /// Direct program: captured calls with dispatch bytes >= directMinBytes
-  /// (policy world[n].direct; off when the policy disables it).
-  bool directOn = false;
-  uint64_t directMinBytes = 0;
-  int directCtas = 0, directThreads = 0;
-  /// Copy-engine form: captured calls with message bytes >= this (the
-  /// runtime's plan.h kDirectEngineMinBytes), not on checked communicators.
-  uint64_t directEngineMinBytes = 0;
   bool bound = false;
+  /// The gather role's CTAs (a composition's only; 0 otherwise).
+  int gatherCtas(bool compose) const { return compose ? knobs.gatherCtas : 0; }
+  /// Direct program: captured calls with dispatch bytes >= directMinBytes()
+  /// (policy world[n].direct; off when the policy disables it).
+  bool directOn() const { return knobs.directCtas >= 0; }
+  uint64_t directMinBytes() const { return snac::directMinBytesOf(knobs); }
+  int directCtas() const { return knobs.directCtas > 0 ? knobs.directCtas : snac::kDirectCtas; }
+  int directThreads() const { return knobs.directThreads > 0 ? knobs.directThreads : snac::kDirectThreads; }
+  /// Copy-engine form: captured calls with message bytes >= this, not on
+  /// checked communicators.
+  uint64_t directEngineMinBytes() const { return snac::directEngineMinBytesOf(knobs); }
+};
+
+/// The call plan (CallPlan.h): ops %p0.. that say how every call of the
+/// collective is planned before a program runs.
+enum class PlanOpKind {
+  Ranges,      ///< byte ranges per peer, from the layouts (snac::planByteRanges)
+  Flow,        ///< the bytes every source sends in the latency program
+  Latency,     ///< the latency program: crossover and packet window
+  Throughput,  ///< otherwise the throughput program: its transfer and chunk
+  Direct,      ///< the direct program: the world sizes it exists for, the threshold
+  Engine,      ///< the direct program's copy-engine form
+};
+/// What every source sends in the latency program: the whole message (a
+/// composition's latency program is one-shot) or its largest segment.
+enum class FlowOf { Message, Segment };
+struct PlanOp {
+  int id = 0;  ///< printed %p<id>
+  PlanOpKind kind = PlanOpKind::Ranges;
+  FlowOf flow = FlowOf::Segment;  ///< Flow
+  std::vector<int> worlds;        ///< Direct: the world sizes its program is derived for (empty: none)
+  bool needsMemOps = false;       ///< Engine: its flags are stream memory operations
+  bool reduces = false;           ///< Engine: a reduce kernel between the copies
+  std::string why;                ///< the derivation's reason, printed with the op
 };
 
 /// Both programs of one collective, for world size n.
@@ -367,6 +395,8 @@ struct CollectiveIR {
   Program engine;
   bool hasEngine() const { return !engine.roles.empty(); }
   std::string dispatchBytes;    ///< how the dispatch size is computed, e.g. "n*count*E"
+  /// The call plan (derivePlan): for every world size, not only n.
+  std::vector<PlanOp> plan;
 };
 
 /// Protocol constants: the runtime's own (runtime/include/purlin/snac/

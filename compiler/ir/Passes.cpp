@@ -2,6 +2,7 @@
 /// @brief bindPolicy, insertSlotReuseGuards and insertDoneAcks.
 #include "ir/Passes.h"
 #include "ir/DerivePush.h"
+#include "ir/RuntimePlan.h"
 
 #include <algorithm>
 
@@ -90,75 +91,62 @@ bool roleReads(const Role &r) {
 void bindPolicy(CollectiveIR &ir, const Policy &policy) {
   const WorldPolicy &w = policy.forWorld(ir.n);
   Bound &b = ir.bound;
-  b.crossoverBytes = w.latency.maxBytes;
-  b.latencyCtas = w.latency.ctas;
-  b.latencyThreads = w.latency.threads;
-  b.stageCtas = w.throughput.stageCtas;
-  b.consumeCtas = w.throughput.consumeCtas;
-  b.gatherCtas = isCompose(ir.kind) ? w.throughput.gatherCtas : 0;
-  b.threads = w.throughput.threads;
-  b.chunkBytes = w.throughput.chunkBytes;
+  b.knobs = worldConsts(w, ir.kind);
+  const snac::WorldConsts &k = b.knobs;
   b.policyTransfer = w.throughput.transfer;
   b.transfer = boundTransfer(ir.kind, w.throughput.transfer);
   b.pipelineStages = policy.atom.pipelineStages;
   b.stageBytes = policy.atom.stageBytes;
   b.stagingBytes = policy.stagingBytes;
   std::string wp = "world[" + std::to_string(ir.n) + "]";
-  need(b.latencyCtas > 0 && b.latencyThreads > 0, ir, wp + ".latency.ctas/threads", "must be positive");
-  need(b.stageCtas > 0, ir, wp + ".throughput.stageCtas", "must be positive");
-  need(b.consumeCtas > 0, ir, wp + ".throughput.consumeCtas", "must be positive");
-  need(!isCompose(ir.kind) || b.gatherCtas > 0, ir, wp + ".throughput.gatherCtas",
+  need(k.latencyCtas > 0 && k.latencyThreads > 0, ir, wp + ".latency.ctas/threads", "must be positive");
+  need(k.stageCtas > 0, ir, wp + ".throughput.stageCtas", "must be positive");
+  need(k.consumeCtas > 0, ir, wp + ".throughput.consumeCtas", "must be positive");
+  need(!isCompose(ir.kind) || k.gatherCtas > 0, ir, wp + ".throughput.gatherCtas",
        "must be positive for a composition");
-  need(b.threads > 0, ir, wp + ".throughput.threads", "must be positive");
-  need(b.chunkBytes >= 16 && b.chunkBytes % 16 == 0, ir, wp + ".throughput.chunkBytes",
+  need(k.threads > 0, ir, wp + ".throughput.threads", "must be positive");
+  need(k.chunkBytes >= 16 && k.chunkBytes % 16 == 0, ir, wp + ".throughput.chunkBytes",
        "must be a positive multiple of 16");
   need(b.transfer == ir.throughput.transfer, ir, wp + ".throughput.transfer",
        std::string("is ") + (b.transfer == Transfer::Push ? "push" : "pull") +
            " but the throughput program was derived for the other transfer (derive with the policy's transfer)");
-  b.regionBytes = isCompose(ir.kind) ? (b.stagingBytes / 2) & ~uint64_t(15) : b.stagingBytes & ~uint64_t(15);
-  need(b.regionBytes >= b.chunkBytes, ir, "stagingBytes",
+  b.regionBytes = snac::stagingRegionBytes(isCompose(ir.kind), b.stagingBytes);  // the runtime's rule (plan.h)
+  need(b.regionBytes >= k.chunkBytes, ir, "stagingBytes",
        "(" + std::to_string(b.stagingBytes) + ") must hold at least one chunk per region");
-  b.slots = int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxSlots));
-  b.ySlots = isCompose(ir.kind) ? int(std::min<uint64_t>(b.regionBytes / b.chunkBytes, kMaxYSlots)) : 0;
+  snac::stagingSlots(b.regionBytes, k.chunkBytes, isCompose(ir.kind), kMaxSlots, b.slots, b.ySlots);
   if (b.transfer == Transfer::Push) {
     // Slots per source region (n-1 regions of S, and of Y for AllReduce).
-    uint64_t perSrc = ((b.regionBytes / uint64_t(ir.n - 1)) & ~uint64_t(15)) / b.chunkBytes;
-    need(perSrc >= 1, ir, "stagingBytes",
+    const uint64_t srcRegion = snac::pushSourceRegionBytes(isCompose(ir.kind), ir.n, b.stagingBytes);
+    need(srcRegion / k.chunkBytes >= 1, ir, "stagingBytes",
          "(" + std::to_string(b.stagingBytes) + ") must hold at least one chunk per source region (push)");
-    b.slots = int(std::min<uint64_t>(perSrc, uint64_t(pushSlotCap(ir.throughput))));
-    b.ySlots = isCompose(ir.kind) ? int(std::min<uint64_t>(perSrc, kMaxYSlots)) : 0;
+    snac::stagingSlots(srcRegion, k.chunkBytes, isCompose(ir.kind), pushSlotCap(ir.throughput), b.slots, b.ySlots);
   }
-  b.directOn = w.direct.enabled;
-  // 0 = the runtime's default, as in WorldConsts (runtime plan.h).
-  b.directMinBytes = w.direct.minBytes ? w.direct.minBytes : kDirectDefaultMinBytes;
-  b.directCtas = w.direct.ctas ? w.direct.ctas : kDirectDefaultCtas;
-  b.directThreads = w.direct.threads ? w.direct.threads : kDirectDefaultThreads;
-  if (b.directOn) {
-    need(b.directCtas >= 1 && b.directCtas <= kMaxDirectCtas, ir, wp + ".direct.ctas",
+  // Direct numbers: 0 = the runtime's default, as in WorldConsts (runtime plan.h).
+  if (b.directOn()) {
+    need(b.directCtas() >= 1 && b.directCtas() <= kMaxDirectCtas, ir, wp + ".direct.ctas",
          "must be in [1, " + std::to_string(kMaxDirectCtas) + "] (one signal per CTA index)");
-    need(b.directThreads > 0, ir, wp + ".direct.threads", "must be positive");
+    need(b.directThreads() > 0, ir, wp + ".direct.threads", "must be positive");
   }
-  b.directEngineMinBytes = w.direct.engineMinBytes ? w.direct.engineMinBytes : kDirectDefaultEngineMinBytes;
-  if (!b.directOn && ir.hasDirect()) {
+  if (!b.directOn() && ir.hasDirect()) {
     ir.direct = Program{};
     ir.engine = Program{};
     ir.directWhyNot = "off in the policy (" + wp + ".direct = false)";
   }
   b.bound = true;
 
-  for (auto &role : ir.latency.roles) role.ctas = b.latencyCtas, role.threads = b.latencyThreads;
+  for (auto &role : ir.latency.roles) role.ctas = k.latencyCtas, role.threads = k.latencyThreads;
   if (b.transfer == Transfer::Push) {
-    b.stageLanes = snac::pushLanes(w.throughput.lanes, snac::kDefaultLanes, b.threads, b.pipelineStages);
-    b.consumeLanes = snac::pushLanes(w.throughput.consumeLanes, snac::kDefaultConsumeLanes, b.threads, b.pipelineStages);
+    b.stageLanes = snac::pushLanes(k.lanes, snac::kDefaultLanes, k.threads, b.pipelineStages);
+    b.consumeLanes = snac::pushLanes(k.consumeLanes, snac::kDefaultConsumeLanes, k.threads, b.pipelineStages);
   }
   for (auto &role : ir.throughput.roles) {
-    role.threads = b.threads;
-    role.ctas = role.name == "stage" ? b.stageCtas : role.name == "gather" ? b.gatherCtas : b.consumeCtas;
+    role.threads = k.threads;
+    role.ctas = role.name == "stage" ? k.stageCtas : role.name == "gather" ? b.gatherCtas(isCompose(ir.kind)) : k.consumeCtas;
     role.lanes = role.name == "stage" ? b.stageLanes : b.consumeLanes;
   }
-  for (auto &role : ir.direct.roles) role.ctas = b.directCtas, role.threads = b.directThreads;
+  for (auto &role : ir.direct.roles) role.ctas = b.directCtas(), role.threads = b.directThreads();
   // The copy-engine form's reduce kernels: direct.ctas CTAs (plan.h planDirect).
-  for (auto &role : ir.engine.roles) role.ctas = b.directCtas, role.threads = kEngineReduceThreads;
+  for (auto &role : ir.engine.roles) role.ctas = b.directCtas(), role.threads = kEngineReduceThreads;
   for (Program *p : {&ir.latency, &ir.throughput})
     for (auto &role : p->roles)
       forEachOp(role.body, [&](Op &o) {

@@ -2,6 +2,7 @@
 /// @brief lower(): runs the passes of Passes.h in order.
 #include "ir/Pipeline.h"
 
+#include "ir/CallPlan.h"
 #include "ir/Derive.h"
 #include "ir/DerivePush.h"
 #include "ir/Passes.h"
@@ -10,7 +11,7 @@
 namespace purlin::ir {
 
 const std::vector<std::string> &passNames() {
-  static const std::vector<std::string> names = {"derive", "bindPolicy", "insertSlotReuseGuards",
+  static const std::vector<std::string> names = {"derive", "derivePlan", "bindPolicy", "insertSlotReuseGuards",
                                                  "insertDoneAcks", "verify"};
   return names;
 }
@@ -23,6 +24,8 @@ CollectiveIR lower(const Collective &c, const Policy &policy, int n, const Pipel
   Transfer transfer = n >= kMinWorld && n <= kMaxWorld ? policy.forWorld(n).throughput.transfer : Transfer::Pull;
   CollectiveIR ir = derive(c, n, transfer);
   dump("derive", ir);
+  derivePlan(ir);
+  dump("derivePlan", ir);
   bindPolicy(ir, policy);
   dump("bindPolicy", ir);
   insertSlotReuseGuards(ir);

@@ -2,6 +2,7 @@
 /// @brief Text and JSON printers of the SNAC IR.
 #include "ir/Printer.h"
 
+#include "ir/CallPlan.h"
 #include "ir/DerivePush.h"
 
 #include <sstream>
@@ -279,32 +280,29 @@ void print(std::ostream &os, const CollectiveIR &ir) {
      << (ir.compose ? ", compose" : "") << ") {\n";
   const Bound &b = ir.bound;
   os << "  world n = " << ir.n << ", policy " << ir.policyName << "\n";
-  os << "  dispatch: latency if " << ir.dispatchBytes << " <= crossover, else throughput; crossover = "
-     << b.crossoverBytes << " bytes\n";
   if (b.bound) {
-    os << "  bound: latency " << b.latencyCtas << " ctas x " << b.latencyThreads << " threads; throughput stage "
-       << b.stageCtas << ", consume " << b.consumeCtas << ", gather " << b.gatherCtas << " ctas x " << b.threads
-       << " threads; chunk " << b.chunkBytes << " B; atom " << b.pipelineStages << " stages x " << b.stageBytes
-       << " B; staging " << b.stagingBytes << " B/half, region " << b.regionBytes << " B, slots " << b.slots
-       << ", ySlots " << b.ySlots << "; transfer " << (b.transfer == Transfer::Pull ? "pull" : "push");
+    const snac::WorldConsts &k = b.knobs;
+    os << "  bound: latency " << k.latencyCtas << " ctas x " << k.latencyThreads << " threads, crossover "
+       << k.latencyMaxBytes << " B; throughput stage " << k.stageCtas << ", consume " << k.consumeCtas
+       << ", gather " << b.gatherCtas(ir.compose) << " ctas x " << k.threads << " threads; chunk " << k.chunkBytes
+       << " B; atom " << b.pipelineStages << " stages x " << b.stageBytes << " B; staging " << b.stagingBytes
+       << " B/half, region " << b.regionBytes << " B, slots " << b.slots << ", ySlots " << b.ySlots
+       << "; transfer " << (b.transfer == Transfer::Pull ? "pull" : "push");
     if (b.policyTransfer != b.transfer)
       os << " (policy: " << (b.policyTransfer == Transfer::Pull ? "pull" : "push") << "; " << kPushOnlyFor << ")";
     if (b.transfer == Transfer::Push)
       os << ", lanes per cta: stage " << b.stageLanes << ", others " << b.consumeLanes;
+    if (b.directOn())
+      os << "; direct " << b.directCtas() << " ctas x " << b.directThreads() << " threads from " << b.directMinBytes()
+         << " B, copy engines from " << b.directEngineMinBytes() << " B";
     os << "\n";
-    // What the runtime plans per call from these numbers (snac::makePlan,
-    // plan.h; RuntimePlan.h instantiates the IR with it).
-    os << "  per call (snac::makePlan): chunk = "
-       << (b.transfer == Transfer::Push
-               ? "pickPushChunk (about chunksPerCta chunks per worker, within [kMinPushChunk, chunk])"
-               : "pickChunk (min(chunk, max(64 KiB, maxLen/4)))")
-       << ", rounded up to 16; cpp = ceil(maxLen/chunk); slots = min(region/chunk, " << kMaxSlots
-       << "); the latency program only while its packets fit the packet window (a 512-byte group per 504 payload "
-          "bytes of each flow, packet half / 16 / n slots per source)\n";
-    if (b.directOn)
-      os << "  direct: captured calls with " << ir.dispatchBytes << " >= " << b.directMinBytes
-         << " bytes take the direct program; " << b.directCtas << " ctas x " << b.directThreads
-         << " threads; its copy-engine form from " << b.directEngineMinBytes << " message bytes (unchecked)\n";
+  }
+  // The call plan (CallPlan.h): how every call is planned, for every world
+  // size (msgBytes: how the dispatch size is computed).
+  if (!ir.plan.empty()) {
+    os << "  plan (msgBytes = " << ir.dispatchBytes << ") {\n";
+    for (const PlanOp &op : ir.plan) os << "    " << planOpText(ir, op) << "\n";
+    os << "  }\n";
   }
   printProgram(os, ir.latency);
   printProgram(os, ir.throughput);
@@ -326,19 +324,21 @@ nlohmann::json toJson(const CollectiveIR &ir) {
       {"name", ir.name}, {"kind", toString(ir.kind)}, {"op", opName(ir.op)}, {"in", layoutName(ir.in)},
       {"out", layoutName(ir.out)}, {"root", rootName(ir.root)}, {"compose", ir.compose},
       {"policy", ir.policyName}, {"n", ir.n}, {"dispatchBytes", ir.dispatchBytes},
-      {"bound", {{"crossoverBytes", b.crossoverBytes}, {"latencyCtas", b.latencyCtas},
-                 {"latencyThreads", b.latencyThreads}, {"stageCtas", b.stageCtas},
-                 {"consumeCtas", b.consumeCtas}, {"gatherCtas", b.gatherCtas}, {"threads", b.threads},
-                 {"chunkBytes", b.chunkBytes}, {"pipelineStages", b.pipelineStages},
+      {"bound", {{"crossoverBytes", b.knobs.latencyMaxBytes}, {"latencyCtas", b.knobs.latencyCtas},
+                 {"latencyThreads", b.knobs.latencyThreads}, {"stageCtas", b.knobs.stageCtas},
+                 {"consumeCtas", b.knobs.consumeCtas}, {"gatherCtas", b.gatherCtas(ir.compose)},
+                 {"threads", b.knobs.threads}, {"chunkBytes", b.knobs.chunkBytes}, {"pipelineStages", b.pipelineStages},
                  {"stageBytes", b.stageBytes}, {"stagingBytes", b.stagingBytes},
                  {"regionBytes", b.regionBytes}, {"slots", b.slots}, {"ySlots", b.ySlots},
                  {"transfer", b.transfer == Transfer::Pull ? "pull" : "push"},
                  {"policyTransfer", b.policyTransfer == Transfer::Pull ? "pull" : "push"},
                  {"stageLanes", b.stageLanes}, {"consumeLanes", b.consumeLanes},
-                 {"direct", b.directOn}, {"directMinBytes", b.directMinBytes}, {"directCtas", b.directCtas},
-                 {"directThreads", b.directThreads}}}};
+                 {"direct", b.directOn()}, {"directMinBytes", b.directMinBytes()}, {"directCtas", b.directCtas()},
+                 {"directThreads", b.directThreads()}}}};
   if (!ir.directWhyNot.empty()) j["noDirect"] = ir.directWhyNot;
   if (b.policyTransfer != b.transfer) j["bound"]["transferNote"] = kPushOnlyFor;
+  j["plan"] = nlohmann::json::array();
+  for (const PlanOp &op : ir.plan) j["plan"].push_back({{"id", op.id}, {"text", planOpText(ir, op)}});
   j["programs"] = nlohmann::json::array();
   for (const Program *p : programsOf(ir)) {
     nlohmann::json pj = {{"regime", toString(p->regime)}};

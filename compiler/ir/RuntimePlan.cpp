@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "ir/CallPlan.h"
+
 namespace purlin::ir {
 
 snac::WorldConsts worldConsts(const WorldPolicy &w, Kind k) {
@@ -51,7 +53,7 @@ snac::Plan runtimePlan(const CollectiveIR &ir, const Policy &policy, uint64_t co
   std::string error;
   const snac::WorldConsts w = worldConsts(policy.forWorld(ir.n), ir.kind);
   if (snac::makePlan(*kind, ir.n, rank, a, w, policy.stagingBytes, packetHalfBytes, p, error,
-                     policy.atom.pipelineStages) != Status::Ok)
+                     policy.atom.pipelineStages, PlanRulesOf(ir)) != Status::Ok)
     throw IRError{error};
   return p;
 }
@@ -89,7 +91,7 @@ snac::Plan runtimePlan(const CollectiveIR &ir, const Policy &policy, const CallA
   std::string error;
   const snac::WorldConsts w = worldConsts(policy.forWorld(n), ir.kind);
   if (snac::makePlan(*kind, n, rank, a, w, policy.stagingBytes, packetHalfBytes, p, error,
-                     policy.atom.pipelineStages) != Status::Ok)
+                     policy.atom.pipelineStages, PlanRulesOf(ir)) != Status::Ok)
     throw IRError{error};
   return p;
 }

@@ -94,28 +94,25 @@ Sizes computeSizes(Kind kind, int n, const CallArgs &a) {
 
 Geometry computeGeometry(const CollectiveIR &ir, const Sizes &s, uint64_t chunk, uint64_t stagingBytes) {
   Geometry g;
-  g.chunk = chunk ? chunk : ir.bound.chunkBytes;
+  g.chunk = chunk ? chunk : ir.bound.knobs.chunkBytes;
   if (g.chunk == 0 || g.chunk % 16) throw IRError{"chunk bytes must be a positive multiple of 16"};
   uint64_t staging = stagingBytes ? stagingBytes : ir.bound.stagingBytes;
   bool comp = isCompose(ir.kind);
-  g.region = comp ? (staging / 2) & ~uint64_t(15) : staging & ~uint64_t(15);
+  g.region = snac::stagingRegionBytes(comp, staging);  // the runtime's rule (plan.h)
   if (g.region < g.chunk) throw IRError{"staging capacity " + std::to_string(staging) + " holds no chunk"};
-  g.slots = int(std::min<uint64_t>(g.region / g.chunk, kMaxSlots));
-  g.ySlots = comp ? int(std::min<uint64_t>(g.region / g.chunk, kMaxYSlots)) : 0;
+  snac::stagingSlots(g.region, g.chunk, comp, kMaxSlots, g.slots, g.ySlots);
   g.cpp = int(std::max<uint64_t>(1, (s.maxLen + g.chunk - 1) / g.chunk));
   bool packedIn = hasPackedInput(ir.kind);
   g.parts = packedIn ? 1 : s.n - 1;
   g.push = ir.throughput.transfer == Transfer::Push;
   if (g.push) {
     // Per-source regions: n-1 of them in the S region (and in the Y region).
-    g.srcRegion = (g.region / uint64_t(s.n - 1)) & ~uint64_t(15);
-    uint64_t perSrc = g.srcRegion / g.chunk;
-    if (perSrc == 0)
+    g.srcRegion = snac::pushSourceRegionBytes(comp, s.n, staging);
+    if (g.srcRegion / g.chunk == 0)
       throw IRError{"staging capacity " + std::to_string(staging) + " holds no chunk per source region (" +
                     std::to_string(s.n - 1) + " sources)"};
     g.parts = s.n - 1;
-    g.slots = int(std::min<uint64_t>(perSrc, uint64_t(pushSlotCap(ir.throughput))));
-    g.ySlots = comp ? int(std::min<uint64_t>(perSrc, kMaxYSlots)) : 0;
+    snac::stagingSlots(g.srcRegion, g.chunk, comp, pushSlotCap(ir.throughput), g.slots, g.ySlots);
   } else if (g.slots < g.parts)
     throw IRError{"staging capacity " + std::to_string(staging) + " holds " + std::to_string(g.slots) +
                   " slots, fewer than the " + std::to_string(g.parts) + " partitions staged per chunk"};

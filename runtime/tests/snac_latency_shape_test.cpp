@@ -5,14 +5,14 @@
 /// on every rank.
 #include <catch2/catch.hpp>
 
-#include "purlin/snac/plan.h"
+#include "plan_fixtures.h"
 
 using namespace purlin;
 using namespace purlin::snac;
+using plantest::kAtomStages;
+using plantest::makeExamplePlan;
 
 namespace {
-/// The Atom pipeline stages of the kernels the plans are for (even: 2 push lanes fit).
-constexpr int kAtomStages = 8;
 WorldConsts world(int ctas, int threads, int wpt) {
   WorldConsts w{std::size_t(8) << 20, ctas, threads, 8, 16, 8, 512, 2u << 20, false};
   w.latencySlotsPerThread = wpt;
@@ -86,8 +86,8 @@ TEST_CASE("makePlan: the latency shape follows the message and is the same on ev
       a.dtype = DType::BF16;
       Plan p0, p1;
       std::string e0, e1;
-      REQUIRE(makePlan(k, 2, 0, a, w, std::size_t(256) << 20, std::size_t(16) << 20, p0, e0, kAtomStages) == Status::Ok);
-      REQUIRE(makePlan(k, 2, 1, a, w, std::size_t(256) << 20, std::size_t(16) << 20, p1, e1, kAtomStages) == Status::Ok);
+      REQUIRE(makeExamplePlan(k, 2, 0, a, w, std::size_t(256) << 20, std::size_t(16) << 20, p0, e0, kAtomStages) == Status::Ok);
+      REQUIRE(makeExamplePlan(k, 2, 1, a, w, std::size_t(256) << 20, std::size_t(16) << 20, p1, e1, kAtomStages) == Status::Ok);
       REQUIRE(p0.latency);
       CHECK(p0.latencyCtas == p1.latencyCtas);
       CHECK(p0.latencyThreads == p1.latencyThreads);
@@ -118,7 +118,7 @@ TEST_CASE("makePlan: words8 (the latency kernel's whole-word instantiation) only
       a.dtype = DType::BF16;
       Plan p;
       std::string e;
-      REQUIRE(makePlan(k, 2, 0, a, w, std::size_t(256) << 20, std::size_t(16) << 20, p, e, kAtomStages) == Status::Ok);
+      REQUIRE(makeExamplePlan(k, 2, 0, a, w, std::size_t(256) << 20, std::size_t(16) << 20, p, e, kAtomStages) == Status::Ok);
       REQUIRE(p.latency);
       INFO("collective " << int(k) << " in+" << pr.inOff << " out+" << pr.outOff << " count " << pr.count);
       CHECK(p.words8 == pr.words8);

@@ -163,22 +163,22 @@ TEST_CASE("chunks and CTA slices tile a range, slices 16-byte aligned") {
 TEST_CASE("makePlan: byte ranges per collective") {
   Plan p;
   std::string err;
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, 7), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  REQUIRE(makeExamplePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, 7), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.txOff[0] == 0);
   CHECK(p.txLen[0] == 3 * 2);
   CHECK(p.txOff[1] == 3 * 2);
   CHECK(p.txLen[1] == 4 * 2);
   CHECK(p.msgBytes == 14);
-  REQUIRE(makePlan(CollKind::AllGather, 4, 2, args(kIn, kOut, 5, DType::F32), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 4, 2, args(kIn, kOut, 5, DType::F32), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK(p.rxOff[3] == 3 * 5 * 4);
   CHECK(p.txLen[0] == 20);
   CHECK(p.msgBytes == 4 * 20);
   CHECK(p.stageParts() == 1);
-  REQUIRE(makePlan(CollKind::ReduceScatter, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  REQUIRE(makeExamplePlan(CollKind::ReduceScatter, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.txOff[3] == 30);
   CHECK(p.rxOff[2] == 0);
-  REQUIRE(makePlan(CollKind::AllToAll, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  REQUIRE(makeExamplePlan(CollKind::AllToAll, 4, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.rxOff[1] == 10);
   CHECK(p.txOff[1] == 10);
 }
@@ -216,7 +216,7 @@ TEST_CASE("makePlan: rooted collectives") {
   };
   for (CollKind k : {CollKind::Broadcast, CollKind::Reduce, CollKind::Scatter, CollKind::Gather}) {
     for (int bad : {-1, 4}) {
-      CHECK(makePlan(k, 4, 1, rooted(kIn, kOut, 5, bad), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+      CHECK(makeExamplePlan(k, 4, 1, rooted(kIn, kOut, 5, bad), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
             Status::InvalidArgument);
       CHECK(err.find("root " + std::to_string(bad) + " out of range (0..3)") != std::string::npos);
     }
@@ -224,7 +224,7 @@ TEST_CASE("makePlan: rooted collectives") {
     for (std::size_t count : {1ul, 131073ul, 1ul << 22}) {
       Plan first;
       for (int r = 0; r < 4; ++r) {
-        REQUIRE(makePlan(k, 4, r, rooted(kIn, kOut, count, 2), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        REQUIRE(makeExamplePlan(k, 4, r, rooted(kIn, kOut, count, 2), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
                 Status::Ok);
         CHECK(p.root == 2);
         if (r == 0) first = p;
@@ -240,55 +240,55 @@ TEST_CASE("makePlan: rooted collectives") {
   // Byte ranges: Broadcast / Reduce partition the count like AllReduce
   // (a one-shot latency flow of the whole message); Scatter and Gather
   // move count elements per rank.
-  REQUIRE(makePlan(CollKind::Broadcast, 2, 1, rooted(kIn, kOut, 7, 0), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  REQUIRE(makeExamplePlan(CollKind::Broadcast, 2, 1, rooted(kIn, kOut, 7, 0), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK(p.txLen[1] == 4 * 2);
   CHECK(p.rxOff[1] == 3 * 2);
   CHECK(p.msgBytes == 14);
   CHECK(p.packetFlowBytes == 14);
-  REQUIRE(makePlan(CollKind::Gather, 4, 3, rooted(kIn, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  REQUIRE(makeExamplePlan(CollKind::Gather, 4, 3, rooted(kIn, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK(p.stageParts() == 1);
   CHECK(p.rxOff[2] == 2 * 5 * 2);
   CHECK(p.msgBytes == 4 * 5 * 2);
-  REQUIRE(makePlan(CollKind::Scatter, 4, 1, rooted(kIn, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  REQUIRE(makeExamplePlan(CollKind::Scatter, 4, 1, rooted(kIn, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK(p.stageParts() == 3);
   CHECK(p.txOff[2] == 2 * 5 * 2);
   CHECK(p.rxOff[1] == 0);
   // The buffers a non-root does not use may be null; the root's may not.
-  CHECK(makePlan(CollKind::Scatter, 4, 1, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::Scatter, 4, 1, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::Ok);
-  CHECK(makePlan(CollKind::Broadcast, 4, 1, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::Broadcast, 4, 1, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::Ok);
-  CHECK(makePlan(CollKind::Gather, 4, 1, rooted(kIn, nullptr, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::Gather, 4, 1, rooted(kIn, nullptr, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::Ok);
-  CHECK(makePlan(CollKind::Reduce, 4, 1, rooted(kIn, nullptr, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::Reduce, 4, 1, rooted(kIn, nullptr, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::Ok);
-  CHECK(makePlan(CollKind::Gather, 4, 3, rooted(kIn, nullptr, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::Gather, 4, 3, rooted(kIn, nullptr, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  CHECK(makePlan(CollKind::Scatter, 4, 3, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::Scatter, 4, 3, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  CHECK(makePlan(CollKind::Reduce, 4, 1, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::Reduce, 4, 1, rooted(nullptr, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   // In place: Broadcast / Reduce in == out; Gather the root's block of its
   // output; Scatter the root's block of its input. Other overlaps are refused.
-  CHECK(makePlan(CollKind::Broadcast, 4, 3, rooted(kOut, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::Broadcast, 4, 3, rooted(kOut, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::Ok);
-  CHECK(makePlan(CollKind::Reduce, 4, 3, rooted(kOut, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::Reduce, 4, 3, rooted(kOut, kOut, 5, 3), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::Ok);
-  CHECK(makePlan(CollKind::Gather, 4, 3, rooted(kOut + 3 * 10, kOut, 5, 3), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::Gather, 4, 3, rooted(kOut + 3 * 10, kOut, 5, 3), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::Ok);
-  CHECK(makePlan(CollKind::Gather, 4, 3, rooted(kOut + 2 * 10, kOut, 5, 3), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::Gather, 4, 3, rooted(kOut + 2 * 10, kOut, 5, 3), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
-  CHECK(makePlan(CollKind::Scatter, 4, 3, rooted(kOut, kOut + 3 * 10, 5, 3), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::Scatter, 4, 3, rooted(kOut, kOut + 3 * 10, 5, 3), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::Ok);
-  CHECK(makePlan(CollKind::Scatter, 4, 3, rooted(kOut, kOut + 10, 5, 3), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::Scatter, 4, 3, rooted(kOut, kOut + 10, 5, 3), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
   // Never the direct program.
-  REQUIRE(makePlan(CollKind::Gather, 2, 0, rooted(kIn, kOut, 1u << 24, 0), kWorld, kStaging, kPackets, p, err,
+  REQUIRE(makeExamplePlan(CollKind::Gather, 2, 0, rooted(kIn, kOut, 1u << 24, 0), kWorld, kStaging, kPackets, p, err,
                    kAtomStages) == Status::Ok);
-  CHECK_FALSE(directWanted(p, kWorld));
+  CHECK_FALSE(exampleWantsDirect(p, kWorld));
 }
 
 TEST_CASE("makePlan: the dispatch decision is the same on every rank") {
@@ -300,7 +300,7 @@ TEST_CASE("makePlan: the dispatch decision is the same on every rank") {
         for (int r = 0; r < n; ++r) {
           Plan p;
           std::string err;
-          REQUIRE(makePlan(k, n, r, args(kIn, kOut, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+          REQUIRE(makeExamplePlan(k, n, r, args(kIn, kOut, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
           CHECK(p.latency == (p.msgBytes <= kWorld.latencyMaxBytes));
           if (!p.latency) {
             CHECK(p.chunk % 16 == 0);
@@ -326,10 +326,10 @@ TEST_CASE("makePlan: the latency program only when the packet window holds the p
   Plan p;
   std::string err;
   // 256 KiB message, AllReduce one shot: 256 KiB payload per source = 512 KiB of packets.
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 20, p, err, kAtomStages) ==
+  REQUIRE(makeExamplePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 20, p, err, kAtomStages) ==
           Status::Ok);
   CHECK(p.latency);
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 19, p, err, kAtomStages) ==
+  REQUIRE(makeExamplePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 128u << 10), kWorld, kStaging, 1u << 19, p, err, kAtomStages) ==
           Status::Ok);
   CHECK_FALSE(p.latency);
 }
@@ -337,14 +337,14 @@ TEST_CASE("makePlan: the latency program only when the packet window holds the p
 TEST_CASE("makePlan: staging beyond capacity uses cyclic slots; too small is an error") {
   Plan p;
   std::string err;
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 1u << 20, kPackets, p, err, kAtomStages) ==
+  REQUIRE(makeExamplePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 1u << 20, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK_FALSE(p.latency);
   CHECK(p.yOffset == 512u << 10);
   CHECK(std::size_t(p.slots) * p.chunk <= p.yOffset);
   CHECK(p.stageSequence() > p.slots);  // cyclic
   CHECK(p.ySlots >= 1);
-  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 4096, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 3u << 20), kWorld, 4096, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("staging too small") != std::string::npos);
 }
@@ -356,40 +356,40 @@ TEST_CASE("makePlan: a chunk count that would overflow is an error, not a trunca
   tiny.chunkBytes = 16;  // the smallest the policy loader accepts
   tiny.latencyMaxBytes = 0;
   // 2^34 bf16 per rank = 32 GiB: 2^31 chunks of 16 B, beyond int.
-  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 34), tiny, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 34), tiny, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("chunks of 16 bytes per partition: too many") != std::string::npos);
   // The same policy with a message that fits is fine.
-  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, 1u << 20), tiny, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  CHECK(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, 1u << 20), tiny, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
 }
 
 TEST_CASE("makePlan: bad arguments give a status and a message") {
   Plan p;
   std::string err;
-  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(nullptr, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllReduce, 2, 0, args(nullptr, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("input pointer is null") != std::string::npos);
-  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn, nullptr, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn, nullptr, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CallArgs a = args(kIn, kOut, 5);
   a.dtype = DType(kNumDTypes);  // past the last of purlin/types.def
-  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("is not one purlin knows") != std::string::npos);
   a = args(kIn, kOut, 5);
   a.op = RedOp(9);
-  CHECK(makePlan(CollKind::ReduceScatter, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Unsupported);
-  CHECK(makePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);  // copies ignore op
-  CHECK(makePlan(CollKind::AllReduce, 9, 0, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::ReduceScatter, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Unsupported);
+  CHECK(makeExamplePlan(CollKind::AllGather, 2, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);  // copies ignore op
+  CHECK(makeExamplePlan(CollKind::AllReduce, 9, 0, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  CHECK(makePlan(CollKind::AllReduce, 2, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllReduce, 2, 2, args(kIn, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn + 1, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllReduce, 2, 0, args(kIn + 1, kOut, 5), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);  // not element-aligned
-  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, std::size_t(1) << 62), kWorld, kStaging, kPackets, p,
+  CHECK(makeExamplePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, std::size_t(1) << 62), kWorld, kStaging, kPackets, p,
                  err, kAtomStages) == Status::InvalidArgument);
   WorldConsts none{};
-  CHECK(makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5), none, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5), none, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
 }
 
@@ -398,16 +398,16 @@ TEST_CASE("makePlan: in place in NCCL's forms only; count 0 is empty") {
   std::string err;
   std::byte* buf = kOut;
   const std::size_t count = 100, E = 2;
-  CHECK(makePlan(CollKind::AllReduce, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
-  CHECK(makePlan(CollKind::AllGather, 2, 1, args(buf + count * E, buf, count), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllReduce, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  CHECK(makeExamplePlan(CollKind::AllGather, 2, 1, args(buf + count * E, buf, count), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::Ok);
-  CHECK(makePlan(CollKind::ReduceScatter, 2, 1, args(buf, buf + count * E, count), kWorld, kStaging, kPackets, p,
+  CHECK(makeExamplePlan(CollKind::ReduceScatter, 2, 1, args(buf, buf + count * E, count), kWorld, kStaging, kPackets, p,
                  err, kAtomStages) == Status::Ok);
-  CHECK(makePlan(CollKind::AllToAll, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllToAll, 2, 1, args(buf, buf, count), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  CHECK(makePlan(CollKind::AllReduce, 2, 1, args(buf, buf + 2, count), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllReduce, 2, 1, args(buf, buf + 2, count), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(nullptr, nullptr, 0), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  REQUIRE(makeExamplePlan(CollKind::AllReduce, 2, 1, args(nullptr, nullptr, 0), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK(p.empty);
 }
@@ -423,7 +423,7 @@ TEST_CASE("makePlan (push): per-source regions fit the staging half; chunks scal
           w.chunkBytes = 4u << 20;
           Plan p;
           std::string err;
-          REQUIRE(makePlan(k, n, 0, args(kIn, kOut, count), w, staging, kPackets, p, err, kAtomStages) == Status::Ok);
+          REQUIRE(makeExamplePlan(k, n, 0, args(kIn, kOut, count), w, staging, kPackets, p, err, kAtomStages) == Status::Ok);
           INFO(toString(k) << " n=" << n << " count=" << count << " staging=" << staging);
           CHECK(p.push);
           CHECK_FALSE(p.latency);
@@ -461,55 +461,55 @@ TEST_CASE("makePlan (push): about chunksPerCta chunks per CTA of the busiest rol
   Plan p;
   std::string err;
   // AllGather on 2 ranks, 16 CTAs per role x 4 chunks per CTA = 64 chunks per peer.
-  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
                    kPackets, p, err, kAtomStages) == Status::Ok);
   // count is in f32 elements: 128 MiB per rank -> 2 MiB chunks (64 of them).
   CHECK(p.chunk == (std::size_t(2) << 20));
   CHECK(p.cpp == 64);
   w.chunksPerCta = 1;  // 8 MiB wanted, capped at 4 MiB
-  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
                    kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.chunk == (std::size_t(4) << 20));
   // Two lanes per CTA: twice the workers, so half the chunk (1 MiB).
   w.chunksPerCta = 0;
   w.lanes = 2;
   w.consumeLanes = 2;
-  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
                    kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.lanes == 2);
   CHECK(p.consumeLanes == 2);
   CHECK(p.chunk == (std::size_t(1) << 20));
   w.consumeLanes = 1;  // stage 32 workers, consume 16: chunks follow the larger
-  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
                    kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.consumeLanes == 1);
   CHECK(p.chunk == (std::size_t(1) << 20));
   w.consumeLanes = 2;
   w.threads = 96;  // 48-thread lanes are not whole warps: one lane
-  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
                    kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.lanes == 1);
   w.threads = 512;
   // An Atom of an odd number of stages cannot be split between two lanes
   // (pushLanes, the rule the printed kernel's LaneAtomOf and the IR share).
-  REQUIRE(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, std::size_t(32) << 20, DType::F32), w, kStaging,
                    kPackets, p, err, 7) == Status::Ok);
   CHECK(p.lanes == 1);
   CHECK(p.consumeLanes == 1);
   static_assert(pushLanes(0, kDefaultLanes, 512, 8) == 2 && pushLanes(0, kDefaultConsumeLanes, 512, 8) == 1);
   static_assert(pushLanes(2, 1, 512, 6) == 2 && pushLanes(2, 1, 512, 1) == 1 && pushLanes(2, 1, 480, 8) == 1);
   w.lanes = 3;
-  CHECK(makePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllGather, 2, 1, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("lanes") != std::string::npos);
   w.lanes = 1;
   w.consumeLanes = 1;
   // A small message gets the minimum chunk.
-  REQUIRE(makePlan(CollKind::ReduceScatter, 2, 0, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  REQUIRE(makeExamplePlan(CollKind::ReduceScatter, 2, 0, args(kIn, kOut, 1000), w, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.chunk == kMinPushChunk);
   CHECK(p.cpp == 1);
   // Staging below 4096 bytes per source is an error with a message.
-  CHECK(makePlan(CollKind::AllToAll, 8, 0, args(kIn, kOut, 1000), w, 7 * 4000, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllToAll, 8, 0, args(kIn, kOut, 1000), w, 7 * 4000, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("push") != std::string::npos);
 }
@@ -526,8 +526,8 @@ TEST_CASE("direct program: wanted by sizes and policy only, the same on every ra
           // Rank-dependent pointers must not change the answer.
           const std::byte* in = kIn + 4096 * std::size_t(r) + (r % 2) * 2;
           std::byte* out = kOut + 4096 * std::size_t(r);
-          REQUIRE(makePlan(k, n, r, args(in, out, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
-          const int w = directWanted(p, kWorld) ? 1 : 0;
+          REQUIRE(makeExamplePlan(k, n, r, args(in, out, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+          const int w = exampleWantsDirect(p, kWorld) ? 1 : 0;
           if (wanted < 0) wanted = w;
           CHECK(w == wanted);
         }
@@ -542,17 +542,17 @@ TEST_CASE("direct program: wanted by sizes and policy only, the same on every ra
   big.directMinBytes = std::size_t(128) << 20;  // above the 64 MiB message below
   Plan p;
   std::string err;
-  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
-  CHECK(directWanted(p, kWorld));
-  CHECK_FALSE(directWanted(p, off));
-  CHECK_FALSE(directWanted(p, big));
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  CHECK(exampleWantsDirect(p, kWorld));
+  CHECK_FALSE(exampleWantsDirect(p, off));
+  CHECK_FALSE(exampleWantsDirect(p, big));
 }
 
 TEST_CASE("direct program: this rank's buffers decide eligibility (alignment, 16-byte ranges, overlap)") {
   auto plan = [](CollKind k, const void* in, void* out, std::size_t count, int r = 0) {
     Plan p;
     std::string err;
-    REQUIRE(makePlan(k, 2, r, args(in, out, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+    REQUIRE(makeExamplePlan(k, 2, r, args(in, out, count), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
     return p;
   };
   const std::size_t c = std::size_t(1) << 20;
@@ -574,19 +574,19 @@ TEST_CASE("direct program: this rank's buffers decide eligibility (alignment, 16
 TEST_CASE("direct program: shape grows with the message, at most directCtas; rounds tile a slice") {
   Plan p;
   std::string err;
-  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 18), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
-  planDirect(p, kWorld);
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 18), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  planExampleDirect(p, kWorld);
   CHECK(p.direct);
   CHECK_FALSE(p.latency);
   CHECK(p.directCtas == int(p.msgBytes / kDirectBytesPerCta));  // 1 MiB / 64 KiB = 16
   CHECK(p.ctas() == p.directCtas);
   CHECK(p.threadsPerCta() == kDirectThreads);
   // 64 MiB: the SM form (below kDirectEngineMinBytes).
-  REQUIRE(makePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, std::size_t(1) << 25), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  REQUIRE(makeExamplePlan(CollKind::AllReduce, 2, 1, args(kIn, kOut, std::size_t(1) << 25), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   WorldConsts w = kWorld;
   w.directCtas = 24;
   w.directThreads = 2000;
-  planDirect(p, w);
+  planExampleDirect(p, w);
   CHECK(p.directCtas == 24);
   CHECK(p.directThreads == kDirectMaxThreads);
   for (std::size_t len : {std::size_t(0), std::size_t(16), std::size_t(65536), std::size_t(1) << 20, (std::size_t(33) << 20) + 48,
@@ -605,29 +605,29 @@ TEST_CASE("direct program, copy-engine form: copies with one CTA, reductions wit
   Plan p;
   std::string err;
   for (CollKind k : {CollKind::AllReduce, CollKind::ReduceScatter}) {
-    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
-    planDirect(p, kWorld);
+    REQUIRE(makeExamplePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+    planExampleDirect(p, kWorld);
     CHECK(p.directEngine);                   // >= kDirectEngineMinBytes
     CHECK(p.directCtas == kDirectCtas);
     CHECK(p.directThreads == kDirectEngineReduceThreads);
-    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
-    planDirect(p, kWorld);
+    REQUIRE(makeExamplePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 24), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+    planExampleDirect(p, kWorld);
     CHECK_FALSE(p.directEngine);             // 32-64 MiB: SM stores
     CHECK(p.directThreads == kDirectThreads);
   }
   for (CollKind k : {CollKind::AllGather, CollKind::AllToAll}) {
-    REQUIRE(makePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
-    planDirect(p, kWorld);
+    REQUIRE(makeExamplePlan(k, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+    planExampleDirect(p, kWorld);
     CHECK(p.directEngine);                   // 1 GiB >= kDirectEngineMinBytes
     CHECK(p.directCtas == 1);
   }
-  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 20), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
-  planDirect(p, kWorld);
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 20), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  planExampleDirect(p, kWorld);
   CHECK_FALSE(p.directEngine);
   WorldConsts never = kWorld;
   never.directEngineMinBytes = ~std::size_t(0);
-  REQUIRE(makePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
-  planDirect(p, never);
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  planExampleDirect(p, never);
   CHECK_FALSE(p.directEngine);
 }
 
@@ -709,7 +709,7 @@ TEST_CASE("makePlan: copies move every dtype's bytes; reductions take every dtyp
     INFO(toString(d));
     REQUIRE((E == 1 || E == 2 || E == 4 || E == 8));
     // An odd count: 1-byte types give odd byte ranges.
-    REQUIRE(makePlan(CollKind::AllGather, 4, 1, args(kIn, kOut, 7, d), kWorld, kStaging, kPackets, p, err,
+    REQUIRE(makeExamplePlan(CollKind::AllGather, 4, 1, args(kIn, kOut, 7, d), kWorld, kStaging, kPackets, p, err,
                      kAtomStages) == Status::Ok);
     CHECK(p.elemSize == E);
     CHECK(p.txLen[0] == 7 * E);
@@ -717,9 +717,9 @@ TEST_CASE("makePlan: copies move every dtype's bytes; reductions take every dtyp
     CHECK(p.msgBytes == 4 * 7 * E);
     CallArgs b = args(kIn, kOut, 5, d);
     b.root = 0;
-    REQUIRE(makePlan(CollKind::Broadcast, 2, 1, b, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+    REQUIRE(makeExamplePlan(CollKind::Broadcast, 2, 1, b, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
     CHECK(p.msgBytes == 5 * E);
-    const Status red = makePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5, d), kWorld, kStaging, kPackets, p, err,
+    const Status red = makeExamplePlan(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5, d), kWorld, kStaging, kPackets, p, err,
                                 kAtomStages);
     CHECK(red == Status::Ok);
     CHECK(p.dtype == d);
@@ -727,11 +727,11 @@ TEST_CASE("makePlan: copies move every dtype's bytes; reductions take every dtyp
       CallArgs c = args(kIn, kOut, 5, d);
       c.op = RedOp(o);
       INFO(toString(RedOp(o)));
-      CHECK(makePlan(CollKind::ReduceScatter, 2, 1, c, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+      CHECK(makeExamplePlan(CollKind::ReduceScatter, 2, 1, c, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
       CHECK(p.op == RedOp(o));
     }
   }
   // A misaligned pointer for an 8-byte type.
-  CHECK(makePlan(CollKind::AllGather, 2, 0, args(kIn + 4, kOut, 5, DType::I64), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn + 4, kOut, 5, DType::I64), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
 }

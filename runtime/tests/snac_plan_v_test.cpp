@@ -28,7 +28,7 @@ TEST_CASE("makePlan: V forms (counts per rank, the same array on every rank)") {
   const std::size_t counts[4] = {3, 0, 1000, 7};  // displacements 0, 3, 3, 1003; total 1010
   // AllGatherV: rank r sends its counts[r] to every rank; rank p's block
   // lands at displ[p]; the largest segment is every rank's, not this one's.
-  REQUIRE(makePlan(CollKind::AllGatherV, 4, 1, vargs(nullptr, kOut, counts), kWorld, kStaging, kPackets, p, err,
+  REQUIRE(makeExamplePlan(CollKind::AllGatherV, 4, 1, vargs(nullptr, kOut, counts), kWorld, kStaging, kPackets, p, err,
                    kAtomStages) == Status::Ok);  // nothing to send: a null input is fine
   CHECK(p.txLen[0] == 0);
   CHECK(p.rxOff[2] == 3 * 2);
@@ -41,7 +41,7 @@ TEST_CASE("makePlan: V forms (counts per rank, the same array on every rank)") {
   CHECK_FALSE(p.words8);  // displacements 3 and 1003 elements: not whole words
   // ReduceScatterV: partition k at displ[k] goes to rank k; rank r's output
   // is counts[r] elements.
-  REQUIRE(makePlan(CollKind::ReduceScatterV, 4, 2, vargs(kIn, kOut, counts), kWorld, kStaging, kPackets, p, err,
+  REQUIRE(makeExamplePlan(CollKind::ReduceScatterV, 4, 2, vargs(kIn, kOut, counts), kWorld, kStaging, kPackets, p, err,
                    kAtomStages) == Status::Ok);
   CHECK(p.txOff[3] == 1003 * 2);
   CHECK(p.txLen[3] == 7 * 2);
@@ -54,7 +54,7 @@ TEST_CASE("makePlan: V forms (counts per rank, the same array on every rank)") {
   for (CollKind k : {CollKind::AllGatherV, CollKind::ReduceScatterV}) {
     Plan first;
     for (int r = 0; r < 4; ++r) {
-      REQUIRE(makePlan(k, 4, r, vargs(kIn, kOut, big), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+      REQUIRE(makeExamplePlan(k, 4, r, vargs(kIn, kOut, big), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
       if (r == 0) first = p;
       CHECK_FALSE(p.latency);
       CHECK(p.maxLen == (std::size_t(1) << 22) * 2);
@@ -62,43 +62,43 @@ TEST_CASE("makePlan: V forms (counts per rank, the same array on every rank)") {
       CHECK(p.chunk == first.chunk);
       CHECK(p.slots == first.slots);
     }
-    CHECK_FALSE(directWanted(p, kWorld));  // no direct program for the V forms
+    CHECK_FALSE(exampleWantsDirect(p, kWorld));  // no direct program for the V forms
   }
   // Whole words everywhere: the latency fast path.
   const std::size_t even[2] = {4, 12};
-  REQUIRE(makePlan(CollKind::AllGatherV, 2, 0, vargs(kIn, kOut, even), kWorld, kStaging, kPackets, p, err,
+  REQUIRE(makeExamplePlan(CollKind::AllGatherV, 2, 0, vargs(kIn, kOut, even), kWorld, kStaging, kPackets, p, err,
                    kAtomStages) == Status::Ok);
   CHECK(p.words8);
   // All zero: nothing to do (no pointer needed).
   const std::size_t zeros[3] = {0, 0, 0};
-  REQUIRE(makePlan(CollKind::ReduceScatterV, 3, 0, vargs(nullptr, nullptr, zeros), kWorld, kStaging, kPackets, p, err,
+  REQUIRE(makeExamplePlan(CollKind::ReduceScatterV, 3, 0, vargs(nullptr, nullptr, zeros), kWorld, kStaging, kPackets, p, err,
                    kAtomStages) == Status::Ok);
   CHECK(p.empty);
   // In place: AllGatherV's input is its block of the output (at displ[r]),
   // ReduceScatterV's output its partition of the input; other overlaps refused.
-  CHECK(makePlan(CollKind::AllGatherV, 4, 3, vargs(kOut + 1003 * 2, kOut, counts), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::AllGatherV, 4, 3, vargs(kOut + 1003 * 2, kOut, counts), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::Ok);
-  CHECK(makePlan(CollKind::AllGatherV, 4, 3, vargs(kOut + 3 * 7 * 2, kOut, counts), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::AllGatherV, 4, 3, vargs(kOut + 3 * 7 * 2, kOut, counts), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
-  CHECK(makePlan(CollKind::ReduceScatterV, 4, 2, vargs(kOut, kOut + 3 * 2, counts), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::ReduceScatterV, 4, 2, vargs(kOut, kOut + 3 * 2, counts), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::Ok);
-  CHECK(makePlan(CollKind::ReduceScatterV, 4, 2, vargs(kOut, kOut + 2 * 2, counts), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::ReduceScatterV, 4, 2, vargs(kOut, kOut + 2 * 2, counts), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
   // Bad count arrays: null, one too large (a negative count as size_t), a
   // sum that overflows; a null buffer that has elements to move.
-  CHECK(makePlan(CollKind::AllGatherV, 4, 0, vargs(kIn, kOut, nullptr), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::AllGatherV, 4, 0, vargs(kIn, kOut, nullptr), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
   CHECK(err.find("counts is null") != std::string::npos);
   const std::size_t negative[2] = {1, std::size_t(-3)};
-  CHECK(makePlan(CollKind::ReduceScatterV, 2, 0, vargs(kIn, kOut, negative), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::ReduceScatterV, 2, 0, vargs(kIn, kOut, negative), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
   CHECK(err.find("counts[1] = " + std::to_string(std::size_t(-3)) + " too large") != std::string::npos);
   const std::size_t sum[2] = {std::size_t(3) << 37, std::size_t(3) << 37};
-  CHECK(makePlan(CollKind::AllGatherV, 2, 0, vargs(kIn, kOut, sum), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllGatherV, 2, 0, vargs(kIn, kOut, sum), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("counts[1] = " + std::to_string(std::size_t(3) << 37) + ": the counts add up to too many elements") !=
         std::string::npos);
-  CHECK(makePlan(CollKind::AllGatherV, 4, 2, vargs(nullptr, kOut, counts), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::AllGatherV, 4, 2, vargs(nullptr, kOut, counts), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
   CHECK(err.find("input pointer is null with 1000 elements") != std::string::npos);
 }
@@ -114,7 +114,7 @@ TEST_CASE("makePlan: AllToAllV (MPI's counts and displacements, a bound every ra
     a.sendCounts = sc, a.sendDispls = sd, a.recvCounts = rc, a.recvDispls = rd, a.maxCount = maxCount;
     return a;
   };
-  REQUIRE(makePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  REQUIRE(makeExamplePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.txOff[0] == 20 * 2);
   CHECK(p.txLen[2] == 9 * 2);
   CHECK(p.rxOff[2] == 2 * 2);
@@ -123,47 +123,47 @@ TEST_CASE("makePlan: AllToAllV (MPI's counts and displacements, a bound every ra
   CHECK(p.msgBytes == 3 * 10 * 2);
   CHECK(p.latency);
   // A count above the bound, on either side.
-  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(8), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllToAllV, 3, 1, a2av(8), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("sendCounts[2] = 9 exceeds maxCount 8") != std::string::npos);
   // The block to itself has one size.
   rc[1] = 1, rd[1] = 30;
-  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("sendCounts[1] = 0 but recvCounts[1] = 1") != std::string::npos);
   rc[1] = 0;
   // Received blocks must not overlap (2 elements at 0 and 5 at 1).
   rd[2] = 1;
-  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("the blocks from ranks 0 and 2 overlap") != std::string::npos);
   rd[2] = 2;
   // Null arrays, a bound or a displacement too large, input overlapping output.
   CallArgs bad = a2av(10);
   bad.recvDispls = nullptr;
-  CHECK(makePlan(CollKind::AllToAllV, 3, 1, bad, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllToAllV, 3, 1, bad, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("must not be null") != std::string::npos);
-  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(std::size_t(1) << 39), kWorld, kStaging, kPackets, p, err,
+  CHECK(makeExamplePlan(CollKind::AllToAllV, 3, 1, a2av(std::size_t(1) << 39), kWorld, kStaging, kPackets, p, err,
                  kAtomStages) == Status::InvalidArgument);
   CHECK(err.find("maxCount " + std::to_string(std::size_t(1) << 39) + " too large") != std::string::npos);
   sd[0] = std::size_t(-2);
-  CHECK(makePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllToAllV, 3, 1, a2av(10), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   CHECK(err.find("sendDispls[0] = " + std::to_string(std::size_t(-2)) + " too large") != std::string::npos);
   sd[0] = 20;
   bad = a2av(10);
   bad.out = const_cast<std::byte*>(kIn) + 8;
-  CHECK(makePlan(CollKind::AllToAllV, 3, 1, bad, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  CHECK(makeExamplePlan(CollKind::AllToAllV, 3, 1, bad, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
         Status::InvalidArgument);
   // The bound alone decides the program: every rank the same.
-  REQUIRE(makePlan(CollKind::AllToAllV, 3, 1, a2av(1u << 22), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+  REQUIRE(makeExamplePlan(CollKind::AllToAllV, 3, 1, a2av(1u << 22), kWorld, kStaging, kPackets, p, err, kAtomStages) ==
           Status::Ok);
   CHECK_FALSE(p.latency);
   CHECK(p.cpp == int((std::size_t(1) << 23) / p.chunk));
-  CHECK_FALSE(directWanted(p, kWorld));
+  CHECK_FALSE(exampleWantsDirect(p, kWorld));
   // A zero bound: nothing anywhere.
   sc[0] = sc[2] = rc[0] = rc[2] = 0;
-  REQUIRE(makePlan(CollKind::AllToAllV, 3, 1, a2av(0), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  REQUIRE(makeExamplePlan(CollKind::AllToAllV, 3, 1, a2av(0), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.empty);
 }

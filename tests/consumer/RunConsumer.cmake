@@ -26,7 +26,7 @@ endif()
 step("configure" ${CMAKE_COMMAND} -S "${PROJECT_DIR}" -B "${WORK_DIR}" -G "${GENERATOR}"
      -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${PREFIX}" ${cuda_arg})
 step("build" ${CMAKE_COMMAND} --build "${WORK_DIR}" -j 2)
-foreach(f allreduce.cu allreduce.h allreduce.programs.h allreduce.device.cuh allreduce.latency.cu
+foreach(f allreduce.cu allreduce.h allreduce.plan.h allreduce.programs.h allreduce.device.cuh allreduce.latency.cu
           allreduce.throughput.cu allreduce.direct.cu allreduce.pairs.cu)
   set(f consumer_allreduce.purlin/${f})
   if(NOT EXISTS "${WORK_DIR}/${f}")

@@ -51,6 +51,24 @@ Status launchColl(Coll c, Communicator& comm, const sn::CallArgs& a, cudaStream_
 }
 #endif
 
+/// snac::makePlan of a call of collective c with its printed rules
+/// (NAME_PlanRules), as launchColl plans it.
+inline Status planColl(Coll c, int n, int rank, const sn::CallArgs& a, const sn::WorldConsts& w, std::size_t staging,
+                       std::size_t packetHalfBytes, sn::Plan& p, std::string& err, int atomStages) {
+  const sn::CollKind k = sn::CollKind(int(c));
+  switch (c) {
+    case Coll::AllGather:
+      return sn::makePlan(k, n, rank, a, w, staging, packetHalfBytes, p, err, atomStages, purlin::gen::allGather_PlanRules{});
+    case Coll::ReduceScatter:
+      return sn::makePlan(k, n, rank, a, w, staging, packetHalfBytes, p, err, atomStages, purlin::gen::reduceScatter_PlanRules{});
+    case Coll::AllReduce:
+      return sn::makePlan(k, n, rank, a, w, staging, packetHalfBytes, p, err, atomStages, purlin::gen::allReduce_PlanRules{});
+    case Coll::AllToAll:
+      return sn::makePlan(k, n, rank, a, w, staging, packetHalfBytes, p, err, atomStages, purlin::gen::allToAll_PlanRules{});
+  }
+  return Status::Internal;
+}
+
 // Compiled once, in colltest_programs (coll_programs.cu).
 extern template Status launchColl<PAuto>(Coll, Communicator&, const sn::CallArgs&, cudaStream_t);
 extern template Status launchColl<PTput>(Coll, Communicator&, const sn::CallArgs&, cudaStream_t);

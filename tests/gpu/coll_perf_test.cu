@@ -98,8 +98,8 @@ Timed runPolicy(Rank& R, Communicator& comm, Coll c, std::size_t msg, bool full,
   t.ok = true;
   sn::Plan pl;
   std::string err;
-  sn::makePlan(sn::CollKind(int(c)), R.n, R.rank, a, P::world[R.n], P::stagingBytes, comm.deviceComm().packetHalfBytes, pl, err,
-               P::pipelineStages);
+  planColl(c, R.n, R.rank, a, P::world[R.n], P::stagingBytes, comm.deviceComm().packetHalfBytes, pl, err,
+           P::pipelineStages);
   t.ctas = pl.ctas();
   t.chunk = pl.latency ? 0 : pl.chunk;
   if (R.rank == 0)

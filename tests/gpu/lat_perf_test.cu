@@ -97,8 +97,8 @@ template <class P> void runPolicy(Rank& R, Communicator& comm, Coll c, std::size
   }
   sn::Plan pl;
   std::string err;
-  sn::makePlan(sn::CollKind(int(c)), R.n, R.rank, a, P::world[R.n], P::stagingBytes,
-               comm.deviceComm().packetHalfBytes, pl, err, P::pipelineStages);
+  planColl(c, R.n, R.rank, a, P::world[R.n], P::stagingBytes, comm.deviceComm().packetHalfBytes, pl, err,
+           P::pipelineStages);
   if (R.rank == 0)
     std::printf("purlin %-16s %-14s %9zu B %9.2f us %7.1f GB/s %s %3d x %4d  x%.2f vs NCCL\n", P::label, name(c), msg, us,
                 double(msg) / us / 1e3, pl.latency ? "lat" : "tp ", pl.ctas(), pl.threadsPerCta(), ncclUs / us);

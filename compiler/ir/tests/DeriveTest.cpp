@@ -27,8 +27,10 @@ TEST_CASE("allReduce text shows Algorithm 1's three roles and the crossover", "[
   CollectiveIR ir = lower(*test::collectiveOf(Kind::AllReduce), test::testPolicy(), 8);
   std::string t = toText(ir);
   INFO(t);
-  CHECK(t.find("dispatch: latency if count*E <= crossover") != std::string::npos);
-  CHECK(t.find("crossover = 65536 bytes") != std::string::npos);
+  CHECK(t.find("plan (msgBytes = count*E) {") != std::string::npos);
+  CHECK(t.find("%p2 = latency if world[n].latencyCtas > 0 && msgBytes <= world[n].latencyMaxBytes") !=
+        std::string::npos);
+  CHECK(t.find("crossover 65536 B") != std::string::npos);
   CHECK(t.find("role stage (8 ctas") != std::string::npos);
   CHECK(t.find("role reduce (8 ctas") != std::string::npos);
   CHECK(t.find("role gather (8 ctas") != std::string::npos);

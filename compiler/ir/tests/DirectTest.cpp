@@ -106,7 +106,7 @@ TEST_CASE("direct: derived for AllGather/AllToAll (any n) and ReduceScatter/AllR
       CHECK(ir.direct.roles[0].name == "direct");
       CHECK(ir.direct.roles[0].ctas == 32); // 0 in the test policy = the runtime default
       CHECK(ir.direct.roles[0].threads == 512);
-      CHECK(ir.bound.directMinBytes == 4 * 1024 * 1024);
+      CHECK(ir.bound.directMinBytes() == 4 * 1024 * 1024);
     }
 }
 
@@ -118,9 +118,8 @@ TEST_CASE("direct: the policy turns it off and sets its numbers", "[direct]") {
   REQUIRE(two.hasDirect());
   CHECK(two.direct.roles[0].ctas == 8);
   CHECK(two.direct.roles[0].threads == 256);
-  CHECK(two.bound.directMinBytes == 4096);
-  CHECK(toText(two).find("direct: captured calls with n*count*E >= 4096 bytes take the direct program; 8 ctas x "
-                         "256 threads") != std::string::npos);
+  CHECK(two.bound.directMinBytes() == 4096);
+  CHECK(toText(two).find("direct 8 ctas x 256 threads from 4096 B") != std::string::npos);
   CollectiveIR three = lower(*test::collectiveOf(Kind::AllGather), p, 3);
   CHECK_FALSE(three.hasDirect());
   CHECK(three.directWhyNot == "off in the policy (world[3].direct = false)");

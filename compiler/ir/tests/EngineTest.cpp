@@ -87,7 +87,7 @@ TEST_CASE("engine: derived wherever the direct program is, one host role on two 
       CHECK(ir.engine.regime == Regime::Direct);
       REQUIRE(ir.engine.roles.size() == 1);
       CHECK(ir.engine.roles[0].name == "host");
-      CHECK(ir.bound.directEngineMinBytes == kDirectDefaultEngineMinBytes);
+      CHECK(ir.bound.directEngineMinBytes() == kDirectDefaultEngineMinBytes);
       int kernels = 0, hostCopies = 0, branchOps = 0;
       std::function<void(const std::vector<Stmt> &)> walk = [&](const std::vector<Stmt> &b) {
         for (auto &s : b) {

@@ -46,7 +46,7 @@ TEST_CASE("runtime plan: the IR's geometry at the chunk the runtime picks is the
           CHECK(p.push == (ir.bound.transfer == Transfer::Push));
           Geometry g = geometryOf(ir, s, p, policy.stagingBytes);
           CHECK(g.chunk == p.chunk);
-          CHECK(g.chunk <= ir.bound.chunkBytes); // the policy chunk is the largest
+          CHECK(g.chunk <= ir.bound.knobs.chunkBytes); // the policy chunk is the largest
           CHECK(g.cpp == p.cpp);
           CHECK(g.slots == p.slots);
           CHECK(g.ySlots == p.ySlots);
@@ -79,7 +79,7 @@ TEST_CASE("runtime plan: the latency program is the IR's crossover within the pa
         a.count = count;
         a.elemSize = E;
         Sizes s = computeSizes(k, n, a);
-        const bool below = s.dispatch <= ir.bound.crossoverBytes;
+        const bool below = s.dispatch <= ir.bound.knobs.latencyMaxBytes;
         // A packet half that holds every flow: the crossover alone decides.
         CHECK(runtimePlan(ir, policy, count, E, 64u << 20).latency == below);
         // A packet half too small for the flows: never the latency program.
@@ -107,7 +107,7 @@ TEST_CASE("runtime plan: V forms plan the IR's geometry and dispatch on every ra
         Sizes s = computeSizes(k, n, a);
         if (s.empty) continue;
         const snac::Plan first = runtimePlan(ir, policy, a, 64u << 20, 0);
-        CHECK(first.latency == (s.dispatch <= ir.bound.crossoverBytes));
+        CHECK(first.latency == (s.dispatch <= ir.bound.knobs.latencyMaxBytes));
         CHECK(first.maxLen == s.maxLen);
         for (int r = 0; r < n; ++r) {
           const snac::Plan p = runtimePlan(ir, policy, a, 64u << 20, r);
@@ -161,12 +161,13 @@ TEST_CASE("runtime plan: the policy row carries every number the IR binds", "[pl
   CHECK(w3.latencySlotsPerThread == -1);
   CHECK(w3.directEngineMinBytes == (64u << 20));
   CollectiveIR ir = lower(*test::collectiveOf(Kind::AllGather), policy, 3);
-  CHECK(ir.bound.directEngineMinBytes == w3.directEngineMinBytes);
-  CHECK(lower(*test::collectiveOf(Kind::AllGather), policy, 2).bound.directEngineMinBytes ==
-        kDirectDefaultEngineMinBytes);
-  CHECK(ir.bound.crossoverBytes == w3.latencyMaxBytes);
-  CHECK(ir.bound.directMinBytes == w3.directMinBytes);
-  CHECK(ir.bound.directCtas == w3.directCtas);
+  CHECK(ir.bound.directEngineMinBytes() == w3.directEngineMinBytes);
+  CHECK(lower(*test::collectiveOf(Kind::AllGather), policy, 2).bound.directEngineMinBytes() ==
+        kDirectDefaultEngineMinBytes);  // 0 in the row: the runtime's default
+  // The IR binds the row the runtime reads (one declaration: policy_knobs.def).
+#define PURLIN_KNOB(Section, Key, Const, ...) CHECK(ir.bound.knobs.Const == w3.Const);
+#define PURLIN_KNOB_TRANSFER(Section, Key, Const, Doc) CHECK(ir.bound.knobs.Const == w3.Const);
+#include "purlin/policy_knobs.def"
   CHECK_THROWS_AS(runtimePlan(lower(*test::collectiveOf(Kind::AllToAllV), policy, 3), policy, 100, 4, 8u << 20),
                   IRError);
   // A kind without a push derivation gets the pull row (only that program is printed).

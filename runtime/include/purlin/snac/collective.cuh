@@ -9,15 +9,18 @@
 /// that picks the planned program and enqueues it (program_launch.cuh),
 /// `reductions`, the reduction classes its programs compile (purlinc's
 /// instantiation table; a reduction of a pair outside them is refused),
+/// `Rules`, the rules of the call plan (NAME_PlanRules: the plan ops of its
+/// SNAC IR; snac::makePlan),
 /// and, for the occupancy queries of ranks sharing a GPU (resident.cuh),
 /// the kernels: `latency<W8, Pair>()`, `throughput<AtomT, Pair>()`,
 /// `hasDirect` and `direct<Pair>()`, for every Pair of `forEachPair`
 /// (kAnyPair and the specialized pairs, purlin/reduction.h).
 ///
 /// launch validates the arguments (never throws), sizes the programs for
-/// ranks sharing a GPU, plans the call (snac::makePlan: the latency program
-/// by message bytes against P::world[n].latencyMaxBytes, else the
-/// throughput program; the same decision on every rank; a call captured
+/// ranks sharing a GPU, plans the call (snac::makePlan with Programs::Rules:
+/// the latency program by message bytes against P::world[n].latencyMaxBytes
+/// and the packet window, else the throughput program; the same decision
+/// on every rank; a call the rules' `direct` admits and that is captured
 /// into a CUDA graph may instead take the direct program, planDirect after
 /// Communicator::registerDirect, a collective host exchange at capture
 /// time, so every rank must capture the same calls; an eager call whose
@@ -207,7 +210,8 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if (P::stagingBytes != 0 && P::stagingBytes < capacity) capacity = P::stagingBytes;
       Plan pl;
       std::string error;
-      Status s = makePlan(K, n, r, args, w, capacity, dc.packetHalfBytes, pl, error, P::pipelineStages);
+      using Rules = typename Programs::Rules;  // the call plan's rules purlinc printed (NAME.plan.h)
+      Status s = makePlan(K, n, r, args, w, capacity, dc.packetHalfBytes, pl, error, P::pipelineStages, Rules{});
       if (s != Status::Ok) return report(s, error);
       if (pl.empty) return Status::Ok;
       detail::DeviceGuard guard(comm.device());
@@ -239,9 +243,10 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       // (Communicator::registerBuffer). directWanted is the same on every
       // rank; a capture's eligibility is agreed inside registerDirect, a
       // registered call's by the registration contract (same offset, same
-      // alignment on every rank).
+      // alignment on every rank). Whether a call wants it (the same on
+      // every rank) and its copy-engine form: the printed rules.
       DirectPeers peers;
-      if (Programs::hasDirect && directWanted(pl, w)) {
+      if (Programs::hasDirect && Rules::direct(pl, w)) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         cudaError_t err = cudaStreamIsCapturing(stream, &capture);
         if (err != cudaSuccess) {
@@ -252,12 +257,10 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         std::size_t outBytes = 0;  // the end of this rank's last received block
         for (int k = 0; k < n; ++k)
           outBytes = pl.rxOff[k] + pl.rxLen[k] > outBytes ? pl.rxOff[k] + pl.rxLen[k] : outBytes;
-        // Copy-engine form: not on a checked communicator (a copy cannot
-        // be withheld after an arrive timeout), for reductions only with
-        // stream memory operations, and with ranks sharing a GPU only
+        // Copy-engine form (Rules::engine): with ranks sharing a GPU only
         // while their streams fit its hardware queues.
-        bool engine = !comm.options().checked && (!isReduction(K) || streamMemOpsAvailable()) &&
-                      detail::engineFitsQueues(comm.ranksPerDevice());
+        bool engine = Rules::engine(pl, w, EngineFacts{comm.options().checked, streamMemOpsAvailable(),
+                                                       detail::engineFitsQueues(comm.ranksPerDevice())});
         bool direct = false;
         // Invalidated captures still take part in the exchange (as not
         // eligible), so that peers capturing this call are not left waiting.
@@ -272,15 +275,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           // rank's wait in front of a peer's copy: hung on one H200 with
           // two ranks); a capture maps them onto the graph's own streams.
           // Stream memory operations as agreed at registration.
-          engine = !comm.options().checked && (!isReduction(K) || memOps) && comm.ranksPerDevice() == 1;
+          engine = Rules::engine(pl, w, EngineFacts{comm.options().checked, memOps, comm.ranksPerDevice() == 1});
           direct = true;
           directBy = DirectBy::Registration;
         }
-        if (direct) {
-          WorldConsts ww = w;
-          if (!engine) ww.directEngineMinBytes = ~std::size_t(0);
-          planDirect(pl, ww);
-        }
+        if (direct) planDirect(pl, w, engine, Rules::engineReduces);
       }
 
       logPlan();

@@ -1,7 +1,7 @@
 /// @file plan.h
 /// @brief Host-side planning of one collective call: argument validation,
-/// the latency/throughput dispatch decision, byte ranges per peer, chunking
-/// and cyclic staging slots. Plain C++ (no CUDA), so it is unit-tested on the
+/// byte ranges per peer, the program choice its printed rules make
+/// (NAME_PlanRules, purlinc), chunking and cyclic staging slots. Plain C++ (no CUDA), so it is unit-tested on the
 /// CPU; the result (Plan) is passed by value to the kernels.
 ///
 /// Every rank computes the same decision from the same arguments: nothing
@@ -66,6 +66,27 @@ PURLIN_HD constexpr bool lanesSplitStages(int lanes, int stages) {
 PURLIN_HD constexpr int pushLanes(int policyLanes, int fallback, int threads, int stages) {
   const int want = policyLanes > 0 ? policyLanes : fallback;
   return want == 2 && threads % 64 == 0 && lanesSplitStages(2, stages) ? 2 : 1;
+}
+
+/// The layout of a staging half: the one rule of the runtime's plan
+/// (makePlan), the IR's bound numbers (bindPolicy) and its geometry
+/// (computeGeometry). The S region takes the capacity (a composition: half
+/// of it, the Y region after it); under the push transfer it holds one
+/// region per source (n-1 of them, a composition's Y region as many). Bytes
+/// are multiples of 16.
+inline std::size_t stagingRegionBytes(bool compose, std::size_t capacity) {
+  return (compose ? capacity / 2 : capacity) & ~std::size_t(15);
+}
+inline std::size_t pushSourceRegionBytes(bool compose, int n, std::size_t capacity) {
+  return ((compose ? capacity / 2 : capacity) / std::size_t(n - 1)) & ~std::size_t(15);
+}
+/// Cyclic slots of `chunk` bytes in a region of `region` bytes: at most
+/// `cap` (kMaxSlots; the IR's sliced push variant less), and of a Y region
+/// (a composition's only, else 0) at most kMaxYSlots.
+inline void stagingSlots(std::size_t region, std::size_t chunk, bool compose, int cap, int& slots, int& ySlots) {
+  const std::size_t fit = region / chunk;
+  slots = int(fit < std::size_t(cap) ? fit : std::size_t(cap));
+  ySlots = compose ? int(fit < std::size_t(kMaxYSlots) ? fit : std::size_t(kMaxYSlots)) : 0;
 }
 
 /// Direct program defaults (bench/NOTES.md E9).
@@ -189,14 +210,44 @@ void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int& threa
 /// unchanged) if even one CTA per present role exceeds the budget.
 bool scaleRoleCtas(int budget, int* roles, int count);
 
-/// Validates a call and plans it. `stagingCapacity` = usable bytes of one
-/// staging half (min of the policy's and the communicator's),
+/// The bytes of `flowBytes` as 16-byte packet slots (a 512-byte packet
+/// group per 504 payload bytes): what a latency flow takes of the window.
+std::size_t packetSlots(std::size_t flowBytes);
+/// The policy's direct thresholds, 0 meaning the runtime's default.
+inline std::size_t directMinBytesOf(const WorldConsts& w) { return w.directMinBytes ? w.directMinBytes : kDirectMinBytes; }
+inline std::size_t directEngineMinBytesOf(const WorldConsts& w) {
+  return w.directEngineMinBytes ? w.directEngineMinBytes : kDirectEngineMinBytes;
+}
+
+/// What the launcher knows about a direct call that the copy-engine rule
+/// asks (launch): a checked communicator (a copy cannot be withheld after
+/// an arrive timeout), stream memory operations available (agreed at
+/// registration for an eager call), and the hardware queues hold the
+/// form's streams (a capture: engineFitsQueues; eager: no GPU shared).
+struct EngineFacts {
+  bool checked = false;
+  bool streamMemOps = false;
+  bool queuesFit = false;
+};
+
+/// The rules of a collective's call plan: purlinc prints one struct per
+/// collective (NAME_PlanRules in NAME.plan.h) from the plan ops %pN of its
+/// SNAC IR, and the compiler evaluates the same ops (ir::PlanRulesOf).
+/// Wherever a plan depends on the collective, makePlan and launch ask them:
+///   std::size_t flowBytes(const Plan&)              bytes every source sends in the latency program
+///   bool latency(const Plan&, const WorldConsts&)   the latency program (packetFlowBytes, packetRegion set)
+///   bool direct(const Plan&, const WorldConsts&)    the direct program is wanted (the same on every rank)
+///   bool engine(const Plan&, const WorldConsts&, const EngineFacts&)  its copy-engine form
+///   bool engineReduces                              that form has a reduce kernel (its shape: planDirect)
+/// Validates a call and plans it with `rules`. `stagingCapacity` = usable
+/// bytes of one staging half (min of the policy's and the communicator's),
 /// `packetHalfBytes` = bytes of one packet half, `atomStages` = the pipeline
 /// stages of the throughput kernel's Atom (push lanes: pushLanes). Returns
 /// Ok, or an error status with `error` set to a message naming the argument.
-Status makePlan(CollKind kind, int n, int rank, const CallArgs& args,
-                const WorldConsts& world, std::size_t stagingCapacity,
-                std::size_t packetHalfBytes, Plan& plan, std::string& error, int atomStages);
+template <class Rules>
+Status makePlan(CollKind kind, int n, int rank, const CallArgs& args, const WorldConsts& world,
+                std::size_t stagingCapacity, std::size_t packetHalfBytes, Plan& plan, std::string& error,
+                int atomStages, const Rules& rules);
 
 /// The direct program's view of the peers: out[p] = rank p's output buffer
 /// as mapped into this process (out[rank] = this rank's own). Filled by
@@ -205,17 +256,8 @@ struct DirectPeers {
   std::byte* out[kMaxRanks] = {};
 };
 
-/// Whether a call planned as `p` (by makePlan, non-empty) asks for the
-/// direct program: the policy enables it (directCtas >= 0), the collective
-/// has it for this world size (AllGather and AllToAll any n >= 2;
-/// ReduceScatter and AllReduce n == 2), and the message has at least the
-/// policy's directMinBytes. Depends only on what every rank shares (sizes,
-/// policy), so every rank gives the same answer: the launcher registers a
-/// captured call exactly when this is true.
-bool directWanted(const Plan& p, const WorldConsts& w);
-
-/// Whether this rank's buffers allow the direct program for a call for which
-/// directWanted(p) holds: every byte range a CTA moves is a multiple of 16
+/// Whether this rank's buffers allow the direct program for a call its
+/// rules want (Rules::direct): every byte range a CTA moves is a multiple of 16
 /// bytes at 16-byte-aligned addresses, and the input does not overlap the
 /// output except in AllGather's in-place form (peers write into the output
 /// while this rank still reads its input). Local: the launcher ANDs it over
@@ -225,11 +267,11 @@ bool directEligible(const Plan& p, const CallArgs& a);
 /// Sets the direct program's shape on `p`: CTAs = the per-rank bytes / kDirectBytesPerCta,
 /// clamped to [1, min(directCtas, kMaxEpochSlots)]; threads = directThreads
 /// rounded to a warp within [64, kDirectMaxThreads]; the copy-engine form
-/// for messages of at least directEngineMinBytes: AllGather / AllToAll with
-/// one CTA per kernel, ReduceScatter / AllReduce with the CTAs above and
-/// kDirectEngineReduceThreads threads for the reduce kernel. A function of
-/// the sizes and the policy only (the same on every rank).
-void planDirect(Plan& p, const WorldConsts& w);
+/// when `engine` (Rules::engine): with a reduce kernel (`engineReduces`)
+/// the CTAs above and kDirectEngineReduceThreads threads for it, else one
+/// CTA of one warp. A function of the sizes and the policy only (the same
+/// on every rank).
+void planDirect(Plan& p, const WorldConsts& w, bool engine, bool engineReduces);
 
 /// What a planned call (makePlan, then planDirect where it took the direct
 /// program) runs and why, in one line (CommOptions::logPlans): the program

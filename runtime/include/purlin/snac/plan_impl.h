@@ -1,6 +1,7 @@
 /// @file plan_impl.h
-/// @brief Inline definitions of makePlan() (plan.h): validation, dispatch,
-/// byte ranges, chunk and slot sizing. Header-only so generated code needs
+/// @brief Inline definitions of makePlan() (plan.h): validation, byte
+/// ranges, the program choice of the collective's rules, chunk and slot
+/// sizing. Header-only so generated code needs
 /// no extra library; included by plan.h only.
 #pragma once
 
@@ -113,7 +114,6 @@ inline std::size_t pickPushChunk(std::size_t maxLen, int n, const WorldConsts& w
 inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t stagingCapacity, int atomStages,
                        Plan& p, std::string& error) {
   const bool compose = isComposition(kind);
-  const std::size_t area = compose ? stagingCapacity / 2 : stagingCapacity;
   p.push = true;
   {
     const int lanes = w.lanes > 0 ? w.lanes : kDefaultLanes;
@@ -124,7 +124,7 @@ inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t s
     p.lanes = pushLanes(w.lanes, kDefaultLanes, p.threads, atomStages);
     p.consumeLanes = pushLanes(w.consumeLanes, kDefaultConsumeLanes, p.threads, atomStages);
   }
-  p.regionBytes = (area / std::size_t(n - 1)) & ~std::size_t(15);
+  p.regionBytes = pushSourceRegionBytes(compose, n, stagingCapacity);
   p.yRegionBytes = compose ? p.regionBytes : 0;
   if (p.regionBytes < 4096)
     return fail(error, Status::InvalidArgument, kind,
@@ -136,12 +136,8 @@ inline Status planPush(CollKind kind, int n, const WorldConsts& w, std::size_t s
   if (Status s = detail::checkChunkCount(p, kind, error); s != Status::Ok) return s;
   p.cpp = int((p.maxLen + p.chunk - 1) / p.chunk);
   if (p.cpp < 1) p.cpp = 1;
-  const std::size_t slots = p.regionBytes / p.chunk;
-  p.slots = int(slots < std::size_t(kMaxSlots) ? slots : std::size_t(kMaxSlots));
-  if (compose) {
-    p.ySlots = int(slots < std::size_t(kMaxYSlots) ? slots : std::size_t(kMaxYSlots));
-    p.yOffset = area & ~std::size_t(15);
-  }
+  stagingSlots(p.regionBytes, p.chunk, compose, kMaxSlots, p.slots, p.ySlots);
+  if (compose) p.yOffset = stagingRegionBytes(compose, stagingCapacity);
   if (std::size_t(p.cpp) / std::size_t(p.slots) >= (std::size_t(1) << 20))
     return fail(error, Status::InvalidArgument, kind, "too many cyclic staging rounds (staging too small for this count)");
   return Status::Ok;
@@ -301,9 +297,12 @@ inline Status planByteRanges(CollKind kind, int n, int rank, const CallArgs& a, 
   return Status::Ok;
 }
 
-inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
-                       const WorldConsts& w, std::size_t stagingCapacity,
-                       std::size_t packetHalfBytes, Plan& p, std::string& error, int atomStages) {
+inline std::size_t packetSlots(std::size_t flowBytes) { return packetGroups(flowBytes) * kGroupSlots; }
+
+template <class Rules>
+Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldConsts& w,
+                std::size_t stagingCapacity, std::size_t packetHalfBytes, Plan& p, std::string& error,
+                int atomStages, const Rules& rules) {
   using detail::fail;
   p = Plan{};
   p.kind = kind;
@@ -363,21 +362,16 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
     return fail(error, Status::InvalidArgument, kind,
                 "the policy has no settings for world size " + std::to_string(n));
 
-  // Dispatch: message bytes against the policy crossover, and the packet
-  // window must hold every source's payload (a 512-byte packet group per
-  // 504 payload bytes).
+  // Program choice: the collective's printed rules (flow: the bytes every
+  // source sends in the latency program; latency: the crossover and the
+  // packet window).
   p.packetRegion = packetHalfBytes / sizeof(Packet) / std::size_t(n);
-  // (A composition's latency program is one-shot: every source sends its
-  // whole input: AllReduce to every rank, Reduce to the root, Broadcast's root to every rank.)
-  const std::size_t perSource = isComposition(kind) ? p.msgBytes : p.maxLen;
-  const std::size_t slotsNeeded = packetGroups(perSource) * kGroupSlots;
-  p.packetFlowBytes = perSource;
-  p.latency = w.latencyCtas > 0 && w.latencyThreads > 0 && p.msgBytes <= w.latencyMaxBytes &&
-              slotsNeeded <= p.packetRegion;
+  p.packetFlowBytes = rules.flowBytes(p);
+  p.latency = rules.latency(p, w);
   p.latencyCtas = w.latencyCtas;
   p.latencyThreads = w.latencyThreads;
   if (p.latency) {
-    latencyShape(slotsNeeded, w, p.latencyCtas, p.latencyThreads);
+    latencyShape(packetSlots(p.packetFlowBytes), w, p.latencyCtas, p.latencyThreads);
     // Every segment starts at a multiple of cE (a composition: one segment
     // of cE); a V form's at its displacement, with its own length.
     std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a.in) | reinterpret_cast<std::uintptr_t>(a.out) | a.count * E;
@@ -402,7 +396,7 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   p.threads = w.threads;
   const bool compose = isComposition(kind);
   if (w.push) return detail::planPush(kind, n, w, stagingCapacity, atomStages, p, error);
-  const std::size_t region = compose ? (stagingCapacity / 2) & ~std::size_t(15) : stagingCapacity & ~std::size_t(15);
+  const std::size_t region = stagingRegionBytes(compose, stagingCapacity);
   if (region < 4096)
     return fail(error, Status::InvalidArgument, kind,
                 "staging too small: " + std::to_string(stagingCapacity) + " bytes per half (need at least " +
@@ -419,22 +413,11 @@ inline Status makePlan(CollKind kind, int n, int rank, const CallArgs& a,
   if (Status s = detail::checkChunkCount(p, kind, error); s != Status::Ok) return s;
   p.cpp = int((p.maxLen + p.chunk - 1) / p.chunk);
   if (p.cpp < 1) p.cpp = 1;
-  std::size_t slots = region / p.chunk;
-  p.slots = int(slots < std::size_t(kMaxSlots) ? slots : std::size_t(kMaxSlots));
-  if (compose) {
-    p.ySlots = int(slots < std::size_t(kMaxYSlots) ? slots : std::size_t(kMaxYSlots));
-    p.yOffset = region;
-  }
+  stagingSlots(region, p.chunk, compose, kMaxSlots, p.slots, p.ySlots);
+  if (compose) p.yOffset = region;
   if (std::size_t(p.stageSequence()) / std::size_t(p.slots) >= (std::size_t(1) << 20))
     return fail(error, Status::InvalidArgument, kind, "too many cyclic staging rounds (staging too small for this count)");
   return Status::Ok;
-}
-
-inline bool directWanted(const Plan& p, const WorldConsts& w) {
-  if (w.directCtas < 0 || p.empty || p.n < 2 || isRooted(p.kind) || isVariable(p.kind)) return false;
-  if (isReduction(p.kind) && p.n != 2) return false;
-  const std::size_t minBytes = w.directMinBytes ? w.directMinBytes : kDirectMinBytes;
-  return p.msgBytes >= minBytes;
 }
 
 inline bool directEligible(const Plan& p, const CallArgs& a) {
@@ -456,7 +439,7 @@ inline bool directEligible(const Plan& p, const CallArgs& a) {
   return true;
 }
 
-inline void planDirect(Plan& p, const WorldConsts& w) {
+inline void planDirect(Plan& p, const WorldConsts& w, bool engine, bool engineReduces) {
   const int most = w.directCtas > 0 ? w.directCtas : kDirectCtas;
   const int cap = most < kMaxEpochSlots ? most : kMaxEpochSlots;
   // Bytes this rank writes = message bytes (AllGather: n copies of its
@@ -473,9 +456,8 @@ inline void planDirect(Plan& p, const WorldConsts& w) {
   if (t < 64) t = 64;
   if (t > kDirectMaxThreads) t = kDirectMaxThreads;
   p.directThreads = t;
-  const std::size_t engineMin = w.directEngineMinBytes ? w.directEngineMinBytes : kDirectEngineMinBytes;
-  p.directEngine = p.msgBytes >= engineMin;
-  if (p.directEngine && !isReduction(p.kind)) {
+  p.directEngine = engine;
+  if (p.directEngine && !engineReduces) {
     p.directCtas = 1;
     p.directThreads = 32;
   } else if (p.directEngine) {
@@ -494,8 +476,8 @@ inline std::string describePlan(const Plan& p, const WorldConsts& w, DirectBy by
     return c + " CTAs x " + std::to_string(p.threads) + " threads";
   }();
   if (p.direct) {
-    const std::size_t minBytes = w.directMinBytes ? w.directMinBytes : kDirectMinBytes;
-    const std::size_t engineMin = w.directEngineMinBytes ? w.directEngineMinBytes : kDirectEngineMinBytes;
+    const std::size_t minBytes = directMinBytesOf(w);
+    const std::size_t engineMin = directEngineMinBytesOf(w);
     return std::string(p.directEngine ? "direct (copy engines)" : "direct (SM stores)") + ": " + ctas +
            (by == DirectBy::Capture ? ": captured in a CUDA graph, message " : ": output in a registered buffer, message ") +
            B(p.msgBytes) + " >= directMinBytes " + B(minBytes) +
@@ -506,7 +488,7 @@ inline std::string describePlan(const Plan& p, const WorldConsts& w, DirectBy by
     return "latency (packets): " + ctas + ", flows of up to " + B(p.packetFlowBytes) + (p.words8 ? " (whole words)" : "") +
            ": message " + B(p.msgBytes) + " <= the latency crossover " + B(w.latencyMaxBytes) +
            " and its packets fit the window";
-  const std::size_t slotsNeeded = packetGroups(p.packetFlowBytes) * kGroupSlots;
+  const std::size_t slotsNeeded = packetSlots(p.packetFlowBytes);
   const std::string why = w.latencyMaxBytes == 0 || w.latencyCtas <= 0 || w.latencyThreads <= 0
                               ? std::string("the policy has no latency program for this world size")
                           : p.msgBytes > w.latencyMaxBytes
