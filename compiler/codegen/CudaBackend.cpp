@@ -3,6 +3,12 @@
 /// notes, emit, write both files (or print them).
 #include "codegen/CudaBackend.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <sys/stat.h>
+
 #include "codegen/EmitCUDA.h"
 #include "codegen/FromIR.h"
 #include "codegen/EmitInstances.h"
@@ -75,8 +81,35 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
   for (std::size_t i = 0; i < where.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (where[i] == where[j]) return CodegenFailure{"output '" + output + "' would be overwritten by another generated file", {}};
+  // Every file to a temporary beside it, then all renamed: a failed write
+  // (a full disk) leaves the previous output whole, not half replaced.
+  std::vector<std::string> temps;
+  const auto dropTemps = [&] {
+    for (const std::string &t : temps) std::remove(t.c_str());
+  };
+  for (std::size_t i = 0; i < where.size(); ++i) {
+    const std::string temp = where[i] + ".purlinc-tmp";
+    struct stat st {};
+    if (::stat(temp.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {  // not ours to replace or remove
+      dropTemps();
+      return CodegenFailure{"cannot write '" + where[i] + "': its temporary '" + temp + "' exists and is not a file",
+                            {}};
+    }
+    temps.push_back(temp);
+    if (auto err = writeFile(temp, *files[i].second)) {
+      dropTemps();
+      // Name the file the user asked for, not its temporary.
+      std::string message = *err;
+      if (const std::size_t at = message.find(temp); at != std::string::npos) message.replace(at, temp.size(), where[i]);
+      return CodegenFailure{message, {}};
+    }
+  }
   for (std::size_t i = 0; i < where.size(); ++i)
-    if (auto err = writeFile(where[i], *files[i].second)) return CodegenFailure{*err, {}};
+    if (std::rename(temps[i].c_str(), where[i].c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      dropTemps();
+      return CodegenFailure{"cannot write '" + where[i] + "': " + why, {}};
+    }
   return std::nullopt;
 }
 

@@ -13,6 +13,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
+
+#include "codegen/EmitCUDA.h"
+
 #include <algorithm>
 #include <fstream>
 #include <iostream>
@@ -90,8 +94,48 @@ bool selectCollectives(const Options &o, Module &m, Diagnostics &diags) {
   return ok;
 }
 
+/// The files `-o` makes purlinc write: for --emit=cuda (instances: one
+/// file) every file beside the .cu (EmitCUDA.h outputPaths), else the one.
+std::vector<std::string> outputFiles(const Options &opts) {
+  if (opts.output.empty() || opts.output == "-") return {};
+  const bool files = opts.emit == EmitKind::Cuda && !opts.printIRAfterAll && !opts.simulateRanks;
+  if (!files) return {opts.output};
+  const codegen::OutputPaths p = codegen::outputPaths(opts.output);
+  std::vector<std::string> all{p.cu, p.h, p.plan, p.programs, p.device};
+  all.insert(all.end(), p.units.begin(), p.units.end());
+  return all;
+}
+
+/// Refuses an output that would overwrite an input (the .pl or the policy
+/// file, by device and inode), and a set of generated files (--emit=cuda)
+/// placed beside something that is not a regular file (`-o /dev/full`
+/// would create /dev/full.h and the others).
+bool checkOutputs(const Options &opts, Diagnostics &diags) {
+  const std::vector<std::string> outputs = outputFiles(opts);
+  const bool fileSet = outputs.size() > 1;
+  struct stat in {}, out {};
+  for (const std::string &path : outputs) {
+    if (::stat(path.c_str(), &out) != 0) continue;  // does not exist yet
+    for (const std::string *input : {&opts.input, &opts.policyFile})
+      if (!input->empty() && ::stat(input->c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+        diags.report(DiagKind::CannotWrite, Location{}, path,
+                     "it is the input '" + *input + "' (choose another -o)");
+        return false;
+      }
+    if (fileSet && !S_ISREG(out.st_mode)) {
+      diags.report(DiagKind::CannotWrite, Location{}, path,
+                   "not a regular file; --emit=cuda writes a set of files named after -o (" + opts.output +
+                       " and the others beside it)");
+      return false;
+    }
+  }
+  return true;
+}
+
 int run(const Options &opts) {
   Diagnostics diags(std::cerr);
+  if (!checkOutputs(opts, diags))
+    return 1;
   std::optional<Module> module = parseFile(opts.input, diags);
   if (!module)
     return 1;
@@ -163,5 +207,11 @@ int main(int argc, char **argv) {
     }
   }
   // Clang's parser recurses per nesting level; give it room (see LargeStack.h).
-  return runWithLargeStack([&] { return run(opts); });
+  std::string stackError;
+  const int rc = runWithLargeStack([&] { return run(opts); }, stackError);
+  if (!stackError.empty()) {
+    std::cerr << "purlinc: error: " << stackError << '\n';
+    return 1;
+  }
+  return rc;
 }

@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 
+#include <cstring>
+
 namespace purlin {
 namespace {
 
@@ -20,19 +22,23 @@ void *trampoline(void *arg) {
 
 } // namespace
 
-int runWithLargeStack(const std::function<int()> &fn, size_t stackBytes) {
+int runWithLargeStack(const std::function<int()> &fn, std::string &error, size_t stackBytes) {
   Job job{&fn, 0};
   pthread_attr_t attr;
-  if (pthread_attr_init(&attr) != 0)
-    return fn();
-  pthread_t thread;
-  bool started = pthread_attr_setstacksize(&attr, stackBytes) == 0 &&
-                 pthread_create(&thread, &attr, trampoline, &job) == 0;
-  pthread_attr_destroy(&attr);
-  if (!started)
-    return fn();
-  pthread_join(thread, nullptr);
-  return job.result;
+  int rc = pthread_attr_init(&attr);
+  if (rc == 0) {
+    pthread_t thread;
+    rc = pthread_attr_setstacksize(&attr, stackBytes);
+    if (rc == 0) rc = pthread_create(&thread, &attr, trampoline, &job);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) {
+      pthread_join(thread, nullptr);
+      return job.result;
+    }
+  }
+  error = "cannot start the parser's thread with a " + std::to_string(stackBytes >> 20) + " MiB stack (" +
+          std::strerror(rc) + "); raise the address-space limit (ulimit -v)";
+  return -1;
 }
 
 } // namespace purlin

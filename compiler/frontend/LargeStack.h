@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 
 namespace purlin {
 
@@ -12,7 +13,9 @@ namespace purlin {
 constexpr size_t kLargeStackBytes = size_t(512) << 20;
 
 /// Runs `fn` on a new thread with `stackBytes` of stack and returns its
-/// result; runs it on the calling thread if such a thread cannot be made.
-int runWithLargeStack(const std::function<int()> &fn, size_t stackBytes = kLargeStackBytes);
+/// result. When such a thread cannot be made (an address-space limit,
+/// `ulimit -v`), `fn` does not run: `error` says why and the result is -1
+/// (the calling thread's stack could not hold what the limits admit).
+int runWithLargeStack(const std::function<int()> &fn, std::string &error, size_t stackBytes = kLargeStackBytes);
 
 } // namespace purlin

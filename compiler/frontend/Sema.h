@@ -19,6 +19,7 @@
 #include "purlin/Diagnostics.h"
 #include "purlin/Policy.h"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -28,12 +29,20 @@ namespace purlin {
 // definition, collectives.def). A collective is supported when classify()
 // gives a kind other than Unknown.
 
+/// Limits of one .pl file: collectives (each is lowered, verified and
+/// printed, about 0.1 s apiece) and the characters of an alias name (it is
+/// spelled into every generated identifier of the collective).
+constexpr std::size_t kMaxCollectivesPerFile = 256;
+constexpr std::size_t kMaxAliasNameLength = 255;
+
 /// Checks every collective of `m`; reports each problem once, at the alias
 /// (a compose whose argument already failed is not reported again).
 /// `policies` must define every policy named; `policySource` says where
 /// they came from in messages ("the built-in sm_90 defaults", "'h200.json'").
 /// Returns true when no error was reported. A module without collectives is
-/// an error.
+/// an error, and so are more than kMaxCollectivesPerFile, an alias name of
+/// more than kMaxAliasNameLength characters and one that C, C++ or the
+/// included headers reserve (NULL, errno, __global__, _Bool, ...).
 bool checkModule(const Module &m, const PolicySet &policies, const std::string &policySource,
                  Diagnostics &diags);
 
