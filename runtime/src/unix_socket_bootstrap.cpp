@@ -3,11 +3,17 @@
 /// socket. Rank 0 listens and accepts size-1 peers, each of which introduces
 /// itself with a Hello; allGather sends every contribution to rank 0, which
 /// returns the concatenation. Every blocking step is bounded by a deadline.
-/// Who may join (bootstrap.h): same user (SO_PEERCRED) and the job's cookie
-/// in the hello; rank 0 drops any other connection and keeps waiting.
+/// Who may join (bootstrap.h): same user (SO_PEERCRED, both ways) and proof
+/// of the job's secret, both ways, by challenge and response: rank 0 sends a
+/// nonce, the peer answers with its own nonce and HMAC-SHA-256(secret,
+/// "PEER" | both nonces | rank | size), rank 0 answers HMAC(secret, "ROOT" |
+/// the same); the secret is never sent and MACs are compared in constant
+/// time. Rank 0 handles every connection's handshake at once (one poll
+/// loop, a deadline per connection), so silent strangers cannot hold it.
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -20,22 +26,64 @@
 #include <vector>
 
 #include "purlin/host/bootstrap.h"
+#include "sha256.h"
 
 namespace purlin {
 namespace {
 
 constexpr uint32_t kMagic = 0x504c4e42; // "PLNB"
+constexpr uint32_t kProtocol = 2;        // challenge and response (1: the cookie in the hello)
 
-/// First message of a connecting rank.
+/// Rank 0's first message on a connection: its nonce.
+struct Challenge {
+  uint32_t magic;
+  uint32_t protocol;
+  unsigned char nonce[16];
+};
+/// The connecting rank's answer: who it is, its nonce, and its proof.
 struct Hello {
   uint32_t magic;
   int32_t rank;
   int32_t size;
-  unsigned char cookie[16];
+  unsigned char nonce[16];
+  unsigned char mac[32];
+};
+/// Rank 0's proof, after it accepted the hello.
+struct Welcome {
+  uint32_t magic;
+  unsigned char mac[32];
 };
 
-/// How long rank 0 waits for a connection's hello before dropping it.
+/// How long rank 0 waits for a connection's hello before dropping it, and
+/// how many unfinished handshakes it holds at once (more are dropped as
+/// they come; the job's ranks finish theirs in microseconds).
 constexpr int kHelloMs = 1000;
+constexpr std::size_t kMaxPendingHandshakes = 256;
+
+/// HMAC(secret, label | rank 0's nonce | the peer's nonce | rank | size).
+detail::Digest proof(const unsigned char secret[16], const char label[4], const unsigned char rootNonce[16],
+                     const unsigned char peerNonce[16], int32_t rank, int32_t size) {
+  unsigned char msg[4 + 16 + 16 + 8];
+  std::memcpy(msg, label, 4);
+  std::memcpy(msg + 4, rootNonce, 16);
+  std::memcpy(msg + 20, peerNonce, 16);
+  for (int i = 0; i < 4; ++i) {
+    msg[36 + i] = static_cast<unsigned char>(uint32_t(rank) >> (8 * i));
+    msg[40 + i] = static_cast<unsigned char>(uint32_t(size) >> (8 * i));
+  }
+  return detail::hmacSha256(secret, 16, msg, sizeof msg);
+}
+
+/// `bytes` bytes from the kernel's random source.
+void fillRandom(unsigned char *out, std::size_t bytes) {
+  std::size_t got = 0;
+  while (got < bytes) {
+    const ssize_t r = ::getrandom(out + got, bytes - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) PURLIN_THROW(Status::Internal, "getrandom failed: no random bytes for a bootstrap nonce");
+    got += static_cast<std::size_t>(r);
+  }
+}
 
 /// Header of an allGather contribution (peer -> rank 0).
 struct Header {
@@ -121,7 +169,7 @@ socklen_t makeAddress(const std::string &path, sockaddr_un &addr) {
   return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
 }
 
-/// The cookie's 16 bytes from 32 hex digits ("" = zeros).
+/// The secret's 16 bytes from 32 hex digits ("" = zeros: no secret).
 void parseCookie(const std::string &hex, unsigned char out[16]) {
   std::memset(out, 0, 16);
   if (hex.empty()) return;
@@ -199,11 +247,16 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
   socklen_t len = makeAddress(path_, addr);
   if (size == 1)
     return;
+  if (cookie.empty())
+    PURLIN_THROW(Status::InvalidArgument,
+                 "UnixSocketBootstrap: no job secret: every rank needs the same 32 hex digits "
+                 "(PURLIN_BOOTSTRAP_COOKIE; purlin-launch and purlin_get_unique_id make one), or any process "
+                 "of this user could join the job");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs_);
   const std::string ctx = "bootstrap rank " + std::to_string(rank_) + " on '" + path_ + "'";
   try {
     if (rank_ == 0) {
-      int lfd = makeSocket();
+      int lfd = makeSocket(true);
       struct Closer { int fd; ~Closer() { ::close(fd); } } closer{lfd};
       const bool filesystem = path_[0] != '@';
       if (filesystem) {
@@ -212,96 +265,182 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
       }
       if (::bind(lfd, reinterpret_cast<sockaddr *>(&addr), len) != 0)
         PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": bind"));
-      if (::listen(lfd, size_) != 0)
+      if (::listen(lfd, SOMAXCONN) != 0)
         PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": listen"));
-      peers_.assign(size_, -1);
-      std::string rejected;  // what was dropped, for the timeout message
-      const auto reject = [&](int fd, const std::string &why) {
-        ::close(fd);
-        std::fprintf(stderr, "purlin bootstrap: %s: dropped a connection: %s\n", ctx.c_str(), why.c_str());
-        if (rejected.size() < 400) rejected += (rejected.empty() ? "" : "; ") + why;
-      };
-      for (int accepted = 0; accepted < size_ - 1;) {
-        // The deadline holds however many strangers keep connecting.
-        if (msLeft(deadline) == 0)
-          PURLIN_THROW(Status::BootstrapError,
-                       ctx + ": timed out waiting for " + std::to_string(size_ - 1 - accepted) + " of " +
-                           std::to_string(size_ - 1) + " peers to connect" +
-                           (rejected.empty() ? std::string() : " (dropped: " + rejected + ")"));
-        {
-          // A poll that times out goes round to the deadline's message above.
-          pollfd p{lfd, POLLIN, 0};
-          const int r = ::poll(&p, 1, msLeft(deadline));
-          if (r == 0 || (r < 0 && errno == EINTR))
-            continue;
-          if (r < 0)
-            PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": poll"));
-        }
-        int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) {
-          if (errno == EINTR || errno == EAGAIN)
-            continue;
-          PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": accept"));
-        }
-        uid_t uid = 0;
-        if (!peerUid(fd, uid) || uid != ::geteuid()) {
-          reject(fd, "a process of another user (uid " + std::to_string(uid) + ")");
-          continue;
-        }
-        Hello h{};
-        try {
-          const auto helloBy = std::min(deadline, Clock::now() + std::chrono::milliseconds(kHelloMs));
-          recvAll(fd, &h, sizeof h, helloBy, ctx + ": reading a peer's hello");
-        } catch (const Error &e) {
-          reject(fd, std::string("no hello within ") + std::to_string(kHelloMs) + " ms (" + e.what() +
-                         "; a rank of this job dropped here fails at its first exchange)");
-          continue;
-        }
-        if (h.magic != kMagic) {
-          reject(fd, "not a purlin peer (bad magic)");
-        } else if (std::memcmp(h.cookie, cookie_, sizeof cookie_) != 0) {
-          reject(fd, "a hello without this job's cookie");
-        } else if (h.size != size_) {
-          reject(fd, "a peer of world size " + std::to_string(h.size) + ", expected " + std::to_string(size_));
-        } else if (h.rank < 1 || h.rank >= size_ || peers_[h.rank] != -1) {
-          reject(fd, "rank " + std::to_string(h.rank) + " (out of range or already connected)");
-        } else {
-          peers_[h.rank] = fd;
-          ++accepted;
-        }
-      }
+      acceptPeers(lfd, deadline, ctx);
       if (filesystem)
         removeOwnSocket(path_, ctx);
     } else {
-      for (;;) {
-        fd_ = makeSocket(true);
-        if (::connect(fd_, reinterpret_cast<sockaddr *>(&addr), len) == 0)
-          break;
-        int err = errno;
-        ::close(fd_);
-        fd_ = -1;
-        if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN && err != EINTR) {
-          errno = err;
-          PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": connect"));
-        }
-        if (msLeft(deadline) == 0)
-          PURLIN_THROW(Status::BootstrapError,
-                       ctx + ": timed out after " + std::to_string(timeoutMs_) +
-                           " ms connecting to rank 0");
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      uid_t uid = 0;
-      if (!peerUid(fd_, uid) || uid != ::geteuid())
-        PURLIN_THROW(Status::BootstrapError, ctx + ": the listener belongs to another user (uid " +
-                                                 std::to_string(uid) + "): not sending it anything");
-      Hello h{kMagic, rank_, size_, {}};
-      std::memcpy(h.cookie, cookie_, sizeof cookie_);
-      sendAll(fd_, &h, sizeof h, deadline, ctx + ": sending hello");
+      joinRoot(&addr, len, deadline, ctx);
     }
   } catch (...) {
     closeAll();
     throw;
   }
+}
+
+void UnixSocketBootstrap::acceptPeers(int lfd, std::chrono::steady_clock::time_point deadline,
+                                      const std::string &ctx) {
+  peers_.assign(size_, -1);
+  std::string rejected;  // what was dropped, for the timeout message
+  const auto reject = [&](int fd, const std::string &why) {
+    ::close(fd);
+    std::fprintf(stderr, "purlin bootstrap: %s: dropped a connection: %s\n", ctx.c_str(), why.c_str());
+    if (rejected.size() < 400) rejected += (rejected.empty() ? "" : "; ") + why;
+  };
+  // A connection whose handshake is under way: rank 0's nonce, its hello
+  // so far, and when it is dropped if the hello is not complete.
+  struct Pending {
+    int fd;
+    Clock::time_point by;
+    unsigned char nonce[16];
+    Hello hello;
+    std::size_t got;
+  };
+  std::vector<Pending> pending;
+  int accepted = 0;
+  // Checks a complete hello; on success the connection is rank h.rank's.
+  const auto finish = [&](Pending &c) {
+    const Hello &h = c.hello;
+    const detail::Digest want = proof(cookie_, "PEER", c.nonce, h.nonce, h.rank, h.size);
+    if (h.magic != kMagic)
+      return reject(c.fd, "not a purlin peer (bad magic)");
+    if (!detail::equalConstantTime(h.mac, want.data(), want.size()))
+      return reject(c.fd, "a hello without proof of this job's secret");
+    if (h.size != size_)
+      return reject(c.fd, "a peer of world size " + std::to_string(h.size) + ", expected " + std::to_string(size_));
+    if (h.rank < 1 || h.rank >= size_ || peers_[h.rank] != -1)
+      return reject(c.fd, "rank " + std::to_string(h.rank) + " (out of range or already connected)");
+    Welcome w{kMagic, {}};
+    const detail::Digest mine = proof(cookie_, "ROOT", c.nonce, h.nonce, h.rank, h.size);
+    std::memcpy(w.mac, mine.data(), mine.size());
+    try {
+      sendAll(c.fd, &w, sizeof w, std::min(deadline, Clock::now() + std::chrono::milliseconds(kHelloMs)),
+              ctx + ": answering rank " + std::to_string(h.rank));
+    } catch (const Error &e) {
+      return reject(c.fd, e.what());
+    }
+    peers_[h.rank] = c.fd;
+    ++accepted;
+  };
+  while (accepted < size_ - 1) {
+    // The deadline holds however many strangers keep connecting.
+    if (msLeft(deadline) == 0) {
+      for (Pending &c : pending) reject(c.fd, "no hello by rank 0's deadline");
+      PURLIN_THROW(Status::BootstrapError,
+                   ctx + ": timed out waiting for " + std::to_string(size_ - 1 - accepted) + " of " +
+                       std::to_string(size_ - 1) + " peers to connect" +
+                       (rejected.empty() ? std::string() : " (dropped: " + rejected + ")"));
+    }
+    // Drop the handshakes past their own deadline.
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < pending.size();)
+      if (pending[i].by <= now) {
+        reject(pending[i].fd, std::string("no hello within ") + std::to_string(kHelloMs) +
+                                  " ms (a rank of this job dropped here fails at its first exchange)");
+        pending.erase(pending.begin() + std::ptrdiff_t(i));
+      } else {
+        ++i;
+      }
+    auto wakeAt = deadline;
+    std::vector<pollfd> fds{{lfd, POLLIN, 0}};
+    for (const Pending &c : pending) {
+      fds.push_back({c.fd, POLLIN, 0});
+      wakeAt = std::min(wakeAt, c.by);
+    }
+    const int r = ::poll(fds.data(), fds.size(), std::max(1, msLeft(wakeAt)));
+    if (r < 0 && errno != EINTR)
+      PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": poll"));
+    if (r <= 0) continue;
+    // Hello bytes of the connections under way.
+    for (std::size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      Pending &c = pending[i - 1];
+      const ssize_t n = ::recv(c.fd, reinterpret_cast<char *>(&c.hello) + c.got, sizeof c.hello - c.got, MSG_DONTWAIT);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+      if (n <= 0) {
+        reject(c.fd, n == 0 ? "closed before its hello" : sysError("recv"));
+        c.fd = -1;
+        continue;
+      }
+      c.got += std::size_t(n);
+      if (c.got == sizeof c.hello) {
+        finish(c);
+        c.fd = -1;  // rank h.rank's now, or closed
+      }
+    }
+    pending.erase(std::remove_if(pending.begin(), pending.end(), [](const Pending &c) { return c.fd < 0; }),
+                  pending.end());
+    // New connections: each gets rank 0's challenge at once.
+    if (fds[0].revents == 0) continue;
+    for (int burst = 0; burst < 64; ++burst) {  // then back to the deadlines: a flood never ends
+      int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == ECONNABORTED || errno == EMFILE || errno == ENFILE) break;  // try again at the next poll
+        PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": accept"));
+      }
+      uid_t uid = 0;
+      if (!peerUid(fd, uid) || uid != ::geteuid()) {
+        reject(fd, "a process of another user (uid " + std::to_string(uid) + ")");
+        continue;
+      }
+      if (pending.size() >= kMaxPendingHandshakes) {
+        reject(fd, "too many unfinished handshakes at once");
+        continue;
+      }
+      Pending c{fd, Clock::now() + std::chrono::milliseconds(kHelloMs), {}, {}, 0};
+      fillRandom(c.nonce, sizeof c.nonce);
+      Challenge ch{kMagic, kProtocol, {}};
+      std::memcpy(ch.nonce, c.nonce, sizeof c.nonce);
+      if (::send(fd, &ch, sizeof ch, MSG_NOSIGNAL | MSG_DONTWAIT) != ssize_t(sizeof ch)) {
+        reject(fd, "could not send the challenge");
+        continue;
+      }
+      pending.push_back(c);
+    }
+  }
+  for (Pending &c : pending) reject(c.fd, "every rank of the job had connected");
+}
+
+void UnixSocketBootstrap::joinRoot(const void *address, unsigned addressBytes,
+                                   std::chrono::steady_clock::time_point deadline, const std::string &ctx) {
+  for (;;) {
+    fd_ = makeSocket(true);
+    if (::connect(fd_, static_cast<const sockaddr *>(address), addressBytes) == 0)
+      break;
+    int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN && err != EINTR) {
+      errno = err;
+      PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": connect"));
+    }
+    if (msLeft(deadline) == 0)
+      PURLIN_THROW(Status::BootstrapError,
+                   ctx + ": timed out after " + std::to_string(timeoutMs_) +
+                       " ms connecting to rank 0");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  uid_t uid = 0;
+  if (!peerUid(fd_, uid) || uid != ::geteuid())
+    PURLIN_THROW(Status::BootstrapError, ctx + ": the listener belongs to another user (uid " +
+                                             std::to_string(uid) + "): not sending it anything");
+  Challenge ch{};
+  recvAll(fd_, &ch, sizeof ch, deadline, ctx + ": reading rank 0's challenge");
+  if (ch.magic != kMagic || ch.protocol != kProtocol)
+    PURLIN_THROW(Status::BootstrapError, ctx + ": the listener is not a purlin rank 0 of this version");
+  Hello h{kMagic, rank_, size_, {}, {}};
+  fillRandom(h.nonce, sizeof h.nonce);
+  const detail::Digest mine = proof(cookie_, "PEER", ch.nonce, h.nonce, rank_, size_);
+  std::memcpy(h.mac, mine.data(), mine.size());
+  sendAll(fd_, &h, sizeof h, deadline, ctx + ": sending hello");
+  Welcome w{};
+  recvAll(fd_, &w, sizeof w, deadline, ctx + ": reading rank 0's answer");
+  const detail::Digest want = proof(cookie_, "ROOT", ch.nonce, h.nonce, rank_, size_);
+  if (w.magic != kMagic || !detail::equalConstantTime(w.mac, want.data(), want.size()))
+    PURLIN_THROW(Status::BootstrapError, ctx + ": the listener does not prove this job's secret (another job, or "
+                                               "a process that took the rendezvous name first): not joining it");
 }
 
 UnixSocketBootstrap::~UnixSocketBootstrap() { closeAll(); }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -65,14 +66,20 @@ int connectRaw(const std::string &path) {
   return -1;
 }
 
-/// True once the peer closed `fd` within `ms`: a read gives end of file,
-/// or a reset (the peer closed with bytes of ours unread).
+/// True once the peer closed `fd` within `ms`: reads (rank 0's challenge
+/// first) end in end of file, or a reset (the peer closed with bytes of
+/// ours unread).
 bool closedByPeer(int fd, int ms) {
-  pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, ms) <= 0) return false;
-  char c;
-  const ssize_t n = ::recv(fd, &c, 1, 0);
-  return n == 0 || (n < 0 && errno == ECONNRESET);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, int(left.count())) <= 0) return false;
+    char buf[256];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+    if (n < 0 && errno != EINTR) return false;
+  }
 }
 
 const std::string kCookie = "00112233445566778899aabbccddeeff";
@@ -173,7 +180,7 @@ TEST_CASE("UnixSocketBootstrap between threads, abstract and filesystem sockets"
       std::string path = freshPath(abstract);
       std::atomic<int> bad{0};
       auto errors = onThreads(n, [&](int r) {
-        UnixSocketBootstrap b(path, r, n, 10000);
+        UnixSocketBootstrap b(path, r, n, 10000, kCookie);
         CHECK(b.rank() == r);
         CHECK(b.size() == n);
         for (int round = 0; round < 50; ++round)
@@ -200,7 +207,7 @@ TEST_CASE("UnixSocketBootstrap between forked processes") {
     if (pid == 0) {
       int code = 0;
       try {
-        UnixSocketBootstrap b(path, r, n, 10000);
+        UnixSocketBootstrap b(path, r, n, 10000, kCookie);
         for (int round = 0; round < 20; ++round)
           if (!gatherRound(b, 100 + round, round))
             code = 1;
@@ -213,7 +220,7 @@ TEST_CASE("UnixSocketBootstrap between forked processes") {
   }
   bool ok = true;
   {
-    UnixSocketBootstrap b(path, 0, n, 10000);
+    UnixSocketBootstrap b(path, 0, n, 10000, kCookie);
     for (int round = 0; round < 20; ++round)
       ok = gatherRound(b, 100 + round, round) && ok;
   }
@@ -229,7 +236,7 @@ TEST_CASE("UnixSocketBootstrap between forked processes") {
 TEST_CASE("UnixSocketBootstrap fails cleanly") {
   SECTION("a peer that finds nobody listening times out") {
     try {
-      UnixSocketBootstrap b(freshPath(true), 1, 2, 300);
+      UnixSocketBootstrap b(freshPath(true), 1, 2, 300, kCookie);
       FAIL("expected a timeout");
     } catch (const Error &e) {
       CHECK(e.status() == Status::BootstrapError);
@@ -237,7 +244,7 @@ TEST_CASE("UnixSocketBootstrap fails cleanly") {
     }
   }
   SECTION("rank 0 times out waiting for peers") {
-    REQUIRE_THROWS_WITH(UnixSocketBootstrap(freshPath(true), 0, 3, 300),
+    REQUIRE_THROWS_WITH(UnixSocketBootstrap(freshPath(true), 0, 3, 300, kCookie),
                         Catch::Contains("waiting for 2 of 2 peers"));
   }
   SECTION("bad arguments") {
@@ -250,7 +257,7 @@ TEST_CASE("UnixSocketBootstrap fails cleanly") {
   SECTION("mismatched byte counts and a vanished peer") {
     std::string path = freshPath(true);
     auto errors = onThreads(2, [&](int r) {
-      UnixSocketBootstrap b(path, r, 2, 2000);
+      UnixSocketBootstrap b(path, r, 2, 2000, kCookie);
       std::vector<char> mine(64), all(128);
       b.allGather(mine.data(), all.data(), r == 0 ? 32 : 64);
     });
@@ -260,7 +267,7 @@ TEST_CASE("UnixSocketBootstrap fails cleanly") {
   SECTION("wrong world size at the peer: dropped, named in rank 0's timeout") {
     std::string path = freshPath(true);
     auto errors = onThreads(2, [&](int r) {
-      UnixSocketBootstrap b(path, r, r == 0 ? 2 : 3, 1000);
+      UnixSocketBootstrap b(path, r, r == 0 ? 2 : 3, 1000, kCookie);
       if (r == 1) b.barrier();  // rank 0 closed this connection
     });
     CHECK(errors[0].find("waiting for 1 of 1 peers") != std::string::npos);
@@ -321,7 +328,7 @@ TEST_CASE("UnixSocketBootstrap: a flood of strangers cannot hold rank 0 past its
   const auto t0 = std::chrono::steady_clock::now();
   std::string error;
   try {
-    UnixSocketBootstrap b(path, 0, 2, 300);
+    UnixSocketBootstrap b(path, 0, 2, 300, kCookie);
   } catch (const Error &e) {
     error = e.what();
   }
@@ -330,8 +337,131 @@ TEST_CASE("UnixSocketBootstrap: a flood of strangers cannot hold rank 0 past its
   flood.join();
   INFO("error: " << error);
   CHECK(error.find("timed out waiting for 1 of 1 peers") != std::string::npos);
-  CHECK(error.find("not a purlin peer") != std::string::npos);
+  CHECK(error.find("(dropped: ") != std::string::npos);
   CHECK(s < 2.0);
+}
+
+TEST_CASE("UnixSocketBootstrap: no secret, no job of more than one rank") {
+  REQUIRE_THROWS_WITH(UnixSocketBootstrap(freshPath(true), 0, 2, 200), Catch::Contains("no job secret"));
+  REQUIRE_THROWS_WITH(UnixSocketBootstrap(freshPath(true), 1, 2, 200, ""), Catch::Contains("no job secret"));
+  UnixSocketBootstrap solo(freshPath(true), 0, 1, 200);  // one rank: nobody to authenticate
+  CHECK(solo.size() == 1);
+}
+
+TEST_CASE("UnixSocketBootstrap: a peer with another secret is refused; rank 0 keeps waiting") {
+  const std::string path = freshPath(true);
+  auto errors = onThreads(2, [&](int r) {
+    UnixSocketBootstrap b(path, r, 2, 1500, r == 0 ? kCookie : std::string("ffeeddccbbaa99887766554433221100"));
+  });
+  CHECK(errors[0].find("timed out waiting for 1 of 1 peers") != std::string::npos);
+  CHECK(errors[0].find("a hello without proof of this job's secret") != std::string::npos);
+  CHECK(!errors[1].empty());
+}
+
+TEST_CASE("UnixSocketBootstrap: a squatter on the rendezvous name learns nothing and is refused") {
+  // A process of the same user binds the name first and plays rank 0: it
+  // sends a challenge, reads the hello, and answers without the secret.
+  const std::string path = freshPath(true);
+  int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  addr.sun_path[0] = '\0';
+  const socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
+  REQUIRE(::bind(lfd, reinterpret_cast<sockaddr *>(&addr), len) == 0);
+  REQUIRE(::listen(lfd, 4) == 0);
+  std::vector<unsigned char> heard;
+  std::thread squatter([&] {
+    int fd = ::accept(lfd, nullptr, nullptr);
+    if (fd < 0) return;
+    const struct { uint32_t magic, protocol; unsigned char nonce[16]; } challenge{0x504c4e42, 2, {1, 2, 3}};
+    (void)::send(fd, &challenge, sizeof challenge, MSG_NOSIGNAL);
+    unsigned char buf[256];
+    pollfd p{fd, POLLIN, 0};
+    while (::poll(&p, 1, 500) > 0) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      heard.insert(heard.end(), buf, buf + n);
+      if (heard.size() >= 60) break;  // the hello
+    }
+    const struct { uint32_t magic; unsigned char mac[32]; } welcome{0x504c4e42, {}};
+    (void)::send(fd, &welcome, sizeof welcome, MSG_NOSIGNAL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::close(fd);
+  });
+  std::string error;
+  try {
+    UnixSocketBootstrap b(path, 1, 2, 2000, kCookie);
+  } catch (const Error &e) {
+    error = e.what();
+  }
+  squatter.join();
+  ::close(lfd);
+  CHECK(error.find("does not prove this job's secret") != std::string::npos);
+  // The secret's bytes never went on the wire.
+  const unsigned char secret[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                                    0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+  CHECK(heard.size() >= 60);
+  CHECK(std::search(heard.begin(), heard.end(), secret, secret + 16) == heard.end());
+  CHECK(std::search(heard.begin(), heard.end(), kCookie.begin(), kCookie.end()) == heard.end());
+}
+
+TEST_CASE("UnixSocketBootstrap: silent strangers do not delay the job's ranks") {
+  // 60 connections that never say anything, made before rank 1 connects:
+  // handled at once, each dropped after its own second, not one after another.
+  const std::string path = freshPath(true);
+  std::vector<int> silent;
+  std::atomic<bool> ready{false};
+  std::thread strangers([&] {
+    for (int i = 0; i < 60; ++i) {
+      const int fd = connectRaw(path);
+      if (fd >= 0) silent.push_back(fd);
+    }
+    ready = true;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto errors = onThreads(2, [&](int r) {
+    if (r == 1)
+      while (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    UnixSocketBootstrap b(path, r, 2, 10000, kCookie);
+    CHECK(gatherRound(b, 32, 3));
+  });
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  strangers.join();
+  CHECK(errors[0].empty());
+  CHECK(errors[1].empty());
+  CHECK(silent.size() == 60);
+  CHECK(s < 3.0);
+  for (int fd : silent) ::close(fd);
+}
+
+TEST_CASE("UnixSocketBootstrap: a process of another user is dropped") {
+  if (::geteuid() != 0) {
+    WARN("not root: cannot start a process of another user (CI runs as root)");
+    return;
+  }
+  const std::string path = freshPath(true);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // nobody (65534) connects and waits
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+    const int fd = connectRaw(path);
+    if (fd < 0) ::_exit(4);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    ::_exit(0);
+  }
+  std::string error;
+  try {
+    UnixSocketBootstrap b(path, 0, 2, 800, kCookie);
+  } catch (const Error &e) {
+    error = e.what();
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  INFO("error: " << error);
+  CHECK(error.find("a process of another user (uid 65534)") != std::string::npos);
 }
 
 TEST_CASE("UnixSocketBootstrap: filesystem sockets only in a private directory, only its own removed") {
@@ -340,13 +470,13 @@ TEST_CASE("UnixSocketBootstrap: filesystem sockets only in a private directory, 
   const std::string shared = privateDir() + "/shared";
   REQUIRE(::mkdir(shared.c_str(), 0700) == 0);
   REQUIRE(::chmod(shared.c_str(), 01777) == 0);
-  REQUIRE_THROWS_WITH(UnixSocketBootstrap(shared + "/purlin-public.sock", 0, 2, 200),
+  REQUIRE_THROWS_WITH(UnixSocketBootstrap(shared + "/purlin-public.sock", 0, 2, 200, kCookie),
                       Catch::Contains("must be private"));
   ::rmdir(shared.c_str());
   // A regular file where the socket would go: an error, and the file stays.
   const std::string file = privateDir() + "/not-a-socket";
   { std::ofstream(file) << "precious"; }
-  REQUIRE_THROWS_WITH(UnixSocketBootstrap(file, 0, 2, 200), Catch::Contains("is not a socket of this user: not removed"));
+  REQUIRE_THROWS_WITH(UnixSocketBootstrap(file, 0, 2, 200, kCookie), Catch::Contains("is not a socket of this user: not removed"));
   struct stat st{};
   CHECK(::stat(file.c_str(), &st) == 0);
   CHECK(st.st_size == 8);

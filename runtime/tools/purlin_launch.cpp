@@ -158,20 +158,17 @@ int main(int argc, char **argv) {
   if (i >= argc)
     return usage("missing program");
 
-  // The job's secret: every rank's hello carries it, and rank 0 drops any
-  // connection without it (UnixSocketBootstrap); a socket name in
-  // /proc/net/unix is then of no use to another process.
-  std::string cookie;
+  // The job's secret, which every rank and rank 0 prove to each other
+  // (UnixSocketBootstrap's challenge and response), and a rendezvous name
+  // nobody can guess in advance to take first: both from getrandom.
+  std::string cookie, path;
   try {
     cookie = purlin::randomHex(16);
+    path = "@purlin-launch-" + purlin::randomHex(12);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "purlin-launch: %s\n", e.what());
     return 1;
   }
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  const std::string path = "@purlin-launch-" + std::to_string(::getpid()) + "-" +
-                           std::to_string(ts.tv_sec) + "-" + std::to_string(ts.tv_nsec);
 
   // Forwarded to the ranks from the wait loop (installed before the first
   // fork, so no signal is lost in between).

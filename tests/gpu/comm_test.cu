@@ -329,6 +329,9 @@ void inProcess() {
   }
   // C ABI over a Unix socket between threads.
   const std::string path = "@comm-test-" + std::to_string(::getpid());
+  // The job's secret the Unix-socket bootstrap requires (purlin-launch sets
+  // one; these ranks are threads of this process).
+  ::setenv("PURLIN_BOOTSTRAP_COOKIE", purlin::randomHex(16).c_str(), 0);
   onThreads(n, [&](int r) {
     purlin_comm_options_t o = purlin_comm_options_default();
     o.staging_half_bytes = 2u << 20;

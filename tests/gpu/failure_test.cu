@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "purlin/host/bootstrap.h"
 #include "purlin/purlin.h"
 
 using namespace colltest;
@@ -312,6 +313,9 @@ int rankMain(Bootstrap& boot, int dev) {
 /// purlin_comm_destroy returns.
 int capiCase(int n, int gpus) {
   const std::string path = "@purlin-failure-test-" + std::to_string(getpid()) + "-" + std::to_string(n);
+  // The job's secret the Unix-socket bootstrap requires (purlin-launch sets
+  // one; these ranks are threads of this process).
+  ::setenv("PURLIN_BOOTSTRAP_COOKIE", purlin::randomHex(16).c_str(), 0);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)

@@ -18,6 +18,7 @@
 
 #include <unistd.h>
 
+#include "purlin/host/bootstrap.h"
 #include "purlin/purlin.h"
 
 using namespace colltest;
@@ -260,6 +261,9 @@ int misuseCases(Communicator& comm, Bootstrap& boot) {
 /// bootstrap, register, deregister and release through purlin.h.
 int capiCases(int n, int gpus) {
   const std::string path = "@purlin-register-test-" + std::to_string(getpid()) + "-" + std::to_string(n);
+  // The job's secret the Unix-socket bootstrap requires (purlin-launch sets
+  // one; these ranks are threads of this process).
+  ::setenv("PURLIN_BOOTSTRAP_COOKIE", purlin::randomHex(16).c_str(), 0);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)

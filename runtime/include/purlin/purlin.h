@@ -70,10 +70,13 @@ purlin_status_t purlin_comm_create_from_env(int device,
 
 /** Collective: creates this rank's communicator over a Unix-domain socket
  *  rendezvous at `path` (rank 0 listens; a leading '@' = abstract socket;
- *  a filesystem path only in a private directory). Every rank's hello
- *  carries the job's secret PURLIN_BOOTSTRAP_COOKIE (32 hex digits) when
- *  that variable is set; rank 0 drops connections of other users or
- *  without the cookie. */
+ *  a filesystem path only in a private directory). Every rank needs the
+ *  job's secret in PURLIN_BOOTSTRAP_COOKIE (32 hex digits, the same on every
+ *  rank; PURLIN_INVALID_ARGUMENT without it when size > 1): rank 0 and each
+ *  rank prove it to each other by challenge and response (it is never
+ *  sent), and rank 0 drops connections of other users or without the proof.
+ *  Use a random path (a predictable one can be taken first), or
+ *  purlin_get_unique_id, which draws both. */
 purlin_status_t purlin_comm_create_unix(const char *path, int rank, int size,
                                         int device,
                                         const purlin_comm_options_t *options,

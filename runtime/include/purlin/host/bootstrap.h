@@ -5,6 +5,7 @@
 /// existing NCCL communicator.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -63,12 +64,16 @@ private:
 /// `timeoutMs`.
 ///
 /// Who may join: a connecting process must run as the same user
-/// (SO_PEERCRED, checked both ways) and its hello must carry `cookie`, a
-/// secret of the job: 32 hex digits (purlin-launch draws one and passes it
-/// as PURLIN_BOOTSTRAP_COOKIE), or "" for none. Rank 0 closes and logs (on
-/// stderr) every connection that fails a check, sends no hello within a
-/// second, or claims a rank already taken or another world size, and keeps
-/// waiting for the real peers; its timeout message lists what it rejected.
+/// (SO_PEERCRED, checked both ways) and both ends must prove `cookie`, the
+/// job's secret (32 hex digits; purlin-launch draws one and passes it as
+/// PURLIN_BOOTSTRAP_COOKIE; required when size > 1), by challenge and
+/// response (HMAC-SHA-256 of both ends' nonces; the secret is never sent,
+/// so a process that takes the rendezvous name first learns nothing and is
+/// refused by the ranks). Rank 0 runs every connection's handshake at once
+/// and closes and logs (on stderr) every connection that fails a check,
+/// sends no hello within a second, or claims a rank already taken or another
+/// world size, and keeps waiting for the real peers; its timeout message
+/// lists what it rejected.
 /// A filesystem socket is removed only if it is a socket owned by this
 /// user (before binding, and after every peer connected).
 class UnixSocketBootstrap : public Bootstrap {
@@ -85,10 +90,15 @@ private:
   int rank_;
   int size_;
   int timeoutMs_;
-  unsigned char cookie_[16] = {};  ///< the job's secret (zeros: none)
+  unsigned char cookie_[16] = {};  ///< the job's secret
   int fd_ = -1;            ///< ranks > 0: connection to rank 0
   std::vector<int> peers_; ///< rank 0: connection to rank p (peers_[0] unused)
   void closeAll() noexcept;
+  /// Rank 0: every peer's handshake on listening socket `lfd`.
+  void acceptPeers(int lfd, std::chrono::steady_clock::time_point deadline, const std::string &ctx);
+  /// Ranks > 0: connect to rank 0 at `addr` and prove the secret both ways.
+  void joinRoot(const void *address, unsigned addressBytes, std::chrono::steady_clock::time_point deadline,
+                const std::string &ctx);
 };
 
 /// Rendezvous through an existing NCCL communicator (not owned): allGather
