@@ -64,10 +64,12 @@ int envInt(const char *name, long lo, long hi, bool required, int fallback) {
 
 } // namespace
 
+int bootstrapTimeoutMs() { return envInt("PURLIN_BOOTSTRAP_TIMEOUT_MS", 1, 1 << 30, false, 60000); }
+
 std::unique_ptr<Bootstrap> bootstrapFromEnv() {
   int size = envInt("PURLIN_WORLD_SIZE", 1, 1 << 16, true, 0);
   int rank = envInt("PURLIN_RANK", 0, size - 1, true, 0);
-  int timeoutMs = envInt("PURLIN_BOOTSTRAP_TIMEOUT_MS", 1, 1 << 30, false, 60000);
+  int timeoutMs = bootstrapTimeoutMs();
   const char *path = std::getenv("PURLIN_BOOTSTRAP");
   if (!path || !*path)
     PURLIN_THROW(Status::InvalidArgument,

@@ -170,7 +170,7 @@ purlin_status_t purlin_comm_create_unix(const char *path, int rank, int size,
   return create(
       [](const void *a) -> std::unique_ptr<purlin::Bootstrap> {
         auto *u = static_cast<const UnixArgs *>(a);
-        return std::make_unique<purlin::UnixSocketBootstrap>(u->path, u->rank, u->size, 60000, u->cookie);
+        return std::make_unique<purlin::UnixSocketBootstrap>(u->path, u->rank, u->size, purlin::bootstrapTimeoutMs(), u->cookie);
       },
       &args, device, options, comm);
 }
@@ -205,7 +205,7 @@ purlin_status_t purlin_comm_create_by_id(const purlin_unique_id_t *id, int rank,
   return create(
       [](const void *a) -> std::unique_ptr<purlin::Bootstrap> {
         auto *u = static_cast<const UnixArgs *>(a);
-        return std::make_unique<purlin::UnixSocketBootstrap>(u->path, u->rank, u->size, 60000, u->cookie);
+        return std::make_unique<purlin::UnixSocketBootstrap>(u->path, u->rank, u->size, purlin::bootstrapTimeoutMs(), u->cookie);
       },
       &args, device, options, comm);
 }

@@ -131,6 +131,7 @@ struct Communicator::Impl {
   std::mutex mutex;                     ///< registration and release (held across their exchanges)
   mutable std::mutex brokenMutex;       ///< `broken` (never held across a wait: asyncError never blocks)
   mutable std::string broken;           ///< why collectives are refused ("" = usable)
+  std::string bootstrapFailure;         ///< under brokenMutex: the first failed host exchange ("" = none)
   const void *lastStream = nullptr;     ///< checked mode: the stream of the previous eager call
   int ranksPerDevice = 1;               ///< most ranks on one GPU (by UUID)
   int multiprocessors = 0;              ///< SMs of this rank's GPU
@@ -374,13 +375,27 @@ Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
                                                       mine.processNonce);
 }
 
+template <class F> auto Communicator::exchanging(F &&exchange) -> decltype(exchange()) {
+  try {
+    return exchange();
+  } catch (const Error &e) {
+    // A failed host exchange leaves the bootstrap unusable (its connections
+    // closed): later calls are refused, and asyncError says why.
+    if (e.status() == Status::BootstrapError || e.status() == Status::Aborted) {
+      std::lock_guard<std::mutex> lock(impl_->brokenMutex);
+      if (impl_->bootstrapFailure.empty()) impl_->bootstrapFailure = e.what();
+    }
+    throw;
+  }
+}
+
 bool Communicator::registerDirect(void *out, std::size_t outBytes, bool eligible,
                                   std::byte *peersOut[kMaxRanks], bool *engine, void *captureStream) {
   Impl &m = *impl_;
   std::lock_guard<std::mutex> lock(m.mutex);
   if (!m.options.direct || m.size < 2)
     return false;
-  return m.direct->exchange(*m.bootstrap, out, outBytes, eligible, peersOut, engine, captureStream);
+  return exchanging([&] { return m.direct->exchange(*m.bootstrap, out, outBytes, eligible, peersOut, engine, captureStream); });
 }
 
 void Communicator::releaseDirect() {
@@ -388,19 +403,19 @@ void Communicator::releaseDirect() {
   std::lock_guard<std::mutex> lock(m.mutex);
   if (m.size < 2)
     return;
-  m.direct->release(*m.bootstrap);
+  exchanging([&] { m.direct->release(*m.bootstrap); });
 }
 
 uint64_t Communicator::registerBuffer(void *ptr, std::size_t bytes) {
   Impl &m = *impl_;
   std::lock_guard<std::mutex> lock(m.mutex);
-  return m.direct->registerBuffer(*m.bootstrap, ptr, bytes);
+  return exchanging([&] { return m.direct->registerBuffer(*m.bootstrap, ptr, bytes); });
 }
 
 void Communicator::deregisterBuffer(uint64_t handle) {
   Impl &m = *impl_;
   std::lock_guard<std::mutex> lock(m.mutex);
-  m.direct->deregisterBuffer(*m.bootstrap, handle);
+  exchanging([&] { m.direct->deregisterBuffer(*m.bootstrap, handle); });
 }
 
 std::size_t Communicator::registeredBuffers() const { return impl_->direct->registrationCount(); }
@@ -509,11 +524,21 @@ Status Communicator::asyncError(std::string *message) const {
   const bool recorded = rec.failed != 0;
   std::atomic_thread_fence(std::memory_order_acquire);
   const bool aborted = m.hostStatus->abortRequested != 0;
-  if (!recorded && !aborted)
-    return Status::Ok;
+  std::string bootstrapFailure;
+  if (!recorded && !aborted) {
+    {
+      std::lock_guard<std::mutex> lock(m.brokenMutex);
+      bootstrapFailure = m.bootstrapFailure;
+    }
+    if (bootstrapFailure.empty())
+      return Status::Ok;
+  }
   std::string why;
   Status s;
-  if (recorded) {
+  if (!recorded && !aborted) {  // a host exchange failed (the bootstrap is unusable)
+    s = Status::BootstrapError;
+    why = "rank " + std::to_string(m.rank) + ": a host exchange failed: " + bootstrapFailure;
+  } else if (recorded) {
     WaitError err;
     err.failed = rec.failed;
     err.rank = rec.rank;
@@ -556,7 +581,10 @@ void Communicator::abort() noexcept {
   }
   // No CUDA call and nothing written into a peer's workspace from here (a
   // peer may be destroying it): the first wait of this rank's kernels that
-  // sees the flag tells every peer (recordWaitError).
+  // sees the flag tells every peer (recordWaitError). A host exchange in
+  // progress on another thread (registration, release) gives up now, and
+  // the peers' exchanges fail at once instead of timing out.
+  if (m.bootstrap) m.bootstrap->abort();
 }
 
 std::string Communicator::broken() const {

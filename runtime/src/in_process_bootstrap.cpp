@@ -45,7 +45,7 @@ public:
     auto &s = *s_;
     std::unique_lock lock(s.mutex);
     if (!s.failure.empty())
-      PURLIN_THROW(Status::BootstrapError, "in-process allGather: " + s.failure);
+      PURLIN_THROW(aborted_ ? Status::Aborted : Status::BootstrapError, "in-process allGather: " + s.failure);
     if (s.arrived == 0) {
       s.bytes = bytes;
       s.gather.assign(bytes * s.n, 0);
@@ -75,13 +75,23 @@ public:
                         std::to_string(s.n) + " ranks");
       }
       if (s.generation == round)
-        PURLIN_THROW(Status::BootstrapError, "in-process allGather: " + s.failure);
+        PURLIN_THROW(aborted_ ? Status::Aborted : Status::BootstrapError, "in-process allGather: " + s.failure);
     }
     if (bytes)
       std::memcpy(all, s.result.data(), bytes * s.n);
   }
 
+  void abort() noexcept override {
+    try {
+      std::lock_guard lock(s_->mutex);
+      poison(*s_, "rank " + std::to_string(rank_) + " aborted (Communicator::abort)");
+      aborted_ = true;
+    } catch (...) {
+    }
+  }
+
 private:
+  bool aborted_ = false;  ///< under the group's mutex
   static void poison(InProcessGroup::State &s, std::string why) {
     if (s.failure.empty())
       s.failure = std::move(why);

@@ -446,6 +446,7 @@ void UnixSocketBootstrap::joinRoot(const void *address, unsigned addressBytes,
 UnixSocketBootstrap::~UnixSocketBootstrap() { closeAll(); }
 
 void UnixSocketBootstrap::closeAll() noexcept {
+  std::lock_guard<std::mutex> lock(fdMutex_);
   if (fd_ >= 0)
     ::close(fd_);
   fd_ = -1;
@@ -456,6 +457,14 @@ void UnixSocketBootstrap::closeAll() noexcept {
   }
 }
 
+void UnixSocketBootstrap::abort() noexcept {
+  aborted_ = true;
+  std::lock_guard<std::mutex> lock(fdMutex_);
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+  for (int fd : peers_)
+    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+}
+
 void UnixSocketBootstrap::allGather(const void *mine, void *all,
                                     std::size_t bytes) {
   auto *out = static_cast<unsigned char *>(all);
@@ -463,6 +472,17 @@ void UnixSocketBootstrap::allGather(const void *mine, void *all,
     std::memmove(out + bytes * rank_, mine, bytes);
   if (size_ == 1)
     return;
+  if (aborted_)
+    PURLIN_THROW(Status::Aborted, "bootstrap allGather (rank " + std::to_string(rank_) + "): aborted on this rank");
+  try {
+    exchange(out, mine, bytes);
+  } catch (const Error &e) {
+    if (aborted_) PURLIN_THROW(Status::Aborted, std::string(e.what()) + " (aborted on this rank)");
+    throw;
+  }
+}
+
+void UnixSocketBootstrap::exchange(unsigned char *out, const void *mine, std::size_t bytes) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs_);
   const std::string ctx = "bootstrap allGather (rank " + std::to_string(rank_) +
                           ", " + std::to_string(bytes) + " bytes)";

@@ -341,6 +341,50 @@ TEST_CASE("UnixSocketBootstrap: a flood of strangers cannot hold rank 0 past its
   CHECK(s < 2.0);
 }
 
+TEST_CASE("Bootstrap::abort ends a wait at once, on this rank and its peers") {
+  // Rank 1 waits in an allGather rank 0 never joins; abort from another
+  // thread ends it long before the 10 s timeout.
+  for (bool unix : {false, true}) {
+    INFO((unix ? "UnixSocketBootstrap" : "InProcessGroup"));
+    const std::string path = freshPath(true);
+    InProcessGroup group(2, 10000);
+    std::unique_ptr<Bootstrap> boots[2];
+    if (unix) {
+      auto errors = onThreads(2, [&](int r) { boots[r] = std::make_unique<UnixSocketBootstrap>(path, r, 2, 10000, kCookie); });
+      REQUIRE(errors[0].empty());
+      REQUIRE(errors[1].empty());
+    } else {
+      boots[0] = group.bootstrap(0);
+      boots[1] = group.bootstrap(1);
+    }
+    Status status = Status::Ok;
+    std::string what;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::thread waiter([&] {
+      try {
+        int x = 1, all[2];
+        boots[1]->allGather(&x, all, sizeof x);
+      } catch (const Error &e) {
+        status = e.status();
+        what = e.what();
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    boots[1]->abort();
+    waiter.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(what);
+    CHECK(status == Status::Aborted);
+    CHECK(s < 2.0);
+    // Later calls fail at once, and so does the peer's next exchange.
+    int x = 1, all[2];
+    REQUIRE_THROWS_AS(boots[1]->allGather(&x, all, sizeof x), Error);
+    const auto t1 = std::chrono::steady_clock::now();
+    REQUIRE_THROWS_AS(boots[0]->allGather(&x, all, sizeof x), Error);
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() < 2.0);
+  }
+}
+
 TEST_CASE("UnixSocketBootstrap: no secret, no job of more than one rank") {
   REQUIRE_THROWS_WITH(UnixSocketBootstrap(freshPath(true), 0, 2, 200), Catch::Contains("no job secret"));
   REQUIRE_THROWS_WITH(UnixSocketBootstrap(freshPath(true), 1, 2, 200, ""), Catch::Contains("no job secret"));

@@ -5,9 +5,11 @@
 /// existing NCCL communicator.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,12 @@ public:
   virtual void allGather(const void *mine, void *all, std::size_t bytes) = 0;
   /// Returns once every rank has called barrier() (an allGather of 1 byte).
   void barrier();
+  /// From any thread: this rank's current and later allGather throw
+  /// Error(Aborted) at once instead of waiting out the timeout, and the
+  /// other ranks' fail at once too (their connections close, or the group
+  /// is poisoned). Communicator::abort() calls it. Default: nothing (a
+  /// bootstrap with no way to interrupt its waits, NcclBootstrap).
+  virtual void abort() noexcept {}
 };
 
 /// A group of `n` ranks that are threads of one process. bootstrap(r) is
@@ -84,6 +92,8 @@ public:
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void allGather(const void *mine, void *all, std::size_t bytes) override;
+  /// Shuts this rank's connections down (poll wakes up; peers see them close).
+  void abort() noexcept override;
 
 private:
   std::string path_;
@@ -91,9 +101,13 @@ private:
   int size_;
   int timeoutMs_;
   unsigned char cookie_[16] = {};  ///< the job's secret
+  std::atomic<bool> aborted_{false};
+  std::mutex fdMutex_;     ///< closeAll() and abort(): a descriptor is not shut down after it is closed
   int fd_ = -1;            ///< ranks > 0: connection to rank 0
   std::vector<int> peers_; ///< rank 0: connection to rank p (peers_[0] unused)
   void closeAll() noexcept;
+  /// allGather's exchange with rank 0 (size > 1, not aborted).
+  void exchange(unsigned char *out, const void *mine, std::size_t bytes);
   /// Rank 0: every peer's handshake on listening socket `lfd`.
   void acceptPeers(int lfd, std::chrono::steady_clock::time_point deadline, const std::string &ctx);
   /// Ranks > 0: connect to rank 0 at `addr` and prove the secret both ways.
@@ -124,6 +138,11 @@ private:
 /// optionally PURLIN_BOOTSTRAP_TIMEOUT_MS and PURLIN_BOOTSTRAP_COOKIE. Throws Error(InvalidArgument)
 /// naming the missing or malformed variable.
 std::unique_ptr<Bootstrap> bootstrapFromEnv();
+
+/// The bound of every blocking step of a Unix-socket bootstrap the C ABI
+/// and bootstrapFromEnv create: PURLIN_BOOTSTRAP_TIMEOUT_MS (1..2^30),
+/// default 60000. Throws Error(InvalidArgument) if it is malformed.
+int bootstrapTimeoutMs();
 
 /// `bytes` bytes from the kernel's random source (getrandom) as 2*bytes
 /// lower-case hex digits: job cookies and socket names. Throws

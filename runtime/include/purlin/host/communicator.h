@@ -229,6 +229,13 @@ public:
   /// call. Thread-safe.
   int occupancy(const void *kernel, int threads, std::size_t smem) const;
   void setOccupancy(const void *kernel, int threads, std::size_t smem, int ctasPerSm) const;
+
+private:
+  /// Runs a host exchange over the bootstrap; a bootstrap failure (or an
+  /// abort) is recorded, so that asyncError() reports BootstrapError.
+  template <class F> auto exchanging(F &&exchange) -> decltype(exchange());
+
+public:
   /// The plan line logged last ("" before the first; logPlans only): what
   /// the first call of the latest new shape runs and why (the benchmark
   /// records it beside each row).

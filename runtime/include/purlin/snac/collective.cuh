@@ -240,7 +240,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       // Direct program: for calls being captured into a CUDA graph (the
       // peers' output buffers are mapped once, at capture; replays reuse
       // them), and for eager calls whose output lies in a registered buffer
-      // (Communicator::registerBuffer). directWanted is the same on every
+      // (Communicator::registerBuffer). Rules::direct is the same on every
       // rank; a capture's eligibility is agreed inside registerDirect, a
       // registered call's by the registration contract (same offset, same
       // alignment on every rank). Whether a call wants it (the same on
