@@ -2,10 +2,13 @@
 /// @brief Tests of purlin-launch (runtime/tools/purlin_launch.cpp) as a
 /// program: the first failing rank's status, the environment it gives the
 /// ranks (a cookie, PURLIN_DEVICE only with --devices), signals forwarded
-/// to every rank, and no rank outliving a launcher that was SIGKILLed.
+/// to every rank, no rank outliving a launcher that was SIGKILLed, stdin
+/// for rank 0 only, and the terminal handed to the ranks while they run.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -131,4 +134,78 @@ TEST_CASE("purlin-launch: no rank outlives a launcher that was SIGKILLed") {
   wait(l);
   CHECK(allGone(lines(pids), 3000));  // PR_SET_PDEATHSIG
   ::unlink(pids.c_str());
+}
+
+TEST_CASE("purlin-launch: stdin is rank 0's; the others read nothing") {
+  const std::string out = tempFile("stdin");
+  ::unlink(out.c_str());
+  int in[2];
+  REQUIRE(::pipe(in) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(in[0], STDIN_FILENO);
+    ::close(in[0]);
+    ::close(in[1]);
+    ::execl(launcher(), launcher(), "-n", "3", "--timeout", "20", "sh", "-c",
+            ("read x; echo \"$PURLIN_RANK:$x\" >> " + out).c_str(), static_cast<char *>(nullptr));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  const char line[] = "hello\nworld\n";
+  REQUIRE(::write(in[1], line, sizeof line - 1) == ssize_t(sizeof line - 1));
+  ::close(in[1]);
+  CHECK(wait(pid) == 0);
+  auto got = lines(out);
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<std::string>{"0:hello", "1:", "2:"});
+  ::unlink(out.c_str());
+}
+
+TEST_CASE("purlin-launch: a rank can read the launcher's terminal") {
+  // The launcher in the foreground of a terminal of its own (a pty): rank 0
+  // reads a line from it (as a breakpoint() would), instead of being
+  // stopped by SIGTTIN in a background process group; the launcher takes
+  // the terminal back when the ranks are done.
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  REQUIRE(master >= 0);
+  REQUIRE(::grantpt(master) == 0);
+  REQUIRE(::unlockpt(master) == 0);
+  const std::string slave = ::ptsname(master);
+  const std::string out = tempFile("tty");
+  const std::string back = tempFile("tty-back");
+  ::unlink(out.c_str());
+  ::unlink(back.c_str());
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // A session whose controlling terminal is the pty; the shell runs the
+    // launcher in the foreground, then checks it has the terminal back.
+    ::setsid();
+    const int fd = ::open(slave.c_str(), O_RDWR);  // the first terminal a session leader opens: its controlling one
+    if (fd < 0) ::_exit(126);
+    ::dup2(fd, 0), ::dup2(fd, 1), ::dup2(fd, 2);
+    const std::string script = std::string(launcher()) + " -n 2 --timeout 10 sh -c 'if [ \"$PURLIN_RANK\" = 0 ]; then read x; echo \"0:$x\" >> " +
+                               out + "; fi'; status=$?; read -r pid comm state ppid pgrp session tty tpgid rest < /proc/$$/stat; "
+                               "[ \"$pgrp\" = \"$tpgid\" ] && echo back >> " + back + "; exit $status";
+    ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char *>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const char line[] = "typed\n";
+  REQUIRE(::write(master, line, sizeof line - 1) == ssize_t(sizeof line - 1));
+  // Drain the terminal's output so that nothing blocks on it.
+  std::thread drain([&] {
+    char buf[256];
+    while (::read(master, buf, sizeof buf) > 0) {
+    }
+  });
+  const int status = wait(pid);
+  drain.join();  // the pty's last slave closed: its reads end
+  ::close(master);
+  CHECK(status == 0);
+  CHECK(lines(out) == std::vector<std::string>{"0:typed"});
+  CHECK(lines(back) == std::vector<std::string>{"back"});
+  ::unlink(out.c_str());
+  ::unlink(back.c_str());
 }

@@ -14,6 +14,7 @@
 /// Exit status: 0 if every rank exited 0; otherwise the first failing rank's
 /// exit status (128+signal if it was killed), 124 on timeout, 128+signal
 /// when the launcher was signalled, 2 on bad usage.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -40,8 +41,36 @@ constexpr char kUsage[] =
     "  (a random secret every hello carries) set;\n"
     "  --devices sets PURLIN_DEVICE of rank r to the (r mod count)-th listed device\n"
     "  (without it a rank takes rank mod the number of devices it sees);\n"
-    "  --timeout kills every rank after SECONDS (default 0 = none).\n"
+    "  --timeout kills every rank after SECONDS (default 0 = none: a rank that\n"
+    "  never returns, e.g. one stopped in a debugger, holds the job; set it in batch jobs).\n"
+    "  Rank 0 reads stdin (a terminal: its process group is the foreground one while\n"
+    "  the ranks run); the other ranks read /dev/null.\n"
     "  SIGTERM, SIGINT and SIGHUP are forwarded to every rank.\n";
+
+/// The terminal on stdin, handed to the ranks' process group while they
+/// run (a rank that reads it, as a breakpoint() does, would be stopped by
+/// SIGTTIN in a background group) and taken back when the launcher
+/// returns. Only when the launcher is in the terminal's foreground.
+struct TerminalHandover {
+  bool given = false;
+  /// tcsetpgrp from a group that is not (or no longer) the foreground one
+  /// raises SIGTTOU: ignored around the call.
+  static bool setForeground(pid_t group) {
+    struct sigaction ignore{}, old{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGTTOU, &ignore, &old);
+    const bool ok = ::tcsetpgrp(STDIN_FILENO, group) == 0;
+    ::sigaction(SIGTTOU, &old, nullptr);
+    return ok;
+  }
+  void give(pid_t group) {
+    if (::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) given = setForeground(group);
+  }
+  ~TerminalHandover() {
+    if (given) setForeground(::getpgrp());
+  }
+};
 
 /// The signal the launcher received (0 = none), set by its handler.
 volatile sig_atomic_t gSignal = 0;
@@ -181,6 +210,7 @@ int main(int argc, char **argv) {
 
   std::vector<pid_t> pids(n, -1);
   std::vector<bool> done(n, false);
+  TerminalHandover terminal;  // taken back on every return below
   for (long r = 0; r < n; ++r) {
     pid_t pid = ::fork();
     if (pid < 0) {
@@ -197,6 +227,13 @@ int main(int argc, char **argv) {
       if (::getppid() != launcher)
         ::_exit(1);  // the launcher died before prctl took effect
       ::setpgid(0, gGroup);  // the first rank leads (gGroup 0 = a new group)
+      if (r != 0) {  // the terminal (or whatever stdin is) is rank 0's: the others read nothing
+        const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null >= 0) {
+          ::dup2(null, STDIN_FILENO);
+          ::close(null);
+        }
+      }
       struct sigaction dfl{};
       dfl.sa_handler = SIG_DFL;
       for (int sig : {SIGTERM, SIGINT, SIGHUP})
@@ -217,6 +254,7 @@ int main(int argc, char **argv) {
     pids[r] = pid;
     if (gGroup == 0) gGroup = pid;
     ::setpgid(pid, gGroup);  // also from here: no race with the child's own call
+    if (r == 0) terminal.give(gGroup);
   }
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutS);
