@@ -437,8 +437,10 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
                                           " could not map a peer's buffer (cudaIpcOpenMemHandle)");
     }
   ++nextHandle_;
+  std::unique_lock<std::shared_mutex> lock(registeredMutex_);
+  const uint64_t handle = reg.handle;
   registered_.emplace(begin, std::move(reg));
-  return registered_.at(begin).handle;
+  return handle;
 }
 
 void DirectRegistry::deregisterBuffer(Bootstrap &bootstrap, uint64_t handle) {
@@ -471,7 +473,10 @@ void DirectRegistry::deregisterBuffer(Bootstrap &bootstrap, uint64_t handle) {
   {
     QuietDeviceScope scope(device_);
     for (const Key &k : it->second.holds) --mapped_[k].registrations;
-    registered_.erase(it);
+    {
+      std::unique_lock<std::shared_mutex> lock(registeredMutex_);
+      registered_.erase(it);
+    }
     if (!closeUnheld()) mine.closed = 0;
   }
   // Every rank closed its mappings before any owner frees its buffer.
@@ -485,6 +490,7 @@ void DirectRegistry::deregisterBuffer(Bootstrap &bootstrap, uint64_t handle) {
 bool DirectRegistry::registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
                                      bool *streamMemOps) const {
   const auto o = reinterpret_cast<uintptr_t>(out);
+  std::shared_lock<std::shared_mutex> lock(registeredMutex_);
   auto it = registered_.upper_bound(o);  // the first registration starting after out
   if (it == registered_.begin()) return false;
   const Registration &reg = std::prev(it)->second;

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <shared_mutex>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -66,7 +68,10 @@ public:
   bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
                        bool *streamMemOps = nullptr) const;
   /// Registrations currently held.
-  std::size_t registrationCount() const { return registered_.size(); }
+  std::size_t registrationCount() const {
+    std::shared_lock<std::shared_mutex> lock(registeredMutex_);
+    return registered_.size();
+  }
 
   /// Peer allocations currently mapped (for tests and diagnostics).
   std::size_t mappedCount() const { return mapped_.size(); }
@@ -102,6 +107,10 @@ private:
   uint64_t nonce_;
   std::map<Key, Mapping> mapped_;
   std::map<uintptr_t, Registration> registered_;  ///< by begin
+  /// registered_: changed (registerBuffer, deregisterBuffer: one at a time,
+  /// under the communicator's mutex) exclusively, looked up by launches on
+  /// any thread (registeredPeers) shared; never held across an exchange.
+  mutable std::shared_mutex registeredMutex_;
   uint64_t nextHandle_ = 1;
   std::size_t accepted_ = 0;
 
