@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -18,7 +19,15 @@
 #include "purlin/host/communicator.h"
 #include "purlin/snac/kinds.h"
 
+/// A communicator handle. purlin_comm_abort and purlin_comm_async_error
+/// may run on any thread at any time, also while or after another thread
+/// destroys the communicator: they take `guard`, and destroy empties the
+/// handle under it and leaves the handle itself allocated (a tombstone of
+/// a few dozen bytes), so a late abort finds "destroyed" instead of freed
+/// memory, or another communicator at the same address.
 struct purlin_comm {
+  std::mutex guard;
+  bool destroyed = false;  ///< under guard
   std::unique_ptr<purlin::Bootstrap> bootstrap;
   std::unique_ptr<purlin::Communicator> comm;
 };
@@ -242,7 +251,24 @@ purlin_status_t purlin_comm_create_in_group(purlin_group_t group, int rank, int 
 }
 
 purlin_status_t purlin_comm_destroy(purlin_comm_t comm) {
-  return purlin::capi::guard([&] { delete comm; });
+  if (!comm)
+    return PURLIN_OK;
+  std::unique_ptr<purlin::Communicator> c;
+  std::unique_ptr<purlin::Bootstrap> b;
+  {
+    std::lock_guard<std::mutex> lock(comm->guard);
+    if (comm->destroyed)
+      return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_destroy: the communicator was destroyed already");
+    comm->destroyed = true;
+    c = std::move(comm->comm);
+    b = std::move(comm->bootstrap);
+  }
+  // Outside the guard: destruction synchronizes the device, and an abort
+  // from another thread meanwhile returns at once ("destroyed").
+  return purlin::capi::guard([&] {
+    c.reset();
+    b.reset();
+  });
 }
 
 int purlin_comm_rank(purlin_comm_t comm) { return comm ? comm->comm->rank() : -1; }
@@ -252,6 +278,9 @@ int purlin_comm_device(purlin_comm_t comm) { return comm ? comm->comm->device() 
 purlin_status_t purlin_comm_async_error(purlin_comm_t comm) {
   if (!comm)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_async_error: null handle");
+  std::lock_guard<std::mutex> lock(comm->guard);
+  if (comm->destroyed)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_async_error: the communicator was destroyed");
   return purlin::capi::guard([&] { comm->comm->checkDeviceErrors(); });
 }
 
@@ -260,6 +289,9 @@ purlin_status_t purlin_comm_check(purlin_comm_t comm) { return purlin_comm_async
 purlin_status_t purlin_comm_abort(purlin_comm_t comm) {
   if (!comm)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_abort: null handle");
+  std::lock_guard<std::mutex> lock(comm->guard);
+  if (comm->destroyed)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_abort: the communicator was destroyed");
   comm->comm->abort();
   return PURLIN_OK;
 }

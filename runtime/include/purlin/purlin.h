@@ -118,7 +118,11 @@ purlin_status_t purlin_group_destroy(purlin_group_t group);
 purlin_status_t purlin_comm_create_in_group(purlin_group_t group, int rank, int device,
                                             const purlin_comm_options_t *options, purlin_comm_t *comm);
 
-/** Frees the communicator (NULL is allowed). Local, not collective. */
+/** Frees the communicator (NULL is allowed). Local, not collective.
+ *  purlin_comm_abort and purlin_comm_async_error racing it, or called on
+ *  the handle later, are safe: they return PURLIN_INVALID_ARGUMENT
+ *  ("destroyed"), since the handle's few bytes stay allocated; any other
+ *  call on a destroyed handle is a bug of the caller. */
 purlin_status_t purlin_comm_destroy(purlin_comm_t comm);
 
 /** Rank and world size; -1 for a NULL handle. */
