@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Session 6's last device call (little device time left): the host-time
-# A/B (before/after the occupancy memo), the GPU suite and Python tests of
-# the binaries of commit d83309e (.gpu/pack.txz: build/gpu-bin and
-# libpurlin.so, sm_80 + sm_90), then the TMA steps (device-run.sh).
+# The pending device steps (no device was lent in session 7 either): the
+# host-time A/B (before/after the occupancy memo, .gpu/host.txz), the GPU
+# suite and Python tests of the binaries in .gpu/pack.txz (build/gpu-bin and
+# libpurlin.so, sm_80 + sm_90, of the last commit of session 7: printed plan
+# rules, bootstrap challenge-response, host exchanges that end on abort),
+# then the TMA steps (device-run.sh; .gpu/tma.txz: atom tests and the
+# cpasync / HopperTma libraries of session 7's HEAD). Carry
+# [".gpu/tma.txz", ".gpu/host.txz", ".gpu/pack.txz"]. Then issue 33's table:
+# bench/results/2026-12-04-rdc/device-run.sh bw with LIBS="new spec"
+# (carry .gpu/pack.txz and .gpu/spec.txz, the spec library of that HEAD).
 R=$(cd "$(dirname "$0")/../../.." && pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONPATH=$R/python PURLIN_REPO=$R
