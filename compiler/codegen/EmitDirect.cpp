@@ -147,6 +147,8 @@ Shape recognise(const ir::Role &role) {
                is(back.dst, Buf::O, RankRef::K, RankRef::R, true) && is(back.src, Buf::O, RankRef::R, RankRef::R, true),
            back, "the write-back copies the reduced round into every peer's output");
     checkInRound(back, RankRef::R);
+    // The printed write-back is the reduction's second store, as the IR records it.
+    expect(back.fusedInto == red.id, back, "the write-back is not fused into the reduction (the pass fuseWriteBack)");
     checkNotify(backPut, Sig::BACK, true, RoundOf::Cur);
     checkInRound(backPut, RankRef::R);
     sh.back = &back, sh.backPut = &backPut;

@@ -171,6 +171,9 @@ void checkLoop(const Stmt &s, Shape &sh) {
         use.srcSelf.owner != RankRef::R || (use.srcSelf.part != RankRef::None && use.srcSelf.part != RankRef::R))
       unsupported(use, "the reduce.step accumulates (p == r ? X_r : PK_r[p]) into O_r");
     if (sh.pollCopy || sh.pollRed) unsupported(poll, "one poll loop per latency program");
+    // The printed reduction has its n == 2 form (N2) as the IR records it.
+    if (!s.twoRankForm)
+      unsupported(use, "the reduction loop has no two-rank form recorded (the pass specializeTwoRanks)");
     sh.pollRed = &poll, sh.step = &use;
     return;
   }
@@ -242,10 +245,9 @@ public:
       : id_(id), sh_(sh), reduce_(sh.pollRed != nullptr), rooted_(sh.put->onlyOn != ir::RunsOn::All),
         variable_(variable) {
     if (variable_ && rooted_) unsupported(*sh.put, "a V form has no root");
-    // The put's words are the reduction's own operand (X_r whole): one load
-    // serves every peer and the reduction (the one-shot AllReduce form; not
-    // when only the others put and only the root reduces).
-    shared_ = reduce_ && !rooted_ && sameAccess(sh.put->src, sh.step->srcSelf);
+    // One load serves every peer and the reduction where the IR records it
+    // (the pass shareLoads: the one-shot AllReduce form).
+    shared_ = reduce_ && sh.step->reusesLoadOf == sh.put->id;
   }
 
   LatencyCode print() {

@@ -3,6 +3,9 @@
 /// classification: purlin/Collectives.h).
 #include "ir/IR.h"
 
+#include <map>
+#include <utility>
+
 namespace purlin::ir {
 
 const char *toString(RankRef r) {
@@ -244,9 +247,26 @@ std::vector<Program *> programsOf(CollectiveIR &ir) {
 }
 
 void numberOps(CollectiveIR &ir) {
+  // The lowering decisions name ops by id (Op::reusesLoadOf, fusedInto):
+  // they follow their ops to the new ids. Ids are unique within the
+  // collective, so a program's old id maps to one op.
+  std::map<std::pair<const Program *, int>, int> renamed;
   int next = 0;
   for (Program *p : programsOf(ir))
-    for (auto &role : p->roles) forEachOp(role.body, [&](Op &o) { o.id = next++; });
+    for (auto &role : p->roles)
+      forEachOp(role.body, [&](Op &o) {
+        renamed[{p, o.id}] = next;
+        o.id = next++;
+      });
+  for (Program *p : programsOf(ir))
+    for (auto &role : p->roles)
+      forEachOp(role.body, [&](Op &o) {
+        for (int *ref : {&o.reusesLoadOf, &o.fusedInto})
+          if (*ref >= 0) {
+            const auto it = renamed.find({p, *ref});
+            *ref = it == renamed.end() ? -1 : it->second;
+          }
+      });
 }
 
 } // namespace purlin::ir

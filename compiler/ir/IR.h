@@ -205,6 +205,10 @@ struct Op {
   Stream stream = Stream::Stream;
   bool host = false;           ///< copy-engine form: enqueued by the host (not inside a kernel node)
   Event event = Event::Fork;   ///< EDGE: the event (Chunk: chunk event c of the enclosing loop)
+  /// Lowering decisions (Lowering.h passes; the printers follow them, the
+  /// verifier checks them; -1: none).
+  int reusesLoadOf = -1;       ///< shareLoads: this Reduce's own operand is the words op %N loaded
+  int fusedInto = -1;          ///< fuseWriteBack: this Copy is done by op %N's stores
 
   static Op copy(Access dst, Access src);
   static Op reduce(Access dst, Access src, RankRef var, Domain d);
@@ -254,6 +258,10 @@ struct Stmt {
   std::string kernel;
   bool wide = false, endsCall = false;
   Stream stream = Stream::Stream;
+  /// specializeTwoRanks: besides the loop over every rank, a form for
+  /// n == 2 (the one peer polled, the two operands combined by one
+  /// pairwise reduction in rank order), taken when the call has two ranks.
+  bool twoRankForm = false;
   std::vector<Stmt> body;
 
   static Stmt of(Op o) { Stmt s; s.op = std::move(o); return s; }

@@ -4,6 +4,7 @@
 
 #include "ir/CallPlan.h"
 #include "ir/Derive.h"
+#include "ir/Lowering.h"
 #include "ir/DerivePush.h"
 #include "ir/Passes.h"
 #include "ir/Printer.h"
@@ -12,7 +13,8 @@ namespace purlin::ir {
 
 const std::vector<std::string> &passNames() {
   static const std::vector<std::string> names = {"derive", "derivePlan", "bindPolicy", "insertSlotReuseGuards",
-                                                 "insertDoneAcks", "verify"};
+                                                 "insertDoneAcks", "shareLoads", "specializeTwoRanks",
+                                                 "fuseWriteBack", "verify"};
   return names;
 }
 
@@ -32,6 +34,13 @@ CollectiveIR lower(const Collective &c, const Policy &policy, int n, const Pipel
   dump("insertSlotReuseGuards", ir);
   insertDoneAcks(ir);
   dump("insertDoneAcks", ir);
+  // Lowering decisions, on the final op ids (Lowering.h).
+  shareLoads(ir);
+  dump("shareLoads", ir);
+  specializeTwoRanks(ir);
+  dump("specializeTwoRanks", ir);
+  fuseWriteBack(ir);
+  dump("fuseWriteBack", ir);
   if (opts.verify) {
     Report rep = verify(ir);
     if (!rep.ok()) throw IRError{"'" + c.name + "': the SNAC verifier rejects the derived program:\n" + rep.text()};

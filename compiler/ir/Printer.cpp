@@ -82,11 +82,19 @@ void printBody(std::ostream &os, const std::vector<Stmt> &body, int indent) {
   std::string pad(indent, ' ');
   for (auto &s : body) {
     if (s.isLoop) {
+      if (s.twoRankForm)
+        os << pad << "// specializeTwoRanks: also a form for n == 2 (the one peer polled, both operands combined "
+                     "by one pairwise reduction in rank order)\n";
       os << pad << loopHead(s) << " {\n";
       printBody(os, s.body, indent + 2);
       os << pad << "}\n";
     } else {
       os << pad << opLine(s.op) << "\n";
+      if (s.op.reusesLoadOf >= 0)
+        os << pad << "  // shareLoads: its own operand is the words %" << s.op.reusesLoadOf << " loaded\n";
+      if (s.op.fusedInto >= 0)
+        os << pad << "  // fuseWriteBack: done by %" << s.op.fusedInto
+           << "'s stores (each reduced vector stored here and to the peer)\n";
     }
   }
 }
@@ -174,6 +182,8 @@ nlohmann::json opJson(const Op &o) {
     break;
   }
   if (!o.note.empty()) j["note"] = o.note;
+  if (o.reusesLoadOf >= 0) j["reusesLoadOf"] = o.reusesLoadOf;
+  if (o.fusedInto >= 0) j["fusedInto"] = o.fusedInto;
   return j;
 }
 
@@ -184,6 +194,7 @@ nlohmann::json bodyJson(const std::vector<Stmt> &body) {
       a.push_back({{"loop", {{"var", toString(s.var)}, {"domain", toString(s.domain)}, {"chunks", s.chunks},
                              {"chunkMajor", s.chunkMajor}, {"perCta", s.perCta}, {"rounds", s.rounds},
                              {"engineChunks", s.engineChunks}, {"kernel", s.kernel},
+                             {"twoRankForm", s.twoRankForm},
                              {"text", loopHead(s)}}},
                    {"body", bodyJson(s.body)}});
     else

@@ -2,6 +2,8 @@
 /// @brief verifyInstance(): pairing, acquire-before-read, slot reuse,
 /// cross-call causal chain and locality rules (docs/snac-ir.md).
 #include "ir/Verifier.h"
+
+#include "ir/Lowering.h"
 #include "ir/Simulator.h"
 
 #include <map>
@@ -561,6 +563,8 @@ std::vector<SampleCall> sampleCalls(const CollectiveIR &ir, int n) {
 
 Report verify(const CollectiveIR &ir) {
   Report all;
+  for (const auto &[message, op] : loweringProblems(ir))
+    all.add("lowering", message, op >= 0 ? std::vector<int>{op} : std::vector<int>{});
   for (const Program *p : programsOf(ir))
     for (auto &sc : sampleCalls(ir, ir.n)) {
       if (p->engine && !engineApplies(ir, sc.sizes)) continue;

@@ -117,3 +117,16 @@ TEST_CASE("the provider prints the programs its policy takes: pull-only, push-on
   printPrograms(ec);
   CHECK_FALSE(ec.direct);
 }
+
+TEST_CASE("the direct printer fuses the write-back only where the IR records it", "[codegen][direct][lowering]") {
+  auto cs = runnable();
+  ir::VerifiedIR ar = ir::lowerVerified(*cs[2], test::samplePolicy(), 2);
+  ir::CollectiveIR unfused = ar.ir();
+  ir::forEachOp(unfused.direct.roles[0].body, [&](ir::Op &o) { o.fusedInto = -1; });
+  try {
+    printDirectProgram("allReduce", unfused.direct);
+    FAIL("printed a fused write-back the IR does not record");
+  } catch (const EmitError &e) {
+    CHECK(std::string(e.what()).find("fuseWriteBack") != std::string::npos);
+  }
+}

@@ -151,3 +151,27 @@ TEST_CASE("a V form's latency code moves each flow's own groups (a zero-byte flo
   ir::VerifiedIR sc = ir::lowerVerified(*test::rooted()[0], test::samplePolicy(), 3);
   CHECK_THROWS_AS(printLatencyProgram("scatter", sc.ir().latency, true), EmitError);
 }
+
+TEST_CASE("the latency printer prints the lowering the IR records", "[codegen][latency][lowering]") {
+  auto cs = runnable();
+  ir::VerifiedIR ar = ir::lowerVerified(*cs[2], test::samplePolicy(), 2);
+  // Without shareLoads' record the put and the reduction load separately.
+  ir::CollectiveIR separate = ar.ir();
+  for (ir::Stmt &s : separate.latency.roles[0].body)
+    if (s.isLoop) s.body.back().op.reusesLoadOf = -1;
+  const std::string shared = printLatencyProgram("allReduce", ar.ir().latency).text;
+  const std::string apart = printLatencyProgram("allReduce", separate.latency).text;
+  CHECK(shared.find("kTriggerOnRead = false") != std::string::npos);
+  CHECK(apart.find("kTriggerOnRead = true") != std::string::npos);
+  CHECK(shared != apart);
+  // Without specializeTwoRanks' record there is no n == 2 form to print.
+  ir::CollectiveIR general = ar.ir();
+  for (ir::Stmt &s : general.latency.roles[0].body)
+    if (s.isLoop) s.twoRankForm = false;
+  try {
+    printLatencyProgram("allReduce", general.latency);
+    FAIL("printed without the two-rank record");
+  } catch (const EmitError &e) {
+    CHECK(std::string(e.what()).find("specializeTwoRanks") != std::string::npos);
+  }
+}
