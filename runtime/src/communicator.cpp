@@ -132,6 +132,13 @@ struct Communicator::Impl {
   mutable std::mutex brokenMutex;       ///< `broken` (never held across a wait: asyncError never blocks)
   mutable std::string broken;           ///< why collectives are refused ("" = usable)
   std::string bootstrapFailure;         ///< under brokenMutex: the first failed host exchange ("" = none)
+  /// abort() and the host exchanges (exchanging): an exchange in flight
+  /// when abort() runs is ended by aborting the bootstrap; otherwise the
+  /// bootstrap, which the application may share, is left alone, and later
+  /// exchanges are refused here. Sequentially consistent: one of the two
+  /// sides sees the other.
+  std::atomic<bool> abortedHost{false};
+  std::atomic<int> exchangesInFlight{0};
   const void *lastStream = nullptr;     ///< checked mode: the stream of the previous eager call
   int ranksPerDevice = 1;               ///< most ranks on one GPU (by UUID)
   int multiprocessors = 0;              ///< SMs of this rank's GPU
@@ -376,6 +383,15 @@ Communicator::Communicator(Bootstrap &bootstrap, int cudaDevice,
 }
 
 template <class F> auto Communicator::exchanging(F &&exchange) -> decltype(exchange()) {
+  Impl &m = *impl_;
+  m.exchangesInFlight.fetch_add(1);
+  struct Leave {
+    std::atomic<int> &count;
+    ~Leave() { count.fetch_sub(1); }
+  } leave{m.exchangesInFlight};
+  if (m.abortedHost.load())
+    throw Error(Status::Aborted, "rank " + std::to_string(m.rank) +
+                                     ": the communicator was aborted on this rank; no host exchange runs");
   try {
     return exchange();
   } catch (const Error &e) {
@@ -582,9 +598,12 @@ void Communicator::abort() noexcept {
   // No CUDA call and nothing written into a peer's workspace from here (a
   // peer may be destroying it): the first wait of this rank's kernels that
   // sees the flag tells every peer (recordWaitError). A host exchange in
-  // progress on another thread (registration, release) gives up now, and
-  // the peers' exchanges fail at once instead of timing out.
-  if (m.bootstrap) m.bootstrap->abort();
+  // progress on another thread (registration, release) gives up now, by
+  // aborting the bootstrap (its peers' exchanges fail at once instead of
+  // timing out); with none in progress the bootstrap, which the
+  // application may use for other things, is left alone.
+  m.abortedHost.store(true);
+  if (m.bootstrap && m.exchangesInFlight.load() > 0) m.bootstrap->abort();
 }
 
 std::string Communicator::broken() const {

@@ -35,7 +35,9 @@ public:
   /// From any thread: this rank's current and later allGather throw
   /// Error(Aborted) at once instead of waiting out the timeout, and the
   /// other ranks' fail at once too (their connections close, or the group
-  /// is poisoned). Communicator::abort() calls it. Default: nothing (a
+  /// is poisoned). Communicator::abort() calls it while one of its host
+  /// exchanges is in progress (the bootstrap is unusable afterwards).
+  /// Default: nothing (a
   /// bootstrap with no way to interrupt its waits, NcclBootstrap).
   virtual void abort() noexcept {}
 };
