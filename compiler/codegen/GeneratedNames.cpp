@@ -3,6 +3,7 @@
 #include "codegen/GeneratedNames.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "codegen/Spelling.h"
@@ -45,6 +46,26 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+/// Why `part` cannot be spelled into the generated header, or nullptr:
+/// identifiers C and C++ reserve to the implementation (a double
+/// underscore anywhere, or an underscore and a capital first: __global__,
+/// _Bool), and the macros of the C, C++ and CUDA headers the generated code
+/// includes, or of GNU mode (linux, unix).
+const char *implementationName(const std::string &part) {
+  if (part.find("__") != std::string::npos ||
+      (part.size() > 1 && part[0] == '_' && std::isupper(static_cast<unsigned char>(part[1]))))
+    return "an identifier C and C++ reserve to the implementation (a double underscore, or _ and a capital)";
+  static const char *const macros[] = {
+      "NULL",     "errno",    "assert",      "offsetof",     "EOF",          "stdin",        "stdout",
+      "stderr",   "linux",    "unix",        "i386",         "BUFSIZ",       "FILENAME_MAX", "RAND_MAX",
+      "EXIT_SUCCESS", "EXIT_FAILURE", "CHAR_BIT", "SIZE_MAX", "INFINITY",  "NAN",          "HUGE_VAL",
+      "MB_LEN_MAX", "SEEK_SET", "SEEK_CUR",   "SEEK_END",     "TMP_MAX",      "CLOCKS_PER_SEC", "MB_CUR_MAX",
+      "CUDART_VERSION", "CUDA_VERSION"};
+  for (const char *m : macros)
+    if (part == m) return "a macro of the C, C++ or CUDA headers the generated code includes";
+  return nullptr;
+}
+
 } // namespace
 
 std::optional<NameClash> checkGeneratedNames(const std::vector<const Collective *> &collectives) {
@@ -52,6 +73,10 @@ std::optional<NameClash> checkGeneratedNames(const std::vector<const Collective 
   for (const Collective *c : collectives) {
     if (!c) continue;
     for (const std::string &part : nameParts(c->name)) {
+      if (const char *why = implementationName(part))
+        return NameClash{"the alias name '" + c->name + "' uses '" + part + "', " + why +
+                             "; the generated header would not compile: rename the alias",
+                         c->loc};
       if (contains(reservedGeneratedNames(), part))
         return NameClash{"the alias name '" + c->name + "' uses '" + part +
                              "', which the generated code needs for itself (reserved in generated code: " +

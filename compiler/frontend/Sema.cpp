@@ -4,8 +4,6 @@
 /// diagnostics in DiagnosticKinds.def).
 #include "Sema.h"
 
-#include <algorithm>
-#include <cctype>
 #include <map>
 
 namespace purlin {
@@ -31,24 +29,6 @@ std::string describe(const Collective &c) {
   return std::string(toString(c.op)) + " " + toString(c.in) + " -> " + toString(c.out);
 }
 
-/// Why `name` cannot name generated code, or nullptr: identifiers C and
-/// C++ reserve to the implementation (a double underscore anywhere, or an
-/// underscore and a capital first: __global__, _Bool), and the macros of the
-/// C, C++ and CUDA headers the generated code includes, or of GNU mode.
-const char *reservedIdentifier(const std::string &name) {
-  if (name.find("__") != std::string::npos || (name.size() > 1 && name[0] == '_' && std::isupper(name[1])))
-    return "an identifier C and C++ reserve to the implementation (a double underscore, or _ and a capital)";
-  static const char *const macros[] = {
-      "NULL",     "errno",    "assert",      "offsetof",     "EOF",          "stdin",        "stdout",
-      "stderr",   "linux",    "unix",        "i386",         "BUFSIZ",       "FILENAME_MAX", "RAND_MAX",
-      "EXIT_SUCCESS", "EXIT_FAILURE", "CHAR_BIT", "SIZE_MAX", "INFINITY",  "NAN",          "HUGE_VAL",
-      "MB_LEN_MAX", "SEEK_SET", "SEEK_CUR",   "SEEK_END",     "TMP_MAX",      "CLOCKS_PER_SEC", "MB_CUR_MAX",
-      "CUDART_VERSION", "CUDA_VERSION"};
-  for (const char *m : macros)
-    if (name == m) return "a macro of the C, C++ or CUDA headers the generated code includes";
-  return nullptr;
-}
-
 class Checker {
 public:
   Checker(const Module &m, const PolicySet &p, const std::string &src, Diagnostics &d)
@@ -69,19 +49,12 @@ public:
   }
 
 private:
-  /// The alias name becomes C++ and C identifiers of the generated header
-  /// (NAME, purlin_NAME, NAME_Policy, ...): bounded in length, and no part
-  /// the implementation reserves or the headers it includes define.
+  /// The alias name is spelled into every generated identifier of the
+  /// collective (NAME, purlin_NAME, NAME_Policy, ...): bounded in length.
+  /// (Names the generated header cannot use: codegen/GeneratedNames.cpp.)
   bool checkName(const Collective &c) {
     if (c.name.size() > kMaxAliasNameLength)
       return fail(DiagKind::AliasNameTooLong, c.loc, c.name.substr(0, 32), c.name.size(), kMaxAliasNameLength);
-    std::size_t begin = 0;
-    while (begin <= c.name.size()) {
-      const std::size_t end = std::min(c.name.find("::", begin), c.name.size());
-      const std::string part = c.name.substr(begin, end - begin);
-      if (const char *why = reservedIdentifier(part)) return fail(DiagKind::AliasNameReserved, c.loc, c.name, part, why);
-      begin = end + 2;
-    }
     return true;
   }
 

@@ -41,8 +41,8 @@ constexpr std::size_t kMaxAliasNameLength = 255;
 /// they came from in messages ("the built-in sm_90 defaults", "'h200.json'").
 /// Returns true when no error was reported. A module without collectives is
 /// an error, and so are more than kMaxCollectivesPerFile, an alias name of
-/// more than kMaxAliasNameLength characters and one that C, C++ or the
-/// included headers reserve (NULL, errno, __global__, _Bool, ...).
+/// more than kMaxAliasNameLength characters (names the generated header
+/// cannot use are codegen's check: codegen/GeneratedNames.h).
 bool checkModule(const Module &m, const PolicySet &policies, const std::string &policySource,
                  Diagnostics &diags);
 
