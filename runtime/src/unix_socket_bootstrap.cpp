@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <mutex>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -232,9 +234,18 @@ int makeSocket(bool nonBlocking = false) {
 
 } // namespace
 
+struct UnixSocketBootstrap::AbortState {
+  std::atomic<bool> aborted{false};
+  std::mutex fds;  ///< closeAll() and abort()
+};
+struct UnixSocketBootstrap::Deadline {
+  Clock::time_point at;
+};
+
 UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
                                          int timeoutMs, const std::string &cookie)
-    : path_(std::move(path)), rank_(rank), size_(size), timeoutMs_(timeoutMs) {
+    : path_(std::move(path)), rank_(rank), size_(size), timeoutMs_(timeoutMs),
+      abort_(std::make_unique<AbortState>()) {
   parseCookie(cookie, cookie_);
   if (size < 1 || rank < 0 || rank >= size)
     PURLIN_THROW(Status::InvalidArgument,
@@ -267,11 +278,11 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
         PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": bind"));
       if (::listen(lfd, SOMAXCONN) != 0)
         PURLIN_THROW(Status::BootstrapError, sysError(ctx + ": listen"));
-      acceptPeers(lfd, deadline, ctx);
+      acceptPeers(lfd, Deadline{deadline}, ctx);
       if (filesystem)
         removeOwnSocket(path_, ctx);
     } else {
-      joinRoot(&addr, len, deadline, ctx);
+      joinRoot(&addr, len, Deadline{deadline}, ctx);
     }
   } catch (...) {
     closeAll();
@@ -279,8 +290,8 @@ UnixSocketBootstrap::UnixSocketBootstrap(std::string path, int rank, int size,
   }
 }
 
-void UnixSocketBootstrap::acceptPeers(int lfd, std::chrono::steady_clock::time_point deadline,
-                                      const std::string &ctx) {
+void UnixSocketBootstrap::acceptPeers(int lfd, const Deadline &until, const std::string &ctx) {
+  const Clock::time_point deadline = until.at;
   peers_.assign(size_, -1);
   std::string rejected;  // what was dropped, for the timeout message
   const auto reject = [&](int fd, const std::string &why) {
@@ -403,8 +414,9 @@ void UnixSocketBootstrap::acceptPeers(int lfd, std::chrono::steady_clock::time_p
   for (Pending &c : pending) reject(c.fd, "every rank of the job had connected");
 }
 
-void UnixSocketBootstrap::joinRoot(const void *address, unsigned addressBytes,
-                                   std::chrono::steady_clock::time_point deadline, const std::string &ctx) {
+void UnixSocketBootstrap::joinRoot(const void *address, unsigned addressBytes, const Deadline &until,
+                                   const std::string &ctx) {
+  const Clock::time_point deadline = until.at;
   for (;;) {
     fd_ = makeSocket(true);
     if (::connect(fd_, static_cast<const sockaddr *>(address), addressBytes) == 0)
@@ -446,7 +458,7 @@ void UnixSocketBootstrap::joinRoot(const void *address, unsigned addressBytes,
 UnixSocketBootstrap::~UnixSocketBootstrap() { closeAll(); }
 
 void UnixSocketBootstrap::closeAll() noexcept {
-  std::lock_guard<std::mutex> lock(fdMutex_);
+  std::lock_guard<std::mutex> lock(abort_->fds);
   if (fd_ >= 0)
     ::close(fd_);
   fd_ = -1;
@@ -458,8 +470,8 @@ void UnixSocketBootstrap::closeAll() noexcept {
 }
 
 void UnixSocketBootstrap::abort() noexcept {
-  aborted_ = true;
-  std::lock_guard<std::mutex> lock(fdMutex_);
+  abort_->aborted = true;
+  std::lock_guard<std::mutex> lock(abort_->fds);
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
   for (int fd : peers_)
     if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
@@ -472,12 +484,12 @@ void UnixSocketBootstrap::allGather(const void *mine, void *all,
     std::memmove(out + bytes * rank_, mine, bytes);
   if (size_ == 1)
     return;
-  if (aborted_)
+  if (abort_->aborted)
     PURLIN_THROW(Status::Aborted, "bootstrap allGather (rank " + std::to_string(rank_) + "): aborted on this rank");
   try {
     exchange(out, mine, bytes);
   } catch (const Error &e) {
-    if (aborted_) PURLIN_THROW(Status::Aborted, std::string(e.what()) + " (aborted on this rank)");
+    if (abort_->aborted) PURLIN_THROW(Status::Aborted, std::string(e.what()) + " (aborted on this rank)");
     throw;
   }
 }

@@ -5,11 +5,8 @@
 /// existing NCCL communicator.
 #pragma once
 
-#include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -103,18 +100,23 @@ private:
   int size_;
   int timeoutMs_;
   unsigned char cookie_[16] = {};  ///< the job's secret
-  std::atomic<bool> aborted_{false};
-  std::mutex fdMutex_;     ///< closeAll() and abort(): a descriptor is not shut down after it is closed
+  /// The abort flag and the lock of the descriptors (a descriptor is not
+  /// shut down after it is closed), and a deadline: defined in
+  /// unix_socket_bootstrap.cpp, so that this header, which every
+  /// generated kernel unit includes, pulls in no <atomic>, <mutex> or
+  /// <chrono> (0.3-0.4 s of nvcc per unit).
+  struct AbortState;
+  struct Deadline;
+  std::unique_ptr<AbortState> abort_;
   int fd_ = -1;            ///< ranks > 0: connection to rank 0
   std::vector<int> peers_; ///< rank 0: connection to rank p (peers_[0] unused)
   void closeAll() noexcept;
   /// allGather's exchange with rank 0 (size > 1, not aborted).
   void exchange(unsigned char *out, const void *mine, std::size_t bytes);
   /// Rank 0: every peer's handshake on listening socket `lfd`.
-  void acceptPeers(int lfd, std::chrono::steady_clock::time_point deadline, const std::string &ctx);
+  void acceptPeers(int lfd, const Deadline &until, const std::string &ctx);
   /// Ranks > 0: connect to rank 0 at `addr` and prove the secret both ways.
-  void joinRoot(const void *address, unsigned addressBytes, std::chrono::steady_clock::time_point deadline,
-                const std::string &ctx);
+  void joinRoot(const void *address, unsigned addressBytes, const Deadline &until, const std::string &ctx);
 };
 
 /// Rendezvous through an existing NCCL communicator (not owned): allGather
