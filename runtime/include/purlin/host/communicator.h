@@ -175,7 +175,7 @@ public:
   /// ncclCommRegister: collective, every rank registers its own buffer of
   /// the same size, in the same order. Afterwards an eager (not captured)
   /// call whose output lies inside the registration takes the direct
-  /// program where the policy wants it (directWanted) and this rank's
+  /// program where the collective's plan rules want it (Rules::direct) and this rank's
   /// buffers allow it (directEligible), exactly as a captured call would:
   /// no staging copy. Contract (as for NCCL's symmetric windows): for such
   /// a call every rank passes an output at the same offset inside the same
