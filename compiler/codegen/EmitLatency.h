@@ -6,15 +6,14 @@
 /// `__global__` kernel that runs it on every warp of the grid
 /// (docs/codegen.md "Latency program").
 ///
-/// The printer knows op shapes, not collectives: a put to every peer in
-/// ring order (or to the root), the rank's own copy, a poll-and-copy loop
-/// over the peers in reverse ring order (or one poll of the root's
-/// packets), a poll-and-accumulate loop over all ranks, each on every rank
-/// or on the root's side of a rooted collective, which ends with its DONE
-/// acknowledgement. An op of another shape is an EmitError naming the op
-/// A V form's flows differ in length (`variable`): each put, poll and
-/// copy then moves the groups of its own flow (packet::flowGroups: a
-/// zero-byte flow still sends and polls its marker group).
+/// The SNAC IR is lowered first (ir::lowerPacketWarps: the kernel IR of
+/// packet warps, KernelIR.h), and each kernel IR statement is printed as
+/// the packet layer's call it stands for: the printer knows statements,
+/// not program shapes or collectives. An op without a packet-warp form is
+/// an EmitError naming the op. A V form's flows differ in length
+/// (`variable`): each put, poll and copy then moves the groups of its own
+/// flow (packet::flowGroups: a zero-byte flow still sends and polls its
+/// marker group).
 #pragma once
 
 #include <stdexcept>

@@ -4,6 +4,7 @@
 
 #include "ir/CallPlan.h"
 #include "ir/Derive.h"
+#include "ir/KernelIR.h"
 #include "ir/Lowering.h"
 #include "ir/DerivePush.h"
 #include "ir/Passes.h"
@@ -14,9 +15,23 @@ namespace purlin::ir {
 const std::vector<std::string> &passNames() {
   static const std::vector<std::string> names = {"derive", "derivePlan", "bindPolicy", "insertSlotReuseGuards",
                                                  "insertDoneAcks", "shareLoads", "specializeTwoRanks",
-                                                 "fuseWriteBack", "verify"};
+                                                 "fuseWriteBack", "verify", "lowerPacketWarps"};
   return names;
 }
+
+namespace {
+/// The kernel IR the printers print from, after the SNAC IR's last pass
+/// (docs/snac-ir.md "Kernel IR"): the latency program's packet warps, or
+/// why it has none.
+void dumpKernels(const CollectiveIR &ir, std::ostream &os) {
+  os << "// IR after lowerPacketWarps\n";
+  try {
+    os << kernel::toText(lowerPacketWarps(ir.latency, isVariable(ir.in) || isVariable(ir.out)));
+  } catch (const IRError &e) {
+    os << "kernel latency: none (" << e.message << ")\n";
+  }
+}
+} // namespace
 
 CollectiveIR lower(const Collective &c, const Policy &policy, int n, const PipelineOptions &opts) {
   auto dump = [&](const char *pass, const CollectiveIR &ir) {
@@ -45,6 +60,7 @@ CollectiveIR lower(const Collective &c, const Policy &policy, int n, const Pipel
     Report rep = verify(ir);
     if (!rep.ok()) throw IRError{"'" + c.name + "': the SNAC verifier rejects the derived program:\n" + rep.text()};
     dump("verify", ir);
+    if (opts.printAfterAll) dumpKernels(ir, *opts.printAfterAll);
   }
   return ir;
 }
@@ -68,7 +84,10 @@ VerifiedIR lowerVerified(const Collective &c, const Policy &policy, int n, const
   o.verify = false;  // check() runs it on the object it keeps
   CollectiveIR ir = lower(c, policy, n, o);
   VerifiedIR v = VerifiedIR::check(std::move(ir));
-  if (opts.printAfterAll) *opts.printAfterAll << "// IR after verify\n" << toText(v.ir());
+  if (opts.printAfterAll) {
+    *opts.printAfterAll << "// IR after verify\n" << toText(v.ir());
+    dumpKernels(v.ir(), *opts.printAfterAll);
+  }
   return v;
 }
 

@@ -1,0 +1,150 @@
+/// @file KernelIR.cpp
+/// @brief The kernel IR's text form (KernelIR.h).
+#include "ir/KernelIR.h"
+
+#include <sstream>
+
+#include "ir/Printer.h"
+
+namespace purlin::ir::kernel {
+
+const char *toString(Words w) {
+  switch (w) {
+    case Words::Flow: return "a,b";
+    case Words::Mine: return "mineA,mineB";
+    case Words::Reduced: return "ra,rb";
+  }
+  return "?";
+}
+
+namespace {
+
+const char *regionText(const Stmt &s) {
+  switch (s.region) {
+    case Region::SendRing: return "send[i-1]";
+    case Region::RecvRing: return s.fromRoot ? "recv[i-1] (from root)" : "recv[i-1] (from p)";
+    case Region::RecvRank: return "recvFrom[p]";
+    case Region::OnlyPeer: return "recv[0] (from the one peer)";
+  }
+  return "?";
+}
+
+const char *epochText(EpochRead e) {
+  switch (e) {
+    case EpochRead::AfterLoad: return "after the first loads are issued";
+    case EpochRead::NothingPut: return "on the ranks that put nothing";
+    case EpochRead::PastFlows: return "past the groups of every flow sent";
+  }
+  return "?";
+}
+
+std::string cited(const Stmt &s) {
+  if (s.op < 0 || !(s.cites || s.citesAgain)) return "";
+  return "  // %" + std::to_string(s.op) + (s.citesAgain ? " [n == 2]" : "");
+}
+
+void print(std::ostringstream &o, const std::vector<Stmt> &body, const std::string &pad);
+
+void print(std::ostringstream &o, const Stmt &s, const std::string &pad) {
+  const std::string c = cited(s);
+  switch (s.kind) {
+    case StmtKind::OnRanks:
+      o << pad << "on " << toString(s.on) << " {\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
+    case StmtKind::PeerLoop:
+      o << pad << "for i in 1..n-1, " << (s.fromPeers ? "from p = from[i-1]" : "to k = (r + i) mod n") << " {" << c
+        << "\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
+    case StmtKind::RootPosition:
+      o << pad << "i = the root's ring position (" << (s.fromPeers ? "receive" : "send") << " side)" << c << "\n";
+      return;
+    case StmtKind::FlowLength:
+      o << pad << "flow " << (s.fromPeers ? "recvLen[i-1]" : "sendLen[i-1]") << " (" << accessText(s.operand)
+        << "); past its groups, next i" << c << "\n";
+      return;
+    case StmtKind::OwnFlow:
+      o << pad << "if g < groups(ownLen)" << (s.partition ? " (this rank's partition)" : "") << " {" << c << "\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
+    case StmtKind::Load:
+      o << pad << "load " << toString(s.words) << " <- " << (s.bound ? "own = " : "") << accessText(s.operand);
+      if (s.operandOf >= 0) o << (s.alsoOperand ? " (also %" : " (%") << s.operandOf << "'s operand p == r)";
+      o << c << "\n";
+      return;
+    case StmtKind::ReadEpoch:
+      o << pad << "epoch.read (" << epochText(s.epochRead) << ")" << c << "\n";
+      return;
+    case StmtKind::Put:
+      o << pad << "put " << toString(s.words) << " -> " << regionText(s) << c << "\n";
+      return;
+    case StmtKind::PutToPeers:
+      o << pad << "put " << toString(s.words) << " -> send[i-1] for i in 1..n-1" << c << "\n";
+      return;
+    case StmtKind::Poll:
+      o << pad << "poll " << toString(s.words) << " <- " << regionText(s)
+        << (s.stagger == Stagger::First ? ", first pair staggered" : ", every round staggered") << c << "\n";
+      return;
+    case StmtKind::Store:
+      o << pad << "store " << toString(s.words) << " -> " << accessText(s.operand);
+      if (s.after >= 0) o << " (after %" << s.after << "'s last p)";
+      o << c << "\n";
+      return;
+    case StmtKind::StoreUnlessInPlace:
+      o << pad << "store " << toString(s.words) << " -> ownDst unless in place" << c << "\n";
+      return;
+    case StmtKind::GatherRanks:
+      o << pad << "gather p in 0..n-1: p == r ? mineA,mineB (%" << s.use << "'s operand) : poll recvFrom[p], "
+        << (s.stagger == Stagger::First ? "first pair" : "every round") << " staggered" << c << "\n";
+      return;
+    case StmtKind::ReduceRanks:
+      o << pad << "reduce the n ranks' words -> ra,rb (one class dispatch)" << c << "\n";
+      return;
+    case StmtKind::ReducePair:
+      o << pad << "reduce mineA,mineB with a,b in rank order -> ra,rb (one class dispatch)" << c << "\n";
+      return;
+    case StmtKind::TwoRanks:
+      o << pad << "if n > 2 {\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "} else n == 2 {\n";
+      print(o, s.orElse, pad + "  ");
+      o << pad << "}\n";
+      return;
+  }
+}
+
+void print(std::ostringstream &o, const std::vector<Stmt> &body, const std::string &pad) {
+  for (const Stmt &s : body) print(o, s, pad);
+}
+
+} // namespace
+
+std::string toText(const PacketWarps &k) {
+  std::ostringstream o;
+  o << "kernel latency: packet warps (group g on warp g mod warps; lane l: words 63g+2l, 63g+2l+1)";
+  if (k.reduces) o << ", reduces";
+  if (k.rooted) o << ", rooted";
+  if (k.variable) o << ", V form";
+  if (k.sharedLoad) o << ", one load for every put";
+  o << " {\n";
+  for (const Binding &b : k.bindings) o << "  bind " << b.name << " = " << accessText(b.access) << "\n";
+  o << "  per group g {\n";
+  print(o, k.group, "    ");
+  o << "  }\n";
+  if (k.hasDoneAcks) {
+    const DoneAcks &a = k.acks;
+    o << "  done: on " << toString(a.readers) << " every CTA arrives (counter " << a.counterBase
+      << ") and the last notifies " << (a.notifyEveryProducer ? "every producer" : "the root") << "; the producers wait"
+      << (a.waitEveryProducer ? " for every reader" : " for the root") << "  // %" << a.arrive << ", %" << a.notify
+      << ", %" << a.wait << "\n";
+  }
+  o << "  next grid let in " << (k.triggerOnRead ? "once the epoch load is issued" : "right after the wait") << "\n";
+  o << "}\n";
+  return o.str();
+}
+
+} // namespace purlin::ir::kernel

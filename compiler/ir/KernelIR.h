@@ -1,0 +1,142 @@
+/// @file KernelIR.h
+/// @brief The kernel-level IR: a program of the SNAC IR lowered to the
+/// statements of one execution form, the level the CUDA printers print
+/// (docs/snac-ir.md "Kernel IR"). Each statement is one primitive of the
+/// runtime's packet layer (a lane's load, put, poll, store, the reduction of
+/// a group) or a structure around them (a loop over peers, a rank
+/// condition, the two-rank form), and names the SNAC op it implements, so a
+/// reader holds `--print-ir-after-all` beside the printed `.cu`.
+///
+/// Forms lowered to it so far: packet warps (the latency program:
+/// lowerPacketWarps, LowerPacketWarps.cpp). The throughput, direct and
+/// copy-engine printers still print from the SNAC IR directly.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace purlin::ir::kernel {
+
+/// The registers a lane's two payload words are in: `a, b` (a flow's
+/// words, reused op after op), `mineA, mineB` (the reduction's own
+/// operand) and `ra, rb` (a reduced group).
+enum class Words { Flow, Mine, Reduced };
+const char *toString(Words);
+
+/// Why the call's epoch is read where it is (the packet half and the
+/// signal values follow from it; reading it costs a load).
+enum class EpochRead {
+  AfterLoad,   ///< right after a put's first loads are issued (E12)
+  NothingPut,  ///< the ranks of a rooted program that put nothing
+  PastFlows,   ///< V form: a warp past the groups of every flow it sends
+};
+
+/// How a poll staggers its loads (bench/NOTES.md E13): the first pair only
+/// (copies), or every round (reductions).
+enum class Stagger { First, EveryRound };
+
+/// The packet region a put or poll addresses, and the rank it hears.
+enum class Region {
+  SendRing,  ///< rg.send[i - 1]: ring position i of the enclosing loop (or of RootPosition)
+  RecvRing,  ///< rg.recv[i - 1], from rank p (p = rg.from[i - 1]) or the root
+  RecvRank,  ///< rg.recvFrom[p], from rank p of a loop over all ranks
+  OnlyPeer,  ///< rg.recv[0], from rg.from[0]: the one peer of two ranks
+};
+
+enum class StmtKind {
+  OnRanks,       ///< body runs on the root or on the other ranks (`on`)
+  PeerLoop,      ///< body for ring positions i = 1..n-1: to k = (r + i) mod n, or from p = rg.from[i - 1] (`fromPeers`)
+  RootPosition,  ///< i = the root's ring position (to the root: send side; from it: receive side)
+  FlowLength,    ///< V form: len, groups and lane words of the loop's flow (send or receive side); past its groups, next i
+  OwnFlow,       ///< V form: body for the groups of this rank's own partition
+  Load,          ///< `words` <- the lane's words of `operand` (or of the bound `own`)
+  ReadEpoch,     ///< the call's epoch, read here (`epochRead`)
+  Put,           ///< `words` -> the slot of region `region`
+  PutToPeers,    ///< `words` -> the slot of every peer (one load feeding every put)
+  Poll,          ///< `words` <- the slot of region `region` once full (a checked wait that gives up ends the role)
+  Store,         ///< `words` -> the lane's words of `operand`
+  StoreUnlessInPlace, ///< `words` -> the lane's words of the bound `ownDst`, unless it is the source
+  GatherRanks,   ///< rank p's words of the group for p in 0..n-1: the own operand (p == r) or a poll (`op`: the poll, `use`: the reduce)
+  ReduceRanks,   ///< `ra, rb` = the reduction of the gathered words of n ranks (one class dispatch)
+  ReducePair,    ///< `ra, rb` = the reduction of the own and the one peer's words, in ascending rank order
+  TwoRanks,      ///< `body` for n > 2 and `orElse` for n == 2 (chosen once per kernel: specializeTwoRanks)
+};
+
+/// One statement. `op` is the SNAC op it implements (-1: none); a statement
+/// with `cites` set begins with the op's citation (`// %N <IR line>`, or
+/// `// %N [n == 2]` when `citesAgain`).
+struct Stmt {
+  StmtKind kind = StmtKind::Load;
+  int op = -1;
+  bool cites = false, citesAgain = false;
+  RunsOn on = RunsOn::All;          ///< OnRanks
+  bool fromPeers = false;           ///< PeerLoop; RootPosition: from the root (receive side)
+  Words words = Words::Flow;        ///< Load, Put, PutToPeers, Poll, Store, StoreUnlessInPlace
+  Access operand;                   ///< Load, Store, FlowLength (whose bytes)
+  bool bound = false;               ///< Load: from the bound `own` instead of `operand`
+  int operandOf = -1;               ///< Load: the reduce whose own operand this is (-1: none)
+  bool alsoOperand = false;         ///< Load: a put's load that is also operandOf's operand (shareLoads)
+  int after = -1;                   ///< Store: the reduce it stores after its last rank (-1: none)
+  EpochRead epochRead = EpochRead::AfterLoad;
+  Stagger stagger = Stagger::First; ///< Poll
+  Region region = Region::SendRing; ///< Put, Poll
+  bool fromRoot = false;            ///< Poll: the rank heard is the root (else the loop's p)
+  int use = -1;                     ///< GatherRanks: the reduce the words are for
+  Access reduced;                   ///< GatherRanks: the reduce's destination
+  bool partition = false;           ///< OwnFlow: the groups of a reduction's partition
+  std::vector<Stmt> body, orElse;
+};
+
+/// A bound operand: a pointer named before the group loop (the compiler
+/// cannot move shared-memory loads across the puts).
+struct Binding {
+  std::string name;  ///< "own" or "ownDst"
+  Access access;
+  bool writable = false;
+};
+
+/// The DONE acknowledgement of a rooted program, after the groups (ops
+/// cited by id; insertDoneAcks).
+struct DoneAcks {
+  int arrive = -1, notify = -1, wait = -1;
+  RunsOn readers = RunsOn::Root;  ///< the ranks that arrive (read packets)
+  int counterBase = 0;
+  bool notifyEveryProducer = false, waitEveryProducer = false;
+};
+
+/// A latency program lowered to packet warps: every warp of the grid runs
+/// `group` for its packet groups g (g = warp, warp + warps, ...); lane l
+/// carries payload words 63g + 2l and 63g + 2l + 1 of every flow.
+struct PacketWarps {
+  bool reduces = false;   ///< a reduction (the class dispatch, the two-rank form)
+  bool rooted = false;    ///< a rooted program (the root's side and the others')
+  bool variable = false;  ///< a V form: each flow its own length
+  bool sharedLoad = false; ///< one load feeds every put and the reduction (shareLoads)
+  bool triggerOnRead = true; ///< the next grid is let in once the epoch load is issued (else right after the wait)
+  std::vector<Binding> bindings;
+  std::vector<Stmt> group;
+  bool hasDoneAcks = false;
+  DoneAcks acks;
+  std::vector<int> ops;  ///< the SNAC ops lowered, in program order (each once)
+};
+
+/// The kernel IR as text: what `--print-ir-after-all` shows after the
+/// lowering pass (docs/snac-ir.md "Kernel IR"), ops cited by `%N`.
+std::string toText(const PacketWarps &k);
+
+} // namespace purlin::ir::kernel
+
+namespace purlin::ir {
+
+/// The lowering pass of a latency program (regime Latency, one role of
+/// packet groups on every rank) to packet warps; `variable`: the
+/// collective is a V form (partitions of run-time sizes). Each SNAC op
+/// lowers to the statements of its kind and operands; the decisions the IR
+/// records (shareLoads, specializeTwoRanks) choose among them. Throws
+/// IRError ("latency program: %N ...: why") for an op, or an order of ops,
+/// that packet warps have no statements for.
+kernel::PacketWarps lowerPacketWarps(const Program &latency, bool variable);
+
+} // namespace purlin::ir

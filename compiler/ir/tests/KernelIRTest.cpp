@@ -1,0 +1,156 @@
+/// @file KernelIRTest.cpp
+/// @brief The kernel IR of the latency program (KernelIR.h,
+/// lowerPacketWarps): every SNAC op lowered once, in the IR's order, the
+/// recorded lowering decisions choosing the statements, and ops without a
+/// packet-warp form refused by name.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "Fixtures.h"
+#include "ir/KernelIR.h"
+#include "ir/Pipeline.h"
+#include "ir/Printer.h"
+
+using namespace purlin;
+using namespace purlin::ir;
+using kernel::StmtKind;
+
+namespace {
+/// Every op id a kernel IR statement (or the DONE acks) implements.
+void implemented(const std::vector<kernel::Stmt> &body, std::set<int> &ids) {
+  for (const kernel::Stmt &s : body) {
+    if (s.op >= 0) ids.insert(s.op);
+    if (s.operandOf >= 0) ids.insert(s.operandOf);
+    if (s.use >= 0) ids.insert(s.use);
+    implemented(s.body, ids);
+    implemented(s.orElse, ids);
+  }
+}
+/// The statements of `body`, depth first, by kind.
+void kinds(const std::vector<kernel::Stmt> &body, std::vector<StmtKind> &out) {
+  for (const kernel::Stmt &s : body) {
+    out.push_back(s.kind);
+    kinds(s.body, out);
+    kinds(s.orElse, out);
+  }
+}
+std::vector<StmtKind> kindsOf(const kernel::PacketWarps &k) {
+  std::vector<StmtKind> out;
+  kinds(k.group, out);
+  return out;
+}
+bool has(const std::vector<StmtKind> &v, StmtKind k) { return std::find(v.begin(), v.end(), k) != v.end(); }
+} // namespace
+
+TEST_CASE("kernel IR: every op of every latency program lowered once, in the IR's order", "[kernel]") {
+  for (Kind k : allKinds()) {
+    for (int n : {2, 5}) {
+      INFO(toString(k) << " n = " << n);
+      const CollectiveIR ir = lower(*test::collectiveOf(k), test::testPolicy(), n);
+      const bool variable = isVariable(ir.in) || isVariable(ir.out);
+      const kernel::PacketWarps kw = lowerPacketWarps(ir.latency, variable);
+      std::vector<int> ids;
+      forEachOp(ir.latency.roles[0].body, [&](const Op &o) { ids.push_back(o.id); });
+      CHECK(kw.ops == ids);
+      std::set<int> done;
+      implemented(kw.group, done);
+      if (kw.hasDoneAcks) done.insert({kw.acks.arrive, kw.acks.notify, kw.acks.wait});
+      CHECK(done == std::set<int>(ids.begin(), ids.end()));
+      CHECK(kw.reduces == reducesKind(k));
+      CHECK(kw.rooted == isRootedKind(k));
+      CHECK(kw.hasDoneAcks == isRootedKind(k));
+      CHECK(kw.variable == variable);
+      const auto ks = kindsOf(kw);
+      // Every program reads the epoch and moves words both ways.
+      CHECK(has(ks, StmtKind::ReadEpoch));
+      CHECK((has(ks, StmtKind::Put) || has(ks, StmtKind::PutToPeers)));
+      CHECK((has(ks, StmtKind::Poll) || has(ks, StmtKind::GatherRanks)));
+      // The two-rank form exactly where a reduction is.
+      CHECK(has(ks, StmtKind::TwoRanks) == reducesKind(k));
+      CHECK(has(ks, StmtKind::FlowLength) == variable);
+      const std::string text = kernel::toText(kw);
+      CHECK(text.find("kernel latency: packet warps") == 0);
+      for (int id : ids) CHECK(text.find("%" + std::to_string(id)) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("kernel IR: the recorded lowering decisions choose the statements", "[kernel]") {
+  const CollectiveIR ar = lower(*test::collectiveOf(Kind::AllReduce), test::testPolicy(), 2);
+  const kernel::PacketWarps shared = lowerPacketWarps(ar.latency, false);
+  CHECK(shared.sharedLoad);
+  CHECK_FALSE(shared.triggerOnRead);
+  CHECK(has(kindsOf(shared), StmtKind::PutToPeers));
+  CHECK(shared.bindings.empty());  // the put's load is the reduction's own operand
+  // Without shareLoads' record: a load per peer, and the own operand bound
+  // and loaded right after the put.
+  CollectiveIR apart = ar;
+  for (Stmt &s : apart.latency.roles[0].body)
+    if (s.isLoop) s.body.back().op.reusesLoadOf = -1;
+  const kernel::PacketWarps sep = lowerPacketWarps(apart.latency, false);
+  CHECK_FALSE(sep.sharedLoad);
+  CHECK(sep.triggerOnRead);
+  REQUIRE(sep.bindings.size() == 1);
+  CHECK(sep.bindings[0].name == "own");
+  REQUIRE(sep.group.size() >= 2);
+  CHECK(sep.group[0].kind == StmtKind::PeerLoop);
+  CHECK(sep.group[1].kind == StmtKind::Load);
+  CHECK(sep.group[1].bound);
+  CHECK(kernel::toText(sep) != kernel::toText(shared));
+  // Without specializeTwoRanks' record there is no n == 2 form to lower to.
+  CollectiveIR general = ar;
+  for (Stmt &s : general.latency.roles[0].body)
+    if (s.isLoop) s.twoRankForm = false;
+  try {
+    (void)lowerPacketWarps(general.latency, false);
+    FAIL("lowered without the two-rank record");
+  } catch (const IRError &e) {
+    CHECK(e.message.find("specializeTwoRanks") != std::string::npos);
+  }
+}
+
+TEST_CASE("kernel IR: the IR's order is the statements' order; ops without a form are refused", "[kernel]") {
+  const CollectiveIR ag = lower(*test::collectiveOf(Kind::AllGather), test::testPolicy(), 3);
+  CollectiveIR early = ag;
+  std::swap(early.latency.roles[0].body[0], early.latency.roles[0].body[1]);
+  const kernel::PacketWarps a = lowerPacketWarps(ag.latency, false), b = lowerPacketWarps(early.latency, false);
+  // The put's loop, the own copy (a load and a store), the copy loop.
+  REQUIRE(a.group.size() == 4);
+  REQUIRE(b.group.size() == 4);
+  CHECK(a.group[0].kind == StmtKind::PeerLoop);
+  CHECK(a.group[1].kind == StmtKind::Load);
+  CHECK(a.group[2].kind == StmtKind::StoreUnlessInPlace);
+  CHECK(b.group[0].kind == StmtKind::Load);  // swapped in the IR: swapped here
+  CHECK(b.group[1].kind == StmtKind::StoreUnlessInPlace);
+  CHECK(b.group[2].kind == StmtKind::PeerLoop);
+  CHECK(b.group[3].kind == StmtKind::PeerLoop);
+  // A put in reverse ring order has no packet-warp form: refused by name.
+  CollectiveIR rev = ag;
+  rev.latency.roles[0].body[0].op.domain = Domain::RevRing;
+  try {
+    (void)lowerPacketWarps(rev.latency, false);
+    FAIL("lowered a put in reverse ring order");
+  } catch (const IRError &e) {
+    CHECK(e.message.find("latency program: %0 packet.put") == 0);
+  }
+  // A rooted program has no V form.
+  const CollectiveIR sc = lower(*test::collectiveOf(Kind::Scatter), test::testPolicy(), 3);
+  CHECK_THROWS_AS(lowerPacketWarps(sc.latency, true), IRError);
+}
+
+TEST_CASE("kernel IR: --print-ir-after-all ends with the lowered latency program", "[kernel]") {
+  std::ostringstream all;
+  PipelineOptions o;
+  o.printAfterAll = &all;
+  (void)lower(*test::collectiveOf(Kind::Broadcast), test::testPolicy(), 4, o);
+  const std::string text = all.str();
+  const auto at = text.find("// IR after lowerPacketWarps\n");
+  REQUIRE(at != std::string::npos);
+  CHECK(text.find("// IR after verify\n") < at);
+  CHECK(text.find("kernel latency: packet warps", at) != std::string::npos);
+  CHECK(text.find("on ranks != root {", at) != std::string::npos);
+  CHECK(text.find("epoch.read (on the ranks that put nothing)", at) != std::string::npos);
+  CHECK(text.find("done: on ranks != root every CTA arrives", at) != std::string::npos);
+}
