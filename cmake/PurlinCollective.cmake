@@ -153,14 +153,21 @@ function(purlin_add_collective)
       list(APPEND commands COMMAND ${purlinc_exe} "${src_abs}" --emit=ir ${common_args}
                                    -o "${out_dir}/${stem}.ir")
     endif()
+    # purlinc leaves a file whose text does not change untouched, and the
+    # files are byproducts of a stamp (Ninja: restat), so a new purlinc that
+    # prints the same code recompiles nothing, and one that changes a unit
+    # recompiles that unit only.
+    set(stamp "${out_dir}/${stem}.stamp")
+    list(APPEND commands COMMAND ${CMAKE_COMMAND} -E touch "${stamp}")
     add_custom_command(
-      OUTPUT ${outputs}
+      OUTPUT "${stamp}"
+      BYPRODUCTS ${outputs}
       ${commands}
       DEPENDS ${purlinc_dep} "${src_abs}" ${extra_deps}
       COMMENT "purlinc ${stem}.pl -> ${ARG_TARGET}.purlin/${stem}.cu, ${stem}.h, ${stem}.<unit>.cu"
       VERBATIM)
     list(APPEND cu_files "${cu}" ${units})
-    list(APPEND h_files "${hdr}")
+    list(APPEND h_files "${hdr}" "${stamp}")  # the stamp: the library's sources wait for purlinc
   endforeach()
 
   add_library(${ARG_TARGET} STATIC ${cu_files} ${h_files})

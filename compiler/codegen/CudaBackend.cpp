@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include <sys/stat.h>
 
@@ -18,6 +20,14 @@
 namespace purlin::codegen {
 
 namespace {
+/// Whether `path` is a regular file holding exactly `text`.
+bool sameContent(const std::string &path, const std::string &text) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || std::size_t(st.st_size) != text.size()) return false;
+  std::ifstream in(path, std::ios::binary);
+  const std::string have((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return have == text;  // a read that failed differs, so the file is rewritten
+}
 
 /// "dir/allreduce.pl" -> "allreduce".
 std::string stemOf(const std::string &path) {
@@ -104,12 +114,21 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
       return CodegenFailure{message, {}};
     }
   }
-  for (std::size_t i = 0; i < where.size(); ++i)
+  for (std::size_t i = 0; i < where.size(); ++i) {
+    // A file whose bytes are already these is left as it is (its time
+    // too), so a build system that checks outputs after the command
+    // (Ninja's restat: purlin_add_collective) recompiles only the units
+    // that changed.
+    if (sameContent(where[i], *files[i].second)) {
+      std::remove(temps[i].c_str());
+      continue;
+    }
     if (std::rename(temps[i].c_str(), where[i].c_str()) != 0) {
       const std::string why = std::strerror(errno);
       dropTemps();
       return CodegenFailure{"cannot write '" + where[i] + "': " + why, {}};
     }
+  }
   return std::nullopt;
 }
 

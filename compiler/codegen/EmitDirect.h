@@ -5,15 +5,14 @@
 /// ops in order, each after `// %N <op text>`, and the `__global__` kernel
 /// (docs/codegen.md "Direct program").
 ///
-/// Like the latency printer it knows op shapes, not collectives: the
-/// arrive pair (ARRIVED to every peer, then from every peer), then either
-/// one copy of the CTA's slice to every destination and a PUT exchange
+/// The SNAC IR is lowered first (ir::lowerDirectCtas: the kernel IR of
+/// direct CTAs, KernelIR.h), op after op: the arrive pair, then either one
+/// copy of the CTA's slice to every destination and a PUT exchange
 /// (AllGather, AllToAll), or, on two ranks, a loop over rounds that pushes
 /// the peer's partition, waits for the own one and reduces it in place
 /// (ReduceScatter; AllReduce also writes the reduced round back, fused into
-/// the reduction's stores, and waits for the peer's last BACK). The
-/// copy-engine form of the direct program is still the runtime's
-/// (direct.cuh): the IR does not model it yet.
+/// the reduction's stores, and waits for the peer's last BACK); each
+/// statement prints as the Atom or signal call it stands for.
 #pragma once
 
 #include <string>

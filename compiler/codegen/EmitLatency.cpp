@@ -12,10 +12,10 @@
 /// implements.
 #include "codegen/EmitLatency.h"
 
-#include <map>
 #include <sstream>
 
 #include "codegen/Cite.h"
+#include "codegen/KernelPrinter.h"
 #include "codegen/Spelling.h"
 #include "ir/KernelIR.h"
 #include "ir/Printer.h"
@@ -43,19 +43,14 @@ std::string pointer(const Access &a) {
   return a.part == RankRef::R ? "out + rg.ownRx" : "out + rg.rx[i - 1]";
 }
 
-/// "// %N [n == 2]": the same op again, in a specialization for two ranks
-/// (cited once in full above, in the general form).
-std::string citeAgain(const Op &op, const std::string &pad, const std::string &variant) {
-  return pad + "// %" + std::to_string(op.id) + " [" + variant + "]\n";
-}
 
 const char *regs(Words w) { return w == Words::Flow ? "a, b" : w == Words::Mine ? "mineA, mineB" : "ra, rb"; }
 
-class Printer {
+/// The packet-warp form's printer.
+class Printer : public KernelPrinter {
 public:
-  Printer(const std::string &id, const ir::Program &prog, const ir::kernel::PacketWarps &k) : id_(id), k_(k) {
-    ir::forEachOp(prog.roles[0].body, [&](const Op &o) { ops_[o.id] = &o; });
-  }
+  Printer(const std::string &id, const ir::Program &prog, const ir::kernel::PacketWarps &k)
+      : KernelPrinter(id, prog), k_(k) {}
 
   LatencyCode print() {
     LatencyCode code;
@@ -69,18 +64,7 @@ public:
   }
 
 private:
-  const std::string &id_;
   const ir::kernel::PacketWarps &k_;
-  std::map<int, const Op *> ops_;
-  std::ostringstream o_;
-
-  const Op &op(int id) const { return *ops_.at(id); }
-  /// The statement's citation, when it has one.
-  std::string citeOf(const Stmt &s, const std::string &pad) const {
-    if (s.op < 0) return "";
-    if (s.citesAgain) return citeAgain(op(s.op), pad, "n == 2");
-    return s.cites ? cite(op(s.op), pad) : "";
-  }
 
   void roleFunction() {
     o_ << "/// Role latency (every CTA of the grid; IR ops ";
@@ -120,11 +104,7 @@ private:
     o_ << "  }\n}\n\n";
   }
 
-  void body(const std::vector<Stmt> &stmts, const std::string &pad) {
-    for (const Stmt &s : stmts) statement(s, pad);
-  }
-
-  void statement(const Stmt &s, const std::string &pad) {
+  void statement(const Stmt &s, const std::string &pad) override {
     switch (s.kind) {
       case StmtKind::OnRanks:
         o_ << pad << "if (r " << (s.on == ir::RunsOn::Root ? "==" : "!=") << " root) {  // " << ir::toString(s.on)
@@ -243,6 +223,7 @@ private:
         body(s.orElse, pad + "  ");
         o_ << pad << "}\n";
         return;
+      default: notThisForm(s, "packet warps");
     }
   }
 

@@ -29,6 +29,10 @@ const char *regionText(const Stmt &s) {
   return "?";
 }
 
+const char *valueText(SignalValue v) {
+  return v == SignalValue::First ? "sig(e,0)" : v == SignalValue::Round ? "sig(e,j)" : "sig(e, q's last round)";
+}
+
 const char *epochText(EpochRead e) {
   switch (e) {
     case EpochRead::AfterLoad: return "after the first loads are issued";
@@ -114,6 +118,51 @@ void print(std::ostringstream &o, const Stmt &s, const std::string &pad) {
       print(o, s.orElse, pad + "  ");
       o << pad << "}\n";
       return;
+    case StmtKind::Arrive:
+      o << pad << "arrive: thread 0 releases ARRIVED to every peer's CTA c, then waits for theirs; one barrier  // %"
+        << s.op << ", %" << s.use << "\n";
+      return;
+    case StmtKind::CopyToMany:
+      o << pad << "copy the slice of X_r to block r of every O_k, peers first, own last (one read)" << c << "\n";
+      return;
+    case StmtKind::CopyPairs:
+      o << pad << "copy the slice of X_r[k] to block r of O_k for every k, interleaved" << c << "\n";
+      return;
+    case StmtKind::Notify:
+      o << pad << (s.fence ? "barrier, fence.sys, " : "") << "release " << toString(s.sig) << " to every peer's CTA c = "
+        << valueText(s.value) << c << "\n";
+      return;
+    case StmtKind::Wait:
+      o << pad << "wait " << toString(s.sig) << " from every peer's CTA c >= " << valueText(s.value) << "; one barrier"
+        << c << "\n";
+      return;
+    case StmtKind::TwoRankSlices:
+      o << pad << "two ranks, others(r) = {q}: the CTA's slices of partitions q and r, their rounds"
+        << (s.fusedBack >= 0 ? ", and of q's output for the write-back" : "") << "\n";
+      return;
+    case StmtKind::Rounds:
+      o << pad << "for j in 0..max rounds-1 {\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
+    case StmtKind::InRound:
+      o << pad << "if j < rounds(" << (s.part == RankRef::K ? "q's slice" : "own slice") << ") {\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
+    case StmtKind::PushRound:
+      o << pad << "copy round j of q's slice into O_q" << c << "\n";
+      return;
+    case StmtKind::ReduceRound:
+      o << pad << "reduce round j of the own slice in place, rank order (one class dispatch)";
+      if (s.fusedBack >= 0) o << ", each vector also stored into O_q (%" << s.fusedBack << ")";
+      o << c << "\n";
+      return;
+    case StmtKind::AfterRounds:
+      o << pad << "if q's slice had rounds {\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
   }
 }
 
@@ -143,6 +192,15 @@ std::string toText(const PacketWarps &k) {
       << ", %" << a.wait << "\n";
   }
   o << "  next grid let in " << (k.triggerOnRead ? "once the epoch load is issued" : "right after the wait") << "\n";
+  o << "}\n";
+  return o.str();
+}
+
+std::string toText(const DirectCtas &k) {
+  std::ostringstream o;
+  o << "kernel direct: direct CTAs (CTA c of C: slice c of every partition, signals with index c)"
+    << (k.reduces ? ", reduces" : "") << " {\n";
+  print(o, k.body, "  ");
   o << "}\n";
   return o.str();
 }

@@ -8,8 +8,9 @@
 /// reader holds `--print-ir-after-all` beside the printed `.cu`.
 ///
 /// Forms lowered to it so far: packet warps (the latency program:
-/// lowerPacketWarps, LowerPacketWarps.cpp). The throughput, direct and
-/// copy-engine printers still print from the SNAC IR directly.
+/// lowerPacketWarps, LowerPacketWarps.cpp) and direct CTAs (the direct
+/// program's kernel form: lowerDirectCtas, LowerDirectCtas.cpp). The
+/// throughput and copy-engine printers still print from the SNAC IR.
 #pragma once
 
 #include <string>
@@ -62,7 +63,24 @@ enum class StmtKind {
   ReduceRanks,   ///< `ra, rb` = the reduction of the gathered words of n ranks (one class dispatch)
   ReducePair,    ///< `ra, rb` = the reduction of the own and the one peer's words, in ascending rank order
   TwoRanks,      ///< `body` for n > 2 and `orElse` for n == 2 (chosen once per kernel: specializeTwoRanks)
+  // Direct CTAs (the direct program's kernel form): CTA c of C owns slice c
+  // of every partition and signals with index c.
+  Arrive,        ///< thread 0 tells every peer's CTA c it started and waits for theirs, one barrier after (`op`: the notify, `use`: the wait)
+  CopyToMany,    ///< the CTA's slice of the whole input into block r of every rank's output, peers first, own last (skipped in place)
+  CopyPairs,     ///< the CTA's slice of input block k into block r of rank k's output, for every k, interleaved
+  Notify,        ///< thread 0 releases `sig` to every peer's CTA c with `value` (after a barrier and a system fence when `fence`)
+  Wait,          ///< thread 0 waits for `sig` from every peer's CTA c to reach `value`; one barrier shares the verdict
+  TwoRankSlices, ///< others(r) = {q} (the program is derived for two ranks): the CTA's slices of partitions q and r, their rounds and pointers
+  Rounds,        ///< body for the rounds j of the longer slice
+  InRound,       ///< body when j < the rounds of the slice of partition `part` (K: the peer's, R: the own)
+  PushRound,     ///< round j of the peer's partition into its output
+  ReduceRound,   ///< round j of the own partition reduced in place in rank order (`fusedBack`: also stored into the peer's output)
+  AfterRounds,   ///< body when the peer's partition had rounds, with the value of its last round
 };
+
+/// The signal value a direct notify or wait uses: the call's first
+/// (sig(e, 0)), round j's, or the last round of the peer's partition.
+enum class SignalValue { First, Round, LastRound };
 
 /// One statement. `op` is the SNAC op it implements (-1: none); a statement
 /// with `cites` set begins with the op's citation (`// %N <IR line>`, or
@@ -86,6 +104,11 @@ struct Stmt {
   int use = -1;                     ///< GatherRanks: the reduce the words are for
   Access reduced;                   ///< GatherRanks: the reduce's destination
   bool partition = false;           ///< OwnFlow: the groups of a reduction's partition
+  Sig sig = Sig::ARRIVED;           ///< Notify, Wait
+  bool fence = false;               ///< Notify: publishes the CTA's writes first
+  SignalValue value = SignalValue::First; ///< Notify, Wait
+  RankRef part = RankRef::R;        ///< InRound
+  int fusedBack = -1;               ///< ReduceRound, TwoRankSlices: the write-back copy done by the reduction's stores (fuseWriteBack)
   std::vector<Stmt> body, orElse;
 };
 
@@ -122,9 +145,18 @@ struct PacketWarps {
   std::vector<int> ops;  ///< the SNAC ops lowered, in program order (each once)
 };
 
+/// A direct program lowered to direct CTAs: every CTA c of the grid runs
+/// `body` for slice c of every partition.
+struct DirectCtas {
+  bool reduces = false;  ///< a reduction (its round dispatches over the classes)
+  std::vector<Stmt> body;
+  std::vector<int> ops;  ///< the SNAC ops lowered, in program order (each once)
+};
+
 /// The kernel IR as text: what `--print-ir-after-all` shows after the
-/// lowering pass (docs/snac-ir.md "Kernel IR"), ops cited by `%N`.
+/// lowering passes (docs/snac-ir.md "Kernel IR"), ops cited by `%N`.
 std::string toText(const PacketWarps &k);
+std::string toText(const DirectCtas &k);
 
 } // namespace purlin::ir::kernel
 
@@ -138,5 +170,12 @@ namespace purlin::ir {
 /// IRError ("latency program: %N ...: why") for an op, or an order of ops,
 /// that packet warps have no statements for.
 kernel::PacketWarps lowerPacketWarps(const Program &latency, bool variable);
+
+/// The lowering pass of the direct program's kernel form (regime Direct,
+/// one role of CTAs on every rank) to direct CTAs, op after op in the
+/// role's order; fuseWriteBack's record makes the write-back the
+/// reduction's second store. Throws IRError ("direct program: %N ...:
+/// why") for an op direct CTAs have no statements for.
+kernel::DirectCtas lowerDirectCtas(const Program &direct);
 
 } // namespace purlin::ir

@@ -15,20 +15,32 @@ namespace purlin::ir {
 const std::vector<std::string> &passNames() {
   static const std::vector<std::string> names = {"derive", "derivePlan", "bindPolicy", "insertSlotReuseGuards",
                                                  "insertDoneAcks", "shareLoads", "specializeTwoRanks",
-                                                 "fuseWriteBack", "verify", "lowerPacketWarps"};
+                                                 "fuseWriteBack", "verify", "lowerPacketWarps",
+                                                 "lowerDirectCtas"};
   return names;
 }
 
 namespace {
 /// The kernel IR the printers print from, after the SNAC IR's last pass
-/// (docs/snac-ir.md "Kernel IR"): the latency program's packet warps, or
-/// why it has none.
+/// (docs/snac-ir.md "Kernel IR"): the latency program's packet warps and
+/// the direct program's direct CTAs, or why there are none.
 void dumpKernels(const CollectiveIR &ir, std::ostream &os) {
   os << "// IR after lowerPacketWarps\n";
   try {
     os << kernel::toText(lowerPacketWarps(ir.latency, isVariable(ir.in) || isVariable(ir.out)));
   } catch (const IRError &e) {
     os << "kernel latency: none (" << e.message << ")\n";
+  }
+  os << "// IR after lowerDirectCtas\n";
+  if (!ir.hasDirect()) {
+    os << "kernel direct: none (no direct program: " << (ir.directWhyNot.empty() ? "not derived" : ir.directWhyNot)
+       << ")\n";
+    return;
+  }
+  try {
+    os << kernel::toText(lowerDirectCtas(ir.direct));
+  } catch (const IRError &e) {
+    os << "kernel direct: none (" << e.message << ")\n";
   }
 }
 } // namespace

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "Fixtures.h"
@@ -153,4 +154,71 @@ TEST_CASE("kernel IR: --print-ir-after-all ends with the lowered latency program
   CHECK(text.find("on ranks != root {", at) != std::string::npos);
   CHECK(text.find("epoch.read (on the ranks that put nothing)", at) != std::string::npos);
   CHECK(text.find("done: on ranks != root every CTA arrives", at) != std::string::npos);
+}
+
+TEST_CASE("kernel IR: every direct program lowered to direct CTAs, op after op", "[kernel][direct]") {
+  int lowered = 0;
+  for (Kind k : allKinds()) {
+    const CollectiveIR ir = lower(*test::collectiveOf(k), test::testPolicy(), 2);
+    if (!ir.hasDirect()) continue;
+    INFO(toString(k));
+    ++lowered;
+    const kernel::DirectCtas kd = lowerDirectCtas(ir.direct);
+    std::vector<int> ids;
+    forEachOp(ir.direct.roles[0].body, [&](const Op &o) { ids.push_back(o.id); });
+    CHECK(kd.ops == ids);
+    std::set<int> done;
+    implemented(kd.body, done);
+    std::function<void(const std::vector<kernel::Stmt> &)> fused = [&](const std::vector<kernel::Stmt> &b) {
+      for (const kernel::Stmt &s : b) {
+        if (s.fusedBack >= 0) done.insert(s.fusedBack);
+        fused(s.body);
+      }
+    };
+    fused(kd.body);
+    CHECK(done == std::set<int>(ids.begin(), ids.end()));
+    CHECK(kd.reduces == reducesKind(k));
+    REQUIRE_FALSE(kd.body.empty());
+    CHECK(kd.body[0].kind == StmtKind::Arrive);
+    const std::vector<StmtKind> ks = [&] {
+      std::vector<StmtKind> out;
+      kinds(kd.body, out);
+      return out;
+    }();
+    // A reduction: the two-rank rounds; a copy: one copy of the slice.
+    CHECK(has(ks, StmtKind::Rounds) == reducesKind(k));
+    CHECK((has(ks, StmtKind::CopyToMany) || has(ks, StmtKind::CopyPairs)) == !reducesKind(k));
+    CHECK(has(ks, StmtKind::AfterRounds) == (k == Kind::AllReduce));
+    const std::string text = kernel::toText(kd);
+    CHECK(text.find("kernel direct: direct CTAs") == 0);
+  }
+  CHECK(lowered >= 4);  // AllGather, AllToAll, ReduceScatter, AllReduce
+}
+
+TEST_CASE("kernel IR: direct CTAs refuse a wait nothing notifies and an unfused write-back", "[kernel][direct]") {
+  const CollectiveIR ag = lower(*test::collectiveOf(Kind::AllGather), test::testPolicy(), 2);
+  REQUIRE(ag.hasDirect());
+  CollectiveIR mute = ag;
+  auto &body = mute.direct.roles[0].body;
+  for (std::size_t i = 0; i < body.size(); ++i)
+    if (!body[i].isLoop && body[i].op.kind == OpKind::Notify && body[i].op.sig == Sig::PUT) {
+      body.erase(body.begin() + long(i));
+      break;
+    }
+  try {
+    (void)lowerDirectCtas(mute.direct);
+    FAIL("lowered a wait on PUT that no op notifies");
+  } catch (const IRError &e) {
+    CHECK(e.message.find("no op of the role notifies PUT") != std::string::npos);
+  }
+  const CollectiveIR ar = lower(*test::collectiveOf(Kind::AllReduce), test::testPolicy(), 2);
+  REQUIRE(ar.hasDirect());
+  CollectiveIR unfused = ar;
+  forEachOp(unfused.direct.roles[0].body, [&](Op &o) { o.fusedInto = -1; });
+  try {
+    (void)lowerDirectCtas(unfused.direct);
+    FAIL("lowered a write-back the IR does not record as fused");
+  } catch (const IRError &e) {
+    CHECK(e.message.find("fuseWriteBack") != std::string::npos);
+  }
 }

@@ -1,0 +1,37 @@
+/// @file KernelPrinter.cpp
+/// @brief KernelPrinter: the shared walk of the kernel IR's printers.
+#include "codegen/KernelPrinter.h"
+
+#include <stdexcept>
+
+#include "codegen/Cite.h"
+#include "ir/Printer.h"
+
+namespace purlin::codegen {
+
+KernelPrinter::KernelPrinter(const std::string &id, const ir::Program &prog) : id_(id) {
+  for (const ir::Role &role : prog.roles) ir::forEachOp(role.body, [&](const ir::Op &o) { ops_[o.id] = &o; });
+}
+
+const ir::Op &KernelPrinter::op(int id) const {
+  const auto it = ops_.find(id);
+  if (it == ops_.end()) throw std::logic_error("kernel IR cites %" + std::to_string(id) + ", not an op of its program");
+  return *it->second;
+}
+
+std::string KernelPrinter::citeOf(const ir::kernel::Stmt &s, const std::string &pad) const {
+  if (s.op < 0) return "";
+  if (s.citesAgain) return pad + "// %" + std::to_string(s.op) + " [n == 2]\n";
+  return s.cites ? cite(op(s.op), pad) : "";
+}
+
+void KernelPrinter::body(const std::vector<ir::kernel::Stmt> &stmts, const std::string &pad) {
+  for (const ir::kernel::Stmt &s : stmts) statement(s, pad);
+}
+
+void KernelPrinter::notThisForm(const ir::kernel::Stmt &s, const char *form) const {
+  throw std::logic_error(std::string("kernel IR: statement kind ") + std::to_string(int(s.kind)) + " is not one of " +
+                         form);
+}
+
+} // namespace purlin::codegen
