@@ -8,9 +8,11 @@
 /// one `__global__` kernel per kernel node of the IR, whose statements are
 /// the node's ops. Every statement follows `// %N <op text>`.
 ///
-/// It prints op by op (no shape recognition beyond what each op needs):
-/// the rank loops others(r) and r+1..r-1, the engine-chunk loops, the
-/// NonEmpty conditions and the two-rank in-place reduction of a wide kernel.
+/// The SNAC IR is lowered first (ir::lowerHostGraph: the kernel IR of a
+/// host graph, KernelIR.h), op after op, each checked for what the graph
+/// can print (the rank loops others(r) and r+1..r-1, the engine-chunk
+/// loops, the NonEmpty conditions, the two-rank in-place reduction of a
+/// wide kernel); the printer prints its statements.
 #pragma once
 
 #include <string>

@@ -163,6 +163,36 @@ void print(std::ostringstream &o, const Stmt &s, const std::string &pad) {
       print(o, s.body, pad + "  ");
       o << pad << "}\n";
       return;
+    case StmtKind::GraphGuard:
+      o << pad << "refuse unless two ranks with equal partitions (one chunking for both)\n";
+      return;
+    case StmtKind::GraphKernel:
+      o << pad << "kernel " << s.kernelName << " on " << toString(s.stream) << " ("
+        << (s.wide ? "direct.ctas CTAs, a slice of the chunk each" : "1 CTA x 32 threads")
+        << (s.readsEpoch ? ", reads the epoch" : "") << (s.endsCall ? ", ends the call" : "") << ") {\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
+    case StmtKind::EngineChunks:
+      o << pad << "for c in engine chunks of " << accessText(s.operand) << " {\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
+    case StmtKind::GraphCopy:
+      o << pad << "copy engine -> " << accessText(s.operand) << " on " << toString(s.stream) << c << "\n";
+      return;
+    case StmtKind::GraphEdge:
+      o << pad << (s.records ? "event record on " : "event wait on ") << toString(s.stream) << c << "\n";
+      return;
+    case StmtKind::GraphFlag:
+      o << pad << "stream memory operation " << toString(s.sig) << "[c] = 1 on " << toString(s.stream) << c << "\n";
+      return;
+    case StmtKind::NodeNotify: o << pad << "release " << toString(s.sig) << " (thread 0)" << c << "\n"; return;
+    case StmtKind::NodeWait: o << pad << "wait " << toString(s.sig) << " (thread 0; one barrier)" << c << "\n"; return;
+    case StmtKind::NodeReduce:
+      o << pad << "reduce the CTA's slice of chunk c in place, rank order (one class dispatch)" << c << "\n";
+      return;
+    case StmtKind::NodeReset: o << pad << "reset the own " << toString(s.sig) << " flags" << c << "\n"; return;
   }
 }
 
@@ -199,6 +229,15 @@ std::string toText(const PacketWarps &k) {
 std::string toText(const DirectCtas &k) {
   std::ostringstream o;
   o << "kernel direct: direct CTAs (CTA c of C: slice c of every partition, signals with index c)"
+    << (k.reduces ? ", reduces" : "") << " {\n";
+  print(o, k.body, "  ");
+  o << "}\n";
+  return o.str();
+}
+
+std::string toText(const HostGraph &k) {
+  std::ostringstream o;
+  o << "kernel copy engine: host graph (the host's enqueue order on the call's stream and the branch)"
     << (k.reduces ? ", reduces" : "") << " {\n";
   print(o, k.body, "  ");
   o << "}\n";

@@ -9,8 +9,9 @@
 ///
 /// Forms lowered to it so far: packet warps (the latency program:
 /// lowerPacketWarps, LowerPacketWarps.cpp) and direct CTAs (the direct
-/// program's kernel form: lowerDirectCtas, LowerDirectCtas.cpp). The
-/// throughput and copy-engine printers still print from the SNAC IR.
+/// program's kernel form: lowerDirectCtas, LowerDirectCtas.cpp) and host
+/// graphs (its copy-engine form: lowerHostGraph, LowerHostGraph.cpp). The
+/// throughput printer still prints from the SNAC IR.
 #pragma once
 
 #include <string>
@@ -76,6 +77,18 @@ enum class StmtKind {
   PushRound,     ///< round j of the peer's partition into its output
   ReduceRound,   ///< round j of the own partition reduced in place in rank order (`fusedBack`: also stored into the peer's output)
   AfterRounds,   ///< body when the peer's partition had rounds, with the value of its last round
+  // Host graph (the direct program's copy-engine form): what the host
+  // enqueues on the call's stream and the communicator's branch.
+  GraphGuard,    ///< a reduction's graph: two ranks with equal partitions, else the call is refused
+  GraphKernel,   ///< a kernel node `kernelName` on `stream` (`wide`: direct.ctas CTAs, one slice each; `endsCall`); `body`: its statements
+  EngineChunks,  ///< body for the engine chunks c of `operand`'s partition (in the host's order or in a kernel)
+  GraphCopy,     ///< a copy-engine transfer for each rank of the op (`op`), under its NonEmpty guard
+  GraphEdge,     ///< an event record or wait between the stream and the branch (`op`)
+  GraphFlag,     ///< a stream memory operation writing 1 into flag c of each target (`op`)
+  NodeNotify,    ///< in a kernel node: thread 0 releases a per-CTA signal to each target (after a barrier and a fence when the op fences)
+  NodeWait,      ///< in a kernel node: thread 0 waits for each source, one barrier shares the verdict
+  NodeReduce,    ///< in a wide kernel node: the two-rank in-place reduction of the CTA's slice of chunk c
+  NodeReset,     ///< in a kernel node: the own flags of the op's signal reset to 0
 };
 
 /// The signal value a direct notify or wait uses: the call's first
@@ -109,6 +122,11 @@ struct Stmt {
   SignalValue value = SignalValue::First; ///< Notify, Wait
   RankRef part = RankRef::R;        ///< InRound
   int fusedBack = -1;               ///< ReduceRound, TwoRankSlices: the write-back copy done by the reduction's stores (fuseWriteBack)
+  Stream stream = Stream::Stream;   ///< GraphKernel
+  std::string kernelName;           ///< GraphKernel
+  bool wide = false, endsCall = false, readsEpoch = false; ///< GraphKernel
+  bool inChunks = false;            ///< GraphKernel: launched per engine chunk (c, done, chunk passed)
+  bool records = false;             ///< GraphEdge: an event record (else a stream wait on it)
   std::vector<Stmt> body, orElse;
 };
 
@@ -153,10 +171,20 @@ struct DirectCtas {
   std::vector<int> ops;  ///< the SNAC ops lowered, in program order (each once)
 };
 
+/// The direct program's copy-engine form lowered to a host graph: the
+/// statements the host runs to enqueue the call's graph, in order; a
+/// kernel node holds its device statements.
+struct HostGraph {
+  bool reduces = false;  ///< a reduce kernel between the copies
+  std::vector<Stmt> body;
+  std::vector<int> ops;  ///< the SNAC ops lowered, in program order (each once)
+};
+
 /// The kernel IR as text: what `--print-ir-after-all` shows after the
 /// lowering passes (docs/snac-ir.md "Kernel IR"), ops cited by `%N`.
 std::string toText(const PacketWarps &k);
 std::string toText(const DirectCtas &k);
+std::string toText(const HostGraph &k);
 
 } // namespace purlin::ir::kernel
 
@@ -177,5 +205,11 @@ kernel::PacketWarps lowerPacketWarps(const Program &latency, bool variable);
 /// reduction's second store. Throws IRError ("direct program: %N ...:
 /// why") for an op direct CTAs have no statements for.
 kernel::DirectCtas lowerDirectCtas(const Program &direct);
+
+/// The lowering pass of the direct program's copy-engine form
+/// (Program::engine, one host role) to a host graph, op after op in the
+/// host's enqueue order. Throws IRError ("direct program (copy engine): %N
+/// ...: why") for an op the graph has no statement for.
+kernel::HostGraph lowerHostGraph(const Program &engine);
 
 } // namespace purlin::ir

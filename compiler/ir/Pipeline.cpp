@@ -16,14 +16,15 @@ const std::vector<std::string> &passNames() {
   static const std::vector<std::string> names = {"derive", "derivePlan", "bindPolicy", "insertSlotReuseGuards",
                                                  "insertDoneAcks", "shareLoads", "specializeTwoRanks",
                                                  "fuseWriteBack", "verify", "lowerPacketWarps",
-                                                 "lowerDirectCtas"};
+                                                 "lowerDirectCtas", "lowerHostGraph"};
   return names;
 }
 
 namespace {
 /// The kernel IR the printers print from, after the SNAC IR's last pass
-/// (docs/snac-ir.md "Kernel IR"): the latency program's packet warps and
-/// the direct program's direct CTAs, or why there are none.
+/// (docs/snac-ir.md "Kernel IR"): the latency program's packet warps, the
+/// direct program's direct CTAs and its copy-engine form's host graph, or
+/// why there are none.
 void dumpKernels(const CollectiveIR &ir, std::ostream &os) {
   os << "// IR after lowerPacketWarps\n";
   try {
@@ -35,12 +36,22 @@ void dumpKernels(const CollectiveIR &ir, std::ostream &os) {
   if (!ir.hasDirect()) {
     os << "kernel direct: none (no direct program: " << (ir.directWhyNot.empty() ? "not derived" : ir.directWhyNot)
        << ")\n";
-    return;
+  } else {
+    try {
+      os << kernel::toText(lowerDirectCtas(ir.direct));
+    } catch (const IRError &e) {
+      os << "kernel direct: none (" << e.message << ")\n";
+    }
   }
-  try {
-    os << kernel::toText(lowerDirectCtas(ir.direct));
-  } catch (const IRError &e) {
-    os << "kernel direct: none (" << e.message << ")\n";
+  os << "// IR after lowerHostGraph\n";
+  if (!ir.hasEngine()) {
+    os << "kernel copy engine: none (no copy-engine form)\n";
+  } else {
+    try {
+      os << kernel::toText(lowerHostGraph(ir.engine));
+    } catch (const IRError &e) {
+      os << "kernel copy engine: none (" << e.message << ")\n";
+    }
   }
 }
 } // namespace

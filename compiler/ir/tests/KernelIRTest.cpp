@@ -222,3 +222,51 @@ TEST_CASE("kernel IR: direct CTAs refuse a wait nothing notifies and an unfused 
     CHECK(e.message.find("fuseWriteBack") != std::string::npos);
   }
 }
+
+TEST_CASE("kernel IR: every copy-engine form lowered to a host graph, op after op", "[kernel][engine]") {
+  int lowered = 0;
+  for (Kind k : allKinds()) {
+    const CollectiveIR ir = lower(*test::collectiveOf(k), test::testPolicy(), 2);
+    if (!ir.hasEngine()) continue;
+    INFO(toString(k));
+    ++lowered;
+    const kernel::HostGraph g = lowerHostGraph(ir.engine);
+    std::vector<int> ids;
+    forEachOp(ir.engine.roles[0].body, [&](const Op &o) { ids.push_back(o.id); });
+    CHECK(g.ops == ids);
+    std::set<int> done;
+    implemented(g.body, done);
+    CHECK(done == std::set<int>(ids.begin(), ids.end()));
+    CHECK(g.reduces == reducesKind(k));
+    std::vector<StmtKind> ks;
+    kinds(g.body, ks);
+    CHECK(has(ks, StmtKind::GraphGuard) == reducesKind(k));
+    CHECK(has(ks, StmtKind::GraphKernel));
+    CHECK(has(ks, StmtKind::GraphCopy));
+    CHECK(has(ks, StmtKind::NodeReduce) == reducesKind(k));
+    // The last kernel node ends the call.
+    const kernel::Stmt *last = nullptr;
+    for (const kernel::Stmt &s : g.body)
+      if (s.kind == StmtKind::GraphKernel) last = &s;
+    REQUIRE(last);
+    CHECK(last->endsCall);
+    CHECK(kernel::toText(g).find("kernel copy engine: host graph") == 0);
+  }
+  CHECK(lowered >= 1);
+  // A transfer over a rank loop the graph cannot print is refused by name.
+  const CollectiveIR ar = lower(*test::collectiveOf(Kind::AllReduce), test::testPolicy(), 2);
+  REQUIRE(ar.hasEngine());
+  CollectiveIR odd = ar;
+  bool changed = false;
+  forEachOp(odd.engine.roles[0].body, [&](Op &o) {
+    if (!changed && o.kind == OpKind::Copy && o.host) o.domain = Domain::All, changed = true;
+  });
+  REQUIRE(changed);
+  try {
+    (void)lowerHostGraph(odd.engine);
+    FAIL("lowered a copy over every rank");
+  } catch (const IRError &e) {
+    CHECK(e.message.find("direct program (copy engine): %") == 0);
+    CHECK(e.message.find("a rank loop over") != std::string::npos);
+  }
+}
