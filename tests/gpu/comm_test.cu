@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <cstdlib>
@@ -344,7 +345,32 @@ void inProcess() {
     EXPECT(purlin_comm_unwrap(h) && purlin_comm_unwrap(h)->device() == dev(r), "unwrap");
     EXPECT(purlin_comm_check(h) == PURLIN_OK, "check: %s", purlin_last_error());
     cudaDeviceSynchronize();
+    // async_error from another thread racing destroy, then abort,
+    // async_error and destroy on the destroyed handle (its tombstone): each
+    // returns "destroyed" instead of reading freed memory (issue 35 item 8).
+    std::atomic<bool> stop{false};
+    std::atomic<int> polls{0}, bad{0};
+    std::thread poller([&] {
+      while (!stop.load()) {
+        const purlin_status_t a = purlin_comm_async_error(h);
+        if (a != PURLIN_OK && !(a == PURLIN_INVALID_ARGUMENT && std::strstr(purlin_last_error(), "destroyed")))
+          bad.fetch_add(1);
+        polls.fetch_add(1);
+      }
+    });
+    while (polls.load() < 100) std::this_thread::yield();
     EXPECT(purlin_comm_destroy(h) == PURLIN_OK, "destroy");
+    const int before = polls.load();
+    while (polls.load() < before + 100) std::this_thread::yield();  // polls of the tombstone too
+    stop = true;
+    poller.join();
+    EXPECT(bad.load() == 0, "rank %d: async_error racing destroy returned something else %d times", r, bad.load());
+    EXPECT(purlin_comm_abort(h) == PURLIN_INVALID_ARGUMENT && std::strstr(purlin_last_error(), "destroyed"),
+           "abort after destroy: %s", purlin_last_error());
+    EXPECT(purlin_comm_async_error(h) == PURLIN_INVALID_ARGUMENT && std::strstr(purlin_last_error(), "destroyed"),
+           "async_error after destroy: %s", purlin_last_error());
+    EXPECT(purlin_comm_destroy(h) == PURLIN_INVALID_ARGUMENT && std::strstr(purlin_last_error(), "destroyed already"),
+           "destroy twice: %s", purlin_last_error());
   });
   purlin_comm_t h = nullptr;
   EXPECT(purlin_comm_create_unix(nullptr, 0, 1, 0, nullptr, &h) == PURLIN_INVALID_ARGUMENT, "null path");
