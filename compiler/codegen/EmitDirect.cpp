@@ -63,7 +63,6 @@ public:
 
 private:
   const ir::kernel::DirectCtas &k_;
-  bool fusedBack_ = false;  ///< the write-back is the reduction's second store (TwoRankSlices binds backDst)
 
   static const char *indexFn(Sig s) {
     return s == Sig::ARRIVED ? "arrivedIndex" : s == Sig::PUT ? "putIndex" : "backIndex";
@@ -123,7 +122,6 @@ private:
            << pad << "}\n";
         return;
       case StmtKind::TwoRankSlices:
-        fusedBack_ = s.fusedBack >= 0;
         o_ << pad << "// Two ranks (the IR's direct reduction is derived for n == 2 only): others(r) = {q}.\n"
            << pad << "const int q = 1 - r;\n"
            << pad << "// This CTA's slice of partition q (pushed into q's output) and of partition r\n"
@@ -136,7 +134,7 @@ private:
            << pad << "std::byte* const pushDst = peers.out[q] + pl.rxOff[q] + qb;\n"
            << pad << "const std::byte* const mine = in + pl.txOff[r] + rb;\n"
            << pad << "std::byte* const landed = out + pl.rxOff[r] + rb;\n";
-        if (fusedBack_) o_ << pad << "std::byte* const backDst = peers.out[q] + pl.rxOff[r] + rb;\n";
+        if (s.fusedBack >= 0) o_ << pad << "std::byte* const backDst = peers.out[q] + pl.rxOff[r] + rb;\n";
         o_ << pad << "const std::size_t rounds = qrounds > rrounds ? qrounds : rrounds;\n";
         return;
       case StmtKind::Rounds:

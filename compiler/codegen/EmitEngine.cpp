@@ -138,7 +138,7 @@ private:
   const ir::kernel::HostGraph &g_;
   const ir::Role &role_;
   std::ostringstream kernels_;
-  bool inKernel_ = false, inChunks_ = false;
+  bool inKernel_ = false;
 
   std::ostringstream &out() { return inKernel_ ? kernels_ : o_; }
 
@@ -169,7 +169,6 @@ private:
           << pad << "}\n";
         return;
       case StmtKind::EngineChunks: {
-        const bool outer = inChunks_;
         o << pad << "{  // for c in engine chunks of " << ir::accessText(s.operand) << "\n"
           << pad << "  const std::size_t len = " << bytesOf(s.operand).len << ";\n"
           << pad << "  std::size_t done = 0;\n"
@@ -177,9 +176,7 @@ private:
           << pad << "    const std::size_t chunk = engineChunkBytes(" << (allReduce_ ? "true" : "false")
           << ", len, done, c);\n"
           << pad << "    if (chunk == 0) break;\n";
-        inChunks_ = true;
         body(s.body, pad + "    ");
-        inChunks_ = outer;
         out() << pad << "    done += chunk;\n" << pad << "  }\n" << pad << "}\n";
         return;
       }
@@ -264,14 +261,19 @@ private:
     }
   }
 
+  /// Whether a kernel node's statements reduce (in an engine-chunk loop too).
+  static bool hasReduce(const std::vector<ir::kernel::Stmt> &b) {
+    for (const ir::kernel::Stmt &s : b)
+      if (s.kind == ir::kernel::StmtKind::NodeReduce || hasReduce(s.body)) return true;
+    return false;
+  }
   static std::string value(const Op &op) { return op.round == RoundOf::One ? "1" : "signalValue(e, 0)"; }
 
   /// A kernel node: its kernel (printed before the host function) and its
   /// launch in the host's order.
   void kernel(const ir::kernel::Stmt &k, const std::string &pad) {
     const std::string name = id_ + "_engine_" + k.kernelName;
-    bool reduces = false;
-    for (const ir::kernel::Stmt &s : k.body) reduces |= s.kind == ir::kernel::StmtKind::NodeReduce;
+    const bool reduces = hasReduce(k.body);
     const std::string grid = k.wide ? "pl.directCtas" : "1";
     const std::string block = k.wide ? "kDirectEngineReduceThreads" : "32";
     std::ostringstream &o = kernels_;

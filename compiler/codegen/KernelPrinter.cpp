@@ -2,9 +2,8 @@
 /// @brief KernelPrinter: the shared walk of the kernel IR's printers.
 #include "codegen/KernelPrinter.h"
 
-#include <stdexcept>
-
 #include "codegen/Cite.h"
+#include "codegen/EmitLatency.h"
 #include "ir/Printer.h"
 
 namespace purlin::codegen {
@@ -15,7 +14,8 @@ KernelPrinter::KernelPrinter(const std::string &id, const ir::Program &prog) : i
 
 const ir::Op &KernelPrinter::op(int id) const {
   const auto it = ops_.find(id);
-  if (it == ops_.end()) throw std::logic_error("kernel IR cites %" + std::to_string(id) + ", not an op of its program");
+  if (it == ops_.end())
+    throw EmitError("internal error: the kernel IR cites %" + std::to_string(id) + ", not an op of its program");
   return *it->second;
 }
 
@@ -30,8 +30,8 @@ void KernelPrinter::body(const std::vector<ir::kernel::Stmt> &stmts, const std::
 }
 
 void KernelPrinter::notThisForm(const ir::kernel::Stmt &s, const char *form) const {
-  throw std::logic_error(std::string("kernel IR: statement kind ") + std::to_string(int(s.kind)) + " is not one of " +
-                         form);
+  throw EmitError(std::string("internal error: kernel IR statement kind ") + std::to_string(int(s.kind)) +
+                  " is not one of " + form);
 }
 
 } // namespace purlin::codegen

@@ -3,7 +3,8 @@
 /// as Halide's CodeGen_CUDA_Dev specializes CodeGen_C: the walk over a
 /// statement list, the citation of the SNAC op a statement implements, and
 /// one subclass per execution form printing the statements of its form
-/// (packet warps: EmitLatency.cpp; direct CTAs: EmitDirect.cpp).
+/// (packet warps: EmitLatency.cpp; direct CTAs: EmitDirect.cpp; host
+/// graphs: EmitEngine.cpp).
 #pragma once
 
 #include <map>
@@ -36,7 +37,8 @@ protected:
   /// One statement at `pad`: what the subclass's form prints for it.
   virtual void statement(const ir::kernel::Stmt &s, const std::string &pad) = 0;
   /// A statement of another execution form: an internal error (the
-  /// lowering of this form does not make it).
+  /// lowering of this form does not make it), thrown as an EmitError so
+  /// purlinc reports it instead of terminating.
   [[noreturn]] void notThisForm(const ir::kernel::Stmt &s, const char *form) const;
 
 private:

@@ -65,31 +65,42 @@ public:
     forEachOp(role.body, [&](const Op &o) {
       k_.ops.push_back(o.id);
       if (o.kind == OpKind::Notify) notified_.insert(o.sig);
+      if (o.kind == OpKind::Wait) awaited_.insert(o.sig);
     });
   }
 
   DirectCtas run() {
     const auto &b = role_.body;
-    std::size_t i = 0;
     // The arrive pair: one block of thread 0 (a release to every peer, then
     // a wait for every peer), one barrier after.
-    if (b.size() >= 2 && !b[0].isLoop && !b[1].isLoop && isArrive(b[0].op, b[1].op)) {
-      KStmt a = stmt(StmtKind::Arrive, b[0].op);
-      a.use = b[1].op.id;
-      k_.body.push_back(a);
-      i = 2;
-    } else {
+    if (b.size() < 2 || b[0].isLoop || b[1].isLoop || b[0].op.kind != OpKind::Notify || b[0].op.sig != Sig::ARRIVED ||
+        b[1].op.kind != OpKind::Wait || b[1].op.sig != Sig::ARRIVED)
       throw IRError{"direct program: role " + role_.name + ": the role begins with the ARRIVED exchange"};
-    }
-    for (; i < b.size(); ++i) {
+    const Op &n = b[0].op, &w = b[1].op;
+    checkNotify(n);
+    expect(!n.fence, n, "the arrive notify has no data to publish");
+    expect(n.round == RoundOf::Zero && n.cond == Cond::Always, n, "unexpected round or rank condition");
+    checkWait(w);
+    expect(w.round == RoundOf::Zero && w.cond == Cond::Always, w, "unexpected round or rank condition");
+    KStmt a = stmt(StmtKind::Arrive, n);
+    a.use = w.id;
+    k_.body.push_back(a);
+    bool moves = false;
+    for (std::size_t i = 2; i < b.size(); ++i) {
       if (b[i].isLoop) {
+        if (twoRanks_) throw IRError{"direct program: one rounds loop per direct program"};
         rounds(b[i]);
+        moves = true;
         continue;
       }
+      moves |= b[i].op.kind == OpKind::Copy;
       const Op &op = b[i].op;
       switch (op.kind) {
         case OpKind::Copy: k_.body.push_back(copy(op)); break;
-        case OpKind::Notify: k_.body.push_back(notify(op, SignalValue::First)); break;
+        case OpKind::Notify:
+          checkPublishes(op, k_.body);
+          k_.body.push_back(notify(op, SignalValue::First));
+          break;
         case OpKind::Wait:
           if (op.cond == Cond::HasRounds) k_.body.push_back(afterRounds(op));
           else k_.body.push_back(wait(op, SignalValue::First));
@@ -97,20 +108,41 @@ public:
         default: unsupported(op, "no direct-CTA statement for this op outside the rounds loop");
       }
     }
+    if (!moves) throw IRError{"direct program: role " + role_.name + ": the role arrives, then moves data"};
+    // Every signal the role notifies is awaited in it, and every one it
+    // awaits is notified: a missing wait would let a peer read a round
+    // before it lands, a missing notify would never return.
+    for (Sig sg : notified_)
+      if (!awaited_.count(sg))
+        throw IRError{std::string("direct program: role ") + role_.name + ": " + toString(sg) +
+                      " is notified but no op of the role waits for it"};
     return std::move(k_);
   }
 
 private:
   const Role &role_;
   DirectCtas k_;
-  std::set<Sig> notified_;
+  std::set<Sig> notified_, awaited_;
   bool twoRanks_ = false;  ///< a rounds loop was lowered (others(r) = {q})
 
-  static bool isArrive(const Op &n, const Op &w) {
-    return n.kind == OpKind::Notify && n.sig == Sig::ARRIVED && w.kind == OpKind::Wait && w.sig == Sig::ARRIVED;
+  /// The signals of the data exchange after the arrive pair (the printer
+  /// indexes them with putIndex / backIndex).
+  static void checkDataSignal(const Op &op) {
+    expect(op.sig == Sig::PUT || op.sig == Sig::BACK, op,
+           std::string("no direct-CTA form for a notify or wait of ") + toString(op.sig) + " (PUT or BACK)");
+  }
+
+  /// A notify that publishes data follows the statement that wrote it, in
+  /// the same block.
+  static void checkPublishes(const Op &op, const std::vector<KStmt> &before) {
+    const bool data = !before.empty() &&
+                      (before.back().kind == StmtKind::CopyToMany || before.back().kind == StmtKind::CopyPairs ||
+                       before.back().kind == StmtKind::PushRound || before.back().kind == StmtKind::ReduceRound);
+    expect(data, op, "a notify after data writes follows the copy or reduction it publishes");
   }
 
   KStmt notify(const Op &op, SignalValue v) {
+    checkDataSignal(op);
     checkNotify(op);
     expect(op.round == (v == SignalValue::First ? RoundOf::Zero : RoundOf::Cur), op, "unexpected round or rank condition");
     expect(op.fence || op.sig == Sig::ARRIVED, op, "a notify after data writes fences first");
@@ -119,6 +151,7 @@ private:
     return s;
   }
   KStmt wait(const Op &op, SignalValue v) {
+    checkDataSignal(op);
     checkWait(op);
     expect(op.round == (v == SignalValue::First ? RoundOf::Zero : v == SignalValue::Round ? RoundOf::Cur : RoundOf::Last),
            op, "unexpected round or rank condition");
@@ -188,9 +221,17 @@ private:
           expect(op.dst.part == RankRef::K || op.dst.part == RankRef::None, op, "the push writes partition k");
           to.push_back(stmt(StmtKind::PushRound, op));
           break;
-        case OpKind::Notify: to.push_back(notify(op, SignalValue::Round)); break;
+        case OpKind::Notify:
+          checkPublishes(op, to);
+          to.push_back(notify(op, SignalValue::Round));
+          break;
         case OpKind::Wait: to.push_back(wait(op, SignalValue::Round)); break;
         case OpKind::Reduce: {
+          // Round j of the own partition is reduced once the peer's PUT for
+          // it was heard, in the same round block.
+          bool heard = false;
+          for (const KStmt &k : to) heard |= k.kind == StmtKind::Wait && k.sig == Sig::PUT;
+          expect(heard, op, "the reduction of round j follows the wait for the peer's PUT of it");
           const RankRef ownPart = pushedPartition(loop);
           expect(!op.step && op.var == RankRef::P && op.domain == Domain::All && op.hasSrcSelf &&
                      is(op.dst, Buf::O, RankRef::R, ownPart, true) && is(op.src, Buf::O, RankRef::R, ownPart, true) &&

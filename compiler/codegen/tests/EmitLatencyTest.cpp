@@ -78,8 +78,7 @@ TEST_CASE("a mutated IR is refused by the verifier and by the printer", "[codege
     CHECK(printLatencyProgram("x", v.ir().latency).text == before); // the verified one prints as before
   }
   // Statements follow the IR's order: an own copy before the put prints
-  // before it (the kernel IR lowers op after op; nothing matches a
-  // whole-program shape).
+  // before it (the kernel IR lowers op after op, in the role's order).
   ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), 2);
   ir::CollectiveIR early = ag.ir();
   std::swap(early.latency.roles[0].body[0], early.latency.roles[0].body[1]);

@@ -270,3 +270,63 @@ TEST_CASE("kernel IR: every copy-engine form lowered to a host graph, op after o
     CHECK(e.message.find("a rank loop over") != std::string::npos);
   }
 }
+
+TEST_CASE("kernel IR: direct CTAs hold a well-formed exchange or nothing", "[kernel][direct]") {
+  const CollectiveIR ag = lower(*test::collectiveOf(Kind::AllGather), test::testPolicy(), 2);
+  const CollectiveIR ar = lower(*test::collectiveOf(Kind::AllReduce), test::testPolicy(), 2);
+  REQUIRE(ag.hasDirect());
+  REQUIRE(ar.hasDirect());
+  auto refused = [](const Program &p, const std::string &why) {
+    try {
+      (void)lowerDirectCtas(p);
+    } catch (const IRError &e) {
+      INFO(e.message);
+      return e.message.find(why) != std::string::npos;
+    }
+    return false;
+  };
+  auto erase = [](Program &p, OpKind kind, Sig sig, bool inLoop) {
+    auto &body = p.roles[0].body;
+    for (auto it = body.begin(); it != body.end(); ++it) {
+      if (inLoop && it->isLoop) {
+        for (auto jt = it->body.begin(); jt != it->body.end(); ++jt)
+          if (jt->op.kind == kind && jt->op.sig == sig) {
+            it->body.erase(jt);
+            return true;
+          }
+      }
+      if (!inLoop && !it->isLoop && it->op.kind == kind && it->op.sig == sig) {
+        body.erase(it);
+        return true;
+      }
+    }
+    return false;
+  };
+  // AllGather without the wait for its PUT.
+  Program noWait = ag.direct;
+  REQUIRE(erase(noWait, OpKind::Wait, Sig::PUT, false));
+  CHECK(refused(noWait, "PUT is notified but no op of the role waits for it"));
+  // AllReduce without the last BACK wait after its rounds.
+  Program noBack = ar.direct;
+  REQUIRE(erase(noBack, OpKind::Wait, Sig::BACK, false));
+  CHECK(refused(noBack, "BACK is notified but no op of the role waits for it"));
+  // A reduction that does not wait for the peer's PUT of its round.
+  Program early = ar.direct;
+  REQUIRE(erase(early, OpKind::Wait, Sig::PUT, true));
+  CHECK(refused(early, "the reduction of round j follows the wait for the peer's PUT of it"));
+  // An arrive notify with a fence, and a notify of another signal.
+  Program fenced = ag.direct;
+  fenced.roles[0].body[0].op.fence = true;
+  CHECK(refused(fenced, "the arrive notify has no data to publish"));
+  Program done = ag.direct;
+  for (auto &st : done.roles[0].body)
+    if (!st.isLoop && st.op.sig == Sig::PUT) st.op.sig = Sig::DONE;
+  CHECK(refused(done, "no direct-CTA form for a notify or wait of DONE"));
+  // Only the arrive pair: nothing moves.
+  Program idle = ag.direct;
+  idle.roles[0].body.resize(2);
+  CHECK(refused(idle, "the role arrives, then moves data"));
+  // The well-formed ones lower.
+  CHECK_NOTHROW(lowerDirectCtas(ag.direct));
+  CHECK_NOTHROW(lowerDirectCtas(ar.direct));
+}
