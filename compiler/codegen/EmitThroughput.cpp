@@ -1,6 +1,8 @@
 /// @file EmitThroughput.cpp
 /// @brief printThroughputPrograms(): the throughput roles' device code,
-/// printed op by op from the SNAC IR (see EmitThroughput.h).
+/// printed statement by statement from their kernel IR (CTA slices and lane
+/// workers, KernelIR.h; ir::lowerThroughputRoles lowers the SNAC IR to it),
+/// each op's text from its operands (see EmitThroughput.h).
 ///
 /// Printed forms (docs/codegen.md "Throughput program"):
 ///  - sliced roles (pull): CTA i of `ctas` moves sliceBegin/sliceSize of
@@ -19,6 +21,8 @@
 #include <sstream>
 
 #include "codegen/Cite.h"
+#include "codegen/KernelPrinter.h"
+#include "ir/KernelIR.h"
 #include "codegen/Spelling.h"
 #include "codegen/ThroughputKernel.h"
 #include "ir/Printer.h"
@@ -230,19 +234,19 @@ std::string dataLength(const Scope &sc, const Op &op) {
 }
 
 /// Prints one role's function.
-class RolePrinter {
+/// One role's function, printed from its kernel IR (ir::lowerThroughputRoles):
+/// the walk of KernelPrinter; each statement's text here.
+class RolePrinter : public KernelPrinter {
 public:
   /// `rooted`: the program has a root (ops or roles on its side only);
   /// `doneArrivals`: the CTAs that arrive on the DONE counter, as an
   /// expression of the plan (every reading role's CTAs of this rank).
-  RolePrinter(const ir::Role &role, bool worker, std::string classes, std::ostream &o, std::vector<int> &ops,
-              bool rooted = false, std::string doneArrivals = "")
-      : role_(role), worker_(worker), classes_(std::move(classes)), rooted_(rooted), doneArrivals_(std::move(doneArrivals)), o_(o),
-        ops_(ops) {}
+  RolePrinter(const std::string &id, const ir::Program &prog, const ir::Role &role, const ir::kernel::RoleKernel &k,
+              std::string classes, std::vector<int> &ops, bool rooted = false, std::string doneArrivals = "")
+      : KernelPrinter(id, prog), role_(role), k_(k), worker_(k.worker), classes_(std::move(classes)), rooted_(rooted),
+        doneArrivals_(std::move(doneArrivals)), ops_(ops) {}
 
-  void print(const std::string &fn) {
-    if (role_.perWarpGroup || (worker_ && rooted_))
-      throw EmitError("throughput program: role " + role_.name + " runs on CTAs (a rooted program pulls)");
+  std::string print(const std::string &fn) {
     o_ << "/// Role " << role_.name << " (" << (worker_ ? "push" : "pull") << "; IR ops " << opRange() << "), "
        << (worker_ ? "worker w of W (lane of a CTA: lane.cuh), whole chunks.\n"
                    : "CTA i of ctas, a slice of every chunk.\n");
@@ -259,50 +263,21 @@ public:
     if (rooted_) o_ << "  [[maybe_unused]] const int root = pl.root;\n";
     o_ << "  (void)in;\n"
        << "  (void)out;\n";
-    if (role_.runsOn != ir::RunsOn::All) {
-      o_ << "  if (r " << (role_.runsOn == ir::RunsOn::Root ? "!=" : "==") << " root) return;  // the role runs on "
-         << ir::toString(role_.runsOn) << "\n";
-      guard_ = role_.runsOn;
-    }
-    body(role_.body, "  ", false);
+    body(k_.body, "  ");
     o_ << "}\n\n";
+    return o_.str();
   }
 
 private:
   const ir::Role &role_;
+  const ir::kernel::RoleKernel &k_;
   bool worker_;
   std::string classes_;  ///< the reduction class set a reduce site dispatches over (instantiation table)
   bool rooted_;
   std::string doneArrivals_;
-  /// The ranks the code being printed runs on (a role's, or an open rank
-  /// condition's): an op on these needs no condition of its own.
-  ir::RunsOn guard_ = ir::RunsOn::All;
-  std::ostream &o_;
   std::vector<int> &ops_;
   Scope sc_;  ///< the enclosing pull loop's per-iteration values
 
-  /// Prints, at the top of a pull loop's body, seq/slot/round of every
-  /// (owner, part) its ops name with ranks bound by the loop (not by an
-  /// op's own forEach), and records them in sc_.
-  void hoist(const std::vector<Stmt> &body, const std::string &pad) {
-    std::vector<std::pair<RankRef, RankRef>> pairs;
-    auto add = [&](const Op &op, RankRef owner, RankRef part) {
-      if (op.var != RankRef::None && (owner == op.var || part == op.var)) return;
-      const std::pair<RankRef, RankRef> key{owner, partKey(part)};
-      for (const auto &p : pairs)
-        if (p == key) return;
-      pairs.push_back(key);
-    };
-    for (const Stmt &s : body) {
-      if (s.isLoop) continue;
-      const Op &op = s.op;
-      if (pullSlot(op)) add(op, op.slotOwner, op.slotPart);
-      for (const Access *a : {&op.dst, &op.src})
-        if (a->buf == Buf::S && a->region == RankRef::None && (op.kind == OpKind::Copy || op.kind == OpKind::Reduce))
-          add(op, a->owner, a->part);
-    }
-    for (const auto &[owner, part] : pairs) hoistOne(owner, part, pad);
-  }
   /// Prints seq/slot/round of (owner, part) and records them in sc_.
   void hoistOne(RankRef owner, RankRef part, const std::string &pad) {
     const Op none{};
@@ -329,141 +304,87 @@ private:
     return s;
   }
 
-  void body(const std::vector<Stmt> &stmts, const std::string &pad, bool inLoop) {
-    for (std::size_t i = 0; i < stmts.size(); ++i) {
-      const Stmt &s = stmts[i];
-      if (s.isLoop) {
-        loop(s, pad);
-        continue;
+  /// The op a loop statement names its ranks with (an unnumbered one for an empty loop).
+  const Op &loopOp(const ir::kernel::Stmt &s) const {
+    static const Op none{};
+    return s.op >= 0 ? op(s.op) : none;
+  }
+
+  void statement(const ir::kernel::Stmt &s, const std::string &pad) override {
+    using ir::kernel::StmtKind;
+    switch (s.kind) {
+      case StmtKind::RoleGuard:
+        o_ << pad << "if (r " << (s.on == ir::RunsOn::Root ? "!=" : "==") << " root) return;  // the role runs on "
+           << ir::toString(s.on) << "\n";
+        return;
+      case StmtKind::OnRanks:
+        o_ << pad << "if (r " << (s.on == ir::RunsOn::Root ? "==" : "!=") << " root) {  // " << ir::toString(s.on)
+           << "\n";
+        body(s.body, pad + "  ");
+        o_ << pad << "}\n";
+        return;
+      case StmtKind::ChunkLoop: return chunkLoop(s, pad);
+      case StmtKind::PeerSteps: {
+        const std::string v = rankExpr(loopOp(s), s.var), in = pad + "  ";
+        if (s.domain == Domain::Ring)
+          o_ << pad << "for (int s = 1; s < n; ++s) {  // " << v << " in r+1..r-1 (mod n)\n"
+             << in << "const int " << v << " = (r + s) % n;\n";
+        else if (s.domain == Domain::RevRing)
+          o_ << pad << "for (int s = 1; s < n; ++s) {  // " << v << " in r-1..r+1 (mod n)\n"
+             << in << "const int " << v << " = (r + n - s) % n;\n";
+        else
+          o_ << pad << "for (int s = 0; s < n; ++s) {  // " << v << " in r..r-1 (mod n)\n"
+             << in << "const int " << v << " = (r + s) % n;\n";
+        body(s.body, in);
+        o_ << pad << "}\n";
+        return;
       }
-      const Op &op = s.op;
-      if (op.last) unsupported(op, "a last-arriver op follows an arrive");
-      const Stmt *next = i + 1 < stmts.size() ? &stmts[i + 1] : nullptr;
-      const bool prevData = i > 0 && !stmts[i - 1].isLoop &&
-                            (stmts[i - 1].op.kind == OpKind::Copy || stmts[i - 1].op.kind == OpKind::Reduce);
-      bool on;
-      const std::string q = openOn(op, pad, on);
-      switch (op.kind) {
-      case OpKind::Wait: wait(op, q); break;
-      case OpKind::Copy:
-      case OpKind::Reduce: {
-        if (!inLoop && op.dst.chunked) unsupported(op, "a chunked op sits in a loop over chunks");
-        data(op, q);
-        const bool arriveNext = next && !next->isLoop && next->op.kind == OpKind::Arrive;
-        if (!worker_ && !arriveNext) o_ << q << "__syncthreads();  // the Atom workspace is reused by the next op\n";
-        break;
-      }
-      case OpKind::Arrive: {
-        if (worker_) unsupported(op, "a worker moves whole chunks: no last-arriver counter");
-        arrive(op, q);
-        // The ops the last arriver runs.
-        std::size_t j = i + 1;
-        if (j < stmts.size() && !stmts[j].isLoop && stmts[j].op.last) {
-          o_ << q << "if (last && threadIdx.x == 0) {\n";
-          for (; j < stmts.size() && !stmts[j].isLoop && stmts[j].op.last; ++j) {
-            if (stmts[j].op.kind != OpKind::Notify) unsupported(stmts[j].op, "the last arriver only notifies");
-            bool onN;
-            const std::string qn = openOn(stmts[j].op, q + "  ", onN);
-            notify(stmts[j].op, qn);
-            closeOn(onN, q + "  ");
-          }
-          o_ << q << "}\n";
+      case StmtKind::Hoist: return hoistOne(s.owner, s.partOf, pad);
+      case StmtKind::WaitSignal: return wait(op(s.op), pad);
+      case StmtKind::MoveData:
+        data(op(s.op), pad);
+        if (s.syncAfter) o_ << pad << "__syncthreads();  // the Atom workspace is reused by the next op\n";
+        return;
+      case StmtKind::ArriveCounter:
+        arrive(op(s.op), pad);
+        if (!s.body.empty()) {
+          o_ << pad << "if (last && threadIdx.x == 0) {\n";
+          body(s.body, pad + "  ");
+          o_ << pad << "}\n";
         }
-        i = j - 1;
-        break;
-      }
-      case OpKind::Notify:
-        if (!worker_) unsupported(op, "a sliced role notifies from its last arriver");
-        if (!prevData) o_ << q << "ln.sync();  // the lane's accesses before the notify\n";
-        o_ << q << "if (ln.leader()) {\n";
-        notify(op, q + "  ");
-        o_ << q << "}\n";
-        break;
-      default: unsupported(op, "no CUDA form for this op in a throughput program");
-      }
-      closeOn(on, pad);
+        return;
+      case StmtKind::NotifySignal: return notify(op(s.op), pad);
+      case StmtKind::LaneNotify:
+        if (s.syncFirst) o_ << pad << "ln.sync();  // the lane's accesses before the notify\n";
+        o_ << pad << "if (ln.leader()) {\n";
+        notify(op(s.op), pad + "  ");
+        o_ << pad << "}\n";
+        return;
+      default: notThisForm(s, "throughput roles");
     }
   }
 
-  void loop(const Stmt &s, const std::string &pad) {
-    auto bad = [&](const std::string &why) {
-      if (firstOp(s).id >= 0) unsupported(firstOp(s), why);  // name the loop's first op
-      throw EmitError("throughput program: a loop " + why);
-    };
-    if (!s.chunks || s.rounds) bad("of a throughput role runs over the call's chunks");
-    if (s.var != RankRef::None && !s.chunkMajor) bad("over chunks and ranks is chunk-major");
+  void chunkLoop(const ir::kernel::Stmt &s, const std::string &pad) {
     const std::string in = pad + "  ";
-    std::string v = s.var == RankRef::None ? "" : rankExpr(firstOp(s), s.var);
-    if (worker_) {
-      if (!s.perCta) bad("of a push role distributes its steps over workers");
+    if (s.worker) {
       if (s.var == RankRef::None) {
         o_ << pad << "for (int c = w; c < pl.cpp; c += W) {\n";
       } else {
-        if (s.domain != Domain::Ring && s.domain != Domain::RevRing)
-          bad("over peers of a push role runs r+1..r-1 or r-1..r+1 (mod n)");
+        const std::string v = rankExpr(loopOp(s), s.var);
         o_ << pad << "for (int j = w; j < pl.cpp * (n - 1); j += W) {  // step j = c*(n-1) + m\n"
            << in << "const int c = j / (n - 1), m = j % (n - 1);\n"
            << in << "const int " << v << " = "
            << (s.domain == Domain::Ring ? "(r + 1 + m) % n;  // " : "(r + n - 1 - m) % n;  // ")
            << ir::toString(s.domain) << ": the m-th\n";
       }
-      body(s.body, in, true);
+      body(s.body, in);
       o_ << pad << "}\n";
       return;
     }
-    if (s.perCta) bad("of a pull role slices every chunk over its CTAs");
     o_ << pad << "for (int c = 0; c < pl.cpp; ++c) {\n";
-    if (s.var == RankRef::None) {
-      hoist(s.body, in);
-      body(s.body, in, true);
-      sc_ = Scope{};
-      o_ << pad << "}\n";
-      return;
-    }
-    const std::string in2 = in + "  ";
-    switch (s.domain) {
-    case Domain::Ring:
-      o_ << in << "for (int s = 1; s < n; ++s) {  // " << v << " in r+1..r-1 (mod n)\n"
-         << in2 << "const int " << v << " = (r + s) % n;\n";
-      break;
-    case Domain::RevRing:
-      o_ << in << "for (int s = 1; s < n; ++s) {  // " << v << " in r-1..r+1 (mod n)\n"
-         << in2 << "const int " << v << " = (r + n - s) % n;\n";
-      break;
-    case Domain::SelfRing:
-      o_ << in << "for (int s = 0; s < n; ++s) {  // " << v << " in r..r-1 (mod n)\n"
-         << in2 << "const int " << v << " = (r + s) % n;\n";
-      break;
-    default: bad("over ranks of a pull role runs a ring order");
-    }
-    hoist(s.body, in2);
-    body(s.body, in2, true);
+    body(s.body, in);
     sc_ = Scope{};
-    o_ << in << "}\n" << pad << "}\n";
-  }
-
-  /// The first op inside a loop (an unnumbered op, id -1, for an empty loop).
-  static const Op &firstOp(const Stmt &s) {
-    const Stmt *f = &s;
-    while (f->isLoop && !f->body.empty()) f = &f->body[0];
-    return f->op;
-  }
-
-  /// Opens "if (r == root) {" / "if (r != root) {" when `op` runs on
-  /// fewer ranks than the code around it; returns the body's pad.
-  std::string openOn(const Op &op, const std::string &pad, bool &opened) {
-    opened = op.onlyOn != ir::RunsOn::All && op.onlyOn != guard_;
-    if (!opened) return pad;
-    if (guard_ != ir::RunsOn::All) unsupported(op, "runs on the other side of the root than the code around it");
-    o_ << pad << "if (r " << (op.onlyOn == ir::RunsOn::Root ? "==" : "!=") << " root) {  // " << ir::toString(op.onlyOn)
-       << "\n";
-    guard_ = op.onlyOn;
-    return pad + "  ";
-  }
-  void closeOn(bool opened, const std::string &pad) {
-    if (!opened) return;
     o_ << pad << "}\n";
-    guard_ = ir::RunsOn::All;
   }
 
   void record(const Op &op, const std::string &pad) {
@@ -659,16 +580,6 @@ bool reduces(const ir::Program &p) {
   return any;
 }
 
-/// A rooted program: a role or an op runs on one side of the root only.
-bool rootedProgram(const ir::Program &p) {
-  bool any = false;
-  for (const auto &role : p.roles) {
-    any |= role.runsOn != ir::RunsOn::All;
-    ir::forEachOp(role.body, [&](const Op &op) { any |= op.onlyOn != ir::RunsOn::All; });
-  }
-  return any;
-}
-
 /// The CTAs that arrive on a rooted program's DONE counter: those of every
 /// role holding a DONE arrive (insertDoneAcks puts one in each role that
 /// reads another rank's memory), e.g. "pl.consumeCtas + pl.gatherCtas".
@@ -700,20 +611,28 @@ ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program 
   code.reduces = (pull && reduces(*pull)) || (push && reduces(*push));
   code.hasPull = pull != nullptr;
   code.hasPush = push != nullptr;
+  // Each program lowered to its roles' kernel IR, then printed role by role.
+  auto roles = [](const ir::Program &p) {
+    try {
+      return ir::lowerThroughputRoles(p);
+    } catch (const ir::IRError &e) {
+      throw EmitError(e.message);
+    }
+  };
   if (pull) {
-    std::ostringstream o;
-    const bool rooted = rootedProgram(*pull);
+    const ir::kernel::ThroughputRoles k = roles(*pull);
     const std::string arrivals = doneArrivals(*pull);
-    for (const auto &role : pull->roles)
-      RolePrinter(role, false, reductionsName(id), o, code.pullOps, rooted, arrivals).print(roleFn(id, false, role));
-    code.pullText = o.str();
+    for (std::size_t i = 0; i < pull->roles.size(); ++i)
+      code.pullText += RolePrinter(id, *pull, pull->roles[i], k.roles[i], reductionsName(id), code.pullOps, k.rooted,
+                                   arrivals)
+                           .print(roleFn(id, false, pull->roles[i]));
   }
   if (push) {
-    std::ostringstream o;
-    for (const auto &role : push->roles)
-      RolePrinter(role, true, reductionsName(id), o, code.pushOps, rootedProgram(*push)).print(roleFn(id, true, role));
-    o << printPushCta(id, *push);
-    code.pushText = o.str();
+    const ir::kernel::ThroughputRoles k = roles(*push);
+    for (std::size_t i = 0; i < push->roles.size(); ++i)
+      code.pushText += RolePrinter(id, *push, push->roles[i], k.roles[i], reductionsName(id), code.pushOps, k.rooted)
+                           .print(roleFn(id, true, push->roles[i]));
+    code.pushText += printPushCta(id, *push);
   }
   if (push) code.pushLanes = pushLanes;
   code.kernelText = printThroughputKernel(id, pull, push, pushLanes);

@@ -6,9 +6,11 @@
 /// the op it implements, and the `__global__` kernel that assigns CTAs to
 /// roles (docs/codegen.md "Throughput program").
 ///
-/// The printer is a walk over the IR, op by op: loops over chunks and
-/// ranks, waits, notifies, last-arriver counters, copies and reductions
-/// each have one printed form, for the two work distributions the IR has:
+/// The SNAC IR is lowered first (ir::lowerThroughputRoles: the roles'
+/// kernel IR, KernelIR.h); the printer walks its statements: loops over
+/// chunks and ranks, the values named once per iteration, waits, notifies,
+/// last-arriver counters, copies and reductions each have one printed
+/// form, for the two work distributions the IR has:
 /// sliced (every CTA of the role moves its slice of each chunk; pull) and
 /// per worker (`step j on worker j mod workers`: a worker, one lane of a
 /// CTA, moves whole chunks; push). An op or loop outside these forms is an

@@ -3,8 +3,8 @@
 /// as Halide's CodeGen_CUDA_Dev specializes CodeGen_C: the walk over a
 /// statement list, the citation of the SNAC op a statement implements, and
 /// one subclass per execution form printing the statements of its form
-/// (packet warps: EmitLatency.cpp; direct CTAs: EmitDirect.cpp; host
-/// graphs: EmitEngine.cpp).
+/// (packet warps: EmitLatency.cpp; throughput roles: EmitThroughput.cpp;
+/// direct CTAs: EmitDirect.cpp; host graphs: EmitEngine.cpp).
 #pragma once
 
 #include <map>

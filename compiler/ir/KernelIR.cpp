@@ -193,6 +193,39 @@ void print(std::ostringstream &o, const Stmt &s, const std::string &pad) {
       o << pad << "reduce the CTA's slice of chunk c in place, rank order (one class dispatch)" << c << "\n";
       return;
     case StmtKind::NodeReset: o << pad << "reset the own " << toString(s.sig) << " flags" << c << "\n"; return;
+    case StmtKind::RoleGuard: o << pad << "only on " << toString(s.on) << "\n"; return;
+    case StmtKind::ChunkLoop:
+      if (!s.worker) o << pad << "for c in chunks (every CTA its slice of each) {\n";
+      else if (s.var == RankRef::None) o << pad << "for c = w, w+W, ... (this worker's chunks) {\n";
+      else
+        o << pad << "for steps j = w, w+W, ... (c = j / (n-1), " << toString(s.var) << " the m-th of "
+          << toString(s.domain) << ") {\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
+    case StmtKind::PeerSteps:
+      o << pad << "for " << toString(s.var) << " in " << toString(s.domain) << " {\n";
+      print(o, s.body, pad + "  ");
+      o << pad << "}\n";
+      return;
+    case StmtKind::Hoist:
+      o << pad << "name seq, slot, round of (" << toString(s.owner) << ", " << toString(s.partOf) << ")\n";
+      return;
+    case StmtKind::WaitSignal: o << pad << "wait " << toString(s.sig) << c << "\n"; return;
+    case StmtKind::MoveData:
+      o << pad << "move data into " << accessText(s.operand) << (s.syncAfter ? ", then a CTA barrier" : "") << c << "\n";
+      return;
+    case StmtKind::ArriveCounter:
+      o << pad << "arrive" << (s.body.empty() ? "" : "; the last arriver's thread 0 {") << c << "\n";
+      if (!s.body.empty()) {
+        print(o, s.body, pad + "  ");
+        o << pad << "}\n";
+      }
+      return;
+    case StmtKind::NotifySignal: o << pad << "notify " << toString(s.sig) << c << "\n"; return;
+    case StmtKind::LaneNotify:
+      o << pad << (s.syncFirst ? "lane barrier, " : "") << "the lane's leader notifies " << toString(s.sig) << c << "\n";
+      return;
   }
 }
 
@@ -240,6 +273,21 @@ std::string toText(const HostGraph &k) {
   o << "kernel copy engine: host graph (the host's enqueue order on the call's stream and the branch)"
     << (k.reduces ? ", reduces" : "") << " {\n";
   print(o, k.body, "  ");
+  o << "}\n";
+  return o.str();
+}
+
+std::string toText(const ThroughputRoles &k) {
+  std::ostringstream o;
+  o << "kernel throughput (" << (k.push ? "push" : "pull") << "): "
+    << (k.push ? "lane workers (worker w of W, a lane of a CTA: whole chunks)"
+               : "CTA slices (CTA i of ctas: a slice of every chunk)")
+    << (k.rooted ? ", rooted" : "") << " {\n";
+  for (const RoleKernel &r : k.roles) {
+    o << "  role " << r.name << " {\n";
+    print(o, r.body, "    ");
+    o << "  }\n";
+  }
   o << "}\n";
   return o.str();
 }

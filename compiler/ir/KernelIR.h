@@ -10,8 +10,9 @@
 /// Forms lowered to it so far: packet warps (the latency program:
 /// lowerPacketWarps, LowerPacketWarps.cpp) and direct CTAs (the direct
 /// program's kernel form: lowerDirectCtas, LowerDirectCtas.cpp) and host
-/// graphs (its copy-engine form: lowerHostGraph, LowerHostGraph.cpp). The
-/// throughput printer still prints from the SNAC IR.
+/// graphs (its copy-engine form: lowerHostGraph, LowerHostGraph.cpp), and
+/// throughput roles (CTA slices and lane workers: lowerThroughputRoles,
+/// LowerThroughputRoles.cpp).
 #pragma once
 
 #include <string>
@@ -89,6 +90,18 @@ enum class StmtKind {
   NodeWait,      ///< in a kernel node: thread 0 waits for each source, one barrier shares the verdict
   NodeReduce,    ///< in a wide kernel node: the two-rank in-place reduction of the CTA's slice of chunk c
   NodeReset,     ///< in a kernel node: the own flags of the op's signal reset to 0
+  // Throughput roles: CTA slices (pull: CTA i of ctas moves its slice of
+  // every chunk) and lane workers (push: worker w of W, a lane of a CTA,
+  // moves whole chunks).
+  RoleGuard,     ///< the role runs on one side of the root only: the other side returns (`on`)
+  ChunkLoop,     ///< body for the chunks c: every one (slices), or c = w, w + W, ... (workers; with `var`: steps j = c*(n-1) + m over the peers of `domain`)
+  PeerSteps,     ///< slices: body for the ranks `var` of `domain` (a ring order), inside a chunk loop
+  Hoist,         ///< seq, slot and round of (`owner`, `partOf`) in this iteration, named once for its ops
+  WaitSignal,    ///< the op's wait: CTA-collective (slices) or lane-collective (workers)
+  MoveData,      ///< the op's copy or reduction of the slice or chunk (`syncAfter`: then a CTA barrier, the workspace is reused)
+  ArriveCounter, ///< the op's last-arriver counter; `body`: what the last arriver's thread 0 runs
+  NotifySignal,  ///< the op's notify (a last arriver's)
+  LaneNotify,    ///< the op's notify by the lane's leader (`syncFirst`: after a lane barrier)
 };
 
 /// The signal value a direct notify or wait uses: the call's first
@@ -127,6 +140,12 @@ struct Stmt {
   bool wide = false, endsCall = false, readsEpoch = false; ///< GraphKernel
   bool inChunks = false;            ///< GraphKernel: launched per engine chunk (c, done, chunk passed)
   bool records = false;             ///< GraphEdge: an event record (else a stream wait on it)
+  RankRef var = RankRef::None;      ///< ChunkLoop, PeerSteps: the rank the loop binds
+  Domain domain = Domain::All;      ///< ChunkLoop, PeerSteps: the ranks it runs over
+  RankRef owner = RankRef::R, partOf = RankRef::R; ///< Hoist
+  bool worker = false;              ///< ChunkLoop: workers' steps (else every chunk, sliced)
+  bool syncAfter = false;           ///< MoveData
+  bool syncFirst = false;           ///< LaneNotify
   std::vector<Stmt> body, orElse;
 };
 
@@ -180,8 +199,25 @@ struct HostGraph {
   std::vector<int> ops;  ///< the SNAC ops lowered, in program order (each once)
 };
 
+/// One role of a throughput program as the function its CTAs (slices) or
+/// lanes (workers) run.
+struct RoleKernel {
+  std::string name;
+  bool worker = false;   ///< lane workers (push), else CTA slices (pull)
+  std::vector<Stmt> body;
+  std::vector<int> ops;  ///< the role's SNAC ops, in program order
+};
+
+/// A throughput program lowered to its roles.
+struct ThroughputRoles {
+  bool push = false;
+  bool rooted = false;  ///< a role or an op runs on one side of the root only
+  std::vector<RoleKernel> roles;
+};
+
 /// The kernel IR as text: what `--print-ir-after-all` shows after the
 /// lowering passes (docs/snac-ir.md "Kernel IR"), ops cited by `%N`.
+std::string toText(const ThroughputRoles &k);
 std::string toText(const PacketWarps &k);
 std::string toText(const DirectCtas &k);
 std::string toText(const HostGraph &k);
@@ -211,5 +247,14 @@ kernel::DirectCtas lowerDirectCtas(const Program &direct);
 /// host's enqueue order. Throws IRError ("direct program (copy engine): %N
 /// ...: why") for an op the graph has no statement for.
 kernel::HostGraph lowerHostGraph(const Program &engine);
+
+/// The lowering pass of a throughput program (pull or push) to its roles'
+/// statements: chunk loops (every chunk sliced over the role's CTAs, or
+/// steps dealt to workers), the per-iteration values named once (Hoist),
+/// rank conditions, waits, data moves with the barriers the workspace
+/// needs, last-arriver counters and lane notifies. Throws IRError
+/// ("throughput program: %N ...: why") for an op or loop the roles have no
+/// statement for.
+kernel::ThroughputRoles lowerThroughputRoles(const Program &throughput);
 
 } // namespace purlin::ir

@@ -16,21 +16,27 @@ const std::vector<std::string> &passNames() {
   static const std::vector<std::string> names = {"derive", "derivePlan", "bindPolicy", "insertSlotReuseGuards",
                                                  "insertDoneAcks", "shareLoads", "specializeTwoRanks",
                                                  "fuseWriteBack", "verify", "lowerPacketWarps",
-                                                 "lowerDirectCtas", "lowerHostGraph"};
+                                                 "lowerThroughputRoles", "lowerDirectCtas", "lowerHostGraph"};
   return names;
 }
 
 namespace {
 /// The kernel IR the printers print from, after the SNAC IR's last pass
 /// (docs/snac-ir.md "Kernel IR"): the latency program's packet warps, the
-/// direct program's direct CTAs and its copy-engine form's host graph, or
-/// why there are none.
+/// throughput program's roles, the direct program's direct CTAs and its
+/// copy-engine form's host graph, or why there are none.
 void dumpKernels(const CollectiveIR &ir, std::ostream &os) {
   os << "// IR after lowerPacketWarps\n";
   try {
     os << kernel::toText(lowerPacketWarps(ir.latency, isVariable(ir.in) || isVariable(ir.out)));
   } catch (const IRError &e) {
     os << "kernel latency: none (" << e.message << ")\n";
+  }
+  os << "// IR after lowerThroughputRoles\n";
+  try {
+    os << kernel::toText(lowerThroughputRoles(ir.throughput));
+  } catch (const IRError &e) {
+    os << "kernel throughput: none (" << e.message << ")\n";
   }
   os << "// IR after lowerDirectCtas\n";
   if (!ir.hasDirect()) {

@@ -330,3 +330,54 @@ TEST_CASE("kernel IR: direct CTAs hold a well-formed exchange or nothing", "[ker
   CHECK_NOTHROW(lowerDirectCtas(ag.direct));
   CHECK_NOTHROW(lowerDirectCtas(ar.direct));
 }
+
+TEST_CASE("kernel IR: every throughput program lowered to its roles, op after op", "[kernel][throughput]") {
+  for (Kind k : allKinds()) {
+    for (Transfer t : {Transfer::Pull, Transfer::Push}) {
+      Policy pol = test::testPolicy();
+      for (int m = kMinWorld; m <= kMaxWorld; ++m) pol.world[m].throughput.transfer = t;
+      const CollectiveIR ir = lower(*test::collectiveOf(k), pol, 4);
+      INFO(toString(k) << (ir.throughput.transfer == Transfer::Push ? " push" : " pull"));
+      const kernel::ThroughputRoles tr = lowerThroughputRoles(ir.throughput);
+      CHECK(tr.push == (ir.throughput.transfer == Transfer::Push));
+      REQUIRE(tr.roles.size() == ir.throughput.roles.size());
+      for (std::size_t i = 0; i < tr.roles.size(); ++i) {
+        const kernel::RoleKernel &role = tr.roles[i];
+        std::vector<int> ids;
+        forEachOp(ir.throughput.roles[i].body, [&](const Op &o) { ids.push_back(o.id); });
+        CHECK(role.ops == ids);
+        std::set<int> done;
+        implemented(role.body, done);
+        // Loop statements name their first op (for errors) without citing it.
+        CHECK(done == std::set<int>(ids.begin(), ids.end()));
+        std::vector<StmtKind> ks;
+        kinds(role.body, ks);
+        CHECK(has(ks, StmtKind::ChunkLoop));
+        CHECK(has(ks, StmtKind::MoveData));
+        // Slices count their last arriver; workers notify from their lane.
+        CHECK(has(ks, StmtKind::ArriveCounter) == !tr.push);
+        CHECK(has(ks, StmtKind::LaneNotify) == tr.push);
+        if (tr.push) CHECK_FALSE(has(ks, StmtKind::Hoist));  // named once per iteration: pull loops only
+      }
+      CHECK(kernel::toText(tr).find("kernel throughput (") == 0);
+    }
+  }
+  // An arrive in a push role (workers move whole chunks) is refused by name.
+  Policy push = test::testPolicy();
+  for (int m = kMinWorld; m <= kMaxWorld; ++m) push.world[m].throughput.transfer = Transfer::Push;
+  const CollectiveIR ag = lower(*test::collectiveOf(Kind::AllGather), push, 4);
+  REQUIRE(ag.throughput.transfer == Transfer::Push);
+  CollectiveIR odd = ag;
+  bool changed = false;
+  forEachOp(odd.throughput.roles[0].body, [&](Op &o) {
+    if (!changed && o.kind == OpKind::Notify) o.kind = OpKind::Arrive, changed = true;
+  });
+  REQUIRE(changed);
+  try {
+    (void)lowerThroughputRoles(odd.throughput);
+    FAIL("lowered an arrive in a push role");
+  } catch (const IRError &e) {
+    CHECK(e.message.find("throughput program: %") == 0);
+    CHECK(e.message.find("a worker moves whole chunks: no last-arriver counter") != std::string::npos);
+  }
+}
