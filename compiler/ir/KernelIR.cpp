@@ -213,7 +213,8 @@ void print(std::ostringstream &o, const Stmt &s, const std::string &pad) {
       return;
     case StmtKind::WaitSignal: o << pad << "wait " << toString(s.sig) << c << "\n"; return;
     case StmtKind::MoveData:
-      o << pad << "move data into " << accessText(s.operand) << (s.syncAfter ? ", then a CTA barrier" : "") << c << "\n";
+      o << pad << (s.reduces ? "reduce into " : "copy into ") << accessText(s.operand)
+        << (s.worker ? ", then the lane barrier" : s.syncAfter ? ", then a CTA barrier" : "") << c << "\n";
       return;
     case StmtKind::ArriveCounter:
       o << pad << "arrive" << (s.body.empty() ? "" : "; the last arriver's thread 0 {") << c << "\n";

@@ -145,6 +145,7 @@ struct Stmt {
   RankRef owner = RankRef::R, partOf = RankRef::R; ///< Hoist
   bool worker = false;              ///< ChunkLoop: workers' steps (else every chunk, sliced)
   bool syncAfter = false;           ///< MoveData
+  bool reduces = false;             ///< MoveData: a reduction (else a copy)
   bool syncFirst = false;           ///< LaneNotify
   std::vector<Stmt> body, orElse;
 };

@@ -129,6 +129,8 @@ private:
           // first (an arrive right after counts the CTA's arrival instead).
           const bool arriveNext = next && !next->isLoop && next->op.kind == OpKind::Arrive;
           d.syncAfter = !worker_ && !arriveNext;
+          d.reduces = op.kind == OpKind::Reduce;
+          d.worker = worker_;  // a worker's data move ends with its lane barrier
           to.push_back(d);
           break;
         }
