@@ -9,7 +9,14 @@
 namespace purlin::codegen {
 
 KernelPrinter::KernelPrinter(const std::string &id, const ir::Program &prog) : id_(id) {
-  for (const ir::Role &role : prog.roles) ir::forEachOp(role.body, [&](const ir::Op &o) { ops_[o.id] = &o; });
+  // Statements name their ops by id: the program's ids must be its own
+  // and distinct (numberOps), or a citation would name another op.
+  for (const ir::Role &role : prog.roles)
+    ir::forEachOp(role.body, [&](const ir::Op &o) {
+      if (o.id < 0 || !ops_.emplace(o.id, &o).second)
+        throw EmitError("internal error: the program's ops are not numbered (%" + std::to_string(o.id) +
+                        " unnumbered or twice)");
+    });
 }
 
 const ir::Op &KernelPrinter::op(int id) const {
