@@ -106,12 +106,7 @@ private:
 
   void statement(const Stmt &s, const std::string &pad) override {
     switch (s.kind) {
-      case StmtKind::OnRanks:
-        o_ << pad << "if (r " << (s.on == ir::RunsOn::Root ? "==" : "!=") << " root) {  // " << ir::toString(s.on)
-           << "\n";
-        body(s.body, pad + "  ");
-        o_ << pad << "}\n";
-        return;
+      case StmtKind::OnRanks: return onRanks(s, pad);
       case StmtKind::PeerLoop:
         o_ << citeOf(s, pad) << "#pragma unroll 1\n"
            << pad << "for (int i = 1; i < n; ++i) {  // " << (s.fromPeers ? "p in r-1..r+1 (mod n)" : "k = (r + i) mod n")

@@ -317,12 +317,7 @@ private:
         o_ << pad << "if (r " << (s.on == ir::RunsOn::Root ? "!=" : "==") << " root) return;  // the role runs on "
            << ir::toString(s.on) << "\n";
         return;
-      case StmtKind::OnRanks:
-        o_ << pad << "if (r " << (s.on == ir::RunsOn::Root ? "==" : "!=") << " root) {  // " << ir::toString(s.on)
-           << "\n";
-        body(s.body, pad + "  ");
-        o_ << pad << "}\n";
-        return;
+      case StmtKind::OnRanks: return onRanks(s, pad);
       case StmtKind::ChunkLoop: return chunkLoop(s, pad);
       case StmtKind::PeerSteps: {
         const std::string v = rankExpr(loopOp(s), s.var), in = pad + "  ";

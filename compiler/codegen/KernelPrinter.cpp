@@ -36,6 +36,12 @@ void KernelPrinter::body(const std::vector<ir::kernel::Stmt> &stmts, const std::
   for (const ir::kernel::Stmt &s : stmts) statement(s, pad);
 }
 
+void KernelPrinter::onRanks(const ir::kernel::Stmt &s, const std::string &pad) {
+  o_ << pad << "if (r " << (s.on == ir::RunsOn::Root ? "==" : "!=") << " root) {  // " << ir::toString(s.on) << "\n";
+  body(s.body, pad + "  ");
+  o_ << pad << "}\n";
+}
+
 void KernelPrinter::notThisForm(const ir::kernel::Stmt &s, const char *form) const {
   throw EmitError(std::string("internal error: kernel IR statement kind ") + std::to_string(int(s.kind)) +
                   " is not one of " + form);

@@ -36,6 +36,8 @@ protected:
   void body(const std::vector<ir::kernel::Stmt> &stmts, const std::string &pad);
   /// One statement at `pad`: what the subclass's form prints for it.
   virtual void statement(const ir::kernel::Stmt &s, const std::string &pad) = 0;
+  /// OnRanks: `if (r == root) {` / `if (r != root) {` around its body.
+  void onRanks(const ir::kernel::Stmt &s, const std::string &pad);
   /// A statement of another execution form: an internal error (the
   /// lowering of this form does not make it), thrown as an EmitError so
   /// purlinc reports it instead of terminating.

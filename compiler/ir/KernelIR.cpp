@@ -8,6 +8,22 @@
 
 namespace purlin::ir::kernel {
 
+Stmt stmtFor(StmtKind kind, const Op &op, bool cites) {
+  Stmt s = stmtOf(kind);
+  s.op = op.id;
+  s.cites = cites;
+  s.sig = op.sig;
+  s.stream = op.stream;
+  s.operand = op.dst;
+  return s;
+}
+
+Stmt stmtOf(StmtKind kind) {
+  Stmt s;
+  s.kind = kind;
+  return s;
+}
+
 const char *toString(Words w) {
   switch (w) {
     case Words::Flow: return "a,b";

@@ -150,6 +150,13 @@ struct Stmt {
   std::vector<Stmt> body, orElse;
 };
 
+/// A statement implementing `op`, citing it unless `cites` is false, with
+/// the op's signal, stream and destination (the lowerings set what else
+/// their statement needs).
+Stmt stmtFor(StmtKind kind, const Op &op, bool cites = true);
+/// A structural statement (a loop, a condition) that implements no op.
+Stmt stmtOf(StmtKind kind);
+
 /// A bound operand: a pointer named before the group loop (the compiler
 /// cannot move shared-memory loads across the puts).
 struct Binding {

@@ -51,13 +51,7 @@ void checkInRound(const Op &op, RankRef part) {
          std::string("expected `if j < rounds(X_r[") + toString(part) + "])`");
 }
 
-KStmt stmt(StmtKind kind, const Op &op) {
-  KStmt s;
-  s.kind = kind;
-  s.op = op.id;
-  s.cites = true;
-  return s;
-}
+KStmt stmt(StmtKind kind, const Op &op) { return kernel::stmtFor(kind, op); }
 
 class Lowerer {
 public:
@@ -180,10 +174,8 @@ private:
   void rounds(const Stmt &loop) {
     if (!loop.rounds || loop.var != RankRef::None || loop.chunks)
       throw IRError{"direct program: the rounds loop runs over the rounds of the CTA's slices"};
-    KStmt slices;
-    slices.kind = StmtKind::TwoRankSlices;
-    KStmt body;
-    body.kind = StmtKind::Rounds;
+    KStmt slices = kernel::stmtOf(StmtKind::TwoRankSlices);
+    KStmt body = kernel::stmtOf(StmtKind::Rounds);
     const Op *reduce = nullptr;
     for (const Stmt &st : loop.body) {
       if (st.isLoop) throw IRError{"direct program: the rounds loop holds ops only"};
@@ -191,8 +183,7 @@ private:
       const RankRef part = op.cond == Cond::InRound && op.roundOf.part == RankRef::K ? RankRef::K : RankRef::R;
       checkInRound(op, part);
       if (body.body.empty() || body.body.back().part != part) {
-        KStmt in;
-        in.kind = StmtKind::InRound;
+        KStmt in = kernel::stmtOf(StmtKind::InRound);
         in.part = part;
         body.body.push_back(in);
       }
@@ -263,8 +254,7 @@ private:
   KStmt afterRounds(const Op &w) {
     if (!twoRanks_) unsupported(w, "a wait for the peer's last round follows a rounds loop");
     expect(is(w.roundOf, Buf::X, RankRef::R, RankRef::P, false), w, "the last round is awaited when partition p has rounds");
-    KStmt s;
-    s.kind = StmtKind::AfterRounds;
+    KStmt s = kernel::stmtOf(StmtKind::AfterRounds);
     s.body.push_back(wait(w, SignalValue::LastRound));
     return s;
   }

@@ -51,16 +51,7 @@ void checkGuard(const Op &op) {
 }
 bool signalOfKernel(Sig s) { return s == Sig::ARRIVED || s == Sig::PUT || s == Sig::E_PUT || s == Sig::E_BACK; }
 
-KStmt stmt(StmtKind kind, const Op &op) {
-  KStmt s;
-  s.kind = kind;
-  s.op = op.id;
-  s.cites = true;
-  s.stream = op.stream;
-  s.sig = op.sig;
-  s.operand = op.dst;
-  return s;
-}
+KStmt stmt(StmtKind kind, const Op &op) { return kernel::stmtFor(kind, op); }
 
 class Lowerer {
 public:
@@ -73,8 +64,7 @@ public:
 
   HostGraph run() {
     if (g_.reduces) {
-      KStmt guard;
-      guard.kind = StmtKind::GraphGuard;
+      KStmt guard = kernel::stmtOf(StmtKind::GraphGuard);
       g_.body.push_back(guard);
     }
     host(role_.body, g_.body, false);
@@ -87,8 +77,7 @@ private:
 
   static KStmt chunks(const Stmt &s) {
     checkAccess(s.chunksOf);
-    KStmt c;
-    c.kind = StmtKind::EngineChunks;
+    KStmt c = kernel::stmtOf(StmtKind::EngineChunks);
     c.operand = s.chunksOf;
     return c;
   }
@@ -136,8 +125,7 @@ private:
   }
 
   KStmt kernelNode(const Stmt &k, bool inChunks) {
-    KStmt n;
-    n.kind = StmtKind::GraphKernel;
+    KStmt n = kernel::stmtOf(StmtKind::GraphKernel);
     n.kernelName = k.kernel;
     n.stream = k.stream;
     n.wide = k.wide;

@@ -218,11 +218,7 @@ Shape recognise(const Role &role) {
 }
 
 KStmt stmt(StmtKind kind, const Op *op = nullptr, bool cites = false) {
-  KStmt s;
-  s.kind = kind;
-  s.op = op ? op->id : -1;
-  s.cites = cites;
-  return s;
+  return op ? kernel::stmtFor(kind, *op, cites) : kernel::stmtOf(kind);
 }
 
 /// A load of a lane's words: of `operand`, or of the bound `own` when `bound`.

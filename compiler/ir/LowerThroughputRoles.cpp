@@ -39,15 +39,7 @@ const Op &firstOp(const Stmt &s) {
   return f->op;
 }
 
-KStmt stmt(StmtKind kind, const Op &op) {
-  KStmt s;
-  s.kind = kind;
-  s.op = op.id;
-  s.cites = true;
-  s.sig = op.sig;
-  s.operand = op.dst;
-  return s;
-}
+KStmt stmt(StmtKind kind, const Op &op) { return kernel::stmtFor(kind, op); }
 
 /// A program whose role or op runs on one side of the root only.
 bool rootedProgram(const Program &p) {
@@ -71,8 +63,7 @@ public:
     k.worker = worker_;
     forEachOp(role_.body, [&](const Op &o) { k.ops.push_back(o.id); });
     if (role_.runsOn != RunsOn::All) {
-      KStmt g;
-      g.kind = StmtKind::RoleGuard;
+      KStmt g = kernel::stmtOf(StmtKind::RoleGuard);
       g.on = role_.runsOn;
       k.body.push_back(g);
       guard_ = role_.runsOn;
@@ -94,8 +85,7 @@ private:
   KStmt *openOn(const Op &op, std::vector<KStmt> &out) {
     if (op.onlyOn == RunsOn::All || op.onlyOn == guard_) return nullptr;
     if (guard_ != RunsOn::All) unsupported(op, "runs on the other side of the root than the code around it");
-    KStmt on;
-    on.kind = StmtKind::OnRanks;
+    KStmt on = kernel::stmtOf(StmtKind::OnRanks);
     on.on = op.onlyOn;
     out.push_back(on);
     guard_ = op.onlyOn;
@@ -170,8 +160,7 @@ private:
     };
     if (!s.chunks || s.rounds) bad("of a throughput role runs over the call's chunks");
     if (s.var != RankRef::None && !s.chunkMajor) bad("over chunks and ranks is chunk-major");
-    KStmt l;
-    l.kind = StmtKind::ChunkLoop;
+    KStmt l = kernel::stmtOf(StmtKind::ChunkLoop);
     l.op = firstOp(s).id;  // names the loop's ranks in errors
     l.worker = worker_;
     if (worker_) {
@@ -190,8 +179,7 @@ private:
     }
     if (s.domain != Domain::Ring && s.domain != Domain::RevRing && s.domain != Domain::SelfRing)
       bad("over ranks of a pull role runs a ring order");
-    KStmt ranks;
-    ranks.kind = StmtKind::PeerSteps;
+    KStmt ranks = kernel::stmtOf(StmtKind::PeerSteps);
     ranks.op = l.op;
     ranks.var = s.var, ranks.domain = s.domain;
     hoist(s.body, ranks.body);
@@ -221,8 +209,7 @@ private:
           add(op, a->owner, a->part);
     }
     for (const auto &[owner, part] : pairs) {
-      KStmt h;
-      h.kind = StmtKind::Hoist;
+      KStmt h = kernel::stmtOf(StmtKind::Hoist);
       h.owner = owner, h.partOf = part;
       out.push_back(h);
     }
