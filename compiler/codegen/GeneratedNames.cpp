@@ -30,7 +30,7 @@ const std::vector<std::string> &reservedCNames() {
       "purlin_comm",          "purlin_comm_abort",  "purlin_comm_async_error", "purlin_comm_check",
       "purlin_comm_create_by_id", "purlin_comm_create_from_env", "purlin_comm_create_in_group",
       "purlin_comm_create_unix", "purlin_comm_deregister", "purlin_comm_destroy", "purlin_comm_device",
-      "purlin_comm_options_default", "purlin_comm_register", "purlin_comm_release_direct",
+      "purlin_comm_options_default", "purlin_comm_refuse_call", "purlin_comm_register", "purlin_comm_release_direct",
       "purlin_comm_options_t", "purlin_comm_rank",  "purlin_comm_size",
       "purlin_comm_t",        "purlin_comm_unwrap", "purlin_dtype_name", "purlin_dtype_size", "purlin_dtype_t",
       "purlin_get_unique_id", "purlin_group", "purlin_group_create", "purlin_group_destroy", "purlin_group_t",

@@ -123,6 +123,7 @@ _SIGNATURES = [
     ("purlin_comm_device", ctypes.c_int, [_comm_t]),
     ("purlin_comm_async_error", _c_status, [_comm_t]),
     ("purlin_comm_abort", _c_status, [_comm_t]),
+    ("purlin_comm_refuse_call", _c_status, [_comm_t, ctypes.c_void_p, _c_status, ctypes.c_char_p]),
     ("purlin_comm_register", _c_status, [_comm_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]),
     ("purlin_comm_deregister", _c_status, [_comm_t, ctypes.c_uint64]),
     ("purlin_comm_release_direct", _c_status, [_comm_t]),

@@ -181,6 +181,16 @@ class Comm:
         """purlin_comm_abort: every wait of this rank gives up; no CUDA call."""
         _capi.check(_capi.call("purlin_comm_abort")(self.handle))
 
+    def refuse_call(self, stream: int, error: PurlinError) -> None:
+        """purlin_comm_refuse_call: this rank refuses a call for `error`, a
+        fault of its own arguments found before the collective was reached
+        (a tensor's device, layout or size), so the communicator fails on
+        every rank, in stream order on `stream`, instead of leaving the
+        peers' call waiting or pairing this rank's next call with it."""
+        code = error.code if error.code else 1
+        _capi.call("purlin_comm_refuse_call")(self.handle, ctypes.c_void_p(int(stream) or None), code,
+                                              str(error.message or error).encode())
+
     def async_error(self) -> Optional[PurlinError]:
         """The communicator's failure so far (None while healthy); never waits."""
         code = _capi.call("purlin_comm_async_error")(self.handle)

@@ -14,6 +14,7 @@ with fake implementations, so torch.compile traces them without a graph
 break; gather and scatter run eagerly under torch.compile (a graph break). Bad arguments raise
 purlin.PurlinError (a RuntimeError) with the runtime's message.
 """
+import contextlib
 import enum
 import itertools
 import threading
@@ -160,36 +161,70 @@ class Communicator:
     def _check(self, t: torch.Tensor, what: str) -> None:
         check_tensor(t, what, self.device.index)
 
+    @contextlib.contextmanager
+    def _own(self):
+        """Checks of this rank's own tensors (device, layout, dtype pair,
+        sizes): its peers may be making the call, so a refusal here fails
+        the communicator on every rank (purlin_comm_refuse_call; docs/
+        runtime.md "A refusal on one rank") before the error is raised.
+        A dtype or op Purlin does not run (Unsupported) is what every rank
+        passes alike: every rank refuses it, and the communicator stays
+        usable (a caller may fall back to another library)."""
+        try:
+            yield
+        except PurlinError as e:
+            if e.status != "Unsupported":
+                self._comm.refuse_call(_stream(self.device), e)
+            raise
+
     # -- collectives (eager bodies; the public methods route through the
     #    custom ops while torch.compile traces) ------------------------------
     def _all_reduce(self, tensor: torch.Tensor, op: str) -> None:
-        self._check(tensor, "all_reduce")
+        with self._own():
+            self._check(tensor, "all_reduce")
         dtype, o = _dtype_op(tensor, op)
         p = tensor.data_ptr()
         self._comm.all_reduce(p, p, tensor.numel(), dtype, o, _stream(self.device))
 
     def _all_gather(self, out: torch.Tensor, inp: torch.Tensor) -> None:
-        self._check(out, "all_gather_into_tensor: output")
-        self._check(inp, "all_gather_into_tensor: input")
-        check_same(out, inp, "all_gather_into_tensor")
-        check_numel(out, inp.numel() * self.size, "all_gather_into_tensor: output")
+        with self._own():
+            self._check(out, "all_gather_into_tensor: output")
+            self._check(inp, "all_gather_into_tensor: input")
+            check_same(out, inp, "all_gather_into_tensor")
+            check_numel(out, inp.numel() * self.size, "all_gather_into_tensor: output")
         self._comm.all_gather(inp.data_ptr(), out.data_ptr(), inp.numel(), purlin_dtype_name(inp.dtype),
                               _stream(self.device))
 
     def _reduce_scatter(self, out: torch.Tensor, inp: torch.Tensor, op: str) -> None:
-        self._check(out, "reduce_scatter_tensor: output")
-        self._check(inp, "reduce_scatter_tensor: input")
-        check_same(out, inp, "reduce_scatter_tensor")
-        check_numel(inp, out.numel() * self.size, "reduce_scatter_tensor: input")
+        with self._own():
+            self._check(out, "reduce_scatter_tensor: output")
+            self._check(inp, "reduce_scatter_tensor: input")
+            check_same(out, inp, "reduce_scatter_tensor")
+            check_numel(inp, out.numel() * self.size, "reduce_scatter_tensor: input")
         dtype, o = _dtype_op(inp, op)
         self._comm.reduce_scatter(inp.data_ptr(), out.data_ptr(), out.numel(), dtype, o, _stream(self.device))
 
     def _all_to_all(self, out: torch.Tensor, inp: torch.Tensor, out_splits: Optional[Sequence[int]],
                     in_splits: Optional[Sequence[int]], max_count: Optional[int]) -> None:
-        self._check(out, "all_to_all_single: output")
-        self._check(inp, "all_to_all_single: input")
-        check_same(out, inp, "all_to_all_single")
+        with self._own():
+            self._check(out, "all_to_all_single: output")
+            self._check(inp, "all_to_all_single: input")
+            check_same(out, inp, "all_to_all_single")
         n, dtype = self.size, purlin_dtype_name(inp.dtype)
+        with self._own():
+            blocks = self._all_to_all_blocks(out, inp, out_splits, in_splits, max_count, n)
+        if blocks is None:  # equal blocks of dim 0: the AllToAll program
+            self._comm.all_to_all(inp.data_ptr(), out.data_ptr(), inp.numel() // n, dtype, _stream(self.device))
+        else:
+            send, sdis, recv, rdis = blocks
+            self._comm.all_to_all_v(inp.data_ptr(), out.data_ptr(), send, sdis, recv, rdis, int(max_count), dtype,
+                                    _stream(self.device))
+
+    def _all_to_all_blocks(self, out: torch.Tensor, inp: torch.Tensor, out_splits: Optional[Sequence[int]],
+                           in_splits: Optional[Sequence[int]], max_count: Optional[int], n: int):
+        """all_to_all_single's blocks from this rank's own rows and split
+        sizes: None for equal blocks of dim 0 (the AllToAll program), else
+        the AllToAllV counts and displacements (send, sdis, recv, rdis)."""
         out_splits = list(out_splits) if out_splits else None  # [] means equal splits, as in torch
         in_splits = list(in_splits) if in_splits else None
         if tuple(inp.shape[1:]) != tuple(out.shape[1:]):
@@ -210,8 +245,7 @@ class Communicator:
                 if splits is not None and (len(splits) != n or splits[0] * n != rows_in):
                     raise PurlinError("InvalidArgument", 1, f"all_to_all_single: {what} split sizes {splits} do not "
                                       f"split dim 0 ({rows_in}) into {n} blocks")
-            self._comm.all_to_all(inp.data_ptr(), out.data_ptr(), inp.numel() // n, dtype, _stream(self.device))
-            return
+            return None
         if max_count is None:
             raise PurlinError("InvalidArgument", 1,
                               "all_to_all_single: unequal split sizes need max_count (elements, at least every block "
@@ -220,35 +254,38 @@ class Communicator:
         recv = split_counts(out_splits, out.numel(), rows_out, n, "all_to_all_single: output")
         sdis = [sum(send[:p]) for p in range(n)]
         rdis = [sum(recv[:p]) for p in range(n)]
-        self._comm.all_to_all_v(inp.data_ptr(), out.data_ptr(), send, sdis, recv, rdis, int(max_count), dtype,
-                                _stream(self.device))
+        return send, sdis, recv, rdis
 
     def _broadcast(self, tensor: torch.Tensor, src: int) -> None:
-        self._check(tensor, "broadcast")
+        with self._own():
+            self._check(tensor, "broadcast")
         p = tensor.data_ptr()
         self._comm.broadcast(p, p, tensor.numel(), purlin_dtype_name(tensor.dtype), int(src), _stream(self.device))
 
     def _reduce(self, tensor: torch.Tensor, dst: int, op: str) -> None:
-        self._check(tensor, "reduce")
+        with self._own():
+            self._check(tensor, "reduce")
         dtype, o = _dtype_op(tensor, op)
         p = tensor.data_ptr()
         self._comm.reduce(p, p, tensor.numel(), dtype, o, int(dst), _stream(self.device))
 
     def _gather(self, out: Optional[torch.Tensor], inp: torch.Tensor, dst: int) -> None:
-        self._check(inp, "gather: input")
-        if self.rank == dst:
-            self._check(out, "gather: output")
-            check_same(out, inp, "gather")
-            check_numel(out, inp.numel() * self.size, "gather: output")
+        with self._own():
+            self._check(inp, "gather: input")
+            if self.rank == dst:
+                self._check(out, "gather: output")
+                check_same(out, inp, "gather")
+                check_numel(out, inp.numel() * self.size, "gather: output")
         self._comm.gather(inp.data_ptr(), out.data_ptr() if self.rank == dst else 0, inp.numel(),
                           purlin_dtype_name(inp.dtype), int(dst), _stream(self.device))
 
     def _scatter(self, out: torch.Tensor, inp: Optional[torch.Tensor], src: int) -> None:
-        self._check(out, "scatter: output")
-        if self.rank == src:
-            self._check(inp, "scatter: input")
-            check_same(out, inp, "scatter")
-            check_numel(inp, out.numel() * self.size, "scatter: input")
+        with self._own():
+            self._check(out, "scatter: output")
+            if self.rank == src:
+                self._check(inp, "scatter: input")
+                check_same(out, inp, "scatter")
+                check_numel(inp, out.numel() * self.size, "scatter: input")
         self._comm.scatter(inp.data_ptr() if self.rank == src else 0, out.data_ptr(), out.numel(),
                            purlin_dtype_name(out.dtype), int(src), _stream(self.device))
 

@@ -197,3 +197,9 @@ def test_comm_methods_come_from_the_library_table(lib):
         comm.all_gather_v(0, 0, [1, 2, 3], "f32", 0)
     with pytest.raises(purlin.PurlinError, match="no collective purlin_nothing"):
         comm.collective("purlin_nothing", 0, 0, 1, "f32", 0)
+
+
+def test_refuse_call_needs_a_handle(lib):
+    """purlin_comm_refuse_call (a binding's own refusal, told to every rank) refuses a null handle."""
+    assert _capi.call("purlin_comm_refuse_call")(None, None, 1, b"why") == 1
+    assert "null handle" in _capi.last_error()

@@ -359,29 +359,68 @@ def test_dynamic_element_reductions_in_graphs(gpu):
 
 
 def test_bad_arguments_raise_on_every_rank(gpu):
+    """Every rank passes the same bad arguments. An unsupported dtype is refused alike everywhere and the
+    communicator stays usable; a fault of a rank's own tensors fails the communicator on every rank
+    (docs/runtime.md "A refusal on one rank"), and later calls still name their own faults."""
     torch = gpu
 
     def body(comm, r):
         msgs = []
+        with pytest.raises(purlin.PurlinError) as e:
+            comm.all_reduce(torch.ones(4, device="cuda", dtype=torch.complex64))
+        msgs.append(e.value.message)
+        assert comm.async_error() is None, "an unsupported dtype failed the communicator"
+        x = torch.ones(4, device="cuda")
+        comm.all_reduce(x)
+        torch.cuda.current_stream().synchronize()
+        assert torch.equal(x.cpu(), torch.full((4,), 2.0)), "the call after the unsupported dtype"
         cases = [
             lambda: comm.all_reduce(torch.ones(4, device="cpu")),
             lambda: comm.all_reduce(torch.ones(4, 2, device="cuda").t()),
             lambda: comm.all_gather_into_tensor(torch.empty(7, device="cuda"), torch.ones(4, device="cuda")),
             lambda: comm.all_gather_into_tensor(torch.empty(8, device="cuda", dtype=torch.float16),
                                                 torch.ones(4, device="cuda")),
-            lambda: comm.all_reduce(torch.ones(4, device="cuda", dtype=torch.complex64)),
         ]
         for c in cases:
             with pytest.raises(purlin.PurlinError) as e:
                 c()
             msgs.append(e.value.message)
+        torch.cuda.current_stream().synchronize()
+        err = comm.async_error()
+        msgs.append(err.message if err else "")
         return msgs
     for msgs in run_ranks(torch, 2, body):
-        assert "not on a CUDA device" in msgs[0]
-        assert "non-contiguous" in msgs[1]
-        assert "7 elements, expected 8" in msgs[2]
-        assert "dtypes differ" in msgs[3]
-        assert "not supported by purlin" in msgs[4]
+        assert "not supported by purlin" in msgs[0]
+        assert "not on a CUDA device" in msgs[1]
+        assert "non-contiguous" in msgs[2]
+        assert "7 elements, expected 8" in msgs[3]
+        assert "dtypes differ" in msgs[4]
+        assert "refused a call" in msgs[5] and "not on a CUDA device" in msgs[5], msgs[5]
+
+
+@pytest.mark.parametrize("count", [1000, 1 << 20])
+def test_refusal_on_one_rank_fails_every_rank(gpu, count):
+    """Rank 1's tensor is not contiguous, rank 0's call is correct (latency and throughput sizes): rank 1
+    raises, rank 0's call ends instead of waiting on rank 1 (its stream synchronizes), both ranks' errors say
+    rank 1 refused a call, and every later call raises on both ranks."""
+    torch = gpu
+
+    def body(comm, r):
+        x = torch.ones(count, device="cuda")
+        if r == 1:
+            with pytest.raises(purlin.PurlinError) as e:
+                comm.all_reduce(torch.ones(count, 2, device="cuda").t())
+            assert "non-contiguous" in e.value.message
+        else:
+            comm.all_reduce(x)
+        torch.cuda.current_stream().synchronize()
+        err = comm.async_error()
+        assert err is not None and "rank 1 refused a call" in err.message, err
+        assert err.status == ("RemoteError" if r == 0 else "InvalidArgument"), err
+        with pytest.raises(purlin.PurlinError):
+            comm.all_reduce(x)
+        return err.status
+    assert run_ranks(torch, 2, body) == ["RemoteError", "InvalidArgument"]
 
 
 def test_graph_capture_replays_new_inputs(gpu):

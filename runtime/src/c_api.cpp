@@ -296,6 +296,22 @@ purlin_status_t purlin_comm_abort(purlin_comm_t comm) {
   return PURLIN_OK;
 }
 
+purlin_status_t purlin_comm_refuse_call(purlin_comm_t comm, void *stream, purlin_status_t status, const char *why) {
+  if (!comm)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_refuse_call: null handle");
+  if (status == PURLIN_OK || int(status) < 0 || int(status) > int(PURLIN_REMOTE_ERROR))
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, ("purlin_comm_refuse_call: status " +
+                                                        std::to_string(int(status)) + " is not an error status")
+                                                           .c_str());
+  std::lock_guard<std::mutex> lock(comm->guard);
+  if (comm->destroyed)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_refuse_call: the communicator was destroyed");
+  const std::string reason = why ? why : "refused by the caller";
+  comm->comm->refuseCall(purlin::Status(status), reason, stream);
+  return purlin::capi::fail(
+      status, (reason + "; a refusal of this rank's own arguments fails the communicator on every rank").c_str());
+}
+
 purlin_status_t purlin_comm_register(purlin_comm_t comm, void *ptr, size_t bytes, uint64_t *handle) {
   if (!comm || !handle)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_register: null handle");

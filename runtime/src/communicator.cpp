@@ -31,6 +31,7 @@
 #include "device_scope.h"
 #include "direct_registry.h"
 #include "purlin/host/kernel_modules.h"
+#include "purlin/snac/protocol.h"
 
 namespace purlin {
 namespace {
@@ -132,6 +133,8 @@ struct Communicator::Impl {
   mutable std::mutex brokenMutex;       ///< `broken` (never held across a wait: asyncError never blocks)
   mutable std::string broken;           ///< why collectives are refused ("" = usable)
   std::string bootstrapFailure;         ///< under brokenMutex: the first failed host exchange ("" = none)
+  Status refusalStatus = Status::Ok;    ///< under brokenMutex: refuseCall's status (Ok = no refusal)
+  std::string refusal;                  ///< under brokenMutex: refuseCall's reason
   /// abort() and the host exchanges (exchanging): an exchange in flight
   /// when abort() runs is ended by aborting the bootstrap; otherwise the
   /// bootstrap, which the application may share, is left alone, and later
@@ -520,12 +523,19 @@ Status describeFailure(const WaitError &err, std::string &message) {
       message = who + ": " + peer + " aborted the communicator; this rank's waits gave up";
       return Status::Aborted;
     }
+    if (origin == WaitErrorKind::Refused) {
+      message = who + ": " + peer + " refused a call that this rank made (see its error); this rank's waits gave up";
+      return Status::RemoteError;
+    }
     message = who + ": " + peer + " failed (" +
               (origin == WaitErrorKind::Mismatch ? std::string("its call differed from a peer's")
                                                  : std::string("a wait timed out")) +
               "; see its error); this rank's waits gave up";
     return Status::RemoteError;
   }
+  case WaitErrorKind::Refused:  // recorded on the host (refuseCall), never by a wait
+    message = who + ": refused a call (see that call's error)";
+    return Status::InvalidArgument;
   }
   message = who + ": unknown failure record (kind " + std::to_string(err.kind) + ")";
   return Status::Internal;
@@ -540,18 +550,23 @@ Status Communicator::asyncError(std::string *message) const {
   const bool recorded = rec.failed != 0;
   std::atomic_thread_fence(std::memory_order_acquire);
   const bool aborted = m.hostStatus->abortRequested != 0;
-  std::string bootstrapFailure;
-  if (!recorded && !aborted) {
-    {
-      std::lock_guard<std::mutex> lock(m.brokenMutex);
-      bootstrapFailure = m.bootstrapFailure;
-    }
-    if (bootstrapFailure.empty())
-      return Status::Ok;
+  std::string bootstrapFailure, refusal;
+  Status refusalStatus = Status::Ok;
+  {
+    std::lock_guard<std::mutex> lock(m.brokenMutex);
+    bootstrapFailure = m.bootstrapFailure;
+    refusalStatus = m.refusalStatus;
+    refusal = m.refusal;
   }
+  if (!recorded && !aborted && bootstrapFailure.empty() && refusalStatus == Status::Ok)
+    return Status::Ok;
   std::string why;
   Status s;
-  if (!recorded && !aborted) {  // a host exchange failed (the bootstrap is unusable)
+  if (refusalStatus != Status::Ok) {  // this rank's own refusal (refuseCall) comes first: it caused the rest
+    s = refusalStatus;
+    why = "rank " + std::to_string(m.rank) + " refused a call, which fails the communicator on every rank (" +
+          refusal + ")";
+  } else if (!recorded && !aborted) {  // a host exchange failed (the bootstrap is unusable)
     s = Status::BootstrapError;
     why = "rank " + std::to_string(m.rank) + ": a host exchange failed: " + bootstrapFailure;
   } else if (recorded) {
@@ -604,6 +619,45 @@ void Communicator::abort() noexcept {
   // application may use for other things, is left alone.
   m.abortedHost.store(true);
   if (m.bootstrap && m.exchangesInFlight.load() > 0) m.bootstrap->abort();
+}
+
+Status Communicator::refuseCall(Status status, const std::string &why, void *stream) noexcept {
+  Impl &m = *impl_;
+  if (status == Status::Ok)
+    status = Status::InvalidArgument;
+  try {
+    {
+      std::lock_guard<std::mutex> lock(m.brokenMutex);
+      if (m.refusalStatus != Status::Ok)
+        return status;  // told the peers already
+      m.refusalStatus = status;
+      m.refusal = why;
+    }
+    if (m.hostStatus == nullptr || m.size < 2)
+      return status;
+    // The FAILED value, copied by the stream from pinned memory into every
+    // rank's signal (its own too: this rank's kernels already in flight on
+    // other streams give up as well). Stream-ordered, so this rank's
+    // earlier calls end first; captured into a graph when `stream` is
+    // capturing (the replay then fails every rank).
+    m.hostStatus->refusalCode = snac::failureCode(m.rank, uint32_t(WaitErrorKind::Refused));
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    detail::QuietDeviceScope scope(m.device);
+    auto *s = static_cast<cudaStream_t>(stream);
+    for (int q = 0; q < m.size; ++q) {
+      const cudaError_t e = cudaMemcpyAsync(m.comm.signals[q] + snac::kFailedIndex, &m.hostStatus->refusalCode,
+                                            sizeof(uint64_t), cudaMemcpyHostToDevice, s);
+      if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        std::lock_guard<std::mutex> lock(m.brokenMutex);
+        m.refusal += std::string("; telling rank ") + std::to_string(q) + " failed (cudaMemcpyAsync: " +
+                     cudaGetErrorString(e) + "): abort() every rank";
+        break;
+      }
+    }
+  } catch (...) {
+  }
+  return status;
 }
 
 std::string Communicator::broken() const {

@@ -64,6 +64,17 @@ inline Status makeExamplePlan(CollKind kind, int n, int rank, const CallArgs& a,
   return withRules(kind, [&](auto rules) { return makePlan(kind, n, rank, a, w, staging, packets, p, error, stages, rules); });
 }
 
+/// makePlan's refusal scope for a call (RefusalScope::Shared when it plans).
+inline RefusalScope refusalScopeOf(CollKind kind, int n, int rank, const CallArgs& a) {
+  Plan p;
+  std::string error;
+  RefusalScope scope = RefusalScope::Own;
+  withRules(kind, [&](auto rules) {
+    return makePlan(kind, n, rank, a, kWorld, kStaging, kPackets, p, error, kAtomStages, rules, &scope);
+  });
+  return scope;
+}
+
 /// Whether the printed rules of p.kind want the direct program.
 inline bool exampleWantsDirect(const Plan& p, const WorldConsts& w) {
   return withRules(p.kind, [&](auto rules) { return rules.direct(p, w); });

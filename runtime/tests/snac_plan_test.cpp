@@ -393,6 +393,42 @@ TEST_CASE("makePlan: bad arguments give a status and a message") {
         Status::InvalidArgument);
 }
 
+TEST_CASE("makePlan: a refusal says whose argument it was (this rank's own, or what every rank passes alike)") {
+  // This rank's own: pointers (null, misaligned, overlapping); the launcher
+  // then fails the communicator on every rank (Communicator::refuseCall).
+  CHECK(refusalScopeOf(CollKind::AllReduce, 2, 0, args(nullptr, kOut, 5)) == RefusalScope::Own);
+  CHECK(refusalScopeOf(CollKind::AllGather, 2, 0, args(kIn, nullptr, 5)) == RefusalScope::Own);
+  CHECK(refusalScopeOf(CollKind::AllReduce, 2, 0, args(kIn + 1, kOut, 5)) == RefusalScope::Own);
+  CHECK(refusalScopeOf(CollKind::ReduceScatter, 2, 0, args(kIn, const_cast<std::byte*>(kIn) + 2, 5)) == RefusalScope::Own);  // overlap
+  // Alike on every rank: kind and world, count, dtype, op, root; every rank
+  // making the same call refuses it too, and the communicator stays usable.
+  CallArgs a = args(kIn, kOut, 5);
+  a.dtype = DType(kNumDTypes);
+  CHECK(refusalScopeOf(CollKind::AllGather, 2, 0, a) == RefusalScope::Shared);
+  a = args(kIn, kOut, 5);
+  a.op = RedOp(9);
+  CHECK(refusalScopeOf(CollKind::AllReduce, 2, 0, a) == RefusalScope::Shared);
+  CHECK(refusalScopeOf(CollKind::AllReduce, 2, 0, args(kIn, kOut, std::size_t(1) << 62)) == RefusalScope::Shared);
+  a = args(kIn, kOut, 5);
+  a.root = 7;
+  CHECK(refusalScopeOf(CollKind::Broadcast, 2, 0, a) == RefusalScope::Shared);
+  // A call that plans is Shared (nothing to tell).
+  CHECK(refusalScopeOf(CollKind::AllReduce, 2, 0, args(kIn, kOut, 5)) == RefusalScope::Shared);
+  // AllToAllV: this rank's rows of counts and displacements are its own;
+  // the bound (maxCount) every rank shares.
+  std::size_t counts[2] = {5, 5}, displs[2] = {0, 5}, big[2] = {5, 9};
+  CallArgs v = args(kIn, kOut, 0);
+  v.sendCounts = counts, v.sendDispls = displs, v.recvCounts = counts, v.recvDispls = displs, v.maxCount = 5;
+  CHECK(refusalScopeOf(CollKind::AllToAllV, 2, 0, v) == RefusalScope::Shared);
+  v.recvCounts = big;  // recvCounts[1] = 9 > maxCount
+  CHECK(refusalScopeOf(CollKind::AllToAllV, 2, 0, v) == RefusalScope::Own);
+  v.recvCounts = nullptr;
+  CHECK(refusalScopeOf(CollKind::AllToAllV, 2, 0, v) == RefusalScope::Own);
+  v.recvCounts = counts;
+  v.maxCount = std::size_t(1) << 60;  // the shared bound too large
+  CHECK(refusalScopeOf(CollKind::AllToAllV, 2, 0, v) == RefusalScope::Shared);
+}
+
 TEST_CASE("makePlan: in place in NCCL's forms only; count 0 is empty") {
   Plan p;
   std::string err;

@@ -86,9 +86,9 @@ std::string waitStream(cudaStream_t s, double limit, double* took = nullptr) {
   return "";
 }
 
-/// Audit 3 and the abort API: rank 0 calls, rank 1 refuses its own call (a
-/// null output: it returns before launching), so rank 0's unchecked kernel
-/// would wait forever. A watchdog thread on rank 0 sees the stream still
+/// Audit 3 and the abort API: rank 0 calls, rank 1 never makes the call
+/// (it refuses nothing: a refusal would tell rank 0 itself, refusalCase),
+/// so rank 0's unchecked kernel would wait forever. A watchdog thread on rank 0 sees the stream still
 /// busy after 0.3 s and calls abort(): the kernel ends, asyncError is
 /// Aborted, the next call is refused, and destroying the communicator
 /// returns at once. The other ranks learn of it: their next call ends at
@@ -128,10 +128,6 @@ int abortCase(Bootstrap& boot, int dev, cudaStream_t s, Coll c, std::size_t coun
       if (why.empty() && launchColl<PAuto>(c, *comm, argsOf(b, count, t), s) != Status::Aborted)
         why = std::string("the call after abort was not refused: ") + sn::lastError();
       if (why.empty()) why = b.guardIntact();
-    } else {
-      sn::CallArgs bad = argsOf(b, count, t);
-      bad.out = nullptr;  // this rank fails its own argument check and launches nothing
-      if (launchColl<PAuto>(c, *comm, bad, s) != Status::InvalidArgument) why = "a null output was not refused";
     }
     boot.barrier();  // rank 0 has aborted
     if (r != 0 && why.empty()) {
@@ -156,7 +152,7 @@ int abortCase(Bootstrap& boot, int dev, cudaStream_t s, Coll c, std::size_t coun
     destroySec = secondsSince(t0);
   }
   if (why.empty() && destroySec > 5.0) why = "destroying the aborted communicator took " + std::to_string(destroySec) + " s";
-  reportCase(r, ("abort: rank 1 refuses its " + std::string(name(c)) + " call, rank 0's watchdog aborts, n=" +
+  reportCase(r, ("abort: rank 1 skips the " + std::string(name(c)) + " call, rank 0's watchdog aborts, n=" +
                  std::to_string(n)).c_str(), why, failures);
   return failures;
 }
@@ -256,8 +252,10 @@ int mismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const MismatchCase& m
 }
 
 /// Deliverable 7: on a checked communicator an eager call on another stream
-/// than the previous one is refused on every rank (nothing launched, so
-/// the communicator stays usable); the same stream again works.
+/// than the previous one is refused (nothing launched on it). The stream
+/// is the rank's own argument, so the refusal fails the communicator on
+/// every rank (issue 35 item 4, refusalCase): the next call on the first
+/// stream is refused too, with the refusal's reason.
 int streamCase(Bootstrap& boot, int dev, cudaStream_t s) {
   const int n = boot.size(), r = boot.rank();
   int failures = 0;
@@ -276,15 +274,83 @@ int streamCase(Bootstrap& boot, int dev, cudaStream_t s) {
       if (st != Status::InvalidArgument || std::string(sn::lastError()).find("stream differs") == std::string::npos)
         why = std::string("a call on another stream: ") + toString(st) + ": " + sn::lastError();
     }
-    if (why.empty() && launchColl<PAuto>(Coll::AllGather, comm, argsOf(b, count, DType::F32), s) != Status::Ok)
-      why = std::string("the first stream again: ") + sn::lastError();
     if (why.empty()) why = waitStream(s, 10.0);
-    if (why.empty() && comm.asyncError() != Status::Ok) why = "the communicator failed";
+    std::string msg;
+    if (why.empty() && (comm.asyncError(&msg) != Status::InvalidArgument || msg.find("refused a call") == std::string::npos))
+      why = "after the refusal, asyncError: " + msg;
+    if (why.empty() &&
+        (launchColl<PAuto>(Coll::AllGather, comm, argsOf(b, count, DType::F32), s) != Status::InvalidArgument ||
+         std::string(sn::lastError()).find("stream differs") == std::string::npos))
+      why = std::string("the first stream again was not refused with the reason: ") + sn::lastError();
     boot.barrier();
   }
   CT_CUDA(cudaStreamDestroy(other));
   reportCase(r, ("checked mode: an eager call on a second stream is refused, n=" + std::to_string(n)).c_str(), why,
              failures);
+  return failures;
+}
+
+/// Issue 35 item 4: a call refused on one rank is refused on every rank.
+/// Own: the last rank passes a misaligned output (its own argument), the
+/// others a correct call. The refusing rank returns InvalidArgument and
+/// tells the peers (Communicator::refuseCall): their kernels of the call
+/// give up (asyncError RemoteError, "rank L refused a call") instead of
+/// waiting, every later call on every rank is refused at once, and nothing
+/// is written past any output. Shared: every rank passes an op Purlin does
+/// not know (what every rank passes alike), so every rank refuses alike
+/// (Unsupported), nothing is told, and the next correct call works.
+/// Unchecked and checked, latency and throughput sizes.
+int refusalCase(Bootstrap& boot, int dev, cudaStream_t s, Coll c, std::size_t count, bool checked) {
+  const int n = boot.size(), r = boot.rank(), last = n - 1;
+  int failures = 0;
+  std::string why;
+  const DType t = DType::F32;
+  Buffers b(inBytesOf(c, n, t, count), outBytesOf(c, n, t, count));
+  {
+    Communicator comm(boot, dev, sharedGpuOptions(64u << 20, checked));
+    // Shared: an op no rank's library knows; every rank refuses, none is told.
+    sn::CallArgs shared = argsOf(b, count, t);
+    shared.op = static_cast<RedOp>(250);
+    const Status sharedStatus = launchColl<PAuto>(Coll::AllReduce, comm, shared, s);
+    if (sharedStatus != Status::Unsupported)
+      why = std::string("an unknown op: ") + toString(sharedStatus) + ": " + sn::lastError();
+    if (why.empty() && comm.asyncError() != Status::Ok) why = "the shared refusal failed the communicator";
+    boot.barrier();
+    // The communicator still works: a correct call on every rank.
+    if (why.empty() && launchColl<PAuto>(c, comm, argsOf(b, count, t), s) != Status::Ok)
+      why = std::string("the call after the shared refusal: ") + sn::lastError();
+    if (why.empty()) why = waitStream(s, 10.0);
+    if (why.empty() && comm.asyncError() != Status::Ok) why = "the call after the shared refusal failed";
+    boot.barrier();
+    // Own: the last rank's output is misaligned.
+    if (why.empty()) {
+      sn::CallArgs a = argsOf(b, count, t);
+      if (r == last) a.out = b.out + 1;
+      const Status st = launchColl<PAuto>(c, comm, a, s);
+      if (r == last && (st != Status::InvalidArgument || std::string(sn::lastError()).find("aligned") == std::string::npos))
+        why = std::string("the misaligned output: ") + toString(st) + ": " + sn::lastError();
+      if (r != last && st != Status::Ok) why = std::string("a correct call: ") + sn::lastError();
+    }
+    // Every rank's stream finishes (the peers' waits on the last rank give up).
+    if (why.empty()) why = waitStream(s, 10.0);
+    std::string msg;
+    const Status after = comm.asyncError(&msg);
+    if (why.empty() && r == last && (after != Status::InvalidArgument || msg.find("refused a call") == std::string::npos))
+      why = std::string("the refusing rank's asyncError: ") + toString(after) + ": " + msg;
+    const std::string refused = "rank " + std::to_string(last) + " refused a call";
+    if (why.empty() && r != last && (after != Status::RemoteError || msg.find(refused) == std::string::npos))
+      why = std::string("a peer's asyncError: ") + toString(after) + ": " + msg;
+    // Every later call is refused at once, on every rank.
+    if (why.empty() && launchColl<PAuto>(c, comm, argsOf(b, count, t), s) == Status::Ok)
+      why = "a call after the refusal was not refused";
+    if (why.empty()) why = b.guardIntact();
+    boot.barrier();
+  }
+  reportCase(r, (std::string(checked ? "checked" : "unchecked") + ": rank " + std::to_string(last) +
+                 " refuses its own " + name(c) + " call (count " + std::to_string(count) +
+                 "): every rank's call fails, later calls are refused; a refusal of every rank leaves it usable, n=" +
+                 std::to_string(n)).c_str(),
+             why, failures);
   return failures;
 }
 
@@ -304,6 +370,10 @@ int rankMain(Bootstrap& boot, int dev) {
   };
   for (const MismatchCase& m : cases) failures += mismatchCase(boot, dev, s, m);
   failures += streamCase(boot, dev, s);
+  for (bool checked : {false, true}) {
+    failures += refusalCase(boot, dev, s, Coll::AllGather, 1000, checked);     // latency program
+    failures += refusalCase(boot, dev, s, Coll::AllReduce, 1 << 20, checked);  // throughput program
+  }
   CT_CUDA(cudaStreamDestroy(s));
   return failures;
 }

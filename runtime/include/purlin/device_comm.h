@@ -35,6 +35,7 @@ enum class WaitErrorKind : uint32_t {
   Aborted = 3,   ///< this rank's Communicator::abort()
   PeerFailed = 4,///< a peer's failure reached this rank (signal = the peer)
   Mismatch = 5,  ///< checked mode: a peer's call differs (signal = the peer; expected = this rank's call hash, observed = the peer's)
+  Refused = 6,   ///< this rank refused a call of its own accord (Communicator::refuseCall; the reason is on that rank)
 };
 
 /// The first failure a rank's kernels met. `failed` is written last: 1
@@ -57,6 +58,9 @@ struct HostStatus {
   uint32_t abortRequested;
   uint32_t reserved;
   WaitError error;
+  /// Communicator::refuseCall: the FAILED value it copies into every rank's
+  /// signal (pinned, so the copies read it when the stream reaches them).
+  uint64_t refusalCode;
 };
 
 /// Per-CTA epoch slots (docs/snac-protocol.md "Per-CTA epochs"): a kernel

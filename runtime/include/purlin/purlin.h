@@ -152,6 +152,18 @@ purlin_status_t purlin_comm_check(purlin_comm_t comm);
  *  rank's kernels. */
 purlin_status_t purlin_comm_abort(purlin_comm_t comm);
 
+/** Refuses a call on this rank for a reason of its own, made before reaching
+ *  the collective (a binding's own checks: a tensor on another device, not
+ *  contiguous, of the wrong size), so that the peers, which may be making
+ *  the call, are not left waiting and no later call pairs across it
+ *  (purlin::Communicator::refuseCall; docs/runtime.md "A refusal on one
+ *  rank"): the communicator fails on every rank, in stream order on
+ *  `stream` (a cudaStream_t; NULL: the legacy default stream). `status` is
+ *  what this rank's later calls return (not PURLIN_OK), `why` the reason
+ *  (may be NULL). Returns `status`, with purlin_last_error() set. The
+ *  collectives call it themselves for their own refusals of this kind. */
+purlin_status_t purlin_comm_refuse_call(purlin_comm_t comm, void *stream, purlin_status_t status, const char *why);
+
 /** Collective, like ncclCommRegister (purlin::Communicator::registerBuffer):
  *  every rank registers its own buffer of `bytes` bytes (the same on every
  *  rank, in the same order), inside one cudaMalloc allocation. Eager calls

@@ -109,7 +109,9 @@ public:
   ///  - RemoteError: a peer failed (it timed out, or saw a call mismatch),
   ///    and this rank's kernels stopped waiting on it;
   ///  - InvalidArgument: checked mode, a peer's call differed from this
-  ///    rank's (kind, counts, dtype, op or root).
+  ///    rank's (kind, counts, dtype, op or root);
+  ///  - the status of this rank's own refusal (refuseCall), with its reason;
+  ///    a peer's refusal shows as RemoteError ("rank R refused a call").
   /// The outcome of a collective is known once its stream has been
   /// synchronized: a failure recorded after that shows up here later. A
   /// failure is permanent: every later collective returns it; destroy the
@@ -122,11 +124,27 @@ public:
   /// kernels (running or launched later) gives up within ~1024 polls, and
   /// the first that does tells every peer (FAILED signal), whose waits give
   /// up too. A peer waiting on this rank while no kernel of this rank runs
-  /// (e.g. this rank refused its call) needs its own abort() or checked-mode
-  /// timeout, as with NCCL. Later collectives return Status::Aborted.
+  /// (this rank never made the call) needs its own abort() or checked-mode
+  /// timeout, as with NCCL; a call this rank refused told the peers itself
+  /// (refuseCall). Later collectives return Status::Aborted.
   /// No CUDA call: returns at once; any thread, any time; idempotent.
   /// Destroying the communicator afterwards does not wait on a hung peer.
   void abort() noexcept;
+  /// A call this rank refuses on grounds of its own (its pointers, its
+  /// stream, an AllToAllV row, a CUDA error) while its peers may be making
+  /// it: their kernels of that call would wait on this rank, and its next
+  /// call would pair with their pending one (docs/runtime.md "A refusal on
+  /// one rank"). So the refusal fails the communicator on every rank:
+  /// refuseCall records `why` (asyncError() returns `status` with it from
+  /// now on, so every later call of this rank is refused at once) and
+  /// enqueues on `stream` (a cudaStream_t; in stream order, after this
+  /// rank's earlier calls) copies of failureCode(rank, Refused) into every
+  /// rank's FAILED signal: the peers' waits on this rank give up
+  /// (RemoteError, "rank R refused a call") and their later calls are
+  /// refused. The launcher calls it; so does a binding that refuses a call
+  /// before reaching it (Python's tensor checks, purlin_comm_refuse_call).
+  /// Never throws; returns `status`. A second refusal keeps the first reason.
+  Status refuseCall(Status status, const std::string &why, void *stream) noexcept;
   /// Non-empty once the communicator failed (asyncError() != Ok): why.
   std::string broken() const;
   /// Checked mode: an eager call on another stream than the previous eager

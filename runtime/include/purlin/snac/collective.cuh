@@ -193,6 +193,16 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                                  dtypeName(args.dtype) + " " + toString(args.op) +
                                                  " (its reductions masks: purlinc's instantiation table)");
       }
+      // A refusal of this rank's own (its pointers, its stream, its
+      // AllToAllV row, a CUDA error): its peers may be making the call, so
+      // it fails the communicator on every rank (Communicator::refuseCall;
+      // docs/runtime.md "A refusal on one rank"). A refusal of what every
+      // rank passes alike (kind, counts, dtype, op, root, the policy) is
+      // every rank's and needs no telling: the communicator stays usable.
+      const auto refuseOwn = [&](Status st, const std::string& why) {
+        report(st, why + "; a refusal of this rank's own arguments fails the communicator on every rank");
+        return comm.refuseCall(st, why, stream);
+      };
       WorldConsts w = P::world[n];
       // Ranks sharing a GPU: every program sized to be resident together.
       bool throughputFits = true;
@@ -200,24 +210,26 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if (comm.ranksPerDevice() > 1) {
         detail::DeviceGuard onDevice(comm.device());  // occupancy queries and attributes of this device
         if (onDevice.error != cudaSuccess)
-          return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
-                                               std::to_string(comm.device()) + "): " + cudaGetErrorString(onDevice.error));
-        if (Status s = detail::fitColocated<K, AtomT, Programs>(comm, w, throughputFits, fitError);
-            s != Status::Ok)
-          return report(s, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
+          return refuseOwn(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
+                                                  std::to_string(comm.device()) + "): " + cudaGetErrorString(onDevice.error));
+        if (Status s = detail::fitColocated<K, AtomT, Programs>(comm, w, throughputFits, fitError); s != Status::Ok) {
+          const std::string why = std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError;
+          return s == Status::CudaError ? refuseOwn(s, why) : report(s, why);
+        }
       }
       std::size_t capacity = dc.stagingHalfBytes;
       if (P::stagingBytes != 0 && P::stagingBytes < capacity) capacity = P::stagingBytes;
       Plan pl;
       std::string error;
       using Rules = typename Programs::Rules;  // the call plan's rules purlinc printed (NAME.plan.h)
-      Status s = makePlan(K, n, r, args, w, capacity, dc.packetHalfBytes, pl, error, P::pipelineStages, Rules{});
-      if (s != Status::Ok) return report(s, error);
+      RefusalScope scope = RefusalScope::Shared;
+      Status s = makePlan(K, n, r, args, w, capacity, dc.packetHalfBytes, pl, error, P::pipelineStages, Rules{}, &scope);
+      if (s != Status::Ok) return scope == RefusalScope::Own ? refuseOwn(s, error) : report(s, error);
       if (pl.empty) return Status::Ok;
       detail::DeviceGuard guard(comm.device());
       if (guard.error != cudaSuccess)
-        return report(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
-                                             std::to_string(comm.device()) + "): " + cudaGetErrorString(guard.error));
+        return refuseOwn(Status::CudaError, std::string("purlin::snac::launch: cudaSetDevice(") +
+                                                std::to_string(comm.device()) + "): " + cudaGetErrorString(guard.error));
       // The plan log (CommOptions::logPlans): once per distinct call shape.
       DirectBy directBy = DirectBy::Capture;
       const auto logPlan = [&] {
@@ -251,8 +263,8 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         cudaError_t err = cudaStreamIsCapturing(stream, &capture);
         if (err != cudaSuccess) {
           (void)cudaGetLastError();
-          return report(Status::CudaError, std::string("purlin::snac::launch: cudaStreamIsCapturing: ") +
-                                               cudaGetErrorString(err));
+          return refuseOwn(Status::CudaError, std::string("purlin::snac::launch: cudaStreamIsCapturing: ") +
+                                                  cudaGetErrorString(err));
         }
         std::size_t outBytes = 0;  // the end of this rank's last received block
         for (int k = 0; k < n; ++k)
@@ -295,14 +307,14 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError();
         if (capture == cudaStreamCaptureStatusNone && !comm.sameStream(stream))
-          return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) +
-                                                     ">: checked mode: this call's stream differs from the previous "
-                                                     "call's; calls on one communicator must be ordered on one stream");
+          return refuseOwn(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) +
+                                                        ">: checked mode: this call's stream differs from the previous "
+                                                        "call's; calls on one communicator must be ordered on one stream");
         // The call check runs before the program (epoch.cuh callCheckKernel).
         callCheckKernel<><<<1, 32, 0, stream>>>(dc, callCheckOf(K, n, args));
         if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
-          return report(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) +
-                                               ">: the call check kernel: " + cudaGetErrorString(e));
+          return refuseOwn(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) +
+                                                  ">: the call check kernel: " + cudaGetErrorString(e));
       }
       const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
       cudaEvent_t chunkEvents[Communicator::kCaptureChunkEvents];
@@ -319,6 +331,9 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
       const Status st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
+      // A CUDA error enqueueing the program is this rank's (the printed
+      // code's refusals, e.g. of push lanes, come from the policy: shared).
+      if (st == Status::CudaError) return comm.refuseCall(st, lastError(), stream);
       return st;
     } catch (const Error& e) {
       return report(e.status(), std::string("purlin::snac::launch: ") + e.what());

@@ -239,15 +239,25 @@ struct EngineFacts {
 ///   bool direct(const Plan&, const WorldConsts&)    the direct program is wanted (the same on every rank)
 ///   bool engine(const Plan&, const WorldConsts&, const EngineFacts&)  its copy-engine form
 ///   bool engineReduces                              that form has a reduce kernel (its shape: planDirect)
+/// Whose arguments a call was refused for (docs/runtime.md "A refusal on
+/// one rank"): Shared, what every rank must pass alike (kind, count or
+/// counts, maxCount, dtype, op, root; the policy), so every rank that made
+/// the same call refused it too and nothing needs telling; Own, this rank's
+/// own (its pointers, its rows of AllToAllV's counts and displacements),
+/// so its peers may be making the call and the launcher fails the
+/// communicator on every rank (Communicator::refuseCall).
+enum class RefusalScope { Shared, Own };
+
 /// Validates a call and plans it with `rules`. `stagingCapacity` = usable
 /// bytes of one staging half (min of the policy's and the communicator's),
 /// `packetHalfBytes` = bytes of one packet half, `atomStages` = the pipeline
 /// stages of the throughput kernel's Atom (push lanes: pushLanes). Returns
-/// Ok, or an error status with `error` set to a message naming the argument.
+/// Ok, or an error status with `error` set to a message naming the argument
+/// and, if `scope` is given, *scope set to whose argument it was.
 template <class Rules>
 Status makePlan(CollKind kind, int n, int rank, const CallArgs& args, const WorldConsts& world,
                 std::size_t stagingCapacity, std::size_t packetHalfBytes, Plan& plan, std::string& error,
-                int atomStages, const Rules& rules);
+                int atomStages, const Rules& rules, RefusalScope* scope = nullptr);
 
 /// The direct program's view of the peers: out[p] = rank p's output buffer
 /// as mapped into this process (out[rank] = this rank's own). Filled by

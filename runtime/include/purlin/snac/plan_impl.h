@@ -19,6 +19,12 @@ inline Status fail(std::string& error, Status s, CollKind k, const std::string& 
   return s;
 }
 
+/// fail() for an argument of this rank's own (RefusalScope::Own).
+inline Status failOwn(std::string& error, Status s, CollKind k, const std::string& what, RefusalScope* scope) {
+  if (scope) *scope = RefusalScope::Own;
+  return fail(error, s, k, what);
+}
+
 /// Chunks per partition must fit the int loop counters and the sequence
 /// indices (chunks x (n-1) staged partitions); a tiny chunkBytes with a huge
 /// message would otherwise wrap and silently move only the first chunk.
@@ -42,9 +48,10 @@ inline bool rangesOverlap(const void* a, std::size_t na, const void* b, std::siz
 /// byte ranges on `p` and the extents of the input and output read and
 /// written (bytes from in / out).
 inline Status planAllToAllV(CollKind kind, int n, int rank, const CallArgs& a, std::size_t E, Plan& p,
-                            std::size_t& inBytes, std::size_t& outBytes, std::string& error) {
+                            std::size_t& inBytes, std::size_t& outBytes, std::string& error, RefusalScope* scope) {
   if (!a.sendCounts || !a.sendDispls || !a.recvCounts || !a.recvDispls)
-    return fail(error, Status::InvalidArgument, kind, "sendCounts, sendDispls, recvCounts and recvDispls must not be null");
+    return failOwn(error, Status::InvalidArgument, kind, "sendCounts, sendDispls, recvCounts and recvDispls must not be null",
+                   scope);
   const std::size_t limit = (std::size_t(1) << 40) / E;
   if (a.maxCount > limit / std::size_t(n))
     return fail(error, Status::InvalidArgument, kind,
@@ -56,12 +63,15 @@ inline Status planAllToAllV(CollKind kind, int n, int rank, const CallArgs& a, s
       const std::size_t count = side ? a.recvCounts[k] : a.sendCounts[k], displ = side ? a.recvDispls[k] : a.sendDispls[k];
       const char* what = side ? "recv" : "send";
       if (count > a.maxCount)
-        return fail(error, Status::InvalidArgument, kind,
-                    std::string(what) + "Counts" + at + " = " + std::to_string(count) + " exceeds maxCount " +
-                        std::to_string(a.maxCount) + " (the bound of every rank's counts, the same on every rank)");
+        return failOwn(error, Status::InvalidArgument, kind,
+                       std::string(what) + "Counts" + at + " = " + std::to_string(count) + " exceeds maxCount " +
+                           std::to_string(a.maxCount) + " (the bound of every rank's counts, the same on every rank)",
+                       scope);
       if (displ > limit - count)
-        return fail(error, Status::InvalidArgument, kind,
-                    std::string(what) + "Displs" + at + " = " + std::to_string(displ) + " too large (block end beyond 2^40 bytes)");
+        return failOwn(error, Status::InvalidArgument, kind,
+                       std::string(what) + "Displs" + at + " = " + std::to_string(displ) +
+                           " too large (block end beyond 2^40 bytes)",
+                       scope);
       std::size_t& extent = side ? outBytes : inBytes;
       if (count && (displ + count) * E > extent) extent = (displ + count) * E;
     }
@@ -69,15 +79,17 @@ inline Status planAllToAllV(CollKind kind, int n, int rank, const CallArgs& a, s
     p.rxOff[k] = a.recvDispls[k] * E; p.rxLen[k] = a.recvCounts[k] * E;
   }
   if (a.sendCounts[rank] != a.recvCounts[rank])
-    return fail(error, Status::InvalidArgument, kind,
-                "sendCounts[" + std::to_string(rank) + "] = " + std::to_string(a.sendCounts[rank]) + " but recvCounts[" +
-                    std::to_string(rank) + "] = " + std::to_string(a.recvCounts[rank]) +
-                    ": this rank's block to itself has one size");
+    return failOwn(error, Status::InvalidArgument, kind,
+                   "sendCounts[" + std::to_string(rank) + "] = " + std::to_string(a.sendCounts[rank]) + " but recvCounts[" +
+                       std::to_string(rank) + "] = " + std::to_string(a.recvCounts[rank]) +
+                       ": this rank's block to itself has one size",
+                   scope);
   for (int k = 0; k < n; ++k)
     for (int j = k + 1; j < n; ++j)
       if (p.rxLen[k] && p.rxLen[j] && p.rxOff[k] < p.rxOff[j] + p.rxLen[j] && p.rxOff[j] < p.rxOff[k] + p.rxLen[k])
-        return fail(error, Status::InvalidArgument, kind,
-                    "recvDispls: the blocks from ranks " + std::to_string(k) + " and " + std::to_string(j) + " overlap");
+        return failOwn(error, Status::InvalidArgument, kind,
+                       "recvDispls: the blocks from ranks " + std::to_string(k) + " and " + std::to_string(j) + " overlap",
+                       scope);
   return Status::Ok;
 }
 
@@ -223,7 +235,7 @@ inline uint64_t callCheckOf(CollKind k, int n, const CallArgs& a) {
 /// elemSize and root set) and purlinc's sizes (compiler/ir/Sizes.cpp, for
 /// every rank) use.
 inline Status planByteRanges(CollKind kind, int n, int rank, const CallArgs& a, Plan& p, std::size_t& inBytes,
-                             std::size_t& outBytes, std::string& error) {
+                             std::size_t& outBytes, std::string& error, RefusalScope* scope = nullptr) {
   using detail::fail;
   const std::size_t E = p.elemSize;
   const bool isRoot = rank == p.root;
@@ -259,7 +271,7 @@ inline Status planByteRanges(CollKind kind, int n, int rank, const CallArgs& a, 
   // those buffers may be null.
   inBytes = outBytes = 0;
   if (hasPairCounts(kind)) {
-    if (Status st = detail::planAllToAllV(kind, n, rank, a, E, p, inBytes, outBytes, error); st != Status::Ok)
+    if (Status st = detail::planAllToAllV(kind, n, rank, a, E, p, inBytes, outBytes, error, scope); st != Status::Ok)
       return st;
     p.msgBytes = std::size_t(n) * a.maxCount * E;
     total = a.maxCount;  // nothing anywhere only when the bound is 0
@@ -302,8 +314,10 @@ inline std::size_t packetSlots(std::size_t flowBytes) { return packetGroups(flow
 template <class Rules>
 Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldConsts& w,
                 std::size_t stagingCapacity, std::size_t packetHalfBytes, Plan& p, std::string& error,
-                int atomStages, const Rules& rules) {
+                int atomStages, const Rules& rules, RefusalScope* scope) {
   using detail::fail;
+  using detail::failOwn;
+  if (scope) *scope = RefusalScope::Shared;
   p = Plan{};
   p.kind = kind;
   p.n = n;
@@ -329,17 +343,20 @@ Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldCo
                 "root " + std::to_string(a.root) + " out of range (0.." + std::to_string(n - 1) + ")");
   p.root = isRooted(kind) ? a.root : 0;
   std::size_t inBytes = 0, outBytes = 0;
-  if (Status st = planByteRanges(kind, n, rank, a, p, inBytes, outBytes, error); st != Status::Ok) return st;
+  if (Status st = planByteRanges(kind, n, rank, a, p, inBytes, outBytes, error, scope); st != Status::Ok) return st;
   if (p.empty) return Status::Ok;
 
   // (V forms: the elements this rank reads or writes, not `count`.)
   const auto sizeText = [&](std::size_t bytes) {
     return isVariable(kind) ? std::to_string(bytes / E) + " elements" : "count " + std::to_string(a.count);
   };
-  if (inBytes && !a.in) return fail(error, Status::InvalidArgument, kind, "input pointer is null with " + sizeText(inBytes));
-  if (outBytes && !a.out) return fail(error, Status::InvalidArgument, kind, "output pointer is null with " + sizeText(outBytes));
+  if (inBytes && !a.in)
+    return failOwn(error, Status::InvalidArgument, kind, "input pointer is null with " + sizeText(inBytes), scope);
+  if (outBytes && !a.out)
+    return failOwn(error, Status::InvalidArgument, kind, "output pointer is null with " + sizeText(outBytes), scope);
   if (reinterpret_cast<std::uintptr_t>(a.in) % E || reinterpret_cast<std::uintptr_t>(a.out) % E)
-    return fail(error, Status::InvalidArgument, kind, "pointers must be aligned to the element size " + std::to_string(E));
+    return failOwn(error, Status::InvalidArgument, kind,
+                   "pointers must be aligned to the element size " + std::to_string(E), scope);
   // In place is supported exactly in NCCL's forms (MPI's for Gather and
   // Scatter: the root's own block); any other overlap is an error.
   {
@@ -354,8 +371,8 @@ Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldCo
     if (hasPackedInput(kind)) inPlace = out != nullptr && in == out + p.rxOff[rank];
     if (hasPackedOutput(kind)) inPlace = in != nullptr && out == in + p.txOff[rank];
     if (!inPlace && detail::rangesOverlap(in, inBytes, out, outBytes))
-      return fail(error, Status::InvalidArgument, kind,
-                  "input and output overlap other than in NCCL's in-place form");
+      return failOwn(error, Status::InvalidArgument, kind,
+                     "input and output overlap other than in NCCL's in-place form", scope);
   }
   if (n == 1) return Status::Ok;  // a local copy; no kernel
   if (w.latencyCtas <= 0 && w.stageCtas <= 0)
