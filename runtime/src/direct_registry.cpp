@@ -153,7 +153,8 @@ DirectRegistry::DirectRegistry(int rank, int size, int device, int32_t pid, uint
 DirectRegistry::~DirectRegistry() {
   if (mapped_.empty()) return;
   QuietDeviceScope scope(device_);
-  for (auto &[key, m] : mapped_) (void)cudaIpcCloseMemHandle(m.base);
+  for (auto &[key, m] : mapped_)
+    if (m.ipc) (void)cudaIpcCloseMemHandle(m.base);
   (void)cudaGetLastError();
 }
 
@@ -171,6 +172,13 @@ void *DirectRegistry::map(int p, uint64_t bufferId, const void *ipcHandle) {
   return base;
 }
 
+void *DirectRegistry::holdLocal(int p, uint64_t bufferId, void *base) {
+  Mapping &m = mapped_[{p, bufferId}];
+  m.base = base;
+  m.ipc = false;
+  return base;
+}
+
 bool DirectRegistry::closeUnheld() {
   bool ok = true;
   for (auto it = mapped_.begin(); it != mapped_.end();) {
@@ -178,7 +186,7 @@ bool DirectRegistry::closeUnheld() {
       ++it;
       continue;
     }
-    if (cudaIpcCloseMemHandle(it->second.base) != cudaSuccess) ok = false;
+    if (it->second.ipc && cudaIpcCloseMemHandle(it->second.base) != cudaSuccess) ok = false;
     it = mapped_.erase(it);
   }
   (void)cudaGetLastError();
@@ -289,7 +297,10 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
     if (p == rank_) {
       peersOut[p] = static_cast<std::byte *>(out);
     } else if (o.pid == pid_ && o.nonce == nonce_) {
-      peersOut[p] = reinterpret_cast<std::byte *>(o.base + o.offset);  // same process: peer access
+      // Same process: peer access through its own pointer, held like a mapping.
+      void *base = holdLocal(p, o.bufferId, reinterpret_cast<void *>(o.base));
+      used.push_back({p, o.bufferId});
+      peersOut[p] = static_cast<std::byte *>(base) + o.offset;
     } else if (void *base = map(p, o.bufferId, &o.handle)) {
       used.push_back({p, o.bufferId});
       peersOut[p] = static_cast<std::byte *>(base) + o.offset;
@@ -418,7 +429,11 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
     if (p == rank_) {
       reg.peer[p] = static_cast<std::byte *>(ptr);
     } else if (o.pid == pid_ && o.nonce == nonce_) {
-      reg.peer[p] = reinterpret_cast<std::byte *>(o.base + o.offset);  // same process: peer access
+      // Same process: peer access through its own pointer, held like a mapping.
+      void *base = holdLocal(p, o.bufferId, reinterpret_cast<void *>(o.base));
+      ++mapped_[{p, o.bufferId}].registrations;
+      reg.holds.push_back({p, o.bufferId});
+      reg.peer[p] = static_cast<std::byte *>(base) + o.offset;
     } else if (void *base = map(p, o.bufferId, &o.handle)) {
       ++mapped_[{p, o.bufferId}].registrations;
       reg.holds.push_back({p, o.bufferId});

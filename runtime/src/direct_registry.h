@@ -25,7 +25,9 @@ namespace purlin::detail {
 class DirectRegistry {
 public:
   /// `pid` and `nonce` identify this process (peers in the same process use
-  /// plain pointers: IPC cannot open a handle of its own process).
+  /// plain pointers: IPC cannot open a handle of its own process; their
+  /// allocations are held and counted like mappings all the same, so that
+  /// release refuses while a live graph writes into them).
   DirectRegistry(int rank, int size, int device, int32_t pid, uint64_t nonce);
   ~DirectRegistry();  ///< closes every mapping (device must still exist)
   DirectRegistry(const DirectRegistry &) = delete;
@@ -73,7 +75,8 @@ public:
     return registered_.size();
   }
 
-  /// Peer allocations currently mapped (for tests and diagnostics).
+  /// Peer allocations currently mapped or, for peers of this process,
+  /// held (for tests and diagnostics).
   std::size_t mappedCount() const { return mapped_.size(); }
   /// Of those, the ones a live graph holds.
   std::size_t graphHeldCount() const;
@@ -89,6 +92,7 @@ private:
   /// release), and by registrations; closed when nothing holds it.
   struct Mapping {
     void *base = nullptr;
+    bool ipc = true;  ///< opened by cudaIpcOpenMemHandle (false: a peer of this process, its own pointer)
     bool captured = false;
     int registrations = 0;
     std::shared_ptr<std::atomic<int>> graphs = std::make_shared<std::atomic<int>>(0);
@@ -116,6 +120,9 @@ private:
 
   /// Maps (or finds) peer p's allocation `bufferId`; nullptr on failure.
   void *map(int p, uint64_t bufferId, const void *ipcHandle);
+  /// Finds or enters peer p's allocation `bufferId` at `base` in this
+  /// process (a peer of this process: nothing to open, counted the same).
+  void *holdLocal(int p, uint64_t bufferId, void *base);
   /// Closes mappings that nothing holds; false if a close failed.
   bool closeUnheld();
   /// Makes the graph `captureStream` captures into hold the mappings of

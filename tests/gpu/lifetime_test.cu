@@ -8,10 +8,11 @@
 /// releaseDirect closes them; a destroyed graph's mappings are also closed
 /// by the next capture (no releaseDirect needed to reclaim them).
 ///
-/// Needs ranks in separate processes (in one process peers use plain
-/// pointers, no mappings): run without PURLIN_RANK, it starts itself under
-/// purlin-launch (next to it) with 2 ranks, which share the GPU when there
-/// is one.
+/// Runs twice: first with 2 ranks as threads of this process (peers use
+/// plain pointers, nothing is mapped, but their allocations are held and
+/// counted the same way: issue 35 item 5), then with ranks in separate
+/// processes: run without PURLIN_RANK, it starts itself under purlin-launch
+/// (next to it) with 2 ranks, which share the GPU when there is one.
 ///
 /// Run: gpu-bin/lifetime_test
 #include "coll_test_common.cuh"
@@ -153,7 +154,27 @@ void body(Rank& R) {
 
 int main(int argc, char** argv) {
   if (std::getenv("PURLIN_RANK") == nullptr) {
-    // Start this program under purlin-launch with 2 ranks.
+    // Ranks as threads of this process first.
+    int gpus = 1;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
+      std::printf("FAIL lifetime_test: no GPU\n");
+      return 2;
+    }
+    const int failures = runOversubscribed(2, gpus, [](Bootstrap& boot, int dev) {
+      Rank R;
+      R.boot = &boot;
+      R.rank = boot.rank();
+      R.n = boot.size();
+      R.dev = dev;
+      CT_CUDA(cudaSetDevice(dev));
+      CT_CUDA(cudaStreamCreateWithFlags(&R.stream, cudaStreamNonBlocking));
+      body(R);
+      cudaStreamDestroy(R.stream);
+      return R.failures;
+    });
+    std::printf("lifetime_test: 2 ranks as threads of one process: %s\n", failures ? "FAIL" : "PASS");
+    if (failures) return 1;
+    // Then under purlin-launch with 2 ranks.
     char self[PATH_MAX] = {};
     const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) {
