@@ -290,10 +290,20 @@ int badCounts(Communicator& comm, int n, int r, cudaStream_t s) {
                     msg.c_str());
       }
     }
-  // AllToAllV: a null array; a count above the bound (on every rank here).
+  return failures;
+}
+
+/// AllToAllV's bad arrays (a null array; a count above the bound), on every
+/// rank here: they are each rank's own arguments (its rows), so the refusal
+/// also fails the communicator on every rank (docs/runtime.md "A refusal on
+/// one rank"): one communicator per case, and its next call is refused.
+int badPairArrays(Bootstrap& boot, int dev, const CommOptions& o, cudaStream_t s) {
+  int failures = 0;
+  const int n = boot.size(), r = boot.rank();
   std::vector<std::size_t> five(n, 5), displs(n);
   for (int q = 0; q < n; ++q) displs[q] = 5 * std::size_t(q);
   for (int v = 0; v < 2; ++v) {
+    Communicator comm(boot, dev, o);
     sn::CallArgs a;
     a.in = a.out = nullptr;
     a.sendCounts = five.data(), a.sendDispls = displs.data(), a.recvCounts = five.data();
@@ -306,6 +316,14 @@ int badCounts(Communicator& comm, int n, int r, cudaStream_t s) {
       ++failures;
       std::printf("FAIL rank %d: AllToAllV bad arrays (%s): status %d, '%s'\n", r, want.c_str(), int(st), msg.c_str());
     }
+    CT_CUDA(cudaStreamSynchronize(s));
+    std::string why;
+    if (comm.asyncError(&why) != Status::InvalidArgument || why.find("refused a call") == std::string::npos) {
+      ++failures;
+      std::printf("FAIL rank %d: AllToAllV bad arrays (%s): the communicator did not fail: '%s'\n", r, want.c_str(),
+                  why.c_str());
+    }
+    boot.barrier();
   }
   return failures;
 }
@@ -320,6 +338,7 @@ int rankMain(Bootstrap& boot, int dev) {
   {
     Communicator comm(boot, dev, o);
     failures += badCounts(comm, n, r, s);
+    failures += badPairArrays(boot, dev, o, s);
     uint32_t seed = 17;
     for (const Case& k : cases(n)) {
       seed += 2;
