@@ -514,7 +514,8 @@ Status describeFailure(const WaitError &err, std::string &message) {
     message = who + ": rank " + std::to_string(err.signal) +
               " called a different collective (call hash " + std::to_string(err.observed) + ", this rank's " +
               std::to_string(err.expected) +
-              "): kind, count or counts, dtype, op and root must be the same on every rank";
+              "): kind, count or counts, dtype, op and root must be the same on every rank, and an AllToAllV's "
+              "sendCounts[q] on rank r the same as recvCounts[r] on rank q";
     return Status::InvalidArgument;
   case WaitErrorKind::PeerFailed: {
     const auto origin = WaitErrorKind(err.expected);

@@ -107,6 +107,38 @@ TEST_CASE("the call hash covers what ranks must agree on: a copy's dtype too") {
   CHECK(callCheckOf(CollKind::AllGatherV, 2, v) != callCheckOf(CollKind::AllGatherV, 2, w));
 }
 
+TEST_CASE("the call check pairs AllToAllV's two ends of every flow: rank r's sendCounts[q], rank q's recvCounts[r]") {
+  // Three ranks; flow p -> q carries flow[p][q] elements, as both ends see it.
+  const std::size_t flow[3][3] = {{4, 1, 0}, {2, 3, 4}, {0, 4, 1}};
+  std::size_t send[3][3], recv[3][3], displ[3] = {0, 4, 8};
+  for (int r = 0; r < 3; ++r)
+    for (int q = 0; q < 3; ++q) send[r][q] = flow[r][q], recv[r][q] = flow[q][r];
+  auto argsOf = [&](int r) {
+    CallArgs a;
+    a.dtype = DType::BF16;
+    a.maxCount = 4;
+    a.sendCounts = send[r], a.recvCounts = recv[r], a.sendDispls = displ, a.recvDispls = displ;
+    return a;
+  };
+  // What rank p writes to q is what q expects from p.
+  for (int p = 0; p < 3; ++p)
+    for (int q = 0; q < 3; ++q)
+      if (p != q)
+        CHECK(callCheckFor(CollKind::AllToAllV, 3, p, argsOf(p)).toPeer[q] ==
+              callCheckFor(CollKind::AllToAllV, 3, q, argsOf(q)).fromPeer[p]);
+  // Rank 0 expects 3 from rank 2, which sends 4: that pair disagrees, the others agree.
+  recv[0][2] = 3;
+  CHECK(callCheckFor(CollKind::AllToAllV, 3, 2, argsOf(2)).toPeer[0] !=
+        callCheckFor(CollKind::AllToAllV, 3, 0, argsOf(0)).fromPeer[2]);
+  CHECK(callCheckFor(CollKind::AllToAllV, 3, 1, argsOf(1)).toPeer[0] ==
+        callCheckFor(CollKind::AllToAllV, 3, 0, argsOf(0)).fromPeer[1]);
+  // Every other collective writes and expects its hash.
+  CallArgs c;
+  c.count = 7;
+  const CallCheck ar = callCheckFor(CollKind::AllReduce, 3, 1, c);
+  for (int q = 0; q < 3; ++q) CHECK((ar.toPeer[q] == callCheckOf(CollKind::AllReduce, 3, c) && ar.fromPeer[q] == ar.toPeer[q]));
+}
+
 TEST_CASE("signal values increase over rounds and epochs and are never 0") {
   for (uint64_t e : {1ull, 2ull, 1000ull, (1ull << 40)}) {
     CHECK(signalValue(e, 0) > 0);

@@ -328,6 +328,65 @@ int badPairArrays(Bootstrap& boot, int dev, const CommOptions& o, cudaStream_t s
   return failures;
 }
 
+/// Checked mode, AllToAllV whose two ends of one flow disagree (issue 35
+/// item 2): rank n-1 sends rank 0 four elements, rank 0 expects three;
+/// every array is valid on its own rank. The call check compares rank r's
+/// sendCounts[q] with rank q's recvCounts[r] (callCheckFor): every rank's
+/// call fails within the check (InvalidArgument naming the mismatch, or
+/// RemoteError), not by the wait timeout, and nothing is written past any
+/// rank's output.
+int pairCountMismatch(Bootstrap& boot, int dev, cudaStream_t s) {
+  int failures = 0;
+  const int n = boot.size(), r = boot.rank();
+  CommOptions o = sharedGpuOptions(4u << 20);
+  o.waitTimeoutUs = 5'000'000;
+  constexpr std::size_t kGuardBytes = 4096;
+  std::vector<std::size_t> sendCounts(n, 4), recvCounts(n, 4), displs(n);
+  for (int q = 0; q < n; ++q) displs[q] = 4 * std::size_t(q);
+  if (r == 0) recvCounts[n - 1] = 3;
+  std::byte *in = nullptr, *out = nullptr;
+  CT_CUDA(cudaMalloc(&in, 4 * n * 2));
+  CT_CUDA(cudaMalloc(&out, 4 * n * 2 + kGuardBytes));
+  CT_CUDA(cudaMemset(in, 1, 4 * n * 2));
+  CT_CUDA(cudaMemset(out, 0xA5, 4 * n * 2 + kGuardBytes));
+  std::string why;
+  {
+    Communicator comm(boot, dev, o);
+    sn::CallArgs a;
+    a.in = in;
+    a.out = out;
+    a.sendCounts = sendCounts.data(), a.sendDispls = displs.data();
+    a.recvCounts = recvCounts.data(), a.recvDispls = displs.data();
+    a.maxCount = 4;
+    a.dtype = DType::BF16;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (launchV<PAuto>(VColl::AllToAllV, comm, a, s) != Status::Ok) why = std::string("launch: ") + sn::lastError();
+    if (why.empty() && cudaStreamSynchronize(s) != cudaSuccess) why = "the stream failed";
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string msg;
+    const Status after = comm.asyncError(&msg);
+    const bool named = (after == Status::InvalidArgument && msg.find("called a different collective") != std::string::npos) ||
+                       (after == Status::RemoteError && msg.find("its call differed") != std::string::npos);
+    if (why.empty() && !named) why = std::string("asyncError: ") + toString(after) + ": " + msg;
+    if (why.empty() && sec > 4.0) why = "found after " + std::to_string(sec) + " s (a timeout, not the check)";
+    std::vector<unsigned char> guard(kGuardBytes);
+    CT_CUDA(cudaMemcpy(guard.data(), out + 4 * n * 2, kGuardBytes, cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < kGuardBytes && why.empty(); ++i)
+      if (guard[i] != 0xA5) why = "byte " + std::to_string(i) + " past the output was written";
+    boot.barrier();
+  }
+  if (!why.empty()) {
+    ++failures;
+    std::printf("FAIL rank %d: checked AllToAllV, rank %d sends rank 0 more than rank 0 expects: %s\n", r, n - 1,
+                why.c_str());
+  } else if (r == 0) {
+    std::printf("PASS checked AllToAllV: the two ends of a flow disagree on its count, every rank fails at the check, n=%d\n", n);
+  }
+  cudaFree(in);
+  cudaFree(out);
+  return failures;
+}
+
 /// One rank's run of every case; returns its failures.
 int rankMain(Bootstrap& boot, int dev) {
   int failures = 0;
@@ -339,6 +398,7 @@ int rankMain(Bootstrap& boot, int dev) {
     Communicator comm(boot, dev, o);
     failures += badCounts(comm, n, r, s);
     failures += badPairArrays(boot, dev, o, s);
+    failures += pairCountMismatch(boot, dev, s);
     uint32_t seed = 17;
     for (const Case& k : cases(n)) {
       seed += 2;

@@ -311,7 +311,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                                         ">: checked mode: this call's stream differs from the previous "
                                                         "call's; calls on one communicator must be ordered on one stream");
         // The call check runs before the program (epoch.cuh callCheckKernel).
-        callCheckKernel<><<<1, 32, 0, stream>>>(dc, callCheckOf(K, n, args));
+        callCheckKernel<><<<1, 32, 0, stream>>>(dc, callCheckFor(K, n, r, args));
         if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
           return refuseOwn(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) +
                                                   ">: the call check kernel: " + cudaGetErrorString(e));

@@ -52,27 +52,29 @@ __device__ __forceinline__ uint64_t ctaEpoch(const DeviceComm& dc) {
   return *reinterpret_cast<volatile const uint64_t*>(&dc.state->epochs[blockIdx.x]);
 }
 
-/// Checked mode: the call check with peer `p`, for the call whose hash is
-/// `callCheck` (plan_impl.h callCheckOf),
-/// (docs/runtime.md "Failure model"), by one thread. If `write`, writes
-/// this call's CALL value (epoch and call hash) into peer p's CALL slot of
-/// this rank; then waits for peer p's value of this epoch and compares the
-/// hashes. A mismatch (the peer called with another kind, count, dtype, op
-/// or root) records WaitErrorKind::Mismatch and fails the communicator on
-/// every rank (recordWaitError); every later wait of the call then gives up
-/// before its data is used (checkedFailed). A wait that gives up has
-/// recorded why. Costs one round trip between the ranks per call, in
-/// checked mode only. Inlined, as recordWaitError (primitives.cuh) says why.
-__device__ __forceinline__ void checkCallWith(const DeviceComm& dc, uint64_t callCheck, uint64_t epoch, int p,
-                                              bool write) {
-  const uint64_t mine = callCheckValue(epoch, callCheck);
+/// Checked mode: the call check with peer `p`, for the call whose check
+/// values are `toPeer` (written to p) and `fromPeer` (expected from p;
+/// plan_impl.h callCheckFor), (docs/runtime.md "Failure model"), by one
+/// thread. If `write`, writes this call's CALL value (epoch and toPeer)
+/// into peer p's CALL slot of this rank; then waits for peer p's value of
+/// this epoch and compares it with fromPeer. A mismatch (the peer called
+/// with another kind, count, dtype, op or root, or AllToAllV counts whose
+/// two ends disagree) records WaitErrorKind::Mismatch and fails the
+/// communicator on every rank (recordWaitError); every later wait of the
+/// call then gives up before its data is used (checkedFailed). A wait that
+/// gives up has recorded why. Costs one round trip between the ranks per
+/// call, in checked mode only. Inlined, as recordWaitError (primitives.cuh)
+/// says why.
+__device__ __forceinline__ void checkCallWith(const DeviceComm& dc, uint64_t toPeer, uint64_t fromPeer,
+                                              uint64_t epoch, int p, bool write) {
+  const uint64_t mine = callCheckValue(epoch, toPeer), want = callCheckValue(epoch, fromPeer);
   if (write) arch::stReleaseSys(dc.signals[p] + callCheckIndex(epoch, dc.rank), mine);
   const uint64_t* slot = dc.signals[dc.rank] + callCheckIndex(epoch, p);
   SpinBound bound;
   uint64_t v;
-  while (((v = arch::ldAcquireSys(slot)) >> 32) != (mine >> 32))
-    if (!bound.step(dc, WaitKind::Signal, callCheckIndex(epoch, p), mine, v)) return;
-  if (v != mine) recordWaitError(dc, WaitKind::Mismatch, uint32_t(p), mine & 0xffffffffu, v & 0xffffffffu);
+  while (((v = arch::ldAcquireSys(slot)) >> 32) != (want >> 32))
+    if (!bound.step(dc, WaitKind::Signal, callCheckIndex(epoch, p), want, v)) return;
+  if (v != want) recordWaitError(dc, WaitKind::Mismatch, uint32_t(p), want & 0xffffffffu, v & 0xffffffffu);
 }
 
 /// Checked mode: the call check as a kernel of its own, which the launcher
@@ -89,10 +91,10 @@ __device__ __forceinline__ void checkCallWith(const DeviceComm& dc, uint64_t cal
 /// kernels 0.1-0.3 us slower per call (lat_floor_micro --loopback, one
 /// H200, 2026-12-03; bench/results/2026-12-03-failure-model).
 template <int = 0>
-__global__ void callCheckKernel(DeviceComm dc, uint64_t callCheck) {
+__global__ void callCheckKernel(DeviceComm dc, CallCheck check) {
   const uint64_t e = ctaEpoch(dc);  // epochs are equal between calls: slot 0 is this call's
   const int p = int(threadIdx.x);
-  if (p < dc.size && p != dc.rank) checkCallWith(dc, callCheck, e, p, true);
+  if (p < dc.size && p != dc.rank) checkCallWith(dc, check.toPeer[p], check.fromPeer[p], e, p, true);
 }
 
 /// Waits for the previous grid (see the file comment), then returns the

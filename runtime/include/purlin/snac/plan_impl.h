@@ -202,6 +202,16 @@ inline void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int
   threads = int(t);
 }
 
+namespace detail {
+/// One FNV-1a step over the 8 bytes of `v` (callCheckOf).
+inline uint64_t fnvMix(uint64_t h, uint64_t v) {
+  for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xffu)) * 1099511628211ull;
+  return h;
+}
+/// The 32-bit check value of hash `h`, bit 32 set (the check is on).
+inline uint64_t checkValueOf(uint64_t h) { return (uint64_t(1) << 32) | ((h ^ (h >> 32)) & 0xffffffffu); }
+} // namespace detail
+
 /// Checked mode: the call's hash, compared across ranks on the device
 /// (epoch.cuh callCheckKernel): FNV-1a over what every rank must pass
 /// alike: the kind, the element count (a V layout: every entry of counts;
@@ -211,21 +221,39 @@ inline void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int
 /// a reduction, the root of a rooted collective. Bit 32 marks the check as
 /// on.
 inline uint64_t callCheckOf(CollKind k, int n, const CallArgs& a) {
+  using detail::fnvMix;
   uint64_t h = 1469598103934665603ull;
-  const auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xffu)) * 1099511628211ull;
-  };
-  mix(uint64_t(k));
+  h = fnvMix(h, uint64_t(k));
   if (hasPairCounts(k)) {
-    mix(a.maxCount);
+    h = fnvMix(h, a.maxCount);
   } else if (isVariable(k)) {
-    for (int p = 0; p < n; ++p) mix(a.counts != nullptr ? a.counts[p] : ~uint64_t(0));
+    for (int p = 0; p < n; ++p) h = fnvMix(h, a.counts != nullptr ? a.counts[p] : ~uint64_t(0));
   } else {
-    mix(a.count);
+    h = fnvMix(h, a.count);
   }
-  mix(uint64_t(a.dtype) << 8 | (isReduction(k) ? uint64_t(a.op) : 0u));
-  if (isRooted(k)) mix(uint64_t(uint32_t(a.root)));
-  return (uint64_t(1) << 32) | ((h ^ (h >> 32)) & 0xffffffffu);
+  h = fnvMix(h, uint64_t(a.dtype) << 8 | (isReduction(k) ? uint64_t(a.op) : 0u));
+  if (isRooted(k)) h = fnvMix(h, uint64_t(uint32_t(a.root)));
+  return detail::checkValueOf(h);
+}
+
+/// Checked mode: what rank `rank`'s call writes to each peer q (toPeer[q])
+/// and expects from each peer p (fromPeer[p]) in the call check: the call's
+/// hash (callCheckOf); with pair counts (AllToAllV), mixed with the count
+/// this rank sends q and the count it receives from p, so that rank r's
+/// sendCounts[q] must equal rank q's recvCounts[r] (a flow whose two ends
+/// disagree on its length is found before any data moves). `a`'s count
+/// arrays are valid (makePlan accepted the call).
+inline CallCheck callCheckFor(CollKind k, int n, int rank, const CallArgs& a) {
+  CallCheck c;
+  const uint64_t base = callCheckOf(k, n, a);
+  for (int q = 0; q < n; ++q) {
+    c.toPeer[q] = c.fromPeer[q] = base;
+    if (hasPairCounts(k) && q != rank) {
+      c.toPeer[q] = detail::checkValueOf(detail::fnvMix(base, a.sendCounts[q]));
+      c.fromPeer[q] = detail::checkValueOf(detail::fnvMix(base, a.recvCounts[q]));
+    }
+  }
+  return c;
 }
 
 /// The byte ranges of a call (Plan's tx/rx, msgBytes, maxLen, empty) and

@@ -99,6 +99,14 @@ PURLIN_HD uint64_t callCheckValue(uint64_t epoch, uint64_t callCheck) {
   return (uint64_t(uint32_t(epoch)) << 32) | (callCheck & 0xffffffffu);
 }
 
+/// Checked mode: the values one call's check writes into each peer's CALL
+/// slot (toPeer[q]) and expects in its own from each peer (fromPeer[p]):
+/// plan_impl.h callCheckFor, epoch.cuh callCheckKernel.
+struct CallCheck {
+  uint64_t toPeer[kMaxRanks] = {};
+  uint64_t fromPeer[kMaxRanks] = {};
+};
+
 /// Signal value of use `round` (0-based) of a slot in the call of epoch `e`:
 /// (e << 20) + round + 1. Strictly increasing over calls and rounds (rounds
 /// < 2^20), never 0, so signals are never reset and waits use `>=`.
