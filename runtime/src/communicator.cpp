@@ -449,6 +449,7 @@ bool Communicator::registeredPeers(const void *out, std::size_t outBytes, std::b
 
 std::size_t Communicator::directMappings() const { return impl_->direct->mappedCount(); }
 std::size_t Communicator::directGraphHeld() const { return impl_->direct->graphHeldCount(); }
+std::size_t Communicator::directGraphHoldObjects() const { return impl_->direct->graphHoldObjects(); }
 std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
 bool Communicator::logPlans() const { return impl_->logPlans; }
 bool Communicator::firstOfShape(uint64_t shapeKey) { return impl_->loggedShapes.insert(shapeKey).second; }

@@ -16,6 +16,7 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -194,8 +195,9 @@ bool DirectRegistry::closeUnheld() {
 }
 
 namespace {
-/// The payload of a graph's user object: the mappings it holds.
+/// The payload of a graph's user object: the mappings it holds (each once).
 struct GraphHold {
+  std::vector<std::pair<int, uint64_t>> keys;
   std::vector<std::shared_ptr<std::atomic<int>>> counts;
 };
 /// What release() waits on while CUDA's thread runs the destructors of
@@ -232,14 +234,28 @@ bool DirectRegistry::holdInGraph(void *captureStream, const std::vector<Key> &ke
   if (captureStream == nullptr || keys.empty()) return keys.empty();
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   cudaGraph_t graph = nullptr;
-  if (cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(captureStream), &status, nullptr, &graph) != cudaSuccess ||
+  unsigned long long captureId = 0;
+  if (cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(captureStream), &status, &captureId, &graph) != cudaSuccess ||
       status != cudaStreamCaptureStatusActive || graph == nullptr) {
     (void)cudaGetLastError();
     return false;
   }
+  const auto add = [this](GraphHold &hold, const Key &k) {
+    if (std::find(hold.keys.begin(), hold.keys.end(), k) != hold.keys.end()) return;
+    hold.keys.push_back(k);
+    hold.counts.push_back(mapped_.at(k).graphs);
+    hold.counts.back()->fetch_add(1);
+  };
+  if (holdPayload_ != nullptr && captureId == holdCapture_) {
+    // A later call of the same capture: its graph's object holds these too
+    // (nothing runs the object's destructor before the capture has ended).
+    auto *hold = static_cast<GraphHold *>(holdPayload_);
+    std::lock_guard<std::mutex> lock(graphHoldSignal().mutex);
+    for (const Key &k : keys) add(*hold, k);
+    return true;
+  }
   auto *hold = new GraphHold;
-  for (const Key &k : keys) hold->counts.push_back(mapped_.at(k).graphs);
-  for (auto &c : hold->counts) c->fetch_add(1);
+  for (const Key &k : keys) add(*hold, k);
   cudaUserObject_t object = nullptr;
   if (cudaUserObjectCreate(&object, hold, releaseGraphHold, 1, cudaUserObjectNoDestructorSync) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -253,6 +269,9 @@ bool DirectRegistry::holdInGraph(void *captureStream, const std::vector<Key> &ke
     (void)cudaUserObjectRelease(object, 1);  // runs releaseGraphHold
     return false;
   }
+  holdCapture_ = captureId;
+  holdPayload_ = hold;
+  ++holdObjects_;
   return true;
 }
 

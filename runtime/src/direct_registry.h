@@ -82,6 +82,8 @@ public:
   std::size_t graphHeldCount() const;
   /// Exchanges that returned true so far.
   std::size_t acceptedCount() const { return accepted_; }
+  /// CUDA user objects created so far to hold mappings (one per capture).
+  std::size_t graphHoldObjects() const { return holdObjects_; }
 
 private:
   using Key = std::pair<int, uint64_t>;  ///< (peer rank, peer's buffer id)
@@ -127,7 +129,17 @@ private:
   bool closeUnheld();
   /// Makes the graph `captureStream` captures into hold the mappings of
   /// `keys` (a user object); false if CUDA refused (then nothing is held).
+  /// One user object per capture: a later call of the same capture adds
+  /// its keys to the first call's object (a graph launch pays for its
+  /// user objects; a captured decode step holds many calls).
   bool holdInGraph(void *captureStream, const std::vector<Key> &keys);
+  /// The user object's payload of the capture in progress (capture id
+  /// `holdCapture_`), while that capture lasts; its graph cannot be
+  /// destroyed before the capture ends, so the payload lives while the id
+  /// can still be seen.
+  unsigned long long holdCapture_ = 0;
+  void *holdPayload_ = nullptr;
+  std::size_t holdObjects_ = 0;
   /// Collective: every rank synchronizes its device; true iff all did.
   bool synchronizeAll(Bootstrap &bootstrap);
 };

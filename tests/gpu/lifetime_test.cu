@@ -144,6 +144,43 @@ void body(Rank& R) {
     if (why.empty()) why = std::string("final releaseDirect: ") + e.what();
   }
   report("a destroyed graph's mappings are closed by the next capture", why);
+
+  // Two direct calls in one capture: one user object holds both outputs'
+  // mappings (a graph launch pays for each of its user objects).
+  why.clear();
+  {
+    const std::size_t objects = comm.directGraphHoldObjects();
+    Captured both;
+    sn::CallArgs a;
+    a.in = in;
+    a.count = kCount;
+    a.dtype = DType::BF16;
+    CT_CUDA(cudaStreamBeginCapture(R.stream, cudaStreamCaptureModeThreadLocal));
+    a.out = out;
+    Status st = launchColl<PAuto>(Coll::AllGather, comm, a, R.stream);
+    a.out = out2;
+    if (st == Status::Ok) st = launchColl<PAuto>(Coll::AllGather, comm, a, R.stream);
+    CT_CUDA(cudaStreamEndCapture(R.stream, &both.graph));
+    if (st != Status::Ok) why = std::string("captured launches: ") + sn::lastError();
+    if (why.empty() && comm.directGraphHoldObjects() != objects + 1)
+      why = std::to_string(comm.directGraphHoldObjects() - objects) + " user objects for one capture of two calls";
+    if (why.empty() && comm.directGraphHeld() != std::size_t(2 * (R.n - 1)))
+      why = std::to_string(comm.directGraphHeld()) + " mappings held by the graph (expected both outputs' " +
+            std::to_string(2 * (R.n - 1)) + ")";
+    if (why.empty()) {
+      CT_CUDA(cudaGraphInstantiate(&both.exec, both.graph, 0));
+      why = replayAndCheck(R, R.stream, in, out2, both, 11);
+    }
+    both.destroy();
+    try {
+      comm.releaseDirect();
+    } catch (const Error& e) {
+      if (why.empty()) why = std::string("releaseDirect after the graph was destroyed: ") + e.what();
+    }
+    if (why.empty() && comm.directMappings() != 0)
+      why = std::to_string(comm.directMappings()) + " mappings left after releaseDirect";
+  }
+  report("two direct calls in one capture: one user object holds both, released with the graph", why);
   R.boot->barrier();
   cudaFree(in);
   cudaFree(out);

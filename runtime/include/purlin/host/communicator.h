@@ -232,6 +232,9 @@ public:
   std::size_t directMappings() const;
   /// Of those, the ones a live captured graph holds.
   std::size_t directGraphHeld() const;
+  /// CUDA user objects created so far to hold them: one per capture, however
+  /// many direct calls it captured (a graph launch pays for its objects).
+  std::size_t directGraphHoldObjects() const;
   /// Calls registerDirect accepted (true) so far.
   std::size_t directRegistrations() const;
   /// Whether plans are logged (CommOptions::logPlans or PURLIN_LOG_PLANS=1).
