@@ -331,10 +331,12 @@ int badPairArrays(Bootstrap& boot, int dev, const CommOptions& o, cudaStream_t s
 /// Checked mode, AllToAllV whose two ends of one flow disagree (issue 35
 /// item 2): rank n-1 sends rank 0 four elements, rank 0 expects three;
 /// every array is valid on its own rank. The call check compares rank r's
-/// sendCounts[q] with rank q's recvCounts[r] (callCheckFor): every rank's
-/// call fails within the check (InvalidArgument naming the mismatch, or
-/// RemoteError), not by the wait timeout, and nothing is written past any
-/// rank's output.
+/// sendCounts[q] with rank q's recvCounts[r] (callCheckFor): ranks 0 and
+/// n-1 fail the call at the check (InvalidArgument naming the mismatch, or
+/// RemoteError), not by the wait timeout, and tell every rank; a rank whose
+/// flows all agree may complete the call (its data arrived), but the
+/// communicator has failed: the next call fails on every rank. Nothing is
+/// written past any rank's output.
 int pairCountMismatch(Bootstrap& boot, int dev, cudaStream_t s) {
   int failures = 0;
   const int n = boot.size(), r = boot.rank();
@@ -364,11 +366,22 @@ int pairCountMismatch(Bootstrap& boot, int dev, cudaStream_t s) {
     if (why.empty() && cudaStreamSynchronize(s) != cudaSuccess) why = "the stream failed";
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string msg;
-    const Status after = comm.asyncError(&msg);
-    const bool named = (after == Status::InvalidArgument && msg.find("called a different collective") != std::string::npos) ||
-                       (after == Status::RemoteError && msg.find("its call differed") != std::string::npos);
-    if (why.empty() && !named) why = std::string("asyncError: ") + toString(after) + ": " + msg;
+    Status after = comm.asyncError(&msg);
+    const auto named = [&] {
+      return (after == Status::InvalidArgument && msg.find("called a different collective") != std::string::npos) ||
+             (after == Status::RemoteError && msg.find("its call differed") != std::string::npos);
+    };
+    const bool paired = r == 0 || r == n - 1;  // the two ends of the disagreeing flow
+    if (why.empty() && paired && !named()) why = std::string("asyncError: ") + toString(after) + ": " + msg;
     if (why.empty() && sec > 4.0) why = "found after " + std::to_string(sec) + " s (a timeout, not the check)";
+    boot.barrier();
+    // The next (correct) call fails on every rank: refused at once, or its waits give up.
+    if (why.empty()) {
+      recvCounts[n - 1] = 4;
+      if (launchV<PAuto>(VColl::AllToAllV, comm, a, s) == Status::Ok) (void)cudaStreamSynchronize(s);
+      after = comm.asyncError(&msg);
+      if (!named()) why = std::string("after the next call, asyncError: ") + toString(after) + ": " + msg;
+    }
     std::vector<unsigned char> guard(kGuardBytes);
     CT_CUDA(cudaMemcpy(guard.data(), out + 4 * n * 2, kGuardBytes, cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < kGuardBytes && why.empty(); ++i)
