@@ -126,12 +126,17 @@ TEST_CASE("the call check pairs AllToAllV's two ends of every flow: rank r's sen
       if (p != q)
         CHECK(callCheckFor(CollKind::AllToAllV, 3, p, argsOf(p)).toPeer[q] ==
               callCheckFor(CollKind::AllToAllV, 3, q, argsOf(q)).fromPeer[p]);
-  // Rank 0 expects 3 from rank 2, which sends 4: that pair disagrees, the others agree.
+  // Rank 0 expects 3 from rank 2, which sends 4: both ends of that pair see
+  // the disagreement (the sender too), the other pairs agree.
   recv[0][2] = 3;
   CHECK(callCheckFor(CollKind::AllToAllV, 3, 2, argsOf(2)).toPeer[0] !=
         callCheckFor(CollKind::AllToAllV, 3, 0, argsOf(0)).fromPeer[2]);
+  CHECK(callCheckFor(CollKind::AllToAllV, 3, 0, argsOf(0)).toPeer[2] !=
+        callCheckFor(CollKind::AllToAllV, 3, 2, argsOf(2)).fromPeer[0]);
   CHECK(callCheckFor(CollKind::AllToAllV, 3, 1, argsOf(1)).toPeer[0] ==
         callCheckFor(CollKind::AllToAllV, 3, 0, argsOf(0)).fromPeer[1]);
+  CHECK(callCheckFor(CollKind::AllToAllV, 3, 0, argsOf(0)).toPeer[1] ==
+        callCheckFor(CollKind::AllToAllV, 3, 1, argsOf(1)).fromPeer[0]);
   // Every other collective writes and expects its hash.
   CallArgs c;
   c.count = 7;

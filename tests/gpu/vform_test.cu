@@ -331,12 +331,14 @@ int badPairArrays(Bootstrap& boot, int dev, const CommOptions& o, cudaStream_t s
 /// Checked mode, AllToAllV whose two ends of one flow disagree (issue 35
 /// item 2): rank n-1 sends rank 0 four elements, rank 0 expects three;
 /// every array is valid on its own rank. The call check compares rank r's
-/// sendCounts[q] with rank q's recvCounts[r] (callCheckFor): ranks 0 and
-/// n-1 fail the call at the check (InvalidArgument naming the mismatch, or
-/// RemoteError), not by the wait timeout, and tell every rank; a rank whose
-/// flows all agree may complete the call (its data arrived), but the
-/// communicator has failed: the next call fails on every rank. Nothing is
-/// written past any rank's output.
+/// sendCounts[q] with rank q's recvCounts[r] and the other way round
+/// (callCheckFor): both ends, ranks 0 and n-1, fail the call at the check
+/// (InvalidArgument naming the mismatch, or RemoteError), not by the wait
+/// timeout, and tell every rank; a rank whose flows all agree may complete
+/// the call (its data arrived), but the communicator has failed: the next
+/// call fails on every rank. Nothing is written past any rank's output.
+/// (With the sender's side unchecked, rank n-1 completed the call on one
+/// H200 at 5 ranks.)
 int pairCountMismatch(Bootstrap& boot, int dev, cudaStream_t s) {
   int failures = 0;
   const int n = boot.size(), r = boot.rank();

@@ -238,19 +238,23 @@ inline uint64_t callCheckOf(CollKind k, int n, const CallArgs& a) {
 
 /// Checked mode: what rank `rank`'s call writes to each peer q (toPeer[q])
 /// and expects from each peer p (fromPeer[p]) in the call check: the call's
-/// hash (callCheckOf); with pair counts (AllToAllV), mixed with the count
-/// this rank sends q and the count it receives from p, so that rank r's
-/// sendCounts[q] must equal rank q's recvCounts[r] (a flow whose two ends
-/// disagree on its length is found before any data moves). `a`'s count
-/// arrays are valid (makePlan accepted the call).
+/// hash (callCheckOf); with pair counts (AllToAllV), mixed with both flows
+/// between the two ranks as this rank sees them (to q: what it sends q,
+/// then what it receives from q; from p: what it receives from p, then
+/// what it sends p), so rank r and rank q agree only if r's sendCounts[q]
+/// is q's recvCounts[r] and r's recvCounts[q] is q's sendCounts[r]: a flow
+/// whose two ends disagree on its length fails both ends at the check,
+/// before any data moves. `a`'s count arrays are valid (makePlan accepted
+/// the call).
 inline CallCheck callCheckFor(CollKind k, int n, int rank, const CallArgs& a) {
+  using detail::fnvMix;
   CallCheck c;
   const uint64_t base = callCheckOf(k, n, a);
   for (int q = 0; q < n; ++q) {
     c.toPeer[q] = c.fromPeer[q] = base;
     if (hasPairCounts(k) && q != rank) {
-      c.toPeer[q] = detail::checkValueOf(detail::fnvMix(base, a.sendCounts[q]));
-      c.fromPeer[q] = detail::checkValueOf(detail::fnvMix(base, a.recvCounts[q]));
+      c.toPeer[q] = detail::checkValueOf(fnvMix(fnvMix(base, a.sendCounts[q]), a.recvCounts[q]));
+      c.fromPeer[q] = detail::checkValueOf(fnvMix(fnvMix(base, a.recvCounts[q]), a.sendCounts[q]));
     }
   }
   return c;
