@@ -555,10 +555,12 @@ Status Communicator::asyncError(std::string *message) const {
   std::string bootstrapFailure, refusal;
   Status refusalStatus = Status::Ok;
   {
-    std::lock_guard<std::mutex> lock(m.brokenMutex);
-    bootstrapFailure = m.bootstrapFailure;
+    std::lock_guard<std::mutex> lock(m.brokenMutex);  // the reasons are copied only when they are reported
     refusalStatus = m.refusalStatus;
-    refusal = m.refusal;
+    if (refusalStatus != Status::Ok)
+      refusal = m.refusal;
+    else if (!recorded && !aborted)
+      bootstrapFailure = m.bootstrapFailure;
   }
   if (!recorded && !aborted && bootstrapFailure.empty() && refusalStatus == Status::Ok)
     return Status::Ok;

@@ -173,11 +173,15 @@ void *DirectRegistry::map(int p, uint64_t bufferId, const void *ipcHandle) {
   return base;
 }
 
-void *DirectRegistry::holdLocal(int p, uint64_t bufferId, void *base) {
+void *DirectRegistry::peerAllocation(int p, int32_t pid, uint64_t nonce, uint64_t bufferId, uint64_t base,
+                                     const void *ipcHandle) {
+  if (pid != pid_ || nonce != nonce_) return map(p, bufferId, ipcHandle);
+  // Same process: peer access through the peer's own pointer, held and
+  // counted like a mapping (nothing to open or close).
   Mapping &m = mapped_[{p, bufferId}];
-  m.base = base;
+  m.base = reinterpret_cast<void *>(base);
   m.ipc = false;
-  return base;
+  return m.base;
 }
 
 bool DirectRegistry::closeUnheld() {
@@ -197,7 +201,6 @@ bool DirectRegistry::closeUnheld() {
 namespace {
 /// The payload of a graph's user object: the mappings it holds (each once).
 struct GraphHold {
-  std::vector<std::pair<int, uint64_t>> keys;
   std::vector<std::shared_ptr<std::atomic<int>>> counts;
 };
 /// What release() waits on while CUDA's thread runs the destructors of
@@ -241,10 +244,10 @@ bool DirectRegistry::holdInGraph(void *captureStream, const std::vector<Key> &ke
     return false;
   }
   const auto add = [this](GraphHold &hold, const Key &k) {
-    if (std::find(hold.keys.begin(), hold.keys.end(), k) != hold.keys.end()) return;
-    hold.keys.push_back(k);
-    hold.counts.push_back(mapped_.at(k).graphs);
-    hold.counts.back()->fetch_add(1);
+    const std::shared_ptr<std::atomic<int>> &count = mapped_.at(k).graphs;
+    if (std::find(hold.counts.begin(), hold.counts.end(), count) != hold.counts.end()) return;
+    hold.counts.push_back(count);
+    count->fetch_add(1);
   };
   if (holdPayload_ != nullptr && captureId == holdCapture_) {
     // A later call of the same capture: its graph's object holds these too
@@ -315,12 +318,7 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
     const DirectRecord &o = all[p];
     if (p == rank_) {
       peersOut[p] = static_cast<std::byte *>(out);
-    } else if (o.pid == pid_ && o.nonce == nonce_) {
-      // Same process: peer access through its own pointer, held like a mapping.
-      void *base = holdLocal(p, o.bufferId, reinterpret_cast<void *>(o.base));
-      used.push_back({p, o.bufferId});
-      peersOut[p] = static_cast<std::byte *>(base) + o.offset;
-    } else if (void *base = map(p, o.bufferId, &o.handle)) {
+    } else if (void *base = peerAllocation(p, o.pid, o.nonce, o.bufferId, o.base, &o.handle)) {
       used.push_back({p, o.bufferId});
       peersOut[p] = static_cast<std::byte *>(base) + o.offset;
     } else {
@@ -447,13 +445,7 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
     const RegisterRecord &o = all[p];
     if (p == rank_) {
       reg.peer[p] = static_cast<std::byte *>(ptr);
-    } else if (o.pid == pid_ && o.nonce == nonce_) {
-      // Same process: peer access through its own pointer, held like a mapping.
-      void *base = holdLocal(p, o.bufferId, reinterpret_cast<void *>(o.base));
-      ++mapped_[{p, o.bufferId}].registrations;
-      reg.holds.push_back({p, o.bufferId});
-      reg.peer[p] = static_cast<std::byte *>(base) + o.offset;
-    } else if (void *base = map(p, o.bufferId, &o.handle)) {
+    } else if (void *base = peerAllocation(p, o.pid, o.nonce, o.bufferId, o.base, &o.handle)) {
       ++mapped_[{p, o.bufferId}].registrations;
       reg.holds.push_back({p, o.bufferId});
       reg.peer[p] = static_cast<std::byte *>(base) + o.offset;

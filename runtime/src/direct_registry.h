@@ -122,9 +122,11 @@ private:
 
   /// Maps (or finds) peer p's allocation `bufferId`; nullptr on failure.
   void *map(int p, uint64_t bufferId, const void *ipcHandle);
-  /// Finds or enters peer p's allocation `bufferId` at `base` in this
-  /// process (a peer of this process: nothing to open, counted the same).
-  void *holdLocal(int p, uint64_t bufferId, void *base);
+  /// Peer p's allocation `bufferId` as reached here: mapped (map) for a
+  /// peer in another process, its own pointer `base` for one in this
+  /// process (pid, nonce), entered in mapped_ either way so that graphs,
+  /// captured calls and registrations hold it alike; nullptr on failure.
+  void *peerAllocation(int p, int32_t pid, uint64_t nonce, uint64_t bufferId, uint64_t base, const void *ipcHandle);
   /// Closes mappings that nothing holds; false if a close failed.
   bool closeUnheld();
   /// Makes the graph `captureStream` captures into hold the mappings of

@@ -333,7 +333,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       // A CUDA error enqueueing the program is this rank's (the printed
       // code's refusals, e.g. of push lanes, come from the policy: shared).
-      if (st == Status::CudaError) return comm.refuseCall(st, lastError(), stream);
+      if (st == Status::CudaError) return refuseOwn(st, lastError());
       return st;
     } catch (const Error& e) {
       return report(e.status(), std::string("purlin::snac::launch: ") + e.what());
