@@ -18,7 +18,8 @@ using namespace purlin::gen;
 // ---- allToAllV: program latency, printed from the SNAC IR ----
 
 /// Role latency (every CTA of the grid; IR ops %0, %1, %2, %3): packet group g of every
-/// flow on warp g mod warps; lane l carries payload words 63g+2l and 63g+2l+1.
+/// flow on warp g mod warps; lane l < 31 carries payload words 62g+2l and 62g+2l+1,
+/// lane 31 the group's header (the call's epoch and the flow's tag) and collector.
 template <bool W8, class Epoch>
 __device__ void allToAllV_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,
     const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
@@ -39,9 +40,11 @@ __device__ void allToAllV_latency(const DeviceComm& dc, const Plan& pl, const pa
       const packet::LaneWords x(g, lane, packet::words(len));
       packet::loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
       ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
-      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));
+      if (ce.stop) return;  // this rank has failed: it puts no more groups
+      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(rg.tagTo[i - 1])));
     }
     ce.ensure(dc, rg);  // a warp past the groups of every flow it sends reads the epoch here
+    if (ce.stop) return;  // this rank has failed: it puts no more groups
     // %1 copy O_r[r] <- X_r[r]  // own contribution, local
     if (g < packet::flowGroups(rg.ownLen)) {
       const std::size_t len = rg.ownLen;
@@ -56,8 +59,8 @@ __device__ void allToAllV_latency(const DeviceComm& dc, const Plan& pl, const pa
       if (g >= packet::flowGroups(len)) continue;
       const packet::LaneWords x(g, lane, packet::words(len));
       // %2 packet.poll PK_r[p] until full, then empty
-      if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b))
-        return;  // a checked wait gave up
+      if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b, ce.header(rg.tagFrom[p])))
+        return;  // a wait gave up, or the group is another call's
       // %3 copy O_r[p] <- PK_r[p]
       packet::storeLane<W8>(x, out + rg.rx[i - 1], len, a, b);
     }

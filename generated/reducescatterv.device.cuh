@@ -18,7 +18,8 @@ using namespace purlin::gen;
 // ---- reduceScatterV: program latency, printed from the SNAC IR ----
 
 /// Role latency (every CTA of the grid; IR ops %0, %1, %2): packet group g of every
-/// flow on warp g mod warps; lane l carries payload words 63g+2l and 63g+2l+1.
+/// flow on warp g mod warps; lane l < 31 carries payload words 62g+2l and 62g+2l+1,
+/// lane 31 the group's header (the call's epoch and the flow's tag) and collector.
 /// N2: two ranks (chosen at run time); the running reduction of the two
 /// operands is one reducePair in rank order (bench/NOTES.md E13 run3).
 /// The reduction's class is dispatched once per packet group (every rank's
@@ -44,9 +45,11 @@ __device__ void reduceScatterV_latency(const DeviceComm& dc, const Plan& pl, con
       const packet::LaneWords x(g, lane, packet::words(len));
       packet::loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
       ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
-      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane));
+      if (ce.stop) return;  // this rank has failed: it puts no more groups
+      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(rg.tagTo[i - 1])));
     }
     ce.ensure(dc, rg);  // a warp past the groups of every flow it sends reads the epoch here
+    if (ce.stop) return;  // this rank has failed: it puts no more groups
     if (g < packet::flowGroups(rg.ownLen)) {  // the groups of this rank's partition
       const std::size_t len = rg.ownLen;
       const packet::LaneWords x(g, lane, packet::words(len));
@@ -60,8 +63,8 @@ __device__ void reduceScatterV_latency(const DeviceComm& dc, const Plan& pl, con
           if (p == r) {
             wa[p] = mineA;  // %2's operand p == r
             wb[p] = mineB;
-          } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p])) {
-            return;  // a checked wait gave up
+          } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p], ce.header(rg.tagFrom[p]))) {
+            return;  // a wait gave up, or the group is another call's
           }
         }
         // %2 reduce.step O_r <- op(O_r, (p == r ? X_r[r] : PK_r[p])) over p ascending (the first p sets O_r)  // p == r reads X_r directly; ascending rank order, fp32 accumulation
@@ -71,8 +74,8 @@ __device__ void reduceScatterV_latency(const DeviceComm& dc, const Plan& pl, con
       } else {
         // p in 0..1: the one peer is rg.from[0]
         // %1 [n == 2]
-        if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b))
-          return;  // a checked wait gave up
+        if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b, ce.header(rg.tagFrom[rg.from[0]])))
+          return;  // a wait gave up, or the group is another call's
         // %2 [n == 2]
         const bool ownFirst = r == 0;  // both steps at once, in ascending rank order
         uint64_t ra, rb;

@@ -131,11 +131,11 @@ __device__ __forceinline__ void floorBody(const Side& s, std::size_t bytes) {
     const int lane = sn::laneId();
     for (std::size_t g = t / 32; g < G; g += T / 32) {
       const std::size_t j0 = g * sn::kGroupPayloadWords + 2 * std::size_t(lane), j1 = j0 + 1;
-      const bool has0 = j0 < W, has1 = lane < 31 && j1 < W;
+      const bool has0 = lane < 31 && j0 < W, has1 = lane < 31 && j1 < W;
       const uint64_t* in = reinterpret_cast<const uint64_t*>(s.in);
       const uint64_t a = has0 ? in[j0] : 0, b = has1 ? in[j1] : 0;
       std::byte* slotOut = peerHalf + 16 * (g * sn::kGroupSlots + lane);
-      sn::slotPut(slotOut, sn::groupPack(a, b, lane));
+      sn::slotPut(slotOut, sn::groupPack(a, b, lane, 0));
       uint64_t* own = reinterpret_cast<uint64_t*>(s.out + s.rank * bytes);
       if (has0) own[j0] = a;
       if (has1) own[j1] = b;
@@ -256,7 +256,7 @@ __global__ void variantKernel(Side s, purlin::DeviceComm dc, sn::Plan pl, std::s
       slotOut = s.peer + half * kHalfBytes + 16 * (g * sn::kGroupSlots + lane);
       slotIn = s.mine + half * kHalfBytes + 16 * (g * sn::kGroupSlots + lane);
     }
-    sn::slotPut(slotOut, sn::groupPack(a, b, lane));
+    sn::slotPut(slotOut, sn::groupPack(a, b, lane, 0));
     if constexpr ((F & (kVWord | kVStore)) != 0) {
       ld::storeLane<false>(x, s.out + r * bytes, bytes, a, b);
     } else {

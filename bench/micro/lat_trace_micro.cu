@@ -101,7 +101,7 @@ __global__ void traceKernel(Side s, std::size_t bytes) {
   for (int k = 0; k < K; ++k) {
     const std::size_t g = warp + std::size_t(k) * warps;
     j0[k] = g * sn::kGroupPayloadWords + 2 * std::size_t(lane);
-    has0[k] = g < G && j0[k] < W;
+    has0[k] = g < G && lane < 31 && j0[k] < W;
     has1[k] = g < G && lane < 31 && j0[k] + 1 < W;
   }
   auto loadInput = [&] {
@@ -144,7 +144,7 @@ __global__ void traceKernel(Side s, std::size_t bytes) {
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const std::size_t g = warp + std::size_t(k) * warps;
-    if (g < G) sn::slotPut(peerHalf + 16 * (g * sn::kGroupSlots + lane), sn::groupPack(a[k], b[k], lane));
+    if (g < G) sn::slotPut(peerHalf + 16 * (g * sn::kGroupSlots + lane), sn::groupPack(a[k], b[k], lane, 0));
   }
   t[3] = arch::globalTimerNs();
 #pragma unroll

@@ -70,7 +70,8 @@ private:
     o_ << "/// Role latency (every CTA of the grid; IR ops ";
     for (std::size_t i = 0; i < k_.ops.size(); ++i) o_ << (i ? ", %" : "%") << k_.ops[i];
     o_ << "): packet group g of every\n"
-       << "/// flow on warp g mod warps; lane l carries payload words 63g+2l and 63g+2l+1.\n";
+       << "/// flow on warp g mod warps; lane l < 31 carries payload words 62g+2l and 62g+2l+1,\n"
+       << "/// lane 31 the group's header (the call's epoch and the flow's tag) and collector.\n";
     if (k_.reduces)
       o_ << "/// N2: two ranks (chosen at run time); the running reduction of the two\n"
          << "/// operands is one reducePair in rank order (bench/NOTES.md E13 run3).\n"
@@ -153,25 +154,27 @@ private:
            << (s.epochRead == EpochRead::AfterLoad    ? "the call's epoch, read once the first loads are issued (E12)"
                : s.epochRead == EpochRead::NothingPut ? "the ranks that put nothing read the epoch here"
                                                       : "a warp past the groups of every flow it sends reads the epoch here")
-           << "\n";
+           << "\n"
+           << pad << "if (ce.stop) return;  // this rank has failed: it puts no more groups\n";
         return;
       case StmtKind::Put:
         o_ << citeOf(s, pad) << pad << "slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack("
-           << regs(s.words) << ", lane));\n";
+           << regs(s.words) << ", lane, ce.header(rg.tagTo[i - 1])));\n";
         return;
       case StmtKind::PutToPeers:
         o_ << citeOf(s, pad) << pad << "{\n"
-           << pad << "  const SlotWords s = groupPack(" << regs(s.words) << ", lane);\n"
+           << pad << "  const SlotWords s = groupPack(" << regs(s.words) << ", lane, 0);  // one group, each peer's header\n"
            << "#pragma unroll 1\n"
-           << pad << "  for (int i = 1; i < n; ++i) slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), s);  // k = (r + i) mod n\n"
+           << pad << "  for (int i = 1; i < n; ++i)  // k = (r + i) mod n\n"
+           << pad << "    slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), withHeader(s, lane, ce.header(rg.tagTo[i - 1])));\n"
            << pad << "}\n";
         return;
       case StmtKind::Poll: {
         const std::string region = s.region == Region::OnlyPeer ? "rg.recv[0]" : s.region == Region::RecvRank ? "rg.recvFrom[p]" : "rg.recv[i - 1]";
         const std::string from = s.region == Region::OnlyPeer ? "rg.from[0]" : s.fromRoot ? "root" : "p";
         o_ << citeOf(s, pad) << pad << "if (!packet::pollLane<" << staggerName(s.stagger) << ">(dc, pl, " << region
-           << " + ce.h, " << from << ", g, lane, " << regs(s.words) << "))\n"
-           << pad << "  return;  // a checked wait gave up\n";
+           << " + ce.h, " << from << ", g, lane, " << regs(s.words) << ", ce.header(rg.tagFrom[" << from << "])))\n"
+           << pad << "  return;  // a wait gave up, or the group is another call's\n";
         return;
       }
       case StmtKind::Store:
@@ -195,8 +198,8 @@ private:
            << pad << "    wa[p] = mineA;  // %" << s.use << "'s operand p == r\n"
            << pad << "    wb[p] = mineB;\n"
            << pad << "  } else if (!packet::pollLane<" << staggerName(s.stagger)
-           << ">(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p])) {\n"
-           << pad << "    return;  // a checked wait gave up\n"
+           << ">(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p], ce.header(rg.tagFrom[p]))) {\n"
+           << pad << "    return;  // a wait gave up, or the group is another call's\n"
            << pad << "  }\n"
            << pad << "}\n";
         return;

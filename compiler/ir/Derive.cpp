@@ -263,7 +263,7 @@ void declare(CollectiveIR &ir, Program &p) {
   p.buffers.push_back({Buf::O, "output, " + lay(ir.out) + ", user memory of each rank (local writes only)"});
   bool rooted = isRootedKind(k);
   if (p.regime == Regime::Latency) {
-    p.buffers.push_back({Buf::PK, "packets[e&1] of each rank: region per source rank, full/empty packet groups (504 payload bytes per 512)"});
+    p.buffers.push_back({Buf::PK, "packets[e&1] of each rank: region per source rank, full/empty packet groups (496 payload bytes and a header per 512)"});
     p.signals.push_back({Sig::DONE, rooted ? "readers" : "-", rooted ? "producers" : "-", "sig(e,0)"});
     if (!rooted) p.signals.pop_back();
     return;

@@ -254,7 +254,7 @@ void print(std::ostringstream &o, const std::vector<Stmt> &body, const std::stri
 
 std::string toText(const PacketWarps &k) {
   std::ostringstream o;
-  o << "kernel latency: packet warps (group g on warp g mod warps; lane l: words 63g+2l, 63g+2l+1)";
+  o << "kernel latency: packet warps (group g on warp g mod warps; lane l < 31: words 62g+2l, 62g+2l+1; lane 31: header, collector)";
   if (k.reduces) o << ", reduces";
   if (k.rooted) o << ", rooted";
   if (k.variable) o << ", V form";

@@ -176,7 +176,8 @@ struct DoneAcks {
 
 /// A latency program lowered to packet warps: every warp of the grid runs
 /// `group` for its packet groups g (g = warp, warp + warps, ...); lane l
-/// carries payload words 63g + 2l and 63g + 2l + 1 of every flow.
+/// < 31 carries payload words 62g + 2l and 62g + 2l + 1 of every flow (lane
+/// 31: the group's header and collector).
 struct PacketWarps {
   bool reduces = false;   ///< a reduction (the class dispatch, the two-rank form)
   bool rooted = false;    ///< a rooted program (the root's side and the others')

@@ -518,6 +518,17 @@ Status describeFailure(const WaitError &err, std::string &message) {
               "): kind, count or counts, dtype, op and root must be the same on every rank, and an AllToAllV's "
               "sendCounts[q] on rank r the same as recvCounts[r] on rank q";
     return Status::InvalidArgument;
+  case WaitErrorKind::PacketMismatch: {
+    // Headers: the call's epoch (low 31 bits) above the flow's 32-bit tag.
+    const auto header = [](uint64_t h) {
+      return "call " + std::to_string(h >> 32) + ", flow tag " + std::to_string(h & 0xffffffffu);
+    };
+    message = who + ": a packet group from rank " + std::to_string(err.signal) + " was written by another call (" +
+              header(err.observed) + "; this rank expected " + header(err.expected) +
+              "): the ranks called different collectives, counts, dtypes, ops or roots, in this call or an earlier "
+              "one; kind, count or counts, dtype, op and root must be the same on every rank";
+    return Status::InvalidArgument;
+  }
   case WaitErrorKind::PeerFailed: {
     const auto origin = WaitErrorKind(err.expected);
     const std::string peer = "rank " + std::to_string(err.signal);
@@ -530,7 +541,8 @@ Status describeFailure(const WaitError &err, std::string &message) {
       return Status::RemoteError;
     }
     message = who + ": " + peer + " failed (" +
-              (origin == WaitErrorKind::Mismatch ? std::string("its call differed from a peer's")
+              (origin == WaitErrorKind::Mismatch || origin == WaitErrorKind::PacketMismatch
+                   ? std::string("its call differed from a peer's")
                                                  : std::string("a wait timed out")) +
               "; see its error); this rank's waits gave up";
     return Status::RemoteError;

@@ -1,7 +1,9 @@
 /// @file snac_call_check_test.cpp
 /// @brief Unit tests of what ranks agree on, or tell each other, about one
 /// call: the FAILED codes, the checked mode's call hash and its per-peer
-/// values (callCheckOf, callCheckFor: AllToAllV's flows paired), and whose
+/// values (callCheckOf, callCheckFor: AllToAllV's flows paired), the
+/// latency program's packet-group headers (Plan::flowTagTo / flowTagFrom,
+/// compared by every receiver in every mode), and whose
 /// argument a refusal was (RefusalScope: Own fails the communicator on
 /// every rank, Shared leaves it usable).
 #include <catch2/catch.hpp>
@@ -16,7 +18,7 @@ using namespace plantest;
 
 TEST_CASE("failure codes name their origin and kind and are never 0") {
   for (int origin = 0; origin < kMaxRanks; ++origin)
-    for (uint32_t kind = 0; kind <= uint32_t(WaitErrorKind::Mismatch); ++kind) {
+    for (uint32_t kind = 0; kind <= uint32_t(WaitErrorKind::PacketMismatch); ++kind) {
       const uint64_t code = failureCode(origin, kind);
       CHECK(code != 0);
       CHECK(failureOrigin(code) == origin);
@@ -95,6 +97,47 @@ TEST_CASE("the call check pairs AllToAllV's two ends of every flow: rank r's sen
   c.count = 7;
   const CallCheck ar = callCheckFor(CollKind::AllReduce, 3, 1, c);
   for (int q = 0; q < 3; ++q) CHECK((ar.toPeer[q] == callCheckOf(CollKind::AllReduce, 3, c) && ar.fromPeer[q] == ar.toPeer[q]));
+}
+
+namespace {
+/// Rank `rank`'s latency plan of a call (REQUIREd to plan the latency program).
+Plan latencyPlan(CollKind k, int n, int rank, const CallArgs& a) {
+  Plan p;
+  std::string error;
+  REQUIRE(makeExamplePlan(k, n, rank, a, kWorld, kStaging, kPackets, p, error, kAtomStages) == Status::Ok);
+  REQUIRE(p.latency);
+  return p;
+}
+} // namespace
+
+TEST_CASE("packet headers: a flow's tag on the sender is the receiver's expected tag exactly when the ranks agree") {
+  const CallArgs a = args(kIn, kOut, 1000);
+  for (CollKind k : {CollKind::AllGather, CollKind::AllReduce, CollKind::ReduceScatter, CollKind::AllToAll}) {
+    const Plan p0 = latencyPlan(k, 3, 0, a), p2 = latencyPlan(k, 3, 2, a);
+    CHECK(p0.flowTagTo[2] == p2.flowTagFrom[0]);
+    CHECK(p2.flowTagTo[0] == p0.flowTagFrom[2]);
+    CHECK(p0.flowTagTo[2] == uint32_t(callCheckOf(k, 3, a)));
+    // Another count, dtype or kind on rank 2: every flow's tag differs.
+    CallArgs more = a;
+    more.count = 1001;
+    CHECK(latencyPlan(k, 3, 2, more).flowTagFrom[0] != p0.flowTagTo[2]);
+    CallArgs f32 = a;
+    f32.dtype = DType::F32;
+    CHECK(latencyPlan(k, 3, 2, f32).flowTagFrom[0] != p0.flowTagTo[2]);
+  }
+  CHECK(latencyPlan(CollKind::AllGather, 3, 2, a).flowTagFrom[0] != latencyPlan(CollKind::AllToAll, 3, 0, a).flowTagTo[2]);
+  // AllToAllV: each flow's tag pairs both flows' lengths between two ranks.
+  std::size_t counts[2] = {5, 5}, displs[2] = {0, 5}, more[2] = {5, 6}, moreDispls[2] = {0, 5};
+  CallArgs v = args(kIn, kOut, 0);
+  v.sendCounts = counts, v.sendDispls = displs, v.recvCounts = counts, v.recvDispls = displs, v.maxCount = 8;
+  const Plan v0 = latencyPlan(CollKind::AllToAllV, 2, 0, v), v1 = latencyPlan(CollKind::AllToAllV, 2, 1, v);
+  CHECK(v0.flowTagTo[1] == v1.flowTagFrom[0]);
+  CHECK(v1.flowTagTo[0] == v0.flowTagFrom[1]);
+  CallArgs w = v;
+  w.recvCounts = more, w.recvDispls = moreDispls;  // rank 1 expects 6 from rank 0, which sends 5
+  const Plan w1 = latencyPlan(CollKind::AllToAllV, 2, 1, w);
+  CHECK(w1.flowTagFrom[0] != v0.flowTagTo[1]);
+  CHECK(w1.flowTagTo[0] != v0.flowTagFrom[1]);
 }
 
 TEST_CASE("makePlan: a refusal says whose argument it was (this rank's own, or what every rank passes alike)") {

@@ -66,19 +66,31 @@ TEST_CASE("halves alternate by epoch parity") {
   }
 }
 
-TEST_CASE("packet groups: 504 payload bytes in 32 slots of 16 bytes") {
-  CHECK(sn::kGroupPayloadBytes == 504);
+TEST_CASE("packet groups: 496 payload bytes and a header in 32 slots of 16 bytes") {
+  CHECK(sn::kGroupPayloadBytes == 496);
   CHECK(sn::kGroupSlots * sizeof(Packet) == 512);
   CHECK(sn::kFullBit == (uint64_t(1) << 63));
   CHECK(sn::packetGroups(0) == 0);
   CHECK(sn::packetGroups(1) == 1);
-  CHECK(sn::packetGroups(504) == 1);
-  CHECK(sn::packetGroups(505) == 2);
+  CHECK(sn::packetGroups(496) == 1);
+  CHECK(sn::packetGroups(497) == 2);
   CHECK(sn::packetGroups(1024) == 3);
   for (std::size_t b = 1; b < 100000; b = b * 3 + 1) {
     CHECK(sn::packetGroups(b) * sn::kGroupPayloadBytes >= b);
     CHECK((sn::packetGroups(b) - 1) * sn::kGroupPayloadBytes < b);
   }
+}
+
+TEST_CASE("packet headers: the epoch's low 31 bits above the flow's tag, clear of the full bit") {
+  CHECK(sn::packetHeader(0, 0) == 0);
+  CHECK(sn::packetHeader(5, 0xdeadbeefu) == ((uint64_t(5) << 32) | 0xdeadbeefu));
+  // Epochs 2^31 apart share a header; neither reaches the full bit.
+  const uint64_t e = (uint64_t(1) << 31) + 7;
+  CHECK(sn::packetHeader(e, 1) == sn::packetHeader(7, 1));
+  CHECK((sn::packetHeader(~uint64_t(0), ~uint32_t(0)) & sn::kFullBit) == 0);
+  // Consecutive calls, and the call two before (the same half), differ.
+  CHECK(sn::packetHeader(41, 3) != sn::packetHeader(43, 3));
+  CHECK(sn::packetHeader(42, 3) != sn::packetHeader(42, 4));
 }
 
 TEST_CASE("partitions of uneven counts cover [0, count) in order") {

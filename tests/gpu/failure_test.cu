@@ -4,7 +4,8 @@
 /// waits give up by time; a failure is permanent (every later call returns
 /// it, with no checkDeviceErrors needed); a call whose kind, count, dtype or
 /// op differs across ranks fails on every rank with a clear message and
-/// writes nothing outside the buffers passed; eager calls of a checked
+/// writes nothing outside the buffers passed (checked mode; unchecked, in
+/// the latency program, whose packet headers name the call); eager calls of a checked
 /// communicator stay on one stream; destroying an aborted communicator does
 /// not hang; the C ABI's purlin_comm_abort and purlin_comm_async_error.
 /// N ranks as threads of one process (ranks share GPUs when N > #GPUs).
@@ -251,6 +252,78 @@ int mismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const MismatchCase& m
   return failures;
 }
 
+/// Calls of every unrooted collective on a new unchecked communicator
+/// (latency sizes, f32 sum, three rounds), each output compared bitwise
+/// with the host reference: "" or the first wrong element.
+std::string freshCallsRight(Bootstrap& boot, int dev, cudaStream_t s) {
+  const int n = boot.size(), r = boot.rank();
+  constexpr std::size_t kCount = 1000;
+  std::string why;
+  {
+    Communicator comm(boot, dev, sharedGpuOptions(64u << 20, false));
+    uint32_t seed = 40;
+    for (int round = 0; round < 3; ++round)
+      for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
+        ++seed;
+        Buffers b(inElems(c, n, kCount) * 4, outElems(c, n, kCount) * 4);
+        fill(b.in, inElems(c, n, kCount), DType::F32, seed, uint32_t(r), 0, s);
+        const Status st = launchColl<PAuto>(c, comm, argsOf(b, kCount, DType::F32), s);
+        std::string w = st != Status::Ok ? std::string("launch: ") + sn::lastError() : waitStream(s, 10.0);
+        if (w.empty())
+          w = firstMismatch(DType::F32, b.out, outElems(c, n, kCount), [&](std::size_t i, std::byte* want) {
+            expectedElem(c, DType::F32, RedOp::Sum, kCount, n, r, seed, i, want);
+            return true;
+          });
+        if (why.empty() && !w.empty()) why = std::string(name(c)) + " on a new communicator: " + w;
+        if (st != Status::Ok) break;  // the peers' call cannot complete; the case fails
+      }
+    boot.barrier();
+  }
+  return why;
+}
+
+/// Issue 35 item 1: an unchecked call whose ranks disagree (the last rank's
+/// count or kind) in the latency program. Every packet group carries its
+/// call's epoch and its flow's tag, and its receiver compares them with
+/// its own (packet::pollLane): every rank's call ends, with no timeout, in
+/// InvalidArgument ("written by another call") or RemoteError; nothing is
+/// written past any output; every later call on the communicator, of any
+/// collective, is refused on every rank, so no packet group the
+/// mismatched call left unread is read as data by a later call; a new
+/// communicator's calls of every collective are bitwise right.
+int uncheckedMismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const MismatchCase& m) {
+  const int n = boot.size(), r = boot.rank();
+  const bool last = r == n - 1;
+  const Coll c = last ? m.lastC : m.c;
+  const std::size_t count = last ? m.lastCount : m.count;
+  const DType t = last ? m.lastT : m.t;
+  int failures = 0;
+  std::string why;
+  {
+    Buffers b(inBytesOf(c, n, t, count), outBytesOf(c, n, t, count));
+    Communicator comm(boot, dev, sharedGpuOptions(64u << 20, false));
+    const Status st = launchColl<PAuto>(c, comm, argsOf(b, count, t, last ? m.lastOp : m.op), s);
+    why = st != Status::Ok ? std::string("launch: ") + sn::lastError() : waitStream(s, 10.0);
+    std::string msg;
+    const Status after = comm.asyncError(&msg);
+    const bool named = (after == Status::InvalidArgument && msg.find("written by another call") != std::string::npos) ||
+                       (after == Status::RemoteError && msg.find("its call differed") != std::string::npos);
+    if (why.empty() && !named) why = std::string("asyncError: ") + toString(after) + ": " + msg;
+    if (why.empty()) why = b.guardIntact();
+    for (Coll later : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
+      if (!why.empty()) break;
+      Buffers lb(inBytesOf(later, n, DType::F32, 1000), outBytesOf(later, n, DType::F32, 1000));
+      if (launchColl<PAuto>(later, comm, argsOf(lb, 1000, DType::F32), s) == Status::Ok)
+        why = std::string("a later ") + name(later) + " call was launched on the failed communicator";
+    }
+    boot.barrier();
+  }
+  if (why.empty()) why = freshCallsRight(boot, dev, s);
+  reportCase(r, ("unchecked: the last rank's call differs (" + std::string(m.what) + "), n=" + std::to_string(n)).c_str(),
+             why, failures);
+  return failures;
+}
+
 /// Deliverable 7: on a checked communicator an eager call on another stream
 /// than the previous one is refused (nothing launched on it). The stream
 /// is the rank's own argument, so the refusal fails the communicator on
@@ -369,6 +442,13 @@ int rankMain(Bootstrap& boot, int dev) {
       {"kind", Coll::AllGather, Coll::AllToAll, 4096, 4096, DType::F32, DType::F32, RedOp::Sum, RedOp::Sum},
   };
   for (const MismatchCase& m : cases) failures += mismatchCase(boot, dev, s, m);
+  const MismatchCase unchecked[] = {
+      {"count, copy", Coll::AllGather, Coll::AllGather, 1000, 1700, DType::F32, DType::F32, RedOp::Sum, RedOp::Sum},
+      {"count, reduction", Coll::AllReduce, Coll::AllReduce, 1000, 2000, DType::BF16, DType::BF16, RedOp::Sum,
+       RedOp::Sum},
+      {"kind", Coll::AllGather, Coll::AllToAll, 1000, 1000, DType::F32, DType::F32, RedOp::Sum, RedOp::Sum},
+  };
+  for (const MismatchCase& m : unchecked) failures += uncheckedMismatchCase(boot, dev, s, m);
   failures += streamCase(boot, dev, s);
   for (bool checked : {false, true}) {
     failures += refusalCase(boot, dev, s, Coll::AllGather, 1000, checked);     // latency program

@@ -7,10 +7,10 @@
 /// Nothing here knows a collective: the emitted role decides which words go
 /// where and in which order (docs/snac-protocol.md "Latency program").
 ///
-/// Packet groups (packet_group.cuh): every 504 payload bytes travel in one
+/// Packet groups (packet_group.cuh): every 496 payload bytes travel in one
 /// full/empty group of 512 bytes, one 16-byte slot per lane of a warp. Lane
-/// l of group g carries payload words 63g + 2l and 63g + 2l + 1 (lane 31:
-/// only the first; its second word is the collector).
+/// l < 31 of group g carries payload words 62g + 2l and 62g + 2l + 1; lane
+/// 31 the group's header and collector.
 #pragma once
 
 #include <cstddef>
@@ -33,12 +33,15 @@ __device__ __forceinline__ std::size_t wordBytes(std::size_t len, std::size_t w)
 }
 
 /// The payload words lane `lane` carries in group `g` of a `len`-byte range:
-/// j0 = 63g + 2*lane and j0 + 1 (not for lane 31), those below W = words(len).
+/// j0 = 62g + 2*lane and j0 + 1 (none for lane 31, the header lane), those
+/// below W = words(len).
 struct LaneWords {
   std::size_t j0;
   bool has0, has1;
   __device__ __forceinline__ LaneWords(std::size_t g, int lane, std::size_t W)
-      : j0(g * kGroupPayloadWords + 2 * std::size_t(lane)), has0(j0 < W), has1(lane < 31 && j0 + 1 < W) {}
+      : j0(g * kGroupPayloadWords + 2 * std::size_t(lane)),
+        has0(lane != kHeaderLane && j0 < W),
+        has1(lane != kHeaderLane && j0 + 1 < W) {}
 };
 
 /// Loads the lane's words of the `len`-byte range at `src` (absent ones 0).
@@ -85,7 +88,10 @@ __device__ __forceinline__ Packet* laneSlot(Packet* region, std::size_t g, int l
 ///    from[i-1]'s region in this rank's packets, rx[i-1] = rxOff[from[i-1]];
 ///  - recvFrom[p]: rank p's region (reductions poll in rank order);
 ///  - ownTx / ownRx: this rank's offsets; len: the bytes each source sends
-///    (Plan::packetFlowBytes: the whole input for a one-shot reduction).
+///    (Plan::packetFlowBytes: the whole input for a one-shot reduction);
+///  - tagTo[i-1]: the tag of the flow to rank (r+i)%n, tagFrom[p] the tag
+///    expected on the flow from rank p (Plan::flowTagTo / flowTagFrom; with
+///    the epoch they make the groups' headers, protocol.h packetHeader).
 /// They depend on the kernel's parameters only, so ctaRegions computes them
 /// before the grid dependency wait: their constant-bank loads (indexed by
 /// rank: each a miss) and the modulo arithmetic then overlap the previous
@@ -96,6 +102,7 @@ struct Regions {
   Packet* recvFrom[kMaxRanks];
   std::size_t tx[kMaxRanks - 1], rx[kMaxRanks - 1], ownTx, ownRx, len, W, G;
   int from[kMaxRanks - 1];
+  uint32_t tagTo[kMaxRanks - 1], tagFrom[kMaxRanks];
   std::size_t halfPackets;
   /// V forms only (ctaRegions<true>; flows differ in length): the bytes of
   /// send flow i-1 (pl.txLen[(r+i)%n]), of receive flow i-1
@@ -112,7 +119,10 @@ struct Regions {
 template <bool Variable = false>
 __device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl, Regions& rg) {
   const int r = pl.rank, n = pl.n, t = int(threadIdx.x);
-  if (t < n) rg.recvFrom[t] = packetRegion(dc, r, 0, t, pl.packetRegion);
+  if (t < n) {
+    rg.recvFrom[t] = packetRegion(dc, r, 0, t, pl.packetRegion);
+    rg.tagFrom[t] = pl.flowTagFrom[t];
+  }
   if (t >= 1 && t < n) {
     const int q = (r + t) % n, p = (r + n - t) % n;
     rg.from[t - 1] = p;
@@ -120,6 +130,7 @@ __device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl,
     rg.recv[t - 1] = packetRegion(dc, r, 0, p, pl.packetRegion);
     rg.tx[t - 1] = pl.txOff[q];
     rg.rx[t - 1] = pl.rxOff[p];
+    rg.tagTo[t - 1] = pl.flowTagTo[q];
     if constexpr (Variable) {
       rg.sendLen[t - 1] = pl.txLen[q];
       rg.recvLen[t - 1] = pl.rxLen[p];
@@ -170,32 +181,51 @@ struct CallShape {
 /// counts, so a CTA with such a warp lets the next grid in right after the
 /// wait, as AllReduce does. In the measured rows such warps were only in
 /// the last CTAs (warps are numbered CTA by CTA).
+///
+/// ensure() also reads whether this rank has failed (DeviceState::failed,
+/// loaded beside the epoch, so its round trip is the epoch's): a failed
+/// rank's kernels that were already enqueued put no more groups (the role
+/// returns, `stop`), so a group a mismatched call left unread is never
+/// rewritten while a peer's later call polls it (docs/snac-protocol.md).
 template <bool TriggerOnRead>
 struct CallEpoch {
   uint64_t e = 0;
   std::size_t h = 0;  ///< packets from a half-0 region to the same region in the call's half
   bool read = false;
+  bool stop = false;  ///< this rank had failed when the epoch was read
   __device__ __forceinline__ void ensure(const DeviceComm& dc, const Regions& rg) {
     if (read) return;
     e = ctaEpoch(dc);
+    stop = aborted(dc);
     if constexpr (TriggerOnRead) gridLaunchDependents();
     h = std::size_t(parityHalf(e)) * rg.halfPackets;
     read = true;
   }
+  /// The header of this call's groups on a flow of tag `tag` (after ensure).
+  __device__ __forceinline__ uint64_t header(uint32_t tag) const { return packetHeader(e, tag); }
 };
 
 /// Warp-collective: polls the lane's slot of group `g` of region `src`
-/// (source rank `p`) until every slot of the group is full, empties it and
-/// returns the lane's payload words. False in every lane if a checked wait
-/// gave up. S: the placement of the poll's loads (PollStagger: First for
-/// the copy programs, EveryRound for the reduce programs, measured).
+/// (source rank `p`) until every slot of the group is full, empties it,
+/// checks the group's header against `header` (CallEpoch::header of the
+/// flow's tag) and returns the lane's payload words. False in every lane if
+/// a wait gave up or the header differs: the group was written by another
+/// call, or by a rank that called something else (kind, counts, dtype, op,
+/// root); that records WaitErrorKind::PacketMismatch and fails the
+/// communicator on every rank (recordWaitError), so the group is never
+/// read as data. S: the placement of the poll's loads (PollStagger: First
+/// for the copy programs, EveryRound for the reduce programs, measured).
 template <PollStagger S>
 __device__ __forceinline__ bool pollLane(const DeviceComm& dc, const Plan& pl, Packet* src, int p, std::size_t g,
-                                         int lane, uint64_t& a, uint64_t& b) {
+                                         int lane, uint64_t& a, uint64_t& b, uint64_t header) {
   Packet* slot = laneSlot(src, g, lane);
   SlotWords w;
   if (!warpPollSlot<S>(dc, slot, uint32_t(std::size_t(p) * pl.packetRegion + g * kGroupSlots + std::size_t(lane)), w))
     return false;
+  if (const uint64_t seen = groupHeader(w); seen != header) {
+    if (lane == 0) recordWaitError(dc, WaitErrorKind::PacketMismatch, uint32_t(p), header, seen);
+    return false;
+  }
   groupUnpack(w, lane, a, b);
   return true;
 }

@@ -176,6 +176,12 @@ struct Plan {
   /// aligned addresses: the latency kernel's fast path (plain word loads
   /// and stores, no tail or alignment cases).
   bool words8 = false;
+  /// The tag of this rank's flow to rank q (flowTagTo[q]) and the tag it
+  /// expects on the flow from rank p (flowTagFrom[p]): the call check's
+  /// values (callCheckFor), carried in every packet group's header with the
+  /// epoch (protocol.h packetHeader) and compared by the receiver, in
+  /// every mode.
+  uint32_t flowTagTo[kMaxRanks] = {}, flowTagFrom[kMaxRanks] = {};
   // Direct program (set by planDirect; `latency` is then false).
   bool direct = false;
   bool directEngine = false;  ///< copy-engine form: arrive kernel, memcpys (+ reduce kernel), finish kernel

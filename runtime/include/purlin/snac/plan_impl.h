@@ -236,8 +236,10 @@ inline uint64_t callCheckOf(CollKind k, int n, const CallArgs& a) {
   return detail::checkValueOf(h);
 }
 
-/// Checked mode: what rank `rank`'s call writes to each peer q (toPeer[q])
-/// and expects from each peer p (fromPeer[p]) in the call check: the call's
+/// What rank `rank`'s call writes to each peer q (toPeer[q]) and expects
+/// from each peer p (fromPeer[p]) in the checked mode's call check, and, in
+/// every mode, the tags of its latency flows (Plan::flowTagTo/From, in
+/// every packet group's header): the call's
 /// hash (callCheckOf); with pair counts (AllToAllV), mixed with both flows
 /// between the two ranks as this rank sees them (to q: what it sends q,
 /// then what it receives from q; from p: what it receives from p, then
@@ -427,6 +429,13 @@ Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldCo
     if (isVariable(kind))
       for (int k = 0; k < n; ++k) bits |= p.txOff[k] | p.txLen[k] | p.rxOff[k] | p.rxLen[k];
     p.words8 = bits % 8 == 0;
+    // Every packet group's header carries its flow's tag (a mismatched call
+    // is found by the receiver of any of its groups, in every mode).
+    const CallCheck check = callCheckFor(kind, n, rank, a);
+    for (int q = 0; q < n; ++q) {
+      p.flowTagTo[q] = uint32_t(check.toPeer[q]);
+      p.flowTagFrom[q] = uint32_t(check.fromPeer[q]);
+    }
     return Status::Ok;
   }
 

@@ -101,7 +101,8 @@ PURLIN_HD uint64_t callCheckValue(uint64_t epoch, uint64_t callCheck) {
 
 /// Checked mode: the values one call's check writes into each peer's CALL
 /// slot (toPeer[q]) and expects in its own from each peer (fromPeer[p]):
-/// plan_impl.h callCheckFor, epoch.cuh callCheckKernel.
+/// plan_impl.h callCheckFor, epoch.cuh callCheckKernel. Their low 32 bits
+/// are also the latency flows' tags (packetHeader), in every mode.
 struct CallCheck {
   uint64_t toPeer[kMaxRanks] = {};
   uint64_t fromPeer[kMaxRanks] = {};
@@ -115,13 +116,28 @@ PURLIN_HD uint64_t signalValue(uint64_t epoch, uint32_t round) {
 }
 /// Packet groups of the latency program (docs/snac-protocol.md "Latency
 /// program"; device side in packet_group.cuh): a group is 64 8-byte words
-/// (512 bytes, one 16-byte slot per lane of a warp) and carries 63 payload
-/// words (504 bytes). Bit 63 of every word is its full bit; the 64th word
-/// (the collector) carries bit 63 of the 63 payload words.
+/// (512 bytes, one 16-byte slot per lane of a warp) and carries 62 payload
+/// words (496 bytes) in lanes 0..30. Bit 63 of every word is its full bit;
+/// lane 31 carries the group's header (packetHeader: which call and flow
+/// wrote it) and the collector (bit 63 of the 62 payload words).
 inline constexpr std::size_t kGroupSlots = 32;          ///< 16-byte slots (Packets) per group
-inline constexpr std::size_t kGroupPayloadWords = 63;   ///< 8-byte payload words per group
+inline constexpr std::size_t kGroupPayloadWords = 62;   ///< 8-byte payload words per group
 inline constexpr std::size_t kGroupPayloadBytes = 8 * kGroupPayloadWords;
 inline constexpr uint64_t kFullBit = uint64_t(1) << 63;
+/// Bits of the call's epoch a packet header carries (bits 32..62).
+inline constexpr uint64_t kHeaderEpochMask = (uint64_t(1) << 31) - 1;
+/// The header of every packet group of one flow (without its full bit):
+/// the low 31 bits of the call's epoch in bits 32..62 and the flow's tag in
+/// bits 0..31: the call check's value for that flow (Plan::flowTagTo /
+/// flowTagFrom: kind, counts, dtype, op, root and, for AllToAllV, both
+/// flows' lengths between the two ranks). The receiver compares it with the
+/// header it expects (packet::pollLane): a group of another call, or of
+/// this call from a rank that called something else, fails the
+/// communicator on every rank instead of being read as data
+/// (WaitErrorKind::PacketMismatch).
+PURLIN_HD uint64_t packetHeader(uint64_t epoch, uint32_t flowTag) {
+  return ((epoch & kHeaderEpochMask) << 32) | uint64_t(flowTag);
+}
 /// Groups that carry `bytes` payload bytes (0 for 0).
 PURLIN_HD std::size_t packetGroups(std::size_t bytes) {
   return (bytes + kGroupPayloadBytes - 1) / kGroupPayloadBytes;

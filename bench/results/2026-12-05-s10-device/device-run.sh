@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Device steps of session 10 (2026-12-05), one GPU, ranks as threads sharing it.
+# Packs (.gpu/, carried; scripts/pack-gpu.sh: build/gpu-bin + libpurlin.so,
+# sm_80+sm_90): pack.txz -> packtest/ (the change: packet-group headers,
+# issue 35 item 1); base.txz -> basetest/ (ee3d154, the commit before it).
+#   device-run.sh STEP...   STEP: new | lat | suite | pytest
+#     new:    failure_test and vform_test of the pack
+#     lat:    latency A/B, basetest then packtest alternating, LATREPS runs
+#             each (scripts/gpu-ab-latency.sh --loopback --unchecked)
+#     suite:  scripts/gpu-all.sh of the pack (STEPS, no benchmarks)
+#     pytest: python/tests against the pack's libpurlin.so
+# Logs: $OUT/<step>.txt and $OUT/logs.tgz.
+R=$(cd "$(dirname "$0")/../../.." && pwd)
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONPATH=$R/python PURLIN_REPO=$R
+cd "$R/.gpu" || exit 1
+[ -d packtest ] || tar xJf pack.txz
+if [ -f base.txz ] && [ ! -d basetest ]; then mkdir -p b && tar xJf base.txz -C b && mv b/packtest basetest && rmdir b; fi
+cd "$R"
+echo "pack: $(head -1 .gpu/packtest/COMMIT)  base: $(head -1 .gpu/basetest/COMMIT 2>/dev/null)"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+L=/tmp/logs; mkdir -p $L
+for s in "$@"; do
+  case $s in
+    new) for t in failure_test vform_test; do
+           timeout ${NEW_T:-240} .gpu/packtest/$t > $L/$t.txt 2>&1; echo "$t rc=$?"
+           grep -E "FAIL|failure\(s\)|PASS unchecked|: (PASS|FAIL)$" $L/$t.txt | tail -14; cp $L/$t.txt "$OUT/"
+         done;;
+    lat) echo "== latency A/B, basetest (ee3d154) vs packtest"
+         timeout ${LATT:-400} bash scripts/gpu-ab-latency.sh .gpu/basetest/lat_floor_micro .gpu/packtest/lat_floor_micro ${LATREPS:-6} $L/lat --loopback --unchecked > $L/lat.txt 2>&1
+         echo "rc=$?"; tail -5 $L/lat.txt; cat $L/lat/summary.txt 2>/dev/null | head -60; cp $L/lat/summary.txt "$OUT/lat-summary.txt" 2>/dev/null;;
+    suite) echo "== suite"; timeout ${SUITE_T:-400} bash scripts/gpu-all.sh .gpu/packtest --no-bench --steps "${STEPS:-^(comm|failure|lifetime|register|oversub|rooted|vform|demo|atom|reduce_pair|policy_classes|coll_correctness)}" > $L/suite.txt 2>&1; echo "rc=$?"; tail -32 $L/suite.txt; cp $L/suite.txt "$OUT/";;
+    pytest) echo "== pytest"; PURLIN_LIBRARY=$R/.gpu/packtest/libpurlin.so PURLIN_REQUIRE_LIBRARY=1 timeout ${PYT:-250} python3 -m pytest -q -rs -o faulthandler_timeout=${PYF:-90} python/tests > $L/pytest.txt 2>&1; echo "rc=$?"; grep -E "passed|failed|FAIL|ERROR|SKIP" $L/pytest.txt | tail -20; cp $L/pytest.txt "$OUT/";;
+  esac
+done
+tar czf "$OUT/logs.tgz" -C /tmp logs
