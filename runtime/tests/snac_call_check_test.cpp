@@ -104,7 +104,9 @@ namespace {
 Plan latencyPlan(CollKind k, int n, int rank, const CallArgs& a) {
   Plan p;
   std::string error;
-  REQUIRE(makeExamplePlan(k, n, rank, a, kWorld, kStaging, kPackets, p, error, kAtomStages) == Status::Ok);
+  const Status st = makeExamplePlan(k, n, rank, a, kWorld, kStaging, kPackets, p, error, kAtomStages);
+  INFO(toString(k) << " rank " << rank << ": " << error);
+  REQUIRE(st == Status::Ok);
   REQUIRE(p.latency);
   return p;
 }
@@ -127,7 +129,7 @@ TEST_CASE("packet headers: a flow's tag on the sender is the receiver's expected
   }
   CHECK(latencyPlan(CollKind::AllGather, 3, 2, a).flowTagFrom[0] != latencyPlan(CollKind::AllToAll, 3, 0, a).flowTagTo[2]);
   // AllToAllV: each flow's tag pairs both flows' lengths between two ranks.
-  std::size_t counts[2] = {5, 5}, displs[2] = {0, 5}, more[2] = {5, 6}, moreDispls[2] = {0, 5};
+  std::size_t counts[2] = {5, 5}, displs[2] = {0, 5}, more[2] = {6, 5}, moreDispls[2] = {0, 6};
   CallArgs v = args(kIn, kOut, 0);
   v.sendCounts = counts, v.sendDispls = displs, v.recvCounts = counts, v.recvDispls = displs, v.maxCount = 8;
   const Plan v0 = latencyPlan(CollKind::AllToAllV, 2, 0, v), v1 = latencyPlan(CollKind::AllToAllV, 2, 1, v);
