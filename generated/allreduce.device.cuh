@@ -430,11 +430,11 @@ __device__ void allReduce_direct(const DeviceComm& dc, const Plan& pl, const Dir
     int ok = 1;
     if (threadIdx.x == 0) {
       // %15 notify.release ARRIVED[r][cta] -> rank k = sig(e,0) for k in others(r)  // CTA c of this rank started the call: its output may be written
-      for (int k = 0; k < n; ++k) if (k != r) arch::stReleaseSys(dc.signals[k] + arrivedIndex(r, c), v0);
+      for (int k = 0; k < n; ++k) if (k != r) notifyArrived(dc, k, c, e, pl.flowTagTo[k]);  // ARRIVED_TAG, then ARRIVED
       // %16 wait.acquire ARRIVED[p][cta] >= sig(e,0) for p in others(r)  // peer's CTA c started: nothing earlier on its stream uses its output
-      for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitSignal(dc, arrivedIndex(p, c), v0);
+      for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitArrived(dc, p, c, e, pl.flowTagFrom[p]);  // and its tag
     }
-    if (!__syncthreads_and(ok)) return;  // a checked wait gave up
+    if (!__syncthreads_and(ok)) return;  // a wait gave up, or a peer's call differs
   }
   // Two ranks (the IR's direct reduction is derived for n == 2 only): others(r) = {q}.
   const int q = 1 - r;
@@ -532,7 +532,7 @@ __global__ void __launch_bounds__(32) allReduce_engine_arrive(DeviceComm dc, Pla
   if (ok) {
     if (threadIdx.x == 0) {
       for (int k = 0; k < n; ++k)  // k in others(r)
-        if (k != r) arch::stReleaseSys(dc.signals[k] + arrivedIndex(r, 0), signalValue(e, 0));
+        if (k != r) notifyArrived(dc, k, 0, e, pl.flowTagTo[k]);
     }
   }
   // %25 wait.acquire ARRIVED[p][cta] >= sig(e,0) for p in others(r)  // peer's stream reached the call: nothing earlier on it uses its output
@@ -540,7 +540,7 @@ __global__ void __launch_bounds__(32) allReduce_engine_arrive(DeviceComm dc, Pla
     int w = 1;
     if (threadIdx.x == 0)
       for (int p = 0; p < n; ++p)  // p in others(r)
-        if (p != r) w = w && waitSignal(dc, arrivedIndex(p, 0), signalValue(e, 0));
+        if (p != r) w = w && waitArrived(dc, p, 0, e, pl.flowTagFrom[p]);  // and its tag
     ok = __syncthreads_and(w) != 0;
   }
   (void)ok;

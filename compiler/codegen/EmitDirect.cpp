@@ -189,18 +189,19 @@ private:
   /// for every peer), one barrier after: the hand-written shape (cfcd7a0).
   void arrive(const Stmt &s, const std::string &pad) {
     const ir::Op &n = op(s.op), &w = op(s.use);
+    if (n.sig != Sig::ARRIVED || w.sig != Sig::ARRIVED)
+      throw EmitError("direct program: the arrive pair is on ARRIVED (%" + std::to_string(n.id) + ", %" +
+                      std::to_string(w.id) + ")");
     o_ << pad << "const uint64_t v0 = signalValue(e, 0);\n"
        << pad << "{\n"
        << pad << "  int ok = 1;\n"
        << pad << "  if (threadIdx.x == 0) {\n"
        << cite(n, pad + "    ")
-       << pad << "    for (int k = 0; k < n; ++k) if (k != r) arch::stReleaseSys(dc.signals[k] + " << indexFn(n.sig)
-       << "(r, c), v0);\n"
+       << pad << "    for (int k = 0; k < n; ++k) if (k != r) notifyArrived(dc, k, c, e, pl.flowTagTo[k]);  // ARRIVED_TAG, then ARRIVED\n"
        << cite(w, pad + "    ")
-       << pad << "    for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitSignal(dc, " << indexFn(w.sig)
-       << "(p, c), v0);\n"
+       << pad << "    for (int p = 0; p < n && ok; ++p) if (p != r) ok = waitArrived(dc, p, c, e, pl.flowTagFrom[p]);  // and its tag\n"
        << pad << "  }\n"
-       << pad << "  if (!__syncthreads_and(ok)) return;  // a checked wait gave up\n"
+       << pad << "  if (!__syncthreads_and(ok)) return;  // a wait gave up, or a peer's call differs\n"
        << pad << "}\n";
   }
 

@@ -212,9 +212,12 @@ private:
         if (op.fence) o << pad << "  __syncthreads();  // the CTA's earlier work is done\n";
         o << pad << "  if (threadIdx.x == 0) {\n";
         if (op.fence) o << pad << "    arch::fenceAcqRelSys();  // and published at system scope\n";
+        // ARRIVED carries the call's tag (direct.cuh notifyArrived).
         o << inRankLoop(op, pad + "    ",
-                        "arch::stReleaseSys(dc.signals[" + rankName(op.target) + "] + " + cuIndexFn(op.sig) +
-                            "(r, 0), " + value(op) + ");")
+                        op.sig == Sig::ARRIVED
+                            ? "notifyArrived(dc, " + rankName(op.target) + ", 0, e, pl.flowTagTo[" + rankName(op.target) + "]);"
+                            : "arch::stReleaseSys(dc.signals[" + rankName(op.target) + "] + " + cuIndexFn(op.sig) +
+                                  "(r, 0), " + value(op) + ");")
           << pad << "  }\n"
           << pad << "}\n";
         return;
@@ -227,7 +230,11 @@ private:
         o << citeOf(s, pad) << pad << "if (ok) {  // CTA-collective: thread 0 polls, the barrier shares its verdict\n"
           << pad << "  int w = 1;\n"
           << pad << "  if (threadIdx.x == 0)\n"
-          << inRankLoop(op, pad + "    ", "w = w && waitSignal(dc, " + idx + ", " + value(op) + ");")
+          << inRankLoop(op, pad + "    ",
+                        op.sig == Sig::ARRIVED && op.slotSpace != SlotSpace::Chunk
+                            ? "w = w && waitArrived(dc, " + rankName(op.sigSrc) + ", 0, e, pl.flowTagFrom[" +
+                                  rankName(op.sigSrc) + "]);  // and its tag"
+                            : "w = w && waitSignal(dc, " + idx + ", " + value(op) + ");")
           << pad << "  ok = __syncthreads_and(w) != 0;\n"
           << pad << "}\n";
         return;

@@ -442,9 +442,9 @@ std::size_t Communicator::registeredCalls() const { return impl_->registeredCall
 void Communicator::countRegisteredCall() { ++impl_->registeredCalls; }
 
 bool Communicator::registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
-                                   bool *streamMemOps) const {
+                                   RegisteredPlace *place) const {
   const Impl &m = *impl_;
-  return m.options.direct && m.size > 1 && m.direct->registeredPeers(out, outBytes, peersOut, streamMemOps);
+  return m.options.direct && m.size > 1 && m.direct->registeredPeers(out, outBytes, peersOut, place);
 }
 
 std::size_t Communicator::directMappings() const { return impl_->direct->mappedCount(); }
@@ -529,6 +529,16 @@ Status describeFailure(const WaitError &err, std::string &message) {
               "one; kind, count or counts, dtype, op and root must be the same on every rank";
     return Status::InvalidArgument;
   }
+  case WaitErrorKind::ArrivalMismatch: {
+    const auto header = [](uint64_t h) {
+      return "call " + std::to_string(h >> 32) + ", tag " + std::to_string(h & 0xffffffffu);
+    };
+    message = who + ": rank " + std::to_string(err.signal) + "'s direct call differs from this rank's (" +
+              header(err.observed) + "; this rank's " + header(err.expected) +
+              "): kind, count or counts, dtype, op and root must be the same on every rank, and an eager call's output "
+              "in a registered buffer at the same offset of the same registration; nothing was written";
+    return Status::InvalidArgument;
+  }
   case WaitErrorKind::PeerFailed: {
     const auto origin = WaitErrorKind(err.expected);
     const std::string peer = "rank " + std::to_string(err.signal);
@@ -541,7 +551,8 @@ Status describeFailure(const WaitError &err, std::string &message) {
       return Status::RemoteError;
     }
     message = who + ": " + peer + " failed (" +
-              (origin == WaitErrorKind::Mismatch || origin == WaitErrorKind::PacketMismatch
+              (origin == WaitErrorKind::Mismatch || origin == WaitErrorKind::PacketMismatch ||
+                       origin == WaitErrorKind::ArrivalMismatch
                    ? std::string("its call differed from a peer's")
                                                  : std::string("a wait timed out")) +
               "; see its error); this rank's waits gave up";

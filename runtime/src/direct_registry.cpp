@@ -514,7 +514,7 @@ void DirectRegistry::deregisterBuffer(Bootstrap &bootstrap, uint64_t handle) {
 }
 
 bool DirectRegistry::registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
-                                     bool *streamMemOps) const {
+                                     RegisteredPlace *place) const {
   const auto o = reinterpret_cast<uintptr_t>(out);
   std::shared_lock<std::shared_mutex> lock(registeredMutex_);
   auto it = registered_.upper_bound(o);  // the first registration starting after out
@@ -523,7 +523,7 @@ bool DirectRegistry::registeredPeers(const void *out, std::size_t outBytes, std:
   if (o + outBytes < o || o + outBytes > reg.begin + reg.bytes) return false;
   const std::size_t offset = o - reg.begin;
   for (int p = 0; p < size_; ++p) peersOut[p] = reg.peer[p] + offset;
-  if (streamMemOps) *streamMemOps = reg.streamMemOps;
+  if (place) *place = RegisteredPlace{reg.handle, offset, reg.streamMemOps};
   return true;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "purlin/host/bootstrap.h"
+#include "purlin/host/communicator.h"
 #include "purlin/types.h"
 
 namespace purlin::detail {
@@ -64,11 +65,11 @@ public:
   void deregisterBuffer(Bootstrap &bootstrap, uint64_t handle);
   /// Local: when [out, out+outBytes) lies inside one registration, sets
   /// peersOut[p] to rank p's buffer at the same offset from the start of
-  /// that registration (peersOut[rank] = out), *streamMemOps (if given) to
-  /// whether every rank had stream memory operations when it registered,
-  /// and returns true.
+  /// that registration (peersOut[rank] = out), *place (if given) to the
+  /// registration's handle, that offset and whether every rank had stream
+  /// memory operations when it registered, and returns true.
   bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
-                       bool *streamMemOps = nullptr) const;
+                       RegisteredPlace *place = nullptr) const;
   /// Registrations currently held.
   std::size_t registrationCount() const {
     std::shared_lock<std::shared_mutex> lock(registeredMutex_);

@@ -80,7 +80,12 @@ std::string describeSignal(uint32_t s) {
   }
   if (s == kSignalFailed)
     return std::to_string(s) + " (FAILED)";
-  if (s >= kSignalCallCheck && s < kNumSignals)
+  if (s >= snac::kArrivedTagBase && s < kNumSignals) {
+    const std::size_t rel = s - snac::kArrivedTagBase;
+    return std::to_string(s) + " (ARRIVED_TAG src " + std::to_string(rel / kMaxEpochSlots) + " cta " +
+           std::to_string(rel % kMaxEpochSlots) + ")";
+  }
+  if (s >= kSignalCallCheck && s < snac::kArrivedTagBase)
     return std::to_string(s) + " (CALL parity " + std::to_string((s - kSignalCallCheck) / kMaxRanks) + " src " +
            std::to_string((s - kSignalCallCheck) % kMaxRanks) + ")";
   return std::to_string(s);

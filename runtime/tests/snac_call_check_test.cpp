@@ -18,7 +18,7 @@ using namespace plantest;
 
 TEST_CASE("failure codes name their origin and kind and are never 0") {
   for (int origin = 0; origin < kMaxRanks; ++origin)
-    for (uint32_t kind = 0; kind <= uint32_t(WaitErrorKind::PacketMismatch); ++kind) {
+    for (uint32_t kind = 0; kind <= uint32_t(WaitErrorKind::ArrivalMismatch); ++kind) {
       const uint64_t code = failureCode(origin, kind);
       CHECK(code != 0);
       CHECK(failureOrigin(code) == origin);

@@ -57,7 +57,13 @@ TEST_CASE("signal regions match the workspace layout and do not overlap") {
       CHECK(callCheckIndex(e, src) < snac::kNumSignals);
       CHECK(seen.insert(callCheckIndex(e, src)).second);
     }
-  CHECK(callCheckIndex(3, kMaxRanks - 1) == snac::kNumSignals - 1);
+  CHECK(callCheckIndex(3, kMaxRanks - 1) + 1 == kArrivedTagBase);
+  for (int src = 0; src < kMaxRanks; ++src)
+    for (int cta : {0, 1, kMaxEpochSlots - 1}) {
+      CHECK(arrivedTagIndex(src, cta) < snac::kNumSignals);
+      CHECK(seen.insert(arrivedTagIndex(src, cta)).second);
+    }
+  CHECK(arrivedTagIndex(kMaxRanks - 1, kMaxEpochSlots - 1) == snac::kNumSignals - 1);
   CHECK(kNumCounters <= 4096);
 }
 

@@ -4,7 +4,8 @@
 /// whose output lies in a registration take the direct program, move the
 /// right bytes and write nothing outside the output; the others stage; the
 /// registration outlives captures and releaseDirect; misuse is an error on
-/// every rank. N ranks as threads of one process on the visible GPUs
+/// every rank; an output at another offset of the registration on one rank
+/// fails every rank before any write. N ranks as threads of one process on the visible GPUs
 /// (ranks share GPUs when N > #GPUs), checked against host references
 /// (copies bitwise, reductions bitwise equal to the fp32 ascending-rank
 /// reference).
@@ -257,6 +258,66 @@ int misuseCases(Communicator& comm, Bootstrap& boot) {
   return failures;
 }
 
+/// Issue 35 item 3: an eager call on a registered buffer whose output lies
+/// at another offset of the registration on the last rank (another tensor
+/// of the same registration; every rank's count alike). Each rank writes
+/// into its peers' registrations at its own offset, so without agreement
+/// the ranks would write over the last rank's other bytes. The direct
+/// program's ARRIVED_TAG carries the registration and the offset: every
+/// rank's call fails (InvalidArgument "direct call differs", or
+/// RemoteError), no byte of any rank's allocation outside its own output
+/// is written, and later calls are refused. Unchecked and checked (the
+/// call check does not see offsets: the tag finds it in both).
+int placeMismatchCase(Bootstrap& boot, int dev, cudaStream_t s, bool checked) {
+  int failures = 0;
+  const int n = boot.size(), r = boot.rank();
+  const Case k{Coll::AllGather, DType::BF16, RedOp::Sum, countFor(Coll::AllGather, n, DType::BF16, std::size_t(4) << 20),
+               Case::Registered};
+  const std::size_t inE = inElems(k.c, n, k.count), outBytes = outElems(k.c, n, k.count) * 2;
+  constexpr std::size_t kShift = 4096;  ///< the last rank's output: this much further into the registration
+  const std::size_t regBytes = kOutOffset + kShift + outBytes;
+  const std::size_t arenaBytes = kGuard + regBytes + kGuard;
+  std::string why;
+  {
+    Communicator comm(boot, dev, sharedGpuOptions(64u << 20, checked));
+    std::byte *arena = nullptr, *in = nullptr;
+    CT_CUDA(cudaMalloc(&arena, arenaBytes));
+    CT_CUDA(cudaMalloc(&in, inE * 2));
+    CT_CUDA(cudaMemset(arena, kSentinel, arenaBytes));
+    fill(in, inE, k.t, 5, uint32_t(r), 0, s);
+    CT_CUDA(cudaDeviceSynchronize());
+    boot.barrier();
+    std::byte* regBegin = arena + kGuard;
+    std::byte* out = regBegin + kOutOffset + (r == n - 1 ? kShift : 0);
+    const uint64_t handle = comm.registerBuffer(regBegin, regBytes);
+    const std::size_t before = comm.registeredCalls();
+    const Status st = launchColl<PAuto>(k.c, comm, callArgs(k, in, out), s);
+    why = st != Status::Ok ? std::string("launch: ") + sn::lastError() : "";
+    const auto t0 = std::chrono::steady_clock::now();
+    while (why.empty() && cudaStreamQuery(s) == cudaErrorNotReady)
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(10)) why = "the call did not end within 10 s";
+    if (why.empty() && comm.registeredCalls() != before + 1) why = "the call did not take the direct program";
+    std::string msg;
+    const Status after = comm.asyncError(&msg);
+    const bool named = (after == Status::InvalidArgument && msg.find("direct call differs") != std::string::npos) ||
+                       (after == Status::RemoteError && msg.find("its call differed") != std::string::npos);
+    if (why.empty() && !named) why = std::string("asyncError: ") + toString(after) + ": " + msg;
+    if (why.empty()) why = checkGuards(arena, arenaBytes, out, outBytes);
+    if (why.empty() && launchColl<PAuto>(k.c, comm, callArgs(k, in, out), s) == Status::Ok)
+      why = "a later call was launched on the failed communicator";
+    boot.barrier();
+    comm.deregisterBuffer(handle);
+    boot.barrier();
+    cudaFree(arena);
+    cudaFree(in);
+  }
+  reportCase(r, (std::string(checked ? "checked" : "unchecked") +
+                 ": an eager registered call whose output is at another offset on the last rank fails every rank, "
+                 "nothing written, n=" + std::to_string(n)).c_str(),
+             why, failures);
+  return failures;
+}
+
 /// The C ABI: n threads, each with a purlin_comm_t over a Unix-socket
 /// bootstrap, register, deregister and release through purlin.h.
 int capiCases(int n, int gpus) {
@@ -321,6 +382,8 @@ int rankMain(Bootstrap& boot, int dev, bool engine) {
     if (!engine && comm.broken().empty()) failures += misuseCases(comm, boot);
     boot.barrier();
   }
+  if (!engine)
+    for (bool checked : {false, true}) failures += placeMismatchCase(boot, dev, s, checked);
   cudaStreamDestroy(s);
   return failures;
 }

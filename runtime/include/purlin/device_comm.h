@@ -37,6 +37,7 @@ enum class WaitErrorKind : uint32_t {
   Mismatch = 5,  ///< checked mode: a peer's call differs (signal = the peer; expected = this rank's call hash, observed = the peer's)
   Refused = 6,   ///< this rank refused a call of its own accord (Communicator::refuseCall; the reason is on that rank)
   PacketMismatch = 7,  ///< a latency packet group's header names another call or flow (signal = the source rank; expected and observed headers, protocol.h packetHeader)
+  ArrivalMismatch = 8, ///< a direct program's ARRIVED_TAG names another call or output (signal = the source rank; expected and observed headers)
 };
 
 /// The first failure a rank's kernels met. `failed` is written last: 1
@@ -44,7 +45,7 @@ enum class WaitErrorKind : uint32_t {
 struct WaitError {
   uint32_t failed;      ///< 0 = no error; 1 = recorded
   int32_t rank;         ///< rank that waited
-  uint32_t signal;      ///< signal index (packet index for polls; the peer for PeerFailed, Mismatch and PacketMismatch)
+  uint32_t signal;      ///< signal index (packet index for polls; the peer for PeerFailed and the mismatches)
   uint32_t kind;        ///< WaitErrorKind
   uint64_t expected;
   uint64_t observed;

@@ -40,6 +40,15 @@ struct CommOptions {
   bool logPlans = false;
 };
 
+/// Where an eager call's output lies in a registration
+/// (Communicator::registeredPeers): registrations are collective, so the
+/// handle names the same registration on every rank.
+struct RegisteredPlace {
+  uint64_t handle = 0;
+  std::size_t offset = 0;     ///< of the output from the registration's start
+  bool streamMemOps = false;  ///< on every rank (agreed at registration)
+};
+
 /// One rank's membership in a communicator.
 ///
 /// Creation is collective: every rank of `bootstrap` constructs its
@@ -222,11 +231,11 @@ public:
   std::size_t registeredCalls() const;
   void countRegisteredCall();
   /// Local: if [out, out+outBytes) lies inside a registration, sets
-  /// peersOut[p] to rank p's buffer at the same offset, *streamMemOps (if
-  /// given) to whether every rank has stream memory operations (agreed at
-  /// registration), and returns true.
+  /// peersOut[p] to rank p's buffer at the same offset, *place (if given)
+  /// to the registration's handle, the offset and whether every rank has
+  /// stream memory operations (agreed at registration), and returns true.
   bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
-                       bool *streamMemOps = nullptr) const;
+                       RegisteredPlace *place = nullptr) const;
 
   /// Peer output allocations mapped by registerDirect so far (and not closed).
   std::size_t directMappings() const;

@@ -279,15 +279,19 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         if (capture != cudaStreamCaptureStatusNone) {
           const bool eligible = capture == cudaStreamCaptureStatusActive && directEligible(pl, args);
           direct = comm.registerDirect(args.out, outBytes, eligible, peers.out, &engine, stream);  // engine: ANDed
-        } else if (bool memOps = false;
-                   comm.registeredPeers(args.out, outBytes, peers.out, &memOps) && directEligible(pl, args)) {
+        } else if (RegisteredPlace place;
+                   comm.registeredPeers(args.out, outBytes, peers.out, &place) && directEligible(pl, args)) {
           // Eager copy-engine form only when no ranks share a GPU: eagerly
           // its event waits sit in the hardware queues of the user's and
           // the communicator's streams, which co-located ranks share (a
           // rank's wait in front of a peer's copy: hung on one H200 with
           // two ranks); a capture maps them onto the graph's own streams.
           // Stream memory operations as agreed at registration.
-          engine = Rules::engine(pl, w, EngineFacts{comm.options().checked, memOps, comm.ranksPerDevice() == 1});
+          engine = Rules::engine(pl, w, EngineFacts{comm.options().checked, place.streamMemOps, comm.ranksPerDevice() == 1});
+          // Every rank writes into its peers' registrations at its own
+          // offset: the tags carry the registration and the offset, so a
+          // peer whose output is elsewhere is found before any write.
+          mixRegisteredTags(pl, place.handle, place.offset);
           direct = true;
           directBy = DirectBy::Registration;
         }

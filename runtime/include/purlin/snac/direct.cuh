@@ -25,21 +25,32 @@
 
 namespace purlin::snac {
 
-namespace detail {
-
-/// CTA-collective: notify ARRIVED(r, c) at every peer, then wait for every
-/// peer's ARRIVED(p, c) of this call. False if a checked wait gave up.
-__device__ __forceinline__ bool ctaDirectArrive(const DeviceComm& dc, uint64_t e, int c) {
-  int ok = 1;
-  if (threadIdx.x == 0) {
-    const uint64_t v = signalValue(e, 0);
-    for (int p = 0; p < dc.size; ++p)
-      if (p != dc.rank) arch::stReleaseSys(dc.signals[p] + arrivedIndex(dc.rank, c), v);
-    for (int p = 0; p < dc.size && ok; ++p)
-      if (p != dc.rank) ok = waitSignal(dc, arrivedIndex(p, c), v);
-  }
-  return __syncthreads_and(ok) != 0;
+/// One thread: tells rank `dst` that this rank's CTA `c` started the call
+/// of epoch `e` (ARRIVED = sig(e, 0)), after writing its ARRIVED_TAG
+/// packetHeader(e, tag) (tag: Plan::flowTagTo[dst]); the release store
+/// orders the two.
+__device__ __forceinline__ void notifyArrived(const DeviceComm& dc, int dst, int c, uint64_t e, uint32_t tag) {
+  arch::stRelaxedSys(dc.signals[dst] + arrivedTagIndex(dc.rank, c), packetHeader(e, tag));
+  arch::stReleaseSys(dc.signals[dst] + arrivedIndex(dc.rank, c), signalValue(e, 0));
 }
+
+/// One thread: waits for rank `src`'s ARRIVED of CTA `c` in the call of
+/// epoch `e`, then compares its ARRIVED_TAG with packetHeader(e, tag) (tag:
+/// Plan::flowTagFrom[src]). False if the wait gave up, or if the tag
+/// differs: the source called another collective, count, dtype, op or root,
+/// or (an eager call on a registered buffer) its output is another
+/// registration or another offset in it; that records ArrivalMismatch and
+/// fails the communicator on every rank, before this CTA writes anything
+/// into the source's output.
+__device__ __forceinline__ bool waitArrived(const DeviceComm& dc, int src, int c, uint64_t e, uint32_t tag) {
+  if (!waitSignal(dc, arrivedIndex(src, c), signalValue(e, 0))) return false;
+  const uint64_t want = packetHeader(e, tag), seen = arch::ldRelaxedSys(dc.signals[dc.rank] + arrivedTagIndex(src, c));
+  if (seen == want) return true;
+  recordWaitError(dc, WaitErrorKind::ArrivalMismatch, uint32_t(src), want, seen);
+  return false;
+}
+
+namespace detail {
 
 /// CTA-collective: after a barrier (this CTA's writes are done), thread 0
 /// publishes them (fence.acq_rel.sys) and writes `value` into signal

@@ -178,8 +178,10 @@ struct Plan {
   bool words8 = false;
   /// The tag of this rank's flow to rank q (flowTagTo[q]) and the tag it
   /// expects on the flow from rank p (flowTagFrom[p]): the call check's
-  /// values (callCheckFor), carried in every packet group's header with the
-  /// epoch (protocol.h packetHeader) and compared by the receiver, in
+  /// values (callCheckFor; an eager registered call's mixed with its
+  /// output's registration and offset, mixRegisteredTags), carried with
+  /// the epoch (protocol.h packetHeader) in every packet group's header and
+  /// in the direct program's ARRIVED_TAG, and compared by the receiver, in
   /// every mode.
   uint32_t flowTagTo[kMaxRanks] = {}, flowTagFrom[kMaxRanks] = {};
   // Direct program (set by planDirect; `latency` is then false).

@@ -262,6 +262,21 @@ inline CallCheck callCheckFor(CollKind k, int n, int rank, const CallArgs& a) {
   return c;
 }
 
+/// An eager call whose output lies in a registered buffer (the direct
+/// program writes into each peer's registration at this rank's offset):
+/// mixes the registration's handle (the same registration on every rank:
+/// registrations are collective) and the output's offset in it into every
+/// flow's tag, so ranks agree on the tags only if their outputs are at the
+/// same place, and a mismatch is found before any write (direct.cuh
+/// waitArrived).
+inline void mixRegisteredTags(Plan& p, uint64_t handle, std::size_t offset) {
+  using detail::fnvMix;
+  for (int q = 0; q < p.n; ++q) {
+    p.flowTagTo[q] = uint32_t(detail::checkValueOf(fnvMix(fnvMix(p.flowTagTo[q], handle), offset)));
+    p.flowTagFrom[q] = uint32_t(detail::checkValueOf(fnvMix(fnvMix(p.flowTagFrom[q], handle), offset)));
+  }
+}
+
 /// The byte ranges of a call (Plan's tx/rx, msgBytes, maxLen, empty) and
 /// the bytes of this rank's input and output it touches, from the
 /// collective's layouts and the call's sizes alone: the one derivation the
@@ -413,6 +428,16 @@ Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldCo
     return fail(error, Status::InvalidArgument, kind,
                 "the policy has no settings for world size " + std::to_string(n));
 
+  // The flows' tags: in every latency packet group's header and every
+  // direct ARRIVED_TAG, so a mismatched call is found by the receiver in
+  // every mode (the launcher mixes a registered output's place in).
+  {
+    const CallCheck check = callCheckFor(kind, n, rank, a);
+    for (int q = 0; q < n; ++q) {
+      p.flowTagTo[q] = uint32_t(check.toPeer[q]);
+      p.flowTagFrom[q] = uint32_t(check.fromPeer[q]);
+    }
+  }
   // Program choice: the collective's printed rules (flow: the bytes every
   // source sends in the latency program; latency: the crossover and the
   // packet window).
@@ -429,13 +454,6 @@ Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldCo
     if (isVariable(kind))
       for (int k = 0; k < n; ++k) bits |= p.txOff[k] | p.txLen[k] | p.rxOff[k] | p.rxLen[k];
     p.words8 = bits % 8 == 0;
-    // Every packet group's header carries its flow's tag (a mismatched call
-    // is found by the receiver of any of its groups, in every mode).
-    const CallCheck check = callCheckFor(kind, n, rank, a);
-    for (int q = 0; q < n; ++q) {
-      p.flowTagTo[q] = uint32_t(check.toPeer[q]);
-      p.flowTagFrom[q] = uint32_t(check.fromPeer[q]);
-    }
     return Status::Ok;
   }
 

@@ -59,7 +59,15 @@ inline constexpr uint32_t kFailedIndex = kEngineBackBase + uint32_t(kMaxEngineCh
 /// callCheckValue(e, hash) of its call of epoch e (ctaBeginCall), by epoch
 /// parity (a peer may be one call ahead, never two).
 inline constexpr uint32_t kCallCheckBase = kFailedIndex + 1;
-inline constexpr uint32_t kNumSignals = kCallCheckBase + uint32_t(2 * kMaxRanks);
+/// Direct program: ARRIVED_TAG[src][cta], written by source `src`'s CTA just
+/// before its ARRIVED (the release store orders it), read by this rank's
+/// CTA after it saw ARRIVED: packetHeader(e, tag) of the source's call, the
+/// tag being its Plan::flowTagTo for this rank (the call check's value,
+/// and for an eager registered call the registration and the output's
+/// offset in it). A CTA that finds another value writes nothing
+/// (direct.cuh waitArrived; every mode).
+inline constexpr uint32_t kArrivedTagBase = kCallCheckBase + uint32_t(2 * kMaxRanks);
+inline constexpr uint32_t kNumSignals = kArrivedTagBase + uint32_t(kMaxRanks * kMaxEpochSlots);
 static_assert(kArrivedBase >= kDoneBase + kMaxRanks, "direct signals follow DONE");
 
 /// Largest number of cyclic staging slots one throughput call uses (keeps
@@ -82,6 +90,9 @@ PURLIN_HD uint32_t consumedIndex(int src, int slot) { return kConsumedBase + uin
 PURLIN_HD uint32_t gatheredIndex(int src, int slot) { return kGatheredBase + uint32_t(src) * kSlotsPerSource + uint32_t(slot); }
 PURLIN_HD uint32_t doneIndex(int src) { return kDoneBase + uint32_t(src); }
 PURLIN_HD uint32_t arrivedIndex(int src, int cta) { return kArrivedBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta); }
+PURLIN_HD uint32_t arrivedTagIndex(int src, int cta) {
+  return kArrivedTagBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta);
+}
 PURLIN_HD uint32_t putIndex(int src, int cta) { return kPutBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta); }
 PURLIN_HD uint32_t backIndex(int src, int cta) { return kBackBase + uint32_t(src) * uint32_t(kMaxEpochSlots) + uint32_t(cta); }
 PURLIN_HD uint32_t enginePutIndex(int chunk) { return kEnginePutBase + uint32_t(chunk); }
