@@ -4,7 +4,7 @@
 # sm_80+sm_90): pack.txz -> packtest/ (the change: packet-group headers,
 # issue 35 item 1); base.txz -> basetest/ (ee3d154, the commit before it).
 #   device-run.sh STEP...   STEP: new | lat | suite | pytest
-#     new:    failure_test and vform_test of the pack
+#     new:    failure_test, vform_test and register_test of the pack (NEW_TESTS)
 #     lat:    latency A/B, basetest then packtest alternating, LATREPS runs
 #             each (scripts/gpu-ab-latency.sh --loopback --unchecked)
 #     suite:  scripts/gpu-all.sh of the pack (STEPS, no benchmarks)
@@ -22,7 +22,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 L=/tmp/logs; mkdir -p $L
 for s in "$@"; do
   case $s in
-    new) for t in failure_test vform_test; do
+    new) for t in ${NEW_TESTS:-failure_test vform_test register_test}; do
            timeout ${NEW_T:-240} .gpu/packtest/$t > $L/$t.txt 2>&1; echo "$t rc=$?"
            grep -E "FAIL|failure\(s\)|PASS unchecked|: (PASS|FAIL)$" $L/$t.txt | tail -14; cp $L/$t.txt "$OUT/"
          done;;
