@@ -260,12 +260,15 @@ std::string freshCallsRight(Bootstrap& boot, int dev, cudaStream_t s) {
   constexpr std::size_t kCount = 1000;
   std::string why;
   {
+    // One allocation for every call, before any: a cudaFree between calls
+    // synchronizes the device, which a peer sharing it would wait on.
+    Buffers b(std::size_t(n) * kCount * 4, std::size_t(n) * kCount * 4);
+    CT_CUDA(cudaDeviceSynchronize());
     Communicator comm(boot, dev, sharedGpuOptions(64u << 20, false));
     uint32_t seed = 40;
     for (int round = 0; round < 3; ++round)
       for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
         ++seed;
-        Buffers b(inElems(c, n, kCount) * 4, outElems(c, n, kCount) * 4);
         fill(b.in, inElems(c, n, kCount), DType::F32, seed, uint32_t(r), 0, s);
         const Status st = launchColl<PAuto>(c, comm, argsOf(b, kCount, DType::F32), s);
         std::string w = st != Status::Ok ? std::string("launch: ") + sn::lastError() : waitStream(s, 10.0);
@@ -301,6 +304,7 @@ int uncheckedMismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const Mismat
   std::string why;
   {
     Buffers b(inBytesOf(c, n, t, count), outBytesOf(c, n, t, count));
+    Buffers lb(std::size_t(n) * 4000, std::size_t(n) * 4000);  // the later calls' (1000 f32 per block)
     Communicator comm(boot, dev, sharedGpuOptions(64u << 20, false));
     const Status st = launchColl<PAuto>(c, comm, argsOf(b, count, t, last ? m.lastOp : m.op), s);
     why = st != Status::Ok ? std::string("launch: ") + sn::lastError() : waitStream(s, 10.0);
@@ -312,7 +316,6 @@ int uncheckedMismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const Mismat
     if (why.empty()) why = b.guardIntact();
     for (Coll later : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll}) {
       if (!why.empty()) break;
-      Buffers lb(inBytesOf(later, n, DType::F32, 1000), outBytesOf(later, n, DType::F32, 1000));
       if (launchColl<PAuto>(later, comm, argsOf(lb, 1000, DType::F32), s) == Status::Ok)
         why = std::string("a later ") + name(later) + " call was launched on the failed communicator";
     }
