@@ -30,13 +30,13 @@ for s in "$@"; do
          timeout ${LATT:-400} bash scripts/gpu-ab-latency.sh .gpu/basetest/lat_floor_micro .gpu/packtest/lat_floor_micro ${LATREPS:-6} $L/lat --loopback --unchecked > $L/lat.txt 2>&1
          echo "rc=$?"; tail -5 $L/lat.txt; cat $L/lat/summary.txt 2>/dev/null | head -60; cp $L/lat/summary.txt "$OUT/lat-summary.txt" 2>/dev/null;;
     latv) # the latency cost split: basetest, packtest and the variants of extra.txz
-          # (exp/v1: no stop check; exp/v2: no header compare; exp/v3: the header compared in group 0 only; exp/v4: v3 without the stop check), LATREPS alternating runs each
+          # (exp/v0: HEAD built as the variants are (control); exp/v1: no stop check; exp/v2: no header compare; exp/v3: the header compared in group 0 only; exp/v4: v3 without the stop check), LATREPS alternating runs each
           [ -d .gpu/exp ] || tar xJf .gpu/extra.txz -C .gpu
-          SIDES="${LATSIDES:-basetest packtest exp/v1 exp/v2 exp/v3 exp/v4}"; mkdir -p $L/latv
+          SIDES="${LATSIDES:-basetest packtest exp/v0 exp/v1 exp/v2 exp/v3 exp/v4}"; mkdir -p $L/latv
           for i in $(seq ${LATREPS:-5}); do for side in $SIDES; do
             timeout 60 .gpu/$side/lat_floor_micro --only rt- --loopback --unchecked > $L/latv/${side//\//_}.$i.log 2>&1 || echo "$side $i failed"
           done; done
-          python3 bench/results/2026-12-05-s10-device/lat_table.py $L/latv ${LATREPS:-5} $(echo ${LATSIDES:-basetest packtest exp/v1 exp/v2 exp/v3 exp/v4} | tr / _) | tee "$OUT/latv-summary.txt";;
+          python3 bench/results/2026-12-05-s10-device/lat_table.py $L/latv ${LATREPS:-5} $(echo ${LATSIDES:-basetest packtest exp/v0 exp/v1 exp/v2 exp/v3 exp/v4} | tr / _) | tee "$OUT/latv-summary.txt";;
     suite) echo "== suite"; timeout ${SUITE_T:-400} bash scripts/gpu-all.sh .gpu/packtest --no-bench --steps "${STEPS:-^(comm|failure|lifetime|register|oversub|rooted|vform|demo|atom|reduce_pair|policy_classes|coll_correctness)}" > $L/suite.txt 2>&1; echo "rc=$?"; tail -32 $L/suite.txt; cp $L/suite.txt "$OUT/";;
     pytest) echo "== pytest"; PURLIN_LIBRARY=$R/.gpu/packtest/libpurlin.so PURLIN_REQUIRE_LIBRARY=1 timeout ${PYT:-250} python3 -m pytest -q -rs -o faulthandler_timeout=${PYF:-90} python/tests > $L/pytest.txt 2>&1; echo "rc=$?"; grep -E "passed|failed|FAIL|ERROR|SKIP" $L/pytest.txt | tail -20; cp $L/pytest.txt "$OUT/";;
   esac
