@@ -38,12 +38,11 @@ __device__ void allReduce_latency(const DeviceComm& dc, const Plan& pl, const pa
     // %0 packet.put PK_k[r] <- X_r (full) for k in r+1..r-1 (mod n)
     packet::loadLane<W8>(x, in, len, mineA, mineB);  // also %2's operand p == r
     ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
-    if (ce.stop) return;  // this rank has failed: it puts no more groups
     {
       const SlotWords s = groupPack(mineA, mineB, lane, 0);  // one group, each peer's header
 #pragma unroll 1
       for (int i = 1; i < n; ++i)  // k = (r + i) mod n
-        slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), withHeader(s, lane, ce.header(rg.tagTo[i - 1])));
+        slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), withHeader(s, lane, ce.header(pl.flowTagTo[0])));
     }
     if constexpr (!N2) {
       uint64_t wa[kMaxRanks], wb[kMaxRanks];  // rank p's operand words of O_r
@@ -54,7 +53,7 @@ __device__ void allReduce_latency(const DeviceComm& dc, const Plan& pl, const pa
         if (p == r) {
           wa[p] = mineA;  // %2's operand p == r
           wb[p] = mineB;
-        } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p], ce.header(rg.tagFrom[p]))) {
+        } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p], ce.header(pl.flowTagFrom[0]))) {
           return;  // a wait gave up, or the group is another call's
         }
       }
@@ -65,7 +64,7 @@ __device__ void allReduce_latency(const DeviceComm& dc, const Plan& pl, const pa
     } else {
       // p in 0..1: the one peer is rg.from[0]
       // %1 [n == 2]
-      if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b, ce.header(rg.tagFrom[rg.from[0]])))
+      if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b, ce.header(pl.flowTagFrom[0])))
         return;  // a wait gave up, or the group is another call's
       // %2 [n == 2]
       const bool ownFirst = r == 0;  // both steps at once, in ascending rank order

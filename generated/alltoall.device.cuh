@@ -36,8 +36,7 @@ __device__ void allToAll_latency(const DeviceComm& dc, const Plan& pl, const pac
     for (int i = 1; i < n; ++i) {  // k = (r + i) mod n
       packet::loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
       ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
-      if (ce.stop) return;  // this rank has failed: it puts no more groups
-      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(rg.tagTo[i - 1])));
+      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(pl.flowTagTo[0])));
     }
     // %1 copy O_r[r] <- X_r[r]  // own contribution, local
     packet::loadLane<W8>(x, own, len, a, b);
@@ -46,7 +45,7 @@ __device__ void allToAll_latency(const DeviceComm& dc, const Plan& pl, const pac
     for (int i = 1; i < n; ++i) {  // p in r-1..r+1 (mod n)
       const int p = rg.from[i - 1];
       // %2 packet.poll PK_r[p] until full, then empty
-      if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b, ce.header(rg.tagFrom[p])))
+      if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b, ce.header(pl.flowTagFrom[0])))
         return;  // a wait gave up, or the group is another call's
       // %3 copy O_r[p] <- PK_r[p]
       packet::storeLane<W8>(x, out + rg.rx[i - 1], len, a, b);

@@ -40,11 +40,9 @@ __device__ void allToAllV_latency(const DeviceComm& dc, const Plan& pl, const pa
       const packet::LaneWords x(g, lane, packet::words(len));
       packet::loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
       ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
-      if (ce.stop) return;  // this rank has failed: it puts no more groups
       slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(rg.tagTo[i - 1])));
     }
     ce.ensure(dc, rg);  // a warp past the groups of every flow it sends reads the epoch here
-    if (ce.stop) return;  // this rank has failed: it puts no more groups
     // %1 copy O_r[r] <- X_r[r]  // own contribution, local
     if (g < packet::flowGroups(rg.ownLen)) {
       const std::size_t len = rg.ownLen;

@@ -37,8 +37,7 @@ __device__ void gather_latency(const DeviceComm& dc, const Plan& pl, const packe
       const int i = (root + n - r) % n;  // root = (r + i) mod n: rg.send[i - 1]
       packet::loadLane<W8>(x, in, len, a, b);
       ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
-      if (ce.stop) return;  // this rank has failed: it puts no more groups
-      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(rg.tagTo[i - 1])));
+      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(pl.flowTagTo[0])));
     }
     if (r == root) {  // root
       // %1 copy O_r[r] <- X_r on root  // own contribution, local
@@ -46,13 +45,12 @@ __device__ void gather_latency(const DeviceComm& dc, const Plan& pl, const packe
       if (own != ownDst) packet::storeLane<W8>(x, ownDst, len, a, b);  // skipped when in place
     }
     ce.ensure(dc, rg);  // the ranks that put nothing read the epoch here
-    if (ce.stop) return;  // this rank has failed: it puts no more groups
     if (r == root) {  // root
 #pragma unroll 1
       for (int i = 1; i < n; ++i) {  // p in r-1..r+1 (mod n)
         const int p = rg.from[i - 1];
         // %2 packet.poll PK_r[p] until full, then empty on root
-        if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b, ce.header(rg.tagFrom[p])))
+        if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b, ce.header(pl.flowTagFrom[0])))
           return;  // a wait gave up, or the group is another call's
         // %3 copy O_r[p] <- PK_r[p] on root
         packet::storeLane<W8>(x, out + rg.rx[i - 1], len, a, b);

@@ -41,8 +41,7 @@ __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, cons
     for (int i = 1; i < n; ++i) {  // k = (r + i) mod n
       packet::loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
       ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
-      if (ce.stop) return;  // this rank has failed: it puts no more groups
-      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(rg.tagTo[i - 1])));
+      slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(pl.flowTagTo[0])));
     }
     packet::loadLane<W8>(x, own, len, mineA, mineB);  // %2's operand p == r, X_r[r]
     if constexpr (!N2) {
@@ -54,7 +53,7 @@ __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, cons
         if (p == r) {
           wa[p] = mineA;  // %2's operand p == r
           wb[p] = mineB;
-        } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p], ce.header(rg.tagFrom[p]))) {
+        } else if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p], ce.header(pl.flowTagFrom[0]))) {
           return;  // a wait gave up, or the group is another call's
         }
       }
@@ -65,7 +64,7 @@ __device__ void reduceScatter_latency(const DeviceComm& dc, const Plan& pl, cons
     } else {
       // p in 0..1: the one peer is rg.from[0]
       // %1 [n == 2]
-      if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b, ce.header(rg.tagFrom[rg.from[0]])))
+      if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b, ce.header(pl.flowTagFrom[0])))
         return;  // a wait gave up, or the group is another call's
       // %2 [n == 2]
       const bool ownFirst = r == 0;  // both steps at once, in ascending rank order

@@ -45,11 +45,9 @@ __device__ void reduceScatterV_latency(const DeviceComm& dc, const Plan& pl, con
       const packet::LaneWords x(g, lane, packet::words(len));
       packet::loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
       ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
-      if (ce.stop) return;  // this rank has failed: it puts no more groups
       slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(rg.tagTo[i - 1])));
     }
     ce.ensure(dc, rg);  // a warp past the groups of every flow it sends reads the epoch here
-    if (ce.stop) return;  // this rank has failed: it puts no more groups
     if (g < packet::flowGroups(rg.ownLen)) {  // the groups of this rank's partition
       const std::size_t len = rg.ownLen;
       const packet::LaneWords x(g, lane, packet::words(len));

@@ -38,8 +38,7 @@ __device__ void scatter_latency(const DeviceComm& dc, const Plan& pl, const pack
       for (int i = 1; i < n; ++i) {  // k = (r + i) mod n
         packet::loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
         ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
-        if (ce.stop) return;  // this rank has failed: it puts no more groups
-        slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(rg.tagTo[i - 1])));
+        slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(pl.flowTagTo[0])));
       }
     }
     if (r == root) {  // root
@@ -48,11 +47,10 @@ __device__ void scatter_latency(const DeviceComm& dc, const Plan& pl, const pack
       if (own != ownDst) packet::storeLane<W8>(x, ownDst, len, a, b);  // skipped when in place
     }
     ce.ensure(dc, rg);  // the ranks that put nothing read the epoch here
-    if (ce.stop) return;  // this rank has failed: it puts no more groups
     if (r != root) {  // ranks != root
       const int i = (r + n - root) % n;  // root = (r - i) mod n: its region is rg.recv[i - 1]
       // %2 packet.poll PK_r[root] until full, then empty on ranks != root
-      if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, root, g, lane, a, b, ce.header(rg.tagFrom[root])))
+      if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, root, g, lane, a, b, ce.header(pl.flowTagFrom[0])))
         return;  // a wait gave up, or the group is another call's
       // %3 copy O_r <- PK_r[root] on ranks != root
       packet::storeLane<W8>(x, out, len, a, b);

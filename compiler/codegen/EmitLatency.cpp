@@ -66,6 +66,14 @@ public:
 private:
   const ir::kernel::PacketWarps &k_;
 
+  /// The tag of the flow a put sends (rg.send[i - 1]'s) and of the flow a
+  /// poll reads from rank `from`: a V form's flows each have their own
+  /// (ctaRegions<true> fills them), the others one for the call.
+  std::string tagTo() const { return k_.variable ? "rg.tagTo[i - 1]" : "pl.flowTagTo[0]"; }
+  std::string tagFrom(const std::string &from) const {
+    return k_.variable ? "rg.tagFrom[" + from + "]" : "pl.flowTagFrom[0]";
+  }
+
   void roleFunction() {
     o_ << "/// Role latency (every CTA of the grid; IR ops ";
     for (std::size_t i = 0; i < k_.ops.size(); ++i) o_ << (i ? ", %" : "%") << k_.ops[i];
@@ -154,26 +162,26 @@ private:
            << (s.epochRead == EpochRead::AfterLoad    ? "the call's epoch, read once the first loads are issued (E12)"
                : s.epochRead == EpochRead::NothingPut ? "the ranks that put nothing read the epoch here"
                                                       : "a warp past the groups of every flow it sends reads the epoch here")
-           << "\n"
-           << pad << "if (ce.stop) return;  // this rank has failed: it puts no more groups\n";
+           << "\n";
         return;
       case StmtKind::Put:
         o_ << citeOf(s, pad) << pad << "slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack("
-           << regs(s.words) << ", lane, ce.header(rg.tagTo[i - 1])));\n";
+           << regs(s.words) << ", lane, ce.header(" << tagTo() << ")));\n";
         return;
       case StmtKind::PutToPeers:
         o_ << citeOf(s, pad) << pad << "{\n"
            << pad << "  const SlotWords s = groupPack(" << regs(s.words) << ", lane, 0);  // one group, each peer's header\n"
            << "#pragma unroll 1\n"
            << pad << "  for (int i = 1; i < n; ++i)  // k = (r + i) mod n\n"
-           << pad << "    slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), withHeader(s, lane, ce.header(rg.tagTo[i - 1])));\n"
+           << pad << "    slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), withHeader(s, lane, ce.header(" << tagTo()
+           << ")));\n"
            << pad << "}\n";
         return;
       case StmtKind::Poll: {
         const std::string region = s.region == Region::OnlyPeer ? "rg.recv[0]" : s.region == Region::RecvRank ? "rg.recvFrom[p]" : "rg.recv[i - 1]";
         const std::string from = s.region == Region::OnlyPeer ? "rg.from[0]" : s.fromRoot ? "root" : "p";
         o_ << citeOf(s, pad) << pad << "if (!packet::pollLane<" << staggerName(s.stagger) << ">(dc, pl, " << region
-           << " + ce.h, " << from << ", g, lane, " << regs(s.words) << ", ce.header(rg.tagFrom[" << from << "])))\n"
+           << " + ce.h, " << from << ", g, lane, " << regs(s.words) << ", ce.header(" << tagFrom(from) << ")))\n"
            << pad << "  return;  // a wait gave up, or the group is another call's\n";
         return;
       }
@@ -198,7 +206,7 @@ private:
            << pad << "    wa[p] = mineA;  // %" << s.use << "'s operand p == r\n"
            << pad << "    wb[p] = mineB;\n"
            << pad << "  } else if (!packet::pollLane<" << staggerName(s.stagger)
-           << ">(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p], ce.header(rg.tagFrom[p]))) {\n"
+           << ">(dc, pl, rg.recvFrom[p] + ce.h, p, g, lane, wa[p], wb[p], ce.header(" << tagFrom("p") << "))) {\n"
            << pad << "    return;  // a wait gave up, or the group is another call's\n"
            << pad << "  }\n"
            << pad << "}\n";

@@ -89,9 +89,13 @@ __device__ __forceinline__ Packet* laneSlot(Packet* region, std::size_t g, int l
 ///  - recvFrom[p]: rank p's region (reductions poll in rank order);
 ///  - ownTx / ownRx: this rank's offsets; len: the bytes each source sends
 ///    (Plan::packetFlowBytes: the whole input for a one-shot reduction);
-///  - tagTo[i-1]: the tag of the flow to rank (r+i)%n, tagFrom[p] the tag
-///    expected on the flow from rank p (Plan::flowTagTo / flowTagFrom; with
-///    the epoch they make the groups' headers, protocol.h packetHeader).
+///  - V forms only (ctaRegions<true>): tagTo[i-1], the tag of the flow to
+///    rank (r+i)%n, and tagFrom[p], the tag expected on the flow from rank
+///    p (Plan::flowTagTo / flowTagFrom; with the epoch they make the
+///    groups' headers, protocol.h packetHeader). The fixed-size collectives
+///    have one tag for every flow (Plan::flowTagTo[0]), read where used:
+///    filling these here cost their kernels ~1-2% at 1-4 KiB (measured on
+///    one H200, bench/results/2026-12-05-s10-device).
 /// They depend on the kernel's parameters only, so ctaRegions computes them
 /// before the grid dependency wait: their constant-bank loads (indexed by
 /// rank: each a miss) and the modulo arithmetic then overlap the previous
@@ -119,10 +123,9 @@ struct Regions {
 template <bool Variable = false>
 __device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl, Regions& rg) {
   const int r = pl.rank, n = pl.n, t = int(threadIdx.x);
-  if (t < n) {
-    rg.recvFrom[t] = packetRegion(dc, r, 0, t, pl.packetRegion);
-    rg.tagFrom[t] = pl.flowTagFrom[t];
-  }
+  if (t < n) rg.recvFrom[t] = packetRegion(dc, r, 0, t, pl.packetRegion);
+  if constexpr (Variable)
+    if (t < n) rg.tagFrom[t] = pl.flowTagFrom[t];
   if (t >= 1 && t < n) {
     const int q = (r + t) % n, p = (r + n - t) % n;
     rg.from[t - 1] = p;
@@ -130,8 +133,8 @@ __device__ __forceinline__ void ctaRegions(const DeviceComm& dc, const Plan& pl,
     rg.recv[t - 1] = packetRegion(dc, r, 0, p, pl.packetRegion);
     rg.tx[t - 1] = pl.txOff[q];
     rg.rx[t - 1] = pl.rxOff[p];
-    rg.tagTo[t - 1] = pl.flowTagTo[q];
     if constexpr (Variable) {
+      rg.tagTo[t - 1] = pl.flowTagTo[q];
       rg.sendLen[t - 1] = pl.txLen[q];
       rg.recvLen[t - 1] = pl.rxLen[p];
     }
@@ -181,22 +184,14 @@ struct CallShape {
 /// counts, so a CTA with such a warp lets the next grid in right after the
 /// wait, as AllReduce does. In the measured rows such warps were only in
 /// the last CTAs (warps are numbered CTA by CTA).
-///
-/// ensure() also reads whether this rank has failed (DeviceState::failed,
-/// loaded beside the epoch, so its round trip is the epoch's): a failed
-/// rank's kernels that were already enqueued put no more groups (the role
-/// returns, `stop`), so a group a mismatched call left unread is never
-/// rewritten while a peer's later call polls it (docs/snac-protocol.md).
 template <bool TriggerOnRead>
 struct CallEpoch {
   uint64_t e = 0;
   std::size_t h = 0;  ///< packets from a half-0 region to the same region in the call's half
   bool read = false;
-  bool stop = false;  ///< this rank had failed when the epoch was read
   __device__ __forceinline__ void ensure(const DeviceComm& dc, const Regions& rg) {
     if (read) return;
     e = ctaEpoch(dc);
-    stop = aborted(dc);
     if constexpr (TriggerOnRead) gridLaunchDependents();
     h = std::size_t(parityHalf(e)) * rg.halfPackets;
     read = true;
