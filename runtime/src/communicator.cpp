@@ -492,6 +492,12 @@ void *Communicator::peerWorkspace(int peer) const {
 }
 
 namespace {
+/// A packet group's or ARRIVED_TAG's header in a message: the call's epoch
+/// (its low 31 bits) above the flow's 32-bit tag (protocol.h packetHeader).
+std::string headerText(uint64_t h) {
+  return "call " + std::to_string(h >> 32) + ", flow tag " + std::to_string(h & 0xffffffffu);
+}
+
 /// The status and message of a failure record (WaitError).
 Status describeFailure(const WaitError &err, std::string &message) {
   const std::string who = "rank " + std::to_string(err.rank);
@@ -518,27 +524,18 @@ Status describeFailure(const WaitError &err, std::string &message) {
               "): kind, count or counts, dtype, op and root must be the same on every rank, and an AllToAllV's "
               "sendCounts[q] on rank r the same as recvCounts[r] on rank q";
     return Status::InvalidArgument;
-  case WaitErrorKind::PacketMismatch: {
-    // Headers: the call's epoch (low 31 bits) above the flow's 32-bit tag.
-    const auto header = [](uint64_t h) {
-      return "call " + std::to_string(h >> 32) + ", flow tag " + std::to_string(h & 0xffffffffu);
-    };
+  case WaitErrorKind::PacketMismatch:
     message = who + ": a packet group from rank " + std::to_string(err.signal) + " was written by another call (" +
-              header(err.observed) + "; this rank expected " + header(err.expected) +
+              headerText(err.observed) + "; this rank expected " + headerText(err.expected) +
               "): the ranks called different collectives, counts, dtypes, ops or roots, in this call or an earlier "
               "one; kind, count or counts, dtype, op and root must be the same on every rank";
     return Status::InvalidArgument;
-  }
-  case WaitErrorKind::ArrivalMismatch: {
-    const auto header = [](uint64_t h) {
-      return "call " + std::to_string(h >> 32) + ", tag " + std::to_string(h & 0xffffffffu);
-    };
+  case WaitErrorKind::ArrivalMismatch:
     message = who + ": rank " + std::to_string(err.signal) + "'s direct call differs from this rank's (" +
-              header(err.observed) + "; this rank's " + header(err.expected) +
+              headerText(err.observed) + "; this rank's " + headerText(err.expected) +
               "): kind, count or counts, dtype, op and root must be the same on every rank, and an eager call's output "
               "in a registered buffer at the same offset of the same registration; nothing was written";
     return Status::InvalidArgument;
-  }
   case WaitErrorKind::PeerFailed: {
     const auto origin = WaitErrorKind(err.expected);
     const std::string peer = "rank " + std::to_string(err.signal);

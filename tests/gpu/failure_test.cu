@@ -219,14 +219,19 @@ struct MismatchCase {
   std::size_t count, lastCount;
   DType t, lastT;
   RedOp op, lastOp;
+  /// Rank r's call of n ranks: the last rank's differs.
+  struct Call {
+    Coll c;
+    std::size_t count;
+    DType t;
+    RedOp op;
+  };
+  Call of(int r, int n) const { return r == n - 1 ? Call{lastC, lastCount, lastT, lastOp} : Call{c, count, t, op}; }
 };
 
 int mismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const MismatchCase& m) {
   const int n = boot.size(), r = boot.rank();
-  const bool last = r == n - 1;
-  const Coll c = last ? m.lastC : m.c;
-  const std::size_t count = last ? m.lastCount : m.count;
-  const DType t = last ? m.lastT : m.t;
+  const auto [c, count, t, op] = m.of(r, n);
   int failures = 0;
   std::string why;
   CommOptions o = sharedGpuOptions(64u << 20);
@@ -235,7 +240,7 @@ int mismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const MismatchCase& m
   {
     Communicator comm(boot, dev, o);
     const auto t0 = Clock::now();
-    const Status st = launchColl<PAuto>(c, comm, argsOf(b, count, t, last ? m.lastOp : m.op), s);
+    const Status st = launchColl<PAuto>(c, comm, argsOf(b, count, t, op), s);
     why = st != Status::Ok ? std::string("launch: ") + sn::lastError() : waitStream(s, 10.0);
     const double sec = secondsSince(t0);
     std::string msg;
@@ -296,17 +301,14 @@ std::string freshCallsRight(Bootstrap& boot, int dev, cudaStream_t s) {
 /// communicator's calls of every collective are bitwise right.
 int uncheckedMismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const MismatchCase& m) {
   const int n = boot.size(), r = boot.rank();
-  const bool last = r == n - 1;
-  const Coll c = last ? m.lastC : m.c;
-  const std::size_t count = last ? m.lastCount : m.count;
-  const DType t = last ? m.lastT : m.t;
+  const auto [c, count, t, op] = m.of(r, n);
   int failures = 0;
   std::string why;
   {
     Buffers b(inBytesOf(c, n, t, count), outBytesOf(c, n, t, count));
     Buffers lb(std::size_t(n) * 4000, std::size_t(n) * 4000);  // the later calls' (1000 f32 per block)
     Communicator comm(boot, dev, sharedGpuOptions(64u << 20, false));
-    const Status st = launchColl<PAuto>(c, comm, argsOf(b, count, t, last ? m.lastOp : m.op), s);
+    const Status st = launchColl<PAuto>(c, comm, argsOf(b, count, t, op), s);
     why = st != Status::Ok ? std::string("launch: ") + sn::lastError() : waitStream(s, 10.0);
     std::string msg;
     const Status after = comm.asyncError(&msg);
