@@ -74,7 +74,7 @@ class Communicator:
 
     device: this rank's GPU (default: torch.cuda.current_device()).
     checked: bound every device wait by time and compare every call across
-    ranks (a debugging mode; see docs/runtime.md "Failure model").
+    ranks (a debugging mode; see docs/failure-model.md).
     Other keyword options: staging_half_bytes, packet_half_bytes,
     wait_timeout_us, direct (purlin_comm_options_t)."""
 
@@ -166,7 +166,7 @@ class Communicator:
         """Checks of this rank's own tensors (device, layout, dtype pair,
         sizes): its peers may be making the call, so a refusal here fails
         the communicator on every rank (purlin_comm_refuse_call; docs/
-        runtime.md "A refusal on one rank") before the error is raised.
+        failure-model.md "A refusal on one rank") before the error is raised.
         A dtype or op Purlin does not run (Unsupported) is what every rank
         passes alike: every rank refuses it, and the communicator stays
         usable (a caller may fall back to another library)."""

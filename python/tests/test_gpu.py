@@ -361,7 +361,7 @@ def test_dynamic_element_reductions_in_graphs(gpu):
 def test_bad_arguments_raise_on_every_rank(gpu):
     """Every rank passes the same bad arguments. An unsupported dtype is refused alike everywhere and the
     communicator stays usable; a fault of a rank's own tensors fails the communicator on every rank
-    (docs/runtime.md "A refusal on one rank"), and later calls still name their own faults."""
+    (docs/failure-model.md "A refusal on one rank"), and later calls still name their own faults."""
     torch = gpu
 
     def body(comm, r):

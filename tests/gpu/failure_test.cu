@@ -1,5 +1,5 @@
 /// @file failure_test.cu
-/// @brief The failure model (docs/runtime.md "Failure model"): abort() ends
+/// @brief The failure model (docs/failure-model.md): abort() ends
 /// a wait that would never end, on this rank and on its peers; checked-mode
 /// waits give up by time; a failure is permanent (every later call returns
 /// it, with no checkDeviceErrors needed); a call whose kind, count, dtype or
