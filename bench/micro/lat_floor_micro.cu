@@ -16,8 +16,9 @@
 ///   flag16 B     AllGather of B bytes per rank in the old packet format
 ///                {d0, f, d1, f} with f = epoch (8 payload bytes per 16)
 ///   group  B     AllGather of B bytes per rank in full/empty packet groups
-///                (runtime/include/purlin/snac/packet_group.cuh; 504 payload
-///                bytes per 512), the receiver clears what it read
+///                (runtime/include/purlin/snac/packet_group.cuh; 496 payload
+///                bytes and a header per 512; here without the header's
+///                compare), the receiver clears what it read
 ///   group-spread the group kernel with its parameters spread over 64-byte
 ///                lines like the runtime's; group-spr-pf also reads them
 ///                all before griddepcontrol.wait

@@ -534,7 +534,8 @@ Status describeFailure(const WaitError &err, std::string &message) {
     message = who + ": rank " + std::to_string(err.signal) + "'s direct call differs from this rank's (" +
               headerText(err.observed) + "; this rank's " + headerText(err.expected) +
               "): kind, count or counts, dtype, op and root must be the same on every rank, and an eager call's output "
-              "in a registered buffer at the same offset of the same registration; nothing was written";
+              "in a registered buffer at the same offset of the same registration; no kernel wrote into a peer's output "
+              "(a copy-engine call's copies still ran)";
     return Status::InvalidArgument;
   case WaitErrorKind::PeerFailed: {
     const auto origin = WaitErrorKind(err.expected);

@@ -304,6 +304,7 @@ int uncheckedMismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const Mismat
   const auto [c, count, t, op] = m.of(r, n);
   int failures = 0;
   std::string why;
+  bool anyFailed = false;
   {
     Buffers b(inBytesOf(c, n, t, count), outBytesOf(c, n, t, count));
     Buffers lb(std::size_t(n) * 4000, std::size_t(n) * 4000);  // the later calls' (1000 f32 per block)
@@ -321,9 +322,12 @@ int uncheckedMismatchCase(Bootstrap& boot, int dev, cudaStream_t s, const Mismat
       if (launchColl<PAuto>(later, comm, argsOf(lb, 1000, DType::F32), s) == Status::Ok)
         why = std::string("a later ") + name(later) + " call was launched on the failed communicator";
     }
-    boot.barrier();
+    // A failure here may leave a kernel waiting (unchecked: no timeout):
+    // abort it, so that destruction returns; the ranks agree on going on.
+    anyFailed = anyRank(boot, !why.empty());
+    if (anyFailed) comm.abort();
   }
-  if (why.empty()) why = freshCallsRight(boot, dev, s);
+  if (!anyFailed) why = freshCallsRight(boot, dev, s);
   reportCase(r, ("unchecked: the last rank's call differs (" + std::string(m.what) + "), n=" + std::to_string(n)).c_str(),
              why, failures);
   return failures;

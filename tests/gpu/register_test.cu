@@ -305,8 +305,12 @@ int placeMismatchCase(Bootstrap& boot, int dev, cudaStream_t s, bool checked) {
     if (why.empty()) why = checkGuards(arena, arenaBytes, out, outBytes);
     if (why.empty() && launchColl<PAuto>(k.c, comm, callArgs(k, in, out), s) == Status::Ok)
       why = "a later call was launched on the failed communicator";
-    boot.barrier();
-    comm.deregisterBuffer(handle);
+    // A failure may leave a kernel waiting (unchecked: no timeout): abort
+    // it, so that destruction returns; the ranks agree on it.
+    if (anyRank(boot, !why.empty()))
+      comm.abort();  // destruction closes the registration's mappings
+    else
+      comm.deregisterBuffer(handle);
     boot.barrier();
     cudaFree(arena);
     cudaFree(in);

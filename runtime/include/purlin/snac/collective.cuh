@@ -290,7 +290,9 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           engine = Rules::engine(pl, w, EngineFacts{comm.options().checked, place.streamMemOps, comm.ranksPerDevice() == 1});
           // Every rank writes into its peers' registrations at its own
           // offset: the tags carry the registration and the offset, so a
-          // peer whose output is elsewhere is found before any write.
+          // peer whose output is elsewhere is found before any kernel
+          // writes (the copy-engine form's host-enqueued copies still run:
+          // docs/failure-model.md).
           mixRegisteredTags(pl, place.handle, place.offset);
           direct = true;
           directBy = DirectBy::Registration;

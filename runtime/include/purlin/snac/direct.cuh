@@ -41,7 +41,8 @@ __device__ __forceinline__ void notifyArrived(const DeviceComm& dc, int dst, int
 /// or (an eager call on a registered buffer) its output is another
 /// registration or another offset in it; that records ArrivalMismatch and
 /// fails the communicator on every rank, before this CTA writes anything
-/// into the source's output.
+/// into the source's output. (The copy-engine form's arrive kernel finds it
+/// too, but the copies the host enqueued after it still run.)
 __device__ __forceinline__ bool waitArrived(const DeviceComm& dc, int src, int c, uint64_t e, uint32_t tag) {
   if (!waitSignal(dc, arrivedIndex(src, c), signalValue(e, 0))) return false;
   const uint64_t want = packetHeader(e, tag), seen = arch::ldRelaxedSys(dc.signals[dc.rank] + arrivedTagIndex(src, c));

@@ -26,7 +26,10 @@
 ///  header names the call (epoch) and the flow (the call check's value for
 ///  it), so the receiver of any group of such a call, in that call or a
 ///  later one, finds the mismatch (packet::pollLane) and the communicator
-///  fails on every rank: no later call reads those groups as data.
+///  fails on every rank. Only lane 31's word is proven fresh: a call
+///  already enqueued on a failed communicator can still read a group whose
+///  other lanes are a leftover while its new stores land (the narrow race
+///  of docs/snac-protocol.md "Latency program").
 ///  Payload per 16 bytes on the link: 15.5 bytes.
 #pragma once
 

@@ -160,7 +160,7 @@ __device__ __forceinline__ std::size_t flowGroups(std::size_t len) { return len 
 
 /// The sizes of one call's words: bytes each source sends (Regions::len),
 /// their 8-byte words W and packet groups G, as ctaRegions computed them
-/// before the grid dependency wait (computed after it, the division by 504
+/// before the grid dependency wait (computed after it, the division by 496
 /// sat between the wait and the first input load; the compiler sinks
 /// register arithmetic past the wait, shared memory it cannot).
 struct CallShape {

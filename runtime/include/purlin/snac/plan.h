@@ -219,7 +219,7 @@ void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int& threa
 bool scaleRoleCtas(int budget, int* roles, int count);
 
 /// The bytes of `flowBytes` as 16-byte packet slots (a 512-byte packet
-/// group per 504 payload bytes): what a latency flow takes of the window.
+/// group per 496 payload bytes): what a latency flow takes of the window.
 std::size_t packetSlots(std::size_t flowBytes);
 /// The policy's direct thresholds, 0 meaning the runtime's default.
 inline std::size_t directMinBytesOf(const WorldConsts& w) { return w.directMinBytes ? w.directMinBytes : kDirectMinBytes; }

@@ -267,8 +267,8 @@ inline CallCheck callCheckFor(CollKind k, int n, int rank, const CallArgs& a) {
 /// mixes the registration's handle (the same registration on every rank:
 /// registrations are collective) and the output's offset in it into every
 /// flow's tag, so ranks agree on the tags only if their outputs are at the
-/// same place, and a mismatch is found before any write (direct.cuh
-/// waitArrived).
+/// same place, and a mismatch is found before any kernel writes (direct.cuh
+/// waitArrived; not the copy-engine form's copies, which the host enqueued).
 inline void mixRegisteredTags(Plan& p, uint64_t handle, std::size_t offset) {
   using detail::fnvMix;
   for (int q = 0; q < p.n; ++q) {

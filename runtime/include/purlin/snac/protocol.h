@@ -65,7 +65,8 @@ inline constexpr uint32_t kCallCheckBase = kFailedIndex + 1;
 /// tag being its Plan::flowTagTo for this rank (the call check's value,
 /// and for an eager registered call the registration and the output's
 /// offset in it). A CTA that finds another value writes nothing
-/// (direct.cuh waitArrived; every mode).
+/// (direct.cuh waitArrived; every mode; the copy-engine form's copies,
+/// enqueued by the host, are not stopped).
 inline constexpr uint32_t kArrivedTagBase = kCallCheckBase + uint32_t(2 * kMaxRanks);
 inline constexpr uint32_t kNumSignals = kArrivedTagBase + uint32_t(kMaxRanks * kMaxEpochSlots);
 static_assert(kArrivedBase >= kDoneBase + kMaxRanks, "direct signals follow DONE");
