@@ -498,6 +498,9 @@ std::string headerText(uint64_t h) {
   return "call " + std::to_string(h >> 32) + ", flow tag " + std::to_string(h & 0xffffffffu);
 }
 
+/// What a mismatch message says every rank must pass alike.
+constexpr const char *kAlike = "kind, count or counts, dtype, op and root must be the same on every rank";
+
 /// The status and message of a failure record (WaitError).
 Status describeFailure(const WaitError &err, std::string &message) {
   const std::string who = "rank " + std::to_string(err.rank);
@@ -520,22 +523,21 @@ Status describeFailure(const WaitError &err, std::string &message) {
   case WaitErrorKind::Mismatch:
     message = who + ": rank " + std::to_string(err.signal) +
               " called a different collective (call hash " + std::to_string(err.observed) + ", this rank's " +
-              std::to_string(err.expected) +
-              "): kind, count or counts, dtype, op and root must be the same on every rank, and an AllToAllV's "
-              "sendCounts[q] on rank r the same as recvCounts[r] on rank q";
+              std::to_string(err.expected) + "): " + kAlike +
+              ", and an AllToAllV's sendCounts[q] on rank r the same as recvCounts[r] on rank q";
     return Status::InvalidArgument;
   case WaitErrorKind::PacketMismatch:
     message = who + ": a packet group from rank " + std::to_string(err.signal) + " was written by another call (" +
               headerText(err.observed) + "; this rank expected " + headerText(err.expected) +
               "): the ranks called different collectives, counts, dtypes, ops or roots, in this call or an earlier "
-              "one; kind, count or counts, dtype, op and root must be the same on every rank";
+              "one; " + kAlike;
     return Status::InvalidArgument;
   case WaitErrorKind::ArrivalMismatch:
     message = who + ": rank " + std::to_string(err.signal) + "'s direct call differs from this rank's (" +
               headerText(err.observed) + "; this rank's " + headerText(err.expected) +
-              "): kind, count or counts, dtype, op and root must be the same on every rank, and an eager call's output "
-              "in a registered buffer at the same offset of the same registration; no kernel wrote into a peer's output "
-              "(a copy-engine call's copies still ran)";
+              "): " + kAlike +
+              ", and an eager call's output in a registered buffer at the same offset of the same registration; no "
+              "kernel wrote into a peer's output (a copy-engine call's copies still ran)";
     return Status::InvalidArgument;
   case WaitErrorKind::PeerFailed: {
     const auto origin = WaitErrorKind(err.expected);
