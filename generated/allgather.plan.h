@@ -18,7 +18,7 @@ namespace purlin::gen {
 ///   %p2 = latency if world[n].latencyCtas > 0 && msgBytes <= world[n].latencyMaxBytes && packetSlots(%p1) <= packetRegion  // packetRegion: packet half / 16 B / n
 ///   %p3 = throughput otherwise: push if world[n].push (chunk = pickPushChunk: about chunksPerCta chunks per worker, within [32 KiB, chunkBytes]), else pull (chunk = pickChunk: min(chunkBytes, max(64 KiB, maxLen / 4))); slots = min(region / chunk, 256)
 ///   %p4 = direct if n >= 2 && world[n].directCtas >= 0 && msgBytes >= world[n].directMinBytes && (captured, eligible on every rank || output registered)  // derived for every world size
-///   %p5 = engine if %p4 && msgBytes >= world[n].directEngineMinBytes && unchecked && queues fit (captured: engineFitsQueues; eager: no GPU shared)  // one CTA of one warp around the copies
+///   %p5 = engine if %p4 && msgBytes >= world[n].directEngineMinBytes && unchecked && queues fit (engineFitsQueues) && captured (output sizes agreed at capture, before any copy; an eager call's copies would be enqueued before the peers' tags are compared)  // one CTA of one warp around the copies
 struct allGather_PlanRules {
   /// %p1: every source sends each peer its segment.
   static std::size_t flowBytes(const snac::Plan& p) { return p.maxLen; }  // %p1
@@ -34,7 +34,7 @@ struct allGather_PlanRules {
   /// %p5: one CTA of one warp around the copies.
   static constexpr bool engineReduces = false;  // %p5
   static bool engine(const snac::Plan& p, const snac::WorldConsts& w, const snac::EngineFacts& f) {
-    return !f.checked && f.queuesFit && p.msgBytes >= snac::directEngineMinBytesOf(w);  // %p5
+    return !f.checked && f.queuesFit && f.captured && p.msgBytes >= snac::directEngineMinBytesOf(w);  // %p5
   }
 };
 

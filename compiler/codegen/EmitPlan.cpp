@@ -50,7 +50,8 @@ void emitRules(std::ostringstream &o, const EmitCollective &c, const std::string
       << cite(*engine) << "\n"
       << "  static bool engine(const snac::Plan& p, const snac::WorldConsts& w, const snac::EngineFacts& f) {\n"
       << "    return !f.checked" << (engine->needsMemOps ? " && f.streamMemOps" : "")
-      << " && f.queuesFit && p.msgBytes >= snac::directEngineMinBytesOf(w);  // " << cite(*engine) << "\n"
+      << " && f.queuesFit && f.captured && p.msgBytes >= snac::directEngineMinBytesOf(w);  // " << cite(*engine)
+      << "\n"
       << "  }\n";
   } else {
     o << "  /// No copy-engine form (no direct program).\n"

@@ -129,7 +129,8 @@ std::string planOpText(const CollectiveIR &ir, const PlanOp &op) {
   case PlanOpKind::Engine:
     return id + " = engine if " + cite(PlanOpKind::Direct) + " && msgBytes >= world[n].directEngineMinBytes && "
            "unchecked" + (op.needsMemOps ? " && stream memory operations" : "") +
-           " && queues fit (captured: engineFitsQueues; eager: no GPU shared)  // " + op.why;
+           " && queues fit (engineFitsQueues) && captured (output sizes agreed at capture, before any copy; an eager "
+           "call's copies would be enqueued before the peers' tags are compared)  // " + op.why;
   }
   return id;
 }
@@ -158,7 +159,7 @@ bool PlanRulesOf::direct(const snac::Plan &p, const snac::WorldConsts &w) const 
 }
 
 bool PlanRulesOf::engine(const snac::Plan &p, const snac::WorldConsts &w, const snac::EngineFacts &f) const {
-  return !f.checked && (!engineMemOps_ || f.streamMemOps) && f.queuesFit &&
+  return !f.checked && (!engineMemOps_ || f.streamMemOps) && f.queuesFit && f.captured &&
          p.msgBytes >= snac::directEngineMinBytesOf(w);
 }
 

@@ -6,8 +6,33 @@ pointers. The library (libpurlin.so) is found through $PURLIN_LIBRARY,
 next to this package, in the repository's build tree, or on the loader's
 path (purlin._capi.load says where it looked).
 """
-from ._capi import PurlinError, library_path
-from ._core import Comm, DTypeInfo, InProcessGroup, default_options, dtypes, get_unique_id, ops
+import os as _os
+import sys as _sys
+
+
+def _set_device_queues() -> None:
+    """CUDA_DEVICE_MAX_CONNECTIONS for ranks that share a GPU (docs/runtime.md
+    "Ranks sharing a GPU", "Hardware queues"): 32 where unset, as libpurlin
+    sets it when loaded; the package loads the library lazily, after torch
+    may have started CUDA, so it is set here, at import. Where torch has
+    started CUDA already the setting came too late: CUDA uses its default,
+    8, which is then written down for the library to see."""
+    if _os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"):
+        return
+    started = False
+    torch = _sys.modules.get("torch")
+    if torch is not None:
+        try:
+            started = bool(torch.cuda.is_initialized())
+        except Exception:  # a torch without CUDA
+            started = False
+    _os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "8" if started else "32"
+
+
+_set_device_queues()
+
+from ._capi import PurlinError, library_path  # noqa: E402
+from ._core import Comm, DTypeInfo, InProcessGroup, default_options, dtypes, get_unique_id, ops  # noqa: E402
 
 __all__ = ["PurlinError", "library_path", "Comm", "DTypeInfo", "InProcessGroup", "default_options", "dtypes",
            "get_unique_id", "ops", "version"]

@@ -203,3 +203,25 @@ def test_refuse_call_needs_a_handle(lib):
     """purlin_comm_refuse_call (a binding's own refusal, told to every rank) refuses a null handle."""
     assert _capi.call("purlin_comm_refuse_call")(None, None, 1, b"why") == 1
     assert "null handle" in _capi.last_error()
+
+
+def _queues_after_import(env: dict, prelude: str = "") -> str:
+    """CUDA_DEVICE_MAX_CONNECTIONS after `import purlin` in a fresh interpreter."""
+    import subprocess
+    import sys
+    code = prelude + "import purlin, os; print(os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS'))"
+    pkg = os.path.join(os.path.dirname(__file__), "..")
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": pkg}, capture_output=True,
+                         text=True, timeout=60, check=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_import_sets_the_device_queues_for_ranks_sharing_a_gpu():
+    """docs/runtime.md "Hardware queues": 32 where unset; the user's value
+    kept; 8 written down when torch has started CUDA already (too late)."""
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    assert _queues_after_import(env) == "32"
+    assert _queues_after_import({**env, "CUDA_DEVICE_MAX_CONNECTIONS": "16"}) == "16"
+    started = ("import sys, types; t = types.ModuleType('torch'); "
+               "t.cuda = types.SimpleNamespace(is_initialized=lambda: True); sys.modules['torch'] = t; ")
+    assert _queues_after_import(env, started) == "8"

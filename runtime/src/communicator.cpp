@@ -10,6 +10,7 @@
 ///      is also the barrier after which peers' workspaces are known zeroed and
 ///      mapped everywhere.
 #include "purlin/host/communicator.h"
+#include "purlin/host/device_queues.h"
 
 #include <unistd.h>
 
@@ -58,6 +59,7 @@ struct PeerInfo {
   int32_t checked = 0;
   int32_t direct = 0;
   int32_t multiprocessors = 0, ccMajor = 0, ccMinor = 0;
+  int32_t deviceQueues = 0;    ///< purlin::deviceQueues() of the rank's process
   unsigned char uuid[16] = {}; ///< cudaDeviceProp::uuid of the rank's GPU
   cudaIpcMemHandle_t handle{};
   StepResult result;
@@ -210,6 +212,7 @@ struct Communicator::Impl {
     PURLIN_CUDA_CHECK(cudaGetDeviceProperties(&prop, cudaDevice));
     static_assert(sizeof(prop.uuid) == sizeof(info.uuid), "device UUID is 16 bytes");
     std::memcpy(info.uuid, &prop.uuid, sizeof(info.uuid));
+    info.deviceQueues = deviceQueues();
     info.multiprocessors = prop.multiProcessorCount;
     info.ccMajor = prop.major;
     info.ccMinor = prop.minor;
@@ -286,6 +289,21 @@ struct Communicator::Impl {
                            std::to_string(all[p].ccMajor) + std::to_string(all[p].ccMinor) + ") differs from this rank's (" +
                            std::to_string(me.multiprocessors) + " SMs, sm_" + std::to_string(me.ccMajor) +
                            std::to_string(me.ccMinor) + "); a communicator whose ranks share GPUs needs GPUs of one model");
+    // And enough hardware work queues that their streams need not share
+    // one (purlin/host/device_queues.h): every rank decides alike.
+    if (ranksPerDevice > 1)
+      for (int p = 0; p < size; ++p)
+        if (all[p].deviceQueues < 2 * ranksPerDevice)
+          PURLIN_THROW(Status::Unsupported,
+                       "rank " + std::to_string(rank) + ": " + std::to_string(ranksPerDevice) +
+                           " ranks share a GPU, and rank " + std::to_string(p) + "'s process feeds its GPU through " +
+                           std::to_string(all[p].deviceQueues) +
+                           " hardware queues (CUDA_DEVICE_MAX_CONNECTIONS); ranks sharing a GPU need at least 2 "
+                           "each (" + std::to_string(2 * ranksPerDevice) +
+                           "), or their streams can share a queue where one rank's waiting kernel holds back the "
+                           "peer kernel it waits for: leave the variable unset (the runtime then sets " +
+                           std::to_string(kDeviceQueuesSet) + ") or set it to " + std::to_string(2 * ranksPerDevice) +
+                           ".." + std::to_string(kDeviceQueuesSet) + " before CUDA starts");
   }
 
   /// Round 2, local part: map every peer's workspace into this process.

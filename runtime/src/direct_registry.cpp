@@ -28,7 +28,6 @@
 #include "device_scope.h"
 #include "driver_entry.h"
 #include "purlin/host/error.h"
-#include "purlin/host/stream_memops.h"
 
 namespace purlin::detail {
 namespace {
@@ -99,7 +98,7 @@ struct RegisterRecord {
   uint32_t magic = kRegisterMagic;
   RegisterProblem problem = RegisterProblem::None;
   int32_t pid = 0;
-  int32_t streamMemOps = 0;  ///< this process has stream memory operations (the copy-engine reductions)
+  int32_t padding = 0;
   uint64_t nonce = 0;
   uint64_t bytes = 0;      ///< registered bytes
   uint64_t overlaps = 0;   ///< Overlaps: the handle of the registration it overlaps
@@ -401,7 +400,6 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
   mine.pid = pid_;
   mine.nonce = nonce_;
   mine.bytes = uint64_t(bytes);
-  mine.streamMemOps = streamMemOpsAvailable() ? 1 : 0;
   const auto begin = reinterpret_cast<uintptr_t>(ptr);
   if (ptr == nullptr || bytes == 0) {
     mine.problem = RegisterProblem::Null;
@@ -438,8 +436,6 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
   reg.handle = nextHandle_;
   reg.begin = begin;
   reg.bytes = bytes;
-  reg.streamMemOps = true;
-  for (int p = 0; p < size_; ++p) reg.streamMemOps = reg.streamMemOps && all[p].streamMemOps != 0;
   int32_t ok = 1;
   for (int p = 0; p < size_ && ok; ++p) {
     const RegisterRecord &o = all[p];
@@ -523,7 +519,7 @@ bool DirectRegistry::registeredPeers(const void *out, std::size_t outBytes, std:
   if (o + outBytes < o || o + outBytes > reg.begin + reg.bytes) return false;
   const std::size_t offset = o - reg.begin;
   for (int p = 0; p < size_; ++p) peersOut[p] = reg.peer[p] + offset;
-  if (place) *place = RegisteredPlace{reg.handle, offset, reg.streamMemOps};
+  if (place) *place = RegisteredPlace{reg.handle, offset};
   return true;
 }
 

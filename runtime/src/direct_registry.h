@@ -106,7 +106,6 @@ private:
     uintptr_t begin = 0;
     std::size_t bytes = 0;
     std::byte *peer[kMaxRanks] = {};
-    bool streamMemOps = false;  ///< on every rank (agreed at registration)
     std::vector<Key> holds;  ///< mappings this registration holds a count of
   };
   int rank_, size_, device_;

@@ -80,10 +80,10 @@ inline bool exampleWantsDirect(const Plan& p, const WorldConsts& w) {
   return withRules(p.kind, [&](auto rules) { return rules.direct(p, w); });
 }
 
-/// planDirect as the launcher runs it for an unchecked communicator with
-/// stream memory operations and room in the hardware queues: the copy-engine
-/// form where the printed rules take it.
-inline void planExampleDirect(Plan& p, const WorldConsts& w, EngineFacts facts = {false, true, true}) {
+/// planDirect as the launcher runs it for a captured call on an unchecked
+/// communicator with stream memory operations and room in the hardware
+/// queues: the copy-engine form where the printed rules take it.
+inline void planExampleDirect(Plan& p, const WorldConsts& w, EngineFacts facts = {false, true, true, true}) {
   withRules(p.kind, [&](auto rules) {
     planDirect(p, w, rules.engine(p, w, facts), rules.engineReduces);
     return 0;

@@ -589,6 +589,12 @@ TEST_CASE("direct program, copy-engine form: copies with one CTA, reductions wit
   REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   planExampleDirect(p, never);
   CHECK_FALSE(p.directEngine);
+  // An eager registered call takes the SM form at any size (its copies
+  // would be enqueued before the peers' tags are compared).
+  REQUIRE(makeExamplePlan(CollKind::AllGather, 2, 0, args(kIn, kOut, std::size_t(1) << 29), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  planExampleDirect(p, kWorld, EngineFacts{false, true, true, false});
+  CHECK(p.direct);
+  CHECK_FALSE(p.directEngine);
 }
 
 TEST_CASE("copy-engine reduction chunks tile the partition, 16-byte multiples, few and tapering") {

@@ -70,15 +70,20 @@ TEST_CASE("plan ops: PlanRulesOf evaluates them", "[plan]") {
   CHECK_FALSE(agRules.direct(p, w));
   w.directCtas = 0;
   p.msgBytes = std::size_t(256) << 20;  // above the copy-engine default threshold
-  CHECK(agRules.engine(p, w, {false, false, true}));         // copies need no stream memory operations
-  CHECK_FALSE(arRules.engine(p, w, {false, false, true}));   // reductions do
-  CHECK(arRules.engine(p, w, {false, true, true}));
-  CHECK_FALSE(arRules.engine(p, w, {true, true, true}));     // checked
-  CHECK_FALSE(agRules.engine(p, w, {false, true, false}));   // queues
+  // {checked, streamMemOps, queuesFit, captured}
+  CHECK(agRules.engine(p, w, {false, false, true, true}));         // copies need no stream memory operations
+  CHECK_FALSE(arRules.engine(p, w, {false, false, true, true}));   // reductions do
+  CHECK(arRules.engine(p, w, {false, true, true, true}));
+  CHECK_FALSE(arRules.engine(p, w, {true, true, true, true}));     // checked
+  CHECK_FALSE(agRules.engine(p, w, {false, true, false, true}));   // queues
+  // An eager (registered) call: its host-enqueued copies could not be
+  // withheld from a peer whose call differs (issue 35 item 7).
+  CHECK_FALSE(agRules.engine(p, w, {false, true, true, false}));
+  CHECK_FALSE(arRules.engine(p, w, {false, true, true, false}));
   CHECK(arRules.engineReduces);
   CHECK_FALSE(agRules.engineReduces);
   p.msgBytes = std::size_t(64) << 20;
-  CHECK_FALSE(agRules.engine(p, w, {false, true, true}));    // below the threshold
+  CHECK_FALSE(agRules.engine(p, w, {false, true, true, true}));    // below the threshold
 }
 
 TEST_CASE("plan ops: the world condition as printed", "[plan]") {

@@ -45,8 +45,7 @@ struct CommOptions {
 /// handle names the same registration on every rank.
 struct RegisteredPlace {
   uint64_t handle = 0;
-  std::size_t offset = 0;     ///< of the output from the registration's start
-  bool streamMemOps = false;  ///< on every rank (agreed at registration)
+  std::size_t offset = 0;  ///< of the output from the registration's start
 };
 
 /// One rank's membership in a communicator.

@@ -269,10 +269,12 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         std::size_t outBytes = 0;  // the end of this rank's last received block
         for (int k = 0; k < n; ++k)
           outBytes = pl.rxOff[k] + pl.rxLen[k] > outBytes ? pl.rxOff[k] + pl.rxLen[k] : outBytes;
-        // Copy-engine form (Rules::engine): with ranks sharing a GPU only
-        // while their streams fit its hardware queues.
+        // Copy-engine form (Rules::engine): captured calls only (their
+        // output sizes are compared at capture, before any copy), with
+        // ranks sharing a GPU only while their streams fit its hardware
+        // queues.
         bool engine = Rules::engine(pl, w, EngineFacts{comm.options().checked, streamMemOpsAvailable(),
-                                                       detail::engineFitsQueues(comm.ranksPerDevice())});
+                                                       detail::engineFitsQueues(comm.ranksPerDevice()), true});
         bool direct = false;
         // Invalidated captures still take part in the exchange (as not
         // eligible), so that peers capturing this call are not left waiting.
@@ -281,18 +283,16 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           direct = comm.registerDirect(args.out, outBytes, eligible, peers.out, &engine, stream);  // engine: ANDed
         } else if (RegisteredPlace place;
                    comm.registeredPeers(args.out, outBytes, peers.out, &place) && directEligible(pl, args)) {
-          // Eager copy-engine form only when no ranks share a GPU: eagerly
-          // its event waits sit in the hardware queues of the user's and
-          // the communicator's streams, which co-located ranks share (a
-          // rank's wait in front of a peer's copy: hung on one H200 with
-          // two ranks); a capture maps them onto the graph's own streams.
-          // Stream memory operations as agreed at registration.
-          engine = Rules::engine(pl, w, EngineFacts{comm.options().checked, place.streamMemOps, comm.ranksPerDevice() == 1});
+          // Not captured, so the SM form (Rules::engine): a copy-engine
+          // form's copies would be enqueued here, on the host, before its
+          // arrive kernel compares the peers' tags, and would still write
+          // into a peer whose call differs.
+          engine = Rules::engine(pl, w, EngineFacts{comm.options().checked, streamMemOpsAvailable(),
+                                                    comm.ranksPerDevice() == 1, false});
           // Every rank writes into its peers' registrations at its own
           // offset: the tags carry the registration and the offset, so a
           // peer whose output is elsewhere is found before any kernel
-          // writes (the copy-engine form's host-enqueued copies still run:
-          // docs/failure-model.md).
+          // writes.
           mixRegisteredTags(pl, place.handle, place.offset);
           direct = true;
           directBy = DirectBy::Registration;

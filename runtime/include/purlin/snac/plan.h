@@ -229,13 +229,19 @@ inline std::size_t directEngineMinBytesOf(const WorldConsts& w) {
 
 /// What the launcher knows about a direct call that the copy-engine rule
 /// asks (launch): a checked communicator (a copy cannot be withheld after
-/// an arrive timeout), stream memory operations available (agreed at
-/// registration for an eager call), and the hardware queues hold the
-/// form's streams (a capture: engineFitsQueues; eager: no GPU shared).
+/// an arrive timeout), stream memory operations available, the hardware
+/// queues hold the form's streams (engineFitsQueues), and the call is
+/// being captured. Only a captured call takes the form: its output sizes
+/// were compared across ranks at capture (registerDirect), before any copy
+/// is enqueued. An eager registered call's copies would be enqueued on the
+/// host before its arrive kernel compares the peers' tags, so a peer whose
+/// call differs would still be written (docs/failure-model.md); eager
+/// calls take the SM form, which writes nothing until the tags match.
 struct EngineFacts {
   bool checked = false;
   bool streamMemOps = false;
   bool queuesFit = false;
+  bool captured = false;
 };
 
 /// The rules of a collective's call plan: purlinc prints one struct per

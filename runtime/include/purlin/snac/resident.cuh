@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
 #include <string>
 
 #include <cuda_bf16.h>
@@ -21,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "purlin/host/communicator.h"
+#include "purlin/host/device_queues.h"
 #include "purlin/snac/direct.cuh"
 #include "purlin/snac/plan.h"
 #include "purlin/snac/program_launch.cuh"
@@ -63,13 +63,6 @@ int residentCtas(Kernel kernel, int threads, std::size_t smem, int sms, int shar
 /// rank may hold two grids of such a kernel on the GPU at once.
 inline constexpr int kGridsPerRankWithPdl = 2;
 
-/// Hardware work queues of a device (CUDA_DEVICE_MAX_CONNECTIONS, default 8).
-inline int deviceConnections() {
-  const char* v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-  const int c = v ? std::atoi(v) : 0;
-  return c > 0 ? c : 8;
-}
-
 /// Whether the copy-engine form of the direct program may run with
 /// `sharing` ranks per GPU: it forks each call onto a second stream, and
 /// when the ranks' streams outnumber the device's hardware queues, two of
@@ -77,7 +70,7 @@ inline int deviceConnections() {
 /// can sit in front of a peer's in the same queue: measured on one H200, 8
 /// ranks hung while 4 passed. The launcher ANDs the answer over all ranks
 /// (registerDirect), so every rank takes the same form.
-inline bool engineFitsQueues(int sharing) { return sharing <= 1 || 2 * sharing <= deviceConnections(); }
+inline bool engineFitsQueues(int sharing) { return sharing <= 1 || 2 * sharing <= deviceQueues(); }
 
 /// The sizing of the kernels that would run.
 template <CollKind K, class AtomT, class Programs>
