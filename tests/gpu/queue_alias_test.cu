@@ -17,8 +17,10 @@
 /// With the runtime's default (libpurlin sets CUDA_DEVICE_MAX_CONNECTIONS=32
 /// before CUDA starts, where the application has not set it), the aliasing
 /// case needs 31 streams between the ranks'. The test states what happens
-/// in each case: a checked communicator must report `Timeout` (never hang)
-/// and then refuse every later call at once, on both ranks.
+/// in each case: with the streams adjacent every call must pass; with them
+/// in one queue a checked communicator may time out (the test reports it:
+/// it is the experiment) and must then refuse every later call at once.
+/// Not yet run on a GPU (written in session 11, which had no device time).
 ///
 /// Run: gpu-bin/queue_alias_test [--gap G]   (default: 0, then connections-1)
 #include "coll_test_common.cuh"

@@ -10,7 +10,8 @@
 /// its next call) holds back everything queued behind it. When two ranks
 /// that share a GPU have their streams in one queue, a rank's kernel that
 /// spins on a peer's can sit in front of that peer's kernel: a hang, or a
-/// checked-mode timeout (tests/gpu/queue_alias_test.cu). The runtime
+/// checked-mode timeout (the explanation offered for issue 35 item 10, not
+/// yet confirmed on a GPU: tests/gpu/queue_alias_test.cu). The runtime
 /// library therefore sets CUDA_DEVICE_MAX_CONNECTIONS to 32 when it is
 /// loaded, where the process has not set it, before CUDA starts; and a
 /// communicator whose ranks share a GPU is refused when fewer queues than
