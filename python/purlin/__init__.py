@@ -12,11 +12,13 @@ import sys as _sys
 
 def _set_device_queues() -> None:
     """CUDA_DEVICE_MAX_CONNECTIONS for ranks that share a GPU (docs/runtime.md
-    "Ranks sharing a GPU", "Hardware queues"): 32 where unset, as libpurlin
-    sets it when loaded; the package loads the library lazily, after torch
-    may have started CUDA, so it is set here, at import. Where torch has
-    started CUDA already the setting came too late: CUDA uses its default,
-    8, which is then written down for the library to see."""
+    "Ranks sharing a GPU", "Hardware queues"): 32 where unset or empty, as
+    libpurlin sets it when loaded; the package loads the library lazily,
+    after torch may have started CUDA, so it is set here, at import. Where
+    torch has started CUDA already the setting comes too late for this
+    process (CUDA uses its default, 8): PURLIN_CUDA_STARTED_PID names this
+    process so that the library counts 8 here, while child processes, which
+    start CUDA afresh, inherit 32."""
     if _os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"):
         return
     started = False
@@ -26,7 +28,9 @@ def _set_device_queues() -> None:
             started = bool(torch.cuda.is_initialized())
         except Exception:  # a torch without CUDA
             started = False
-    _os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "8" if started else "32"
+    if started:
+        _os.environ["PURLIN_CUDA_STARTED_PID"] = str(_os.getpid())
+    _os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "32"
 
 
 _set_device_queues()

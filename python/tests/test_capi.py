@@ -206,10 +206,12 @@ def test_refuse_call_needs_a_handle(lib):
 
 
 def _queues_after_import(env: dict, prelude: str = "") -> str:
-    """CUDA_DEVICE_MAX_CONNECTIONS after `import purlin` in a fresh interpreter."""
+    """CUDA_DEVICE_MAX_CONNECTIONS after `import purlin` in a fresh
+    interpreter, and whether PURLIN_CUDA_STARTED_PID names that process."""
     import subprocess
     import sys
-    code = prelude + "import purlin, os; print(os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS'))"
+    code = prelude + ("import purlin, os; print(os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS'), "
+                      "os.environ.get('PURLIN_CUDA_STARTED_PID') == str(os.getpid()))")
     pkg = os.path.join(os.path.dirname(__file__), "..")
     out = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": pkg}, capture_output=True,
                          text=True, timeout=60, check=True)
@@ -217,11 +219,13 @@ def _queues_after_import(env: dict, prelude: str = "") -> str:
 
 
 def test_import_sets_the_device_queues_for_ranks_sharing_a_gpu():
-    """docs/runtime.md "Hardware queues": 32 where unset; the user's value
-    kept; 8 written down when torch has started CUDA already (too late)."""
-    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
-    assert _queues_after_import(env) == "32"
-    assert _queues_after_import({**env, "CUDA_DEVICE_MAX_CONNECTIONS": "16"}) == "16"
+    """docs/runtime.md "Hardware queues": 32 where unset or empty; the
+    user's value kept; where torch has started CUDA already, 32 for the
+    children and this process named as one that runs with CUDA's 8."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_DEVICE_MAX_CONNECTIONS", "PURLIN_CUDA_STARTED_PID")}
+    assert _queues_after_import(env) == "32 False"
+    assert _queues_after_import({**env, "CUDA_DEVICE_MAX_CONNECTIONS": ""}) == "32 False"
+    assert _queues_after_import({**env, "CUDA_DEVICE_MAX_CONNECTIONS": "16"}) == "16 False"
     started = ("import sys, types; t = types.ModuleType('torch'); "
                "t.cuda = types.SimpleNamespace(is_initialized=lambda: True); sys.modules['torch'] = t; ")
-    assert _queues_after_import(env, started) == "8"
+    assert _queues_after_import(env, started) == "32 True"

@@ -289,21 +289,27 @@ struct Communicator::Impl {
                            std::to_string(all[p].ccMajor) + std::to_string(all[p].ccMinor) + ") differs from this rank's (" +
                            std::to_string(me.multiprocessors) + " SMs, sm_" + std::to_string(me.ccMajor) +
                            std::to_string(me.ccMinor) + "); a communicator whose ranks share GPUs needs GPUs of one model");
-    // And enough hardware work queues that their streams need not share
-    // one (purlin/host/device_queues.h): every rank decides alike.
-    if (ranksPerDevice > 1)
-      for (int p = 0; p < size; ++p)
-        if (all[p].deviceQueues < 2 * ranksPerDevice)
-          PURLIN_THROW(Status::Unsupported,
-                       "rank " + std::to_string(rank) + ": " + std::to_string(ranksPerDevice) +
-                           " ranks share a GPU, and rank " + std::to_string(p) + "'s process feeds its GPU through " +
-                           std::to_string(all[p].deviceQueues) +
-                           " hardware queues (CUDA_DEVICE_MAX_CONNECTIONS); ranks sharing a GPU need at least 2 "
-                           "each (" + std::to_string(2 * ranksPerDevice) +
-                           "), or their streams can share a queue where one rank's waiting kernel holds back the "
-                           "peer kernel it waits for: leave the variable unset (the runtime then sets " +
-                           std::to_string(kDeviceQueuesSet) + ") or set it to " + std::to_string(2 * ranksPerDevice) +
-                           ".." + std::to_string(kDeviceQueuesSet) + " before CUDA starts");
+    // And, in each process that holds several ranks on one GPU, enough
+    // hardware work queues that their streams need not share one
+    // (purlin/host/device_queues.h; ranks in different processes do not
+    // share a process's queues): every rank decides alike.
+    for (int p = 0; p < size; ++p) {
+      int together = 0;  // ranks on p's GPU in p's process
+      for (int q = 0; q < size; ++q)
+        together += std::memcmp(all[p].uuid, all[q].uuid, sizeof(all[p].uuid)) == 0 && all[q].pid == all[p].pid &&
+                    all[q].processNonce == all[p].processNonce;
+      if (together > 1 && all[p].deviceQueues < 2 * together)
+        PURLIN_THROW(Status::Unsupported,
+                     "rank " + std::to_string(rank) + ": " + std::to_string(together) +
+                         " ranks share a GPU in rank " + std::to_string(p) + "'s process, which feeds it through " +
+                         std::to_string(all[p].deviceQueues) +
+                         " hardware queues (CUDA_DEVICE_MAX_CONNECTIONS); ranks sharing a GPU in one process need at "
+                         "least 2 each (" + std::to_string(2 * together) +
+                         "), or their streams can share a queue where one rank's waiting kernel holds back the "
+                         "peer kernel it waits for: leave the variable unset (the runtime then sets " +
+                         std::to_string(kDeviceQueuesSet) + ") or set it to " + std::to_string(2 * together) + ".." +
+                         std::to_string(kDeviceQueuesSet) + " before CUDA starts");
+    }
   }
 
   /// Round 2, local part: map every peer's workspace into this process.

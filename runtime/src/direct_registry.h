@@ -66,8 +66,7 @@ public:
   /// Local: when [out, out+outBytes) lies inside one registration, sets
   /// peersOut[p] to rank p's buffer at the same offset from the start of
   /// that registration (peersOut[rank] = out), *place (if given) to the
-  /// registration's handle, that offset and whether every rank had stream
-  /// memory operations when it registered, and returns true.
+  /// registration's handle and that offset, and returns true.
   bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
                        RegisteredPlace *place = nullptr) const;
   /// Registrations currently held.

@@ -66,9 +66,13 @@ Outcome runGap(int gap, int calls, std::size_t count) {
       Bootstrap& boot = *group.bootstrap(r);
       CommOptions opt = sharedGpuOptions(16u << 20, true);
       opt.waitTimeoutUs = 3'000'000;
+      struct Buffers {  // freed on every path
+        std::byte *in = nullptr, *out = nullptr;
+        ~Buffers() { cudaFree(in), cudaFree(out); }
+      } buf;
       try {
         Communicator comm(boot, 0, opt);
-        std::byte *in = nullptr, *out = nullptr;
+        std::byte *&in = buf.in, *&out = buf.out;
         CT_CUDA(cudaMalloc(&in, count * 2));
         CT_CUDA(cudaMalloc(&out, count * 2));
         CT_CUDA(cudaMemset(in, 0, count * 2));
@@ -92,11 +96,10 @@ Outcome runGap(int gap, int calls, std::size_t count) {
         o.later[r] = launchColl<PAuto>(Coll::AllReduce, comm, a, s[r]);
         CT_CUDA(cudaStreamSynchronize(s[r]));
         boot.barrier();
-        cudaFree(in);
-        cudaFree(out);
       } catch (const std::exception& e) {
         o.first[r] = Status::Internal;
         o.why[r] = e.what();
+        boot.abort();  // the peer's next barrier fails at once instead of waiting
       }
     });
   for (auto& t : threads) t.join();

@@ -38,6 +38,7 @@ struct Case {
   enum Where { Registered, Unregistered, PastEnd } where;
   bool graph = false;  ///< captured and replayed (registerDirect), after an eager call on the same buffers
   int calls = 3;       ///< eager calls, each with new inputs, each checked
+  bool engine = false; ///< the captured call takes the copy-engine form where it applies (eager calls never do)
 };
 
 /// Per-rank block counts of at least `minMsgBytes` message bytes, in whole
@@ -62,12 +63,17 @@ std::vector<Case> dataCases(int n) {
   return cs;
 }
 
+/// At least directEngineMinBytes on an unchecked communicator: two eager
+/// calls (the SM direct form: eager calls never take the copy-engine form,
+/// whose copies the host enqueues before the tags are compared), then a
+/// captured one (the copy-engine form where it applies: its memcpy nodes
+/// are counted).
 std::vector<Case> engineCases(int n) {
   std::vector<Case> cs;
   for (Coll c : {Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll})
     if (!isReduce(c) || n == 2)  // the direct program reduces on two ranks only
       cs.push_back({c, DType::BF16, RedOp::Sum, countFor(c, n, DType::BF16, sn::kDirectEngineMinBytes),
-                    Case::Registered, false, 2});
+                    Case::Registered, true, 2, true});
   return cs;
 }
 
@@ -124,7 +130,8 @@ std::string runCase(const Case& k, Communicator& comm, Bootstrap& boot, cudaStre
     boot.barrier();
     const sn::CallArgs a = callArgs(k, in, out);
     const std::size_t captures = comm.directRegistrations();
-    Status st = graph ? captureAndReplay(s, 2, [&] { return launchColl<PAuto>(k.c, comm, a, s); })
+    int memcpyNodes = 0;
+    Status st = graph ? captureAndReplay(s, 2, [&] { return launchColl<PAuto>(k.c, comm, a, s); }, &memcpyNodes)
                       : launchColl<PAuto>(k.c, comm, a, s);
     CT_CUDA(cudaStreamSynchronize(s));
     if (st != Status::Ok) why = std::string("launch: ") + sn::lastError();
@@ -141,6 +148,14 @@ std::string runCase(const Case& k, Communicator& comm, Bootstrap& boot, cudaStre
     if (why.empty() && k.where != Case::Unregistered) why = checkGuards(arena, arenaBytes, out, outBytes);
     if (why.empty() && graph && comm.directRegistrations() != captures + (directExpected(k, n) ? 1 : 0))
       why = "the captured call did not take the direct program as expected";
+    // The copy-engine form: captured calls only, while the co-located
+    // ranks' streams fit the hardware queues; reductions need stream
+    // memory operations.
+    const bool wantEngine = k.engine && graph && sn::detail::engineFitsQueues(comm.ranksPerDevice()) &&
+                            (!isReduce(k.c) || streamMemOpsAvailable());
+    if (why.empty() && (memcpyNodes > 0) != wantEngine)
+      why = std::to_string(memcpyNodes) + " memcpy nodes in the call: copy-engine form " +
+            (wantEngine ? "expected" : "not expected");
     if (why.empty() && graph) {
       comm.releaseDirect();  // closes what the capture mapped, not what the registration holds
       if (comm.registeredBuffers() != 1) why = "releaseDirect dropped the registration";

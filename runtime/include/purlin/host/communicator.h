@@ -231,8 +231,7 @@ public:
   void countRegisteredCall();
   /// Local: if [out, out+outBytes) lies inside a registration, sets
   /// peersOut[p] to rank p's buffer at the same offset, *place (if given)
-  /// to the registration's handle, the offset and whether every rank has
-  /// stream memory operations (agreed at registration), and returns true.
+  /// to the registration's handle and the offset, and returns true.
   bool registeredPeers(const void *out, std::size_t outBytes, std::byte *peersOut[kMaxRanks],
                        RegisteredPlace *place = nullptr) const;
 

@@ -97,7 +97,7 @@ template <class F, class G> struct Compose {
 /// Transform, each composition's Compose of its stages' Transforms.
 template <class C> struct KindOf {
   static constexpr bool supported = false;
-  static constexpr CollKind kind = CollKind::AllGather;
+  static constexpr CollKind kind{};  // unused: `supported` is false
 };
 namespace leaf {
 #define PURLIN_LEAF(Name, Op, In, Out, R, Runs) using Name = Transform<Consume::Op, Layout::In, Layout::Out, Root::R>;

@@ -138,7 +138,7 @@ struct CallArgs {
 /// A rooted collective's ranges are the same on every rank; which rank
 /// reads or writes which of them is the printed program's (root or not).
 struct Plan {
-  CollKind kind = CollKind::AllGather;
+  CollKind kind{};
   int n = 0, rank = 0;
   uint32_t elemSize = 1;
   DType dtype = DType::F32;

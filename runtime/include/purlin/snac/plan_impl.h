@@ -42,12 +42,13 @@ inline bool rangesOverlap(const void* a, std::size_t na, const void* b, std::siz
   return na && nb && pa < pb + nb && pb < pa + na;
 }
 
-/// AllToAllV's arguments (CallArgs): the four arrays present, every count
+/// The arguments of a call with pair counts (a transposedV output:
+/// CallArgs' send and receive arrays): the four arrays present, every count
 /// within maxCount, every block within 2^40 bytes, this rank's block to
 /// itself the same size both ways, the received blocks disjoint. Sets the
 /// byte ranges on `p` and the extents of the input and output read and
 /// written (bytes from in / out).
-inline Status planAllToAllV(CollKind kind, int n, int rank, const CallArgs& a, std::size_t E, Plan& p,
+inline Status planPairCounts(CollKind kind, int n, int rank, const CallArgs& a, std::size_t E, Plan& p,
                             std::size_t& inBytes, std::size_t& outBytes, std::string& error, RefusalScope* scope) {
   if (!a.sendCounts || !a.sendDispls || !a.recvCounts || !a.recvDispls)
     return failOwn(error, Status::InvalidArgument, kind, "sendCounts, sendDispls, recvCounts and recvDispls must not be null",
@@ -315,12 +316,12 @@ inline Status planByteRanges(CollKind kind, int n, int rank, const CallArgs& a, 
   // packed output receives one block and a scattered or transposed one
   // block k from rank k. Blocks have `count` elements, or counts[k] in a V
   // layout (at displ[k]); pair counts (a transposedV output) come from the
-  // send/recv arrays (planAllToAllV). Non-roots of a rooted collective read
+  // send/recv arrays (planPairCounts). Non-roots of a rooted collective read
   // no input (the root produces) or write no output (the root consumes):
   // those buffers may be null.
   inBytes = outBytes = 0;
   if (hasPairCounts(kind)) {
-    if (Status st = detail::planAllToAllV(kind, n, rank, a, E, p, inBytes, outBytes, error, scope); st != Status::Ok)
+    if (Status st = detail::planPairCounts(kind, n, rank, a, E, p, inBytes, outBytes, error, scope); st != Status::Ok)
       return st;
     p.msgBytes = std::size_t(n) * a.maxCount * E;
     total = a.maxCount;  // nothing anywhere only when the bound is 0

@@ -65,8 +65,12 @@ inline constexpr uint32_t kCallCheckBase = kFailedIndex + 1;
 /// tag being its Plan::flowTagTo for this rank (the call check's value,
 /// and for an eager registered call the registration and the output's
 /// offset in it). A CTA that finds another value writes nothing
-/// (direct.cuh waitArrived; every mode; the copy-engine form's copies,
-/// enqueued by the host, are not stopped).
+/// (direct.cuh waitArrived; every mode; only captured calls take the
+/// copy-engine form, whose host-enqueued copies it cannot stop). One slot
+/// per source and CTA, not one per epoch parity as CALL: a source cannot
+/// write call e+1's tag before this CTA read call e's, because its call-e
+/// kernel waits for this CTA's PUT of call e, sent after the read. A direct
+/// program without that PUT dependency would need a slot per parity.
 inline constexpr uint32_t kArrivedTagBase = kCallCheckBase + uint32_t(2 * kMaxRanks);
 inline constexpr uint32_t kNumSignals = kArrivedTagBase + uint32_t(kMaxRanks * kMaxEpochSlots);
 static_assert(kArrivedBase >= kDoneBase + kMaxRanks, "direct signals follow DONE");
@@ -224,22 +228,23 @@ inline constexpr std::size_t kEngineMinChunkBytes = std::size_t(8) << 20;
 /// cover `done` bytes (a multiple of 16); 0 once done == len. Each chunk's
 /// reduction starts when its copy has landed, so the call's tail is the
 /// last chunk's reduction and every chunk costs one copy-node hand-off
-/// (~8 us): ReduceScatter halves what is left (at least
-/// kEngineMinChunkBytes: 512 MiB -> 256, 128, 64, 32, 16, 8, 8 MiB);
-/// AllReduce, whose copy branch also carries the reduced chunks back, cuts
-/// the partition in two halves (measured best: bench/NOTES.md E10). A
+/// (~8 us): a form that only reduces halves what is left (at least
+/// kEngineMinChunkBytes: 512 MiB -> 256, 128, 64, 32, 16, 8, 8 MiB); a form
+/// whose copy branch also carries the reduced chunks back (`twoHalves`:
+/// AllReduce's, as purlinc prints it in EmitEngine) cuts the
+/// partition in two halves (measured best: bench/NOTES.md E10). A
 /// remainder below kEngineMinChunkBytes joins the chunk before it (no
 /// hand-off for a few bytes), and the last allowed chunk takes all that is
 /// left. Sender and receiver of a partition compute it from the same length.
 /// `minChunk`: kEngineMinChunkBytes in every call (purlinc's simulator
 /// passes a small one, so that small simulated messages have several chunks).
-PURLIN_HD std::size_t engineChunkBytes(bool allReduce, std::size_t len, std::size_t done, int k,
+PURLIN_HD std::size_t engineChunkBytes(bool twoHalves, std::size_t len, std::size_t done, int k,
                                        std::size_t minChunk = kEngineMinChunkBytes) {
   if (done >= len) return 0;
   const std::size_t left = len - done;
-  if (k >= (allReduce ? 1 : kMaxEngineChunks - 1)) return left;
+  if (k >= (twoHalves ? 1 : kMaxEngineChunks - 1)) return left;
   std::size_t c;
-  if (allReduce) {
+  if (twoHalves) {
     c = ((len / 2) + 15) & ~std::size_t(15);
   } else {
     c = (left / 2) & ~std::size_t(15);
@@ -248,9 +253,9 @@ PURLIN_HD std::size_t engineChunkBytes(bool allReduce, std::size_t len, std::siz
   return c < left && left - c >= minChunk ? c : left;
 }
 /// Number of chunks of a partition of `len` bytes (0 when empty).
-PURLIN_HD int engineChunks(bool allReduce, std::size_t len, std::size_t minChunk = kEngineMinChunkBytes) {
+PURLIN_HD int engineChunks(bool twoHalves, std::size_t len, std::size_t minChunk = kEngineMinChunkBytes) {
   int k = 0;
-  for (std::size_t done = 0, c; (c = engineChunkBytes(allReduce, len, done, k, minChunk)) != 0; done += c) ++k;
+  for (std::size_t done = 0, c; (c = engineChunkBytes(twoHalves, len, done, k, minChunk)) != 0; done += c) ++k;
   return k;
 }
 
