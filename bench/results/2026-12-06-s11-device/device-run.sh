@@ -12,6 +12,13 @@
 #     suite:  scripts/gpu-all.sh of the pack (STEPS, no benchmarks)
 #     pytest: python/tests against the pack's libpurlin.so
 #     tp:     tp_loopback_micro, basetest then packtest alternating, TPREPS runs each
+#     pairs:  issue 33's table: every (dtype, op) pair of AllReduce and
+#             ReduceScatter, eager and captured (pair_bandwidth.py), for the
+#             libraries LIBS (default "packtest variant spec": this commit's,
+#             bench/results/2026-12-06-compile/build-variant-library.sh's and
+#             bench/results/2026-12-04-rdc/build-spec-library.sh's, unpacked
+#             from .gpu/libs.txz into .gpu/variant/ and .gpu/spec/), ROUNDS
+#             rounds at BW_SIZES (default 256 MiB and 4 KiB), then bw_table.py
 # Logs: $OUT/<step>.txt and $OUT/logs.tgz.
 R=$(cd "$(dirname "$0")/../../.." && pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -42,6 +49,14 @@ for s in "$@"; do
           timeout 120 .gpu/$side/tp_loopback_micro > $L/tp/$side.$i.log 2>&1 || echo "$side $i rc=$?"
         done; done
         python3 bench/results/2026-12-06-s11-device/tp_table.py $L/tp ${TPREPS:-5} | tee "$OUT/tp-summary.txt";;
+    pairs) [ -d .gpu/variant ] || tar xJf .gpu/libs.txz -C .gpu
+           H=bench/results/2026-12-04-instances; mkdir -p $L/bw
+           lib() { [ $1 = packtest ] && echo $R/$P/libpurlin.so || echo $R/.gpu/$1/libpurlin.so; }
+           for i in $(seq ${ROUNDS:-1}); do for l in ${LIBS:-packtest variant spec}; do
+             ITERS=${ITERS:-5} PURLIN_LIBRARY=$(lib $l) timeout ${BWT:-200} python3 "$H/pair_bandwidth.py" $l "$L/bw/bw-$l.$i.json" ${BW_SIZES:-268435456 4096} > "$L/bw/bw-$l.$i.txt" 2>&1
+             echo "$l $i rc=$?"; grep -v Warn "$L/bw/bw-$l.$i.txt" | tail -4
+           done; done
+           python3 bench/results/2026-12-06-s11-device/bw_table.py $L/bw "$(echo ${LIBS:-packtest variant spec} | tr ' ' ,)" spec | tee "$OUT/pairs-summary.txt";;
   esac
 done
 tar czf "$OUT/logs.tgz" -C /tmp logs
