@@ -224,6 +224,10 @@ private:
       }
       case StmtKind::NodeWait: {
         const Op &op = this->op(s.op);
+        // ARRIVED and its tag have one slot per source and CTA (the arrive
+        // kernel is one CTA; its notify is checked likewise above).
+        if (op.sig == Sig::ARRIVED && op.slotSpace == SlotSpace::Chunk)
+          unsupported(op, "ARRIVED is awaited once per call (CTA 0), not per chunk");
         const std::string idx = op.slotSpace == SlotSpace::Chunk
                                     ? std::string(cuIndexFn(op.sig)) + "(c)"
                                     : std::string(cuIndexFn(op.sig)) + "(" + rankName(op.sigSrc) + ", 0)";
@@ -231,7 +235,7 @@ private:
           << pad << "  int w = 1;\n"
           << pad << "  if (threadIdx.x == 0)\n"
           << inRankLoop(op, pad + "    ",
-                        op.sig == Sig::ARRIVED && op.slotSpace != SlotSpace::Chunk
+                        op.sig == Sig::ARRIVED
                             ? "w = w && waitArrived(dc, " + rankName(op.sigSrc) + ", 0, e, pl.flowTagFrom[" +
                                   rankName(op.sigSrc) + "]);  // and its tag"
                             : "w = w && waitSignal(dc, " + idx + ", " + value(op) + ");")

@@ -114,3 +114,26 @@ TEST_CASE("copy-engine ops without a printed form are errors naming the op", "[c
     CHECK(has(e.what(), "direct program (copy engine): %"));
   }
 }
+
+TEST_CASE("an ARRIVED notify or wait per chunk is refused, naming the op: its tag has one slot per CTA",
+          "[codegen][engine]") {
+  auto cs = runnable();
+  ir::VerifiedIR v = ir::lowerVerified(*cs[0], test::samplePolicy(), 2);
+  for (ir::OpKind kind : {ir::OpKind::Notify, ir::OpKind::Wait}) {
+    ir::Program p = v.ir().engine;
+    bool changed = false;
+    ir::forEachOp(p.roles[0].body, [&](ir::Op &o) {
+      if (o.kind == kind && o.sig == ir::Sig::ARRIVED) o.slotSpace = ir::SlotSpace::Chunk, changed = true;
+    });
+    REQUIRE(changed);
+    try {
+      (void)printEngineProgram("x", v.ir().kind, p);
+      FAIL("expected an EmitError");
+    } catch (const EmitError &e) {
+      INFO(e.what());
+      CHECK(has(e.what(), "direct program (copy engine): %"));
+      CHECK(has(e.what(), "ARRIVED"));
+      if (kind == ir::OpKind::Wait) CHECK(has(e.what(), "not per chunk"));
+    }
+  }
+}
