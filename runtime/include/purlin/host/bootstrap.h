@@ -122,6 +122,8 @@ private:
 /// Rendezvous through an existing NCCL communicator (not owned): allGather
 /// runs ncclAllGather on a private stream of the current device, then copies
 /// the result to the host. The communicator's device must be current.
+/// Defined in purlin_runtime only where the build found NCCL
+/// (PURLIN_WITH_NCCL; never in libpurlin.so).
 class NcclBootstrap : public Bootstrap {
 public:
   explicit NcclBootstrap(ncclComm_t comm);
