@@ -113,6 +113,8 @@ _SIGNATURES = [
     ("purlin_comm_create_by_id", _c_status,
      [ctypes.POINTER(UniqueId), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(Options),
       ctypes.POINTER(_comm_t)]),
+    ("purlin_comm_create_from_env", _c_status,
+     [ctypes.c_int, ctypes.POINTER(Options), ctypes.POINTER(_comm_t)]),
     ("purlin_group_create", _c_status, [ctypes.c_int, ctypes.POINTER(_group_t)]),
     ("purlin_group_destroy", _c_status, [_group_t]),
     ("purlin_comm_create_in_group", _c_status,

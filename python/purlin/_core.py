@@ -152,6 +152,17 @@ class Comm:
         return cls(handle)
 
     @classmethod
+    def from_env(cls, device: int = -1, options: Optional[_capi.Options] = None) -> "Comm":
+        """Collective over the processes of a job started by purlin-launch, or
+        by torchrun on one node (RANK, WORLD_SIZE and the user's
+        PURLIN_BOOTSTRAP_COOKIE: docs/bootstrap.md "torchrun"). device -1:
+        PURLIN_DEVICE, else the rank mod the visible devices."""
+        handle = ctypes.c_void_p()
+        _capi.check(_capi.call("purlin_comm_create_from_env")(int(device), ctypes.byref(options) if options else None,
+                                                               ctypes.byref(handle)))
+        return cls(handle)
+
+    @classmethod
     def in_group(cls, group: InProcessGroup, rank: int, device: int,
                  options: Optional[_capi.Options] = None) -> "Comm":
         """Collective over the group's threads (one call per rank, each in its own thread)."""

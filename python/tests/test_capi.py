@@ -229,3 +229,35 @@ def test_import_sets_the_device_queues_for_ranks_sharing_a_gpu():
     started = ("import sys, types; t = types.ModuleType('torch'); "
                "t.cuda = types.SimpleNamespace(is_initialized=lambda: True); sys.modules['torch'] = t; ")
     assert _queues_after_import(env, started) == "32 True"
+
+
+def test_comm_from_env_reads_torchrun_variables(lib, monkeypatch):
+    """docs/bootstrap.md "torchrun": RANK and WORLD_SIZE where purlin-launch's
+    variables are absent; two nodes and a missing secret refused before any
+    CUDA call; a world of one is a communicator (or, without a GPU, a
+    CudaError)."""
+    for v in ("PURLIN_RANK", "PURLIN_WORLD_SIZE", "PURLIN_BOOTSTRAP", "PURLIN_BOOTSTRAP_COOKIE"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", "29511")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    with pytest.raises(purlin.PurlinError, match="PURLIN_BOOTSTRAP_COOKIE is not set") as e:
+        purlin.Comm.from_env()
+    assert e.value.status == "InvalidArgument"
+    monkeypatch.setenv("PURLIN_BOOTSTRAP_COOKIE", "00112233445566778899aabbccddeeff")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "1")
+    with pytest.raises(purlin.PurlinError, match="span several nodes") as e:
+        purlin.Comm.from_env()
+    assert e.value.status == "Unsupported"
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    try:
+        comm = purlin.Comm.from_env(0)
+    except purlin.PurlinError as err:
+        assert err.status == "CudaError", err
+        return
+    try:
+        assert (comm.rank, comm.size) == (0, 1)
+    finally:
+        comm.destroy()

@@ -1,7 +1,9 @@
 /// @file bootstrap.cpp
 /// @brief Bootstrap's shared members and bootstrapFromEnv (the environment
-/// contract of purlin-launch).
+/// contract of purlin-launch, and torchrun's on one node).
 #include "purlin/host/bootstrap.h"
+
+#include "sha256.h"
 
 #include <sys/random.h>
 
@@ -48,7 +50,7 @@ int envInt(const char *name, long lo, long hi, bool required, int fallback) {
     if (required)
       PURLIN_THROW(Status::InvalidArgument,
                    std::string("environment variable ") + name +
-                       " is not set (run the program with purlin-launch)");
+                       " is not set (run the program with purlin-launch, or with torchrun on one node)");
     return fallback;
   }
   errno = 0;
@@ -66,7 +68,57 @@ int envInt(const char *name, long lo, long hi, bool required, int fallback) {
 
 int bootstrapTimeoutMs() { return envInt("PURLIN_BOOTSTRAP_TIMEOUT_MS", 1, 1 << 30, false, 60000); }
 
+namespace {
+
+bool envSet(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v;
+}
+std::string envText(const char *name) {
+  const char *v = std::getenv(name);
+  return v ? v : "";
+}
+
+/// torchrun's (torch.distributed.elastic's) variables: RANK, WORLD_SIZE,
+/// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID. One
+/// node only (a Unix-socket rendezvous); the job secret is the user's
+/// PURLIN_BOOTSTRAP_COOKIE (torchrun has none to give), and the rendezvous
+/// name, unless PURLIN_BOOTSTRAP names one, is derived from the secret and
+/// the job (an HMAC), so that another user cannot predict it and bind it
+/// first.
+std::unique_ptr<Bootstrap> torchrunBootstrap() {
+  const int size = envInt("WORLD_SIZE", 1, 1 << 16, true, 0);
+  const int rank = envInt("RANK", 0, size - 1, true, 0);
+  const int local = envInt("LOCAL_WORLD_SIZE", 1, 1 << 16, false, size);
+  if (local != size)
+    PURLIN_THROW(Status::Unsupported, "torchrun: WORLD_SIZE=" + std::to_string(size) + " but LOCAL_WORLD_SIZE=" +
+                                          std::to_string(local) +
+                                          ": the ranks span several nodes, and Purlin's bootstrap and collectives "
+                                          "are within one node (one NVLink domain)");
+  const std::string cookie = envText("PURLIN_BOOTSTRAP_COOKIE");
+  if (size > 1 && cookie.empty())
+    PURLIN_THROW(Status::InvalidArgument,
+                 "torchrun: PURLIN_BOOTSTRAP_COOKIE is not set: torchrun has no job secret to give, so set the same "
+                 "32 hex digits for every rank where torchrun starts (e.g. "
+                 "PURLIN_BOOTSTRAP_COOKIE=$(openssl rand -hex 16) torchrun ...)");
+  std::string path = envText("PURLIN_BOOTSTRAP");
+  if (path.empty()) {
+    const std::string job = "purlin torchrun rendezvous " + envText("MASTER_ADDR") + ":" + envText("MASTER_PORT") +
+                            " " + envText("TORCHELASTIC_RUN_ID") + " " + std::to_string(size);
+    const detail::Digest d = detail::hmacSha256(cookie.data(), cookie.size(), job.data(), job.size());
+    static const char digits[] = "0123456789abcdef";
+    path = "@purlin-";
+    for (int i = 0; i < 16; ++i) path += digits[d[i] >> 4], path += digits[d[i] & 15];
+  }
+  return std::make_unique<UnixSocketBootstrap>(path, rank, size, bootstrapTimeoutMs(), cookie);
+}
+
+} // namespace
+
 std::unique_ptr<Bootstrap> bootstrapFromEnv() {
+  // purlin-launch's variables first; else torchrun's.
+  if (!envSet("PURLIN_WORLD_SIZE") && !envSet("PURLIN_RANK") && envSet("WORLD_SIZE") && envSet("RANK"))
+    return torchrunBootstrap();
   int size = envInt("PURLIN_WORLD_SIZE", 1, 1 << 16, true, 0);
   int rank = envInt("PURLIN_RANK", 0, size - 1, true, 0);
   int timeoutMs = bootstrapTimeoutMs();

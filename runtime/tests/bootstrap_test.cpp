@@ -551,3 +551,79 @@ TEST_CASE("bootstrapFromEnv reads purlin-launch's variables") {
   ::unsetenv("PURLIN_WORLD_SIZE");
   ::unsetenv("PURLIN_BOOTSTRAP");
 }
+
+namespace {
+/// torchrun's variables for rank `r` of `n` on one node (and no purlin-launch ones).
+void setTorchrunEnv(int r, int n, int localSize, const char* cookie, const std::string& port) {
+  for (const char* v : {"PURLIN_RANK", "PURLIN_WORLD_SIZE", "PURLIN_BOOTSTRAP"}) ::unsetenv(v);
+  ::setenv("RANK", std::to_string(r).c_str(), 1);
+  ::setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
+  ::setenv("LOCAL_WORLD_SIZE", std::to_string(localSize).c_str(), 1);
+  ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+  ::setenv("MASTER_PORT", port.c_str(), 1);
+  ::setenv("TORCHELASTIC_RUN_ID", "purlin-bootstrap-test", 1);
+  if (cookie) ::setenv("PURLIN_BOOTSTRAP_COOKIE", cookie, 1);
+  else ::unsetenv("PURLIN_BOOTSTRAP_COOKIE");
+}
+void clearTorchrunEnv() {
+  for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID",
+                        "PURLIN_BOOTSTRAP_COOKIE"})
+    ::unsetenv(v);
+}
+} // namespace
+
+TEST_CASE("bootstrapFromEnv under torchrun: one node, the user's secret, a name derived from it") {
+  const std::string port = std::to_string(20000 + ::getpid() % 20000);
+  setTorchrunEnv(0, 2, 2, nullptr, port);
+  REQUIRE_THROWS_WITH(bootstrapFromEnv(), Catch::Contains("PURLIN_BOOTSTRAP_COOKIE is not set"));
+  setTorchrunEnv(0, 4, 2, kCookie.c_str(), port);
+  try {
+    (void)bootstrapFromEnv();
+    FAIL("ranks on two nodes were accepted");
+  } catch (const Error& e) {
+    CHECK(e.status() == Status::Unsupported);
+    CHECK(std::string(e.what()).find("span several nodes") != std::string::npos);
+  }
+  // purlin-launch's variables win where both are set.
+  setTorchrunEnv(0, 2, 2, kCookie.c_str(), port);
+  ::setenv("PURLIN_WORLD_SIZE", "1", 1);
+  ::setenv("PURLIN_RANK", "0", 1);
+  ::setenv("PURLIN_BOOTSTRAP", "@purlin-env-precedence-test", 1);
+  CHECK(bootstrapFromEnv()->size() == 1);
+  // Three processes, each with its own RANK: they meet without PURLIN_BOOTSTRAP.
+  const int n = 3;
+  std::vector<pid_t> pids;
+  for (int r = 1; r < n; ++r) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        setTorchrunEnv(r, n, n, kCookie.c_str(), port);
+        auto b = bootstrapFromEnv();
+        for (int round = 0; round < 5; ++round)
+          if (b->rank() != r || b->size() != n || !gatherRound(*b, 300 + round, round)) code = 1;
+      } catch (...) {
+        code = 2;
+      }
+      ::_exit(code);
+    }
+    pids.push_back(pid);
+  }
+  setTorchrunEnv(0, n, n, kCookie.c_str(), port);
+  bool ok = true;
+  {
+    auto b = bootstrapFromEnv();
+    CHECK(b->rank() == 0);
+    CHECK(b->size() == n);
+    for (int round = 0; round < 5; ++round) ok = gatherRound(*b, 300 + round, round) && ok;
+  }
+  CHECK(ok);
+  for (pid_t pid : pids) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  clearTorchrunEnv();
+}

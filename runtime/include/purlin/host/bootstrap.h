@@ -141,8 +141,14 @@ private:
 
 /// The bootstrap described by the environment, as set by purlin-launch:
 /// PURLIN_RANK, PURLIN_WORLD_SIZE, PURLIN_BOOTSTRAP (socket path) and
-/// optionally PURLIN_BOOTSTRAP_TIMEOUT_MS and PURLIN_BOOTSTRAP_COOKIE. Throws Error(InvalidArgument)
-/// naming the missing or malformed variable.
+/// optionally PURLIN_BOOTSTRAP_TIMEOUT_MS and PURLIN_BOOTSTRAP_COOKIE. Where
+/// neither PURLIN_RANK nor PURLIN_WORLD_SIZE is set but torchrun's RANK and
+/// WORLD_SIZE are: those, on one node (LOCAL_WORLD_SIZE == WORLD_SIZE, else
+/// Error(Unsupported)), with the user's PURLIN_BOOTSTRAP_COOKIE (required
+/// for more than one rank) and PURLIN_BOOTSTRAP or else a rendezvous name
+/// derived from the secret, MASTER_ADDR, MASTER_PORT and TORCHELASTIC_RUN_ID
+/// (docs/bootstrap.md). Throws Error(InvalidArgument) naming the missing or
+/// malformed variable.
 std::unique_ptr<Bootstrap> bootstrapFromEnv();
 
 /// The bound of every blocking step of a Unix-socket bootstrap the C ABI
