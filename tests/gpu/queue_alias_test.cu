@@ -78,12 +78,12 @@ Outcome runGap(int gap, int calls, std::size_t count) {
         CT_CUDA(cudaMemset(in, 0, count * 2));
         CT_CUDA(cudaDeviceSynchronize());
         boot.barrier();
-        sn::CallArgs a;
-        a.in = in;
-        a.out = out;
-        a.count = count;
-        a.dtype = DType::BF16;
-        a.op = RedOp::Sum;
+        struct {
+          std::size_t count;
+          DType t;
+          RedOp op;
+        } const k{count, DType::BF16, RedOp::Sum};
+        const sn::CallArgs a = callArgs(k, in, out);
         if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
         const auto t0 = std::chrono::steady_clock::now();
         for (int c = 0; c < calls; ++c) (void)launchColl<PAuto>(Coll::AllReduce, comm, a, s[r]);
@@ -120,9 +120,9 @@ int main(int argc, char** argv) {
   const int connections = purlin::deviceQueues();
   std::vector<int> gaps = {0, connections - 1};
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--gap" && i + 1 < argc) gaps = {std::atoi(argv[++i])};
+    if (std::string(argv[i]) == "--gap" && i + 1 < argc && std::atoi(argv[i + 1]) >= 0) gaps = {std::atoi(argv[++i])};
     else {
-      std::printf("usage: queue_alias_test [--gap G]\n");
+      std::printf("usage: queue_alias_test [--gap G]   (G >= 0 streams between the two ranks' streams)\n");
       return 2;
     }
   }
