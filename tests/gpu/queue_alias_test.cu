@@ -20,7 +20,6 @@
 /// in each case: with the streams adjacent every call must pass; with them
 /// in one queue a checked communicator may time out (the test reports it:
 /// it is the experiment) and must then refuse every later call at once.
-/// Not yet run on a GPU (written in session 11, which had no device time).
 ///
 /// Run: gpu-bin/queue_alias_test [--gap G]   (default: 0, then connections-1)
 #include "coll_test_common.cuh"
@@ -63,7 +62,8 @@ Outcome runGap(int gap, int calls, std::size_t count) {
   for (int r = 0; r < 2; ++r)
     threads.emplace_back([&, r] {
       CT_CUDA(cudaSetDevice(0));
-      Bootstrap& boot = *group.bootstrap(r);
+      const std::unique_ptr<Bootstrap> own = group.bootstrap(r);  // held: the rank's endpoint lives as long as its thread
+      Bootstrap& boot = *own;
       CommOptions opt = sharedGpuOptions(16u << 20, true);
       opt.waitTimeoutUs = 3'000'000;
       struct Buffers {  // freed on every path

@@ -63,14 +63,25 @@ int residentCtas(Kernel kernel, int threads, std::size_t smem, int sms, int shar
 /// rank may hold two grids of such a kernel on the GPU at once.
 inline constexpr int kGridsPerRankWithPdl = 2;
 
+/// The most ranks sharing one GPU that the copy-engine form has run with.
+/// Measured: 4 ranks pass (one H200, 8 hardware queues); 8 ranks hang with
+/// 8 queues (one H200) and with 16 and 32 (one H100, 2026-12-06,
+/// bench/results/2026-12-06-s12-device), so the queue count alone does not
+/// explain it (a graph's branches run on streams the driver picks). Ranks
+/// sharing a GPU are a test setup; one rank per GPU is unaffected.
+inline constexpr int kMaxEngineSharing = 4;
+
 /// Whether the copy-engine form of the direct program may run with
 /// `sharing` ranks per GPU: it forks each call onto a second stream, and
 /// when the ranks' streams outnumber the device's hardware queues, two of
 /// them share a queue, so a rank's arrive kernel (spinning on its peers')
-/// can sit in front of a peer's in the same queue: measured on one H200, 8
-/// ranks hung while 4 passed. The launcher ANDs the answer over all ranks
-/// (registerDirect), so every rank takes the same form.
-inline bool engineFitsQueues(int sharing) { return sharing <= 1 || 2 * sharing <= deviceQueues(); }
+/// can sit in front of a peer's in the same queue; and past
+/// kMaxEngineSharing ranks it hung whatever the queue count. The launcher
+/// ANDs the answer over all ranks (registerDirect), so every rank takes the
+/// same form.
+inline bool engineFitsQueues(int sharing) {
+  return sharing <= 1 || (sharing <= kMaxEngineSharing && 2 * sharing <= deviceQueues());
+}
 
 /// The sizing of the kernels that would run.
 template <CollKind K, class AtomT, class Programs>
