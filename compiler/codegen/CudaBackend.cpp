@@ -11,6 +11,7 @@
 
 #include <sys/stat.h>
 
+#include "codegen/EmitApi.h"
 #include "codegen/EmitCUDA.h"
 #include "codegen/FromIR.h"
 #include "codegen/EmitInstances.h"
@@ -42,8 +43,8 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
                                        const std::string &output, std::ostream &stdoutStream,
                                        const IRProvider &irOf, CudaEmitWhat what) {
   const bool toStdout = output.empty() || output == "-";
-  // The instantiation table alone names the files as `-o NAME.cu` would.
-  const std::string cuPath = toStdout || what == CudaEmitWhat::Instances ? stemOf(module.file) + ".cu" : output;
+  // The instantiation table and the API alone name the files as `-o NAME.cu` would.
+  const std::string cuPath = toStdout || what != CudaEmitWhat::Files ? stemOf(module.file) + ".cu" : output;
   BuildResult built = buildEmitInput(module, policies, {}, cuPath);
   if (built.error) return CodegenFailure{*built.error, built.errorLoc};
   // The IR of every emitted collective, verified, then its device code
@@ -60,10 +61,13 @@ std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet 
       return CodegenFailure{"code generation for " + c->name + " (" + toString(e.kind) + "): " + err.what(), c->loc};
     }
   }
-  if (what == CudaEmitWhat::Instances) {
+  if (what != CudaEmitWhat::Files) {
     std::string text;
-    for (const EmitCollective &e : built.input.collectives)
-      text += "// ---- " + e.name + ": instantiation table ----\n" + printInstantiationTable(built.input, e, flatName(e.name)) + "\n";
+    if (what == CudaEmitWhat::Api)
+      text = printApiJson(built.input);
+    else
+      for (const EmitCollective &e : built.input.collectives)
+        text += "// ---- " + e.name + ": instantiation table ----\n" + printInstantiationTable(built.input, e, flatName(e.name)) + "\n";
     if (toStdout) {
       stdoutStream << text;
       stdoutStream.flush();

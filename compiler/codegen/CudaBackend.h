@@ -32,9 +32,9 @@ struct CodegenFailure {
   Location loc; ///< line 0: not tied to a declaration
 };
 /// What runCudaEmit writes: the .cu and .h, or (--emit=instances) only
-/// the instantiation table of each collective (EmitInstances.h), to
-/// `output` or the stream.
-enum class CudaEmitWhat { Files, Instances };
+/// the instantiation table of each collective (EmitInstances.h), or
+/// (--emit=api) the host API as JSON (EmitApi.h), to `output` or the stream.
+enum class CudaEmitWhat { Files, Instances, Api };
 std::optional<CodegenFailure> runCudaEmit(const Module &module, const PolicySet &policies,
                                        const std::string &output, std::ostream &stdoutStream,
                                        const IRProvider &irOf, CudaEmitWhat what = CudaEmitWhat::Files);

@@ -1,7 +1,7 @@
 /// @file Backend.cpp
 /// @brief runBackend: where compiler/ir (--emit=ir, ir-json,
 /// --print-ir-after-all, --simulate) and compiler/codegen (--emit=cuda,
-/// --emit=instances)
+/// --emit=instances, --emit=api)
 /// plug into purlinc.
 #include "Backend.h"
 #include "Output.h"
@@ -16,10 +16,13 @@ namespace purlin {
 
 int runBackend(const Options &opts, const Module &m, const PolicySet &policies, Diagnostics &diags) {
   // --emit=cuda (the default): compiler/codegen writes <out>.cu and <out>.h.
-  // --emit=instances: the instantiation table of each collective only.
-  const bool instances = opts.emit == EmitKind::Instances;
-  if ((opts.emit == EmitKind::Cuda || instances) && !opts.printIRAfterAll && !opts.simulateRanks) {
-    const auto what = instances ? codegen::CudaEmitWhat::Instances : codegen::CudaEmitWhat::Files;
+  // --emit=instances: the instantiation table of each collective only;
+  // --emit=api: the host API as JSON.
+  const bool codegenOnly = opts.emit == EmitKind::Instances || opts.emit == EmitKind::Api;
+  if ((opts.emit == EmitKind::Cuda || codegenOnly) && !opts.printIRAfterAll && !opts.simulateRanks) {
+    const auto what = opts.emit == EmitKind::Instances ? codegen::CudaEmitWhat::Instances
+                      : opts.emit == EmitKind::Api     ? codegen::CudaEmitWhat::Api
+                                                       : codegen::CudaEmitWhat::Files;
     if (auto error = codegen::runCudaEmit(m, policies, opts.output, std::cout, codegen::irProvider(), what)) {
       diags.report(DiagKind::CodegenError, error->loc, error->message);
       return 1;

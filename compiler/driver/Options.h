@@ -13,7 +13,7 @@
 namespace purlin {
 
 /// How far the pipeline runs (`--emit=`).
-enum class EmitKind { AST, IR, IRJson, Cuda, Instances };
+enum class EmitKind { AST, IR, IRJson, Cuda, Instances, Api };
 
 struct Options {
   std::string input;                     ///< the .pl file

@@ -185,8 +185,10 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   std::map<std::string, EmitKind> emitKinds = {
       {"ast", EmitKind::AST}, {"ir", EmitKind::IR}, {"ir-json", EmitKind::IRJson}, {"cuda", EmitKind::Cuda},
-      {"instances", EmitKind::Instances}};
-  app.add_option("--emit", opts.emit, "what to produce: ast, ir, ir-json, cuda, instances (the instantiation tables)")
+      {"instances", EmitKind::Instances}, {"api", EmitKind::Api}};
+  app.add_option("--emit", opts.emit,
+                 "what to produce: ast, ir, ir-json, cuda, instances (the instantiation tables), api (the host API "
+                 "as JSON)")
       ->transform(CLI::CheckedTransformer(emitKinds))
       ->default_str("cuda");
   app.add_option("--collective", opts.collectives, "only this collective (repeatable; default: all)");
