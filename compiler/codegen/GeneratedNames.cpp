@@ -35,7 +35,7 @@ const std::vector<std::string> &reservedCNames() {
       "purlin_comm_t",        "purlin_comm_unwrap", "purlin_dtype_name", "purlin_dtype_size", "purlin_dtype_t",
       "purlin_get_unique_id", "purlin_group", "purlin_group_create", "purlin_group_destroy", "purlin_group_t",
       "purlin_collective",    "purlin_collective_t", "purlin_last_error", "purlin_redop_name",  "purlin_redop_t",
-      "purlin_status_string",
+      "purlin_preload_kernels", "purlin_status_string",
       "purlin_status_t",      "purlin_unique_id_t", "purlin_version"};
   return names;
 }

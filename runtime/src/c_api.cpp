@@ -17,6 +17,7 @@
 
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
+#include "purlin/host/kernel_modules.h"
 #include "purlin/snac/kinds.h"
 
 /// A communicator handle. purlin_comm_abort and purlin_comm_async_error
@@ -329,6 +330,26 @@ purlin_status_t purlin_comm_release_direct(purlin_comm_t comm) {
   if (!comm)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_comm_release_direct: null handle");
   return purlin::capi::guard([&] { comm->comm->releaseDirect(); });
+}
+
+purlin_status_t purlin_preload_kernels(int device) {
+  if (device < -1)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT,
+                              "purlin_preload_kernels: a device number, or -1 for the current device, is expected");
+  return purlin::capi::guard([&] {
+    int current = 0;
+    PURLIN_CUDA_CHECK(cudaGetDevice(&current));
+    const int target = device == -1 ? current : device;
+    if (target != current) PURLIN_CUDA_CHECK(cudaSetDevice(target));
+    struct Restore {  // the caller's current device, on every path
+      int device;
+      bool set;
+      ~Restore() {
+        if (set) (void)cudaSetDevice(device);
+      }
+    } restore{current, target != current};
+    purlin::preloadKernelModules(target);
+  });
 }
 
 const char *purlin_last_error(void) { return purlin::lastError(); }

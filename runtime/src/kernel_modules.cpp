@@ -21,10 +21,10 @@
 namespace purlin {
 namespace {
 
-/// The registered anchors (construct on first use: registration runs during
+/// The registered modules (construct on first use: registration runs during
 /// static initialization, in any order).
-std::vector<const void *> &anchors() {
-  static std::vector<const void *> list;
+std::vector<KernelModuleResolver> &anchors() {
+  static std::vector<KernelModuleResolver> list;
   return list;
 }
 
@@ -74,10 +74,10 @@ struct ModuleLoader {
 
 } // namespace
 
-bool registerKernelModule(const void *anchor) noexcept {
+bool registerKernelModule(KernelModuleResolver anchor) noexcept {
   try {
     std::lock_guard<std::mutex> lock(registryMutex());
-    std::vector<const void *> &list = anchors();
+    std::vector<KernelModuleResolver> &list = anchors();
     if (std::find(list.begin(), list.end(), anchor) == list.end())  // once per unit, not per collective
       list.push_back(anchor);
   } catch (...) {
@@ -98,12 +98,15 @@ void preloadKernelModules(int device) {
   // Serialized: ranks that share a process load once per device, and a rank
   // returns only after its device's modules are loaded.
   std::lock_guard<std::mutex> lock(registryMutex());
-  static std::set<std::pair<int, const void *>> loaded;
-  for (const void *anchor : anchors()) {
+  static std::set<std::pair<int, KernelModuleResolver>> loaded;
+  for (KernelModuleResolver anchor : anchors()) {
     if (loaded.count({device, anchor}))
       continue;
-    cudaFunction_t anchorFunction = nullptr;
-    PURLIN_CUDA_CHECK(cudaGetFuncBySymbol(&anchorFunction, anchor));
+    void *anchorFunction = anchor();
+    if (!anchorFunction)
+      PURLIN_THROW(Status::CudaError, "device " + std::to_string(device) +
+                                          ": loading Purlin's kernels: a module's CUDA runtime could not resolve "
+                                          "its anchor kernel (cudaGetFuncBySymbol)");
     CUmodule module = nullptr;
     driver.check(driver.funcGetModule(&module, reinterpret_cast<CUfunction>(anchorFunction)), "cuFuncGetModule",
                  device);

@@ -184,6 +184,15 @@ purlin_status_t purlin_comm_deregister(purlin_comm_t comm, uint64_t handle);
  *  that captured direct calls and before freeing their output buffers. */
 purlin_status_t purlin_comm_release_direct(purlin_comm_t comm);
 
+/** Loads, on CUDA device `device` (-1: the calling thread's current
+ *  device), the kernels of every library of Purlin collectives loaded in
+ *  this process that are not loaded there yet. Communicator creation does
+ *  this for the libraries loaded before it; a library loaded later (a
+ *  purlin.jit build) calls it before its first collective call, so that
+ *  ranks sharing a process never load a kernel while a peer's kernel waits
+ *  (docs/runtime.md "Kernel loading"). A no-op under eager loading. */
+purlin_status_t purlin_preload_kernels(int device);
+
 /** The message of the last failed call on this thread ("" if none). */
 const char *purlin_last_error(void);
 

@@ -15,15 +15,23 @@
 
 namespace purlin {
 
-/// Records the module of `anchor` (the host stub of a kernel compiled into a
-/// translation unit; purlin/snac/module_anchor.cuh passes one per unit);
-/// returns true. Runs during static initialization, so it never throws.
-bool registerKernelModule(const void *anchor) noexcept;
+/// Returns the CUfunction (as void *) of a kernel of one module, resolved
+/// through the CUDA runtime its translation unit is linked with (a library
+/// loaded apart, such as purlin.jit's, has a runtime of its own); null if
+/// that runtime cannot resolve it. It initializes that runtime on the
+/// current device.
+using KernelModuleResolver = void *(*)() noexcept;
+
+/// Records the module `resolve` names (purlin/snac/module_anchor.cuh passes
+/// one per translation unit); returns true. Runs during static
+/// initialization, so it never throws.
+bool registerKernelModule(KernelModuleResolver resolve) noexcept;
 
 /// Loads every kernel of every registered module on `device` (the current
-/// device), once per process and device; a no-op for modules loaded before
-/// and under eager loading. Throws purlin::Error (CudaError) when the driver
-/// fails to load one.
+/// device), once per process, device and module: a later call loads only
+/// the modules registered since (a library loaded after the communicators
+/// were created: purlin_preload_kernels); a no-op under eager loading.
+/// Throws purlin::Error (CudaError) when the driver fails to load one.
 void preloadKernelModules(int device);
 
 } // namespace purlin

@@ -17,6 +17,16 @@ namespace {
 /// so every unit has its own).
 __global__ void purlinModuleAnchorKernel() {}
 
+/// The anchor's function, resolved by the CUDA runtime this unit is linked
+/// with: a library built apart from libpurlin.so (purlin.jit's) carries a
+/// CUDA runtime of its own, which alone knows its kernels' host stubs.
+void *purlinModuleAnchorFunction() noexcept {
+  cudaFunction_t f = nullptr;
+  return cudaGetFuncBySymbol(&f, reinterpret_cast<const void *>(&purlinModuleAnchorKernel)) == cudaSuccess
+             ? static_cast<void *>(f)
+             : nullptr;
+}
+
 /// Its initializer runs during static initialization of every unit that
 /// names PurlinModuleRegistration<C>::registered (snac::launch does, for
 /// each collective C it launches: the name must depend on the template's
@@ -24,7 +34,7 @@ __global__ void purlinModuleAnchorKernel() {}
 template <class Collective>
 struct PurlinModuleRegistration {
   static inline const bool registered =
-      purlin::registerKernelModule(reinterpret_cast<const void *>(&purlinModuleAnchorKernel));
+      purlin::registerKernelModule(&purlinModuleAnchorFunction);
 };
 
 } // namespace
