@@ -130,6 +130,7 @@ _SIGNATURES = [
     ("purlin_comm_deregister", _c_status, [_comm_t, ctypes.c_uint64]),
     ("purlin_comm_release_direct", _c_status, [_comm_t]),
     ("purlin_collective", ctypes.c_void_p, [ctypes.c_int]),
+    ("purlin_preload_kernels", _c_status, [ctypes.c_int]),
 ]
 
 _lock = threading.Lock()

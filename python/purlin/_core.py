@@ -233,6 +233,12 @@ class Comm:
         info = _capi.collectives().get(function)
         if info is None:
             raise PurlinError("InvalidArgument", 1, f"the library has no collective {function}")
+        self.call_c(_capi.call(function), function, info, inp, out, *args)
+
+    def call_c(self, fn, function: str, info: "_capi.CollectiveInfo", inp: int, out: int, *args) -> None:
+        """Calls C function `fn` (named `function`, of table row `info`:
+        libpurlin.so's or a purlin.jit library's) on this communicator with
+        the method arguments above after (inp, out)."""
         n = self.size
         size_count = {0: 1, 1: 1, 2: 5}[info.sizes]
         want = size_count + 2 + int(bool(info.reduces)) + int(bool(info.rooted))
@@ -253,7 +259,7 @@ class Comm:
             tail.append(op_code(rest.pop(0)))
         if info.rooted:
             tail.append(int(rest.pop(0)))
-        _capi.check(_capi.call(function)(self.handle, inp, out, *sizes, *tail, rest.pop(0)))
+        _capi.check(fn(self.handle, inp, out, *sizes, *tail, rest.pop(0)))
 
     def __getattr__(self, name: str):
         function = None if name.startswith("_") else _collective_functions().get(name)
