@@ -34,38 +34,6 @@ int deviceForRank(int rank) {
   return rank % count;
 }
 
-bool parseNumber(const std::string &s, double &out) {
-  if (s.empty()) return false;
-  char *end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str()) return false;
-  std::string suffix(end);
-  if (suffix == "K" || suffix == "k" || suffix == "KiB") v *= 1024.0;
-  else if (suffix == "M" || suffix == "MiB") v *= 1024.0 * 1024.0;
-  else if (suffix == "G" || suffix == "GiB") v *= 1024.0 * 1024.0 * 1024.0;
-  else if (!suffix.empty()) return false;
-  if (!(v >= 0) || v > 1e15) return false;
-  out = v;
-  return true;
-}
-
-bool parseCollList(const std::string &s, std::vector<Coll> &out) {
-  std::vector<Coll> r;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    std::size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    Coll c;
-    if (!parseColl(item, c)) return false;
-    r.push_back(c);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (r.empty()) return false;
-  out = r;
-  return true;
-}
-
 void writeMeta(const std::string &dir, int rank, int worldSize, int device, const char *api,
                Log &log, const std::vector<std::pair<std::string, std::string>> &extra) {
   if (rank != 0) return;

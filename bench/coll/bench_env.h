@@ -1,13 +1,14 @@
 /// @file bench_env.h
 /// @brief Process set-up shared by coll_bench and the tuner: the
-/// environment (no NVLink multicast anywhere), the GPU of a rank, argument
-/// parsing helpers, and the run's metadata file.
+/// environment (no NVLink multicast anywhere), the GPU of a rank and the
+/// run's metadata file (argument parsing: bench_args.h).
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "bench_args.h"
 #include "coll_shape.h"
 
 namespace purlin::bench {
@@ -22,13 +23,6 @@ void setBenchEnvironment();
 /// The CUDA device of `rank`: $PURLIN_DEVICE if set, else rank modulo the
 /// number of visible devices. Throws purlin::Error if there is no device.
 int deviceForRank(int rank);
-
-/// Parses a byte count or number: digits with an optional K/M/G suffix
-/// (powers of 1024) or a decimal number. False for anything else.
-bool parseNumber(const std::string &s, double &out);
-
-/// Parses a comma list of collective names (ag,rs,ar,a2a or full names).
-bool parseCollList(const std::string &s, std::vector<Coll> &out);
 
 /// Rank 0 writes <dir>/meta.txt (date, device, world size, NCCL and CUDA
 /// versions, commit from $PURLIN_COMMIT, API) and logs it. Other ranks do

@@ -12,12 +12,11 @@
 /// --separator puts an empty non-PDL kernel between every two calls of
 /// both), --samples times (median, min, max). Rank 0 writes
 /// <results>/results.csv (one row per collective and size, with the plan
-/// Purlin logged for it), run.log and meta.txt.
+/// Purlin logged for it and #wrong), run.log (the console: algbw, busbw,
+/// #wrong per row) and meta.txt; every rank's plan lines go to
+/// <results>/plans.log (--plan-log), not the console.
 ///
-/// Usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES]
-///                   [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av] [--calls N] [--reps N]
-///                   [--samples N] [--timeout S] [--purlin MODE] [--nccl MODE]
-///                   [--separator] [--validate K] [--threads N] [--no-direct]
+/// Usage: bench_args.cpp kCollBenchUsage (nccl-tests' -b -e -f -d -n too).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -48,114 +47,9 @@ using namespace purlin::bench;
 
 namespace {
 
-struct Options {
-  std::string outDir;
-  std::size_t minBytes = 1u << 10;
-  std::size_t maxBytes = std::size_t(1) << 30;
-  std::vector<Coll> colls{Coll::AllGather, Coll::ReduceScatter, Coll::AllReduce, Coll::AllToAll};
-  TimingConfig timing;
-  PurlinMode purlin = PurlinMode::Graph;
-  NcclMode nccl = NcclMode::Default;
-  bool separator = false;  ///< PDL-neutral: an empty non-PDL kernel between every two timed calls
-  int validateCalls = 3;   ///< calls of the validation sequence, each on new inputs
-  int threads = 0;         ///< > 0: that many in-process ranks (no purlin-launch)
-};
-
-const char *kUsage =
-    "usage: coll_bench RESULTS_DIR [--min BYTES] [--max BYTES] [--colls ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av]\n"
-    "                  [--calls N] [--reps N] [--samples N] [--timeout SECONDS]\n"
-    "                  [--purlin graph|staged|eager|registered|none]\n"
-    "                  [--nccl default|legacy-register|symmetric|copy-engine|none]\n"
-    "                  [--separator] [--validate K] [--threads N] [--no-direct]\n"
-    "Run one process per GPU under purlin-launch -n N (2 <= N <= 8), or --threads N\n"
-    "(ranks in this process sharing the visible GPUs; needs --nccl none).\n"
-    "--no-direct is --purlin staged.\n";
-
-/// The four collectives the device reference covers.
-bool hasReference(Coll c) {
-  return c == Coll::AllGather || c == Coll::ReduceScatter || c == Coll::AllReduce || c == Coll::AllToAll;
-}
 RefColl refOf(Coll c) {
   return c == Coll::AllGather ? RefColl::AllGather : c == Coll::ReduceScatter ? RefColl::ReduceScatter
          : c == Coll::AllReduce ? RefColl::AllReduce : RefColl::AllToAll;
-}
-
-/// Parses argv; returns false (after printing why) on bad input.
-bool parseArgs(int argc, char **argv, Options &o) {
-  std::vector<std::string> pos;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](std::string &v) {
-      if (i + 1 >= argc) { std::fprintf(stderr, "coll_bench: %s needs a value\n", a.c_str()); return false; }
-      v = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "-h" || a == "--help") { std::fputs(kUsage, stdout); std::exit(0); }
-    else if (a == "--no-direct") o.purlin = PurlinMode::Staged;
-    else if (a == "--separator") o.separator = true;
-    else if (a == "--purlin" || a == "--nccl") {
-      if (!value(v)) return false;
-      const bool ok = a == "--purlin" ? parsePurlinMode(v, o.purlin) : parseNcclMode(v, o.nccl);
-      if (!ok) {
-        std::fprintf(stderr, "coll_bench: %s: unknown mode '%s'\n%s", a.c_str(), v.c_str(), kUsage);
-        return false;
-      }
-    } else if (a == "--min" || a == "--max" || a == "--calls" || a == "--reps" || a == "--samples" ||
-               a == "--timeout" || a == "--validate" || a == "--threads") {
-      if (!value(v)) return false;
-      double x = 0;
-      if (!parseNumber(v, x) || x <= 0) {
-        std::fprintf(stderr, "coll_bench: %s: expected a positive number, got '%s'\n", a.c_str(), v.c_str());
-        return false;
-      }
-      if (a == "--min") o.minBytes = static_cast<std::size_t>(x);
-      else if (a == "--max") o.maxBytes = static_cast<std::size_t>(x);
-      else if (a == "--calls") o.timing.calls = static_cast<int>(x);
-      else if (a == "--reps") o.timing.reps = static_cast<int>(x);
-      else if (a == "--samples") o.timing.samples = static_cast<int>(x);
-      else if (a == "--validate") o.validateCalls = static_cast<int>(x);
-      else if (a == "--threads") o.threads = static_cast<int>(x);
-      else o.timing.timeoutS = x;
-    } else if (a == "--colls") {
-      if (!value(v)) return false;
-      if (!parseCollList(v, o.colls)) {
-        std::fprintf(stderr, "coll_bench: --colls: expected a comma list of ag,rs,ar,a2a,bc,rd,sc,ga,agv,rsv,a2av, got '%s'\n", v.c_str());
-        return false;
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "coll_bench: unknown option '%s'\n%s", a.c_str(), kUsage);
-      return false;
-    } else {
-      pos.push_back(a);
-    }
-  }
-  if (pos.size() != 1) { std::fputs(kUsage, stderr); return false; }
-  o.outDir = pos[0];
-  if (o.minBytes > o.maxBytes || o.maxBytes > (std::size_t(1) << 32)) {
-    std::fprintf(stderr, "coll_bench: need --min <= --max <= 4 GiB\n");
-    return false;
-  }
-  if (o.validateCalls > 16) {
-    std::fprintf(stderr, "coll_bench: --validate takes at most 16 calls\n");
-    return false;
-  }
-  if (o.threads > 0 && (o.threads < 2 || o.threads > kMaxRanks || o.nccl != NcclMode::None)) {
-    std::fprintf(stderr, "coll_bench: --threads takes 2..%d ranks and needs --nccl none (NCCL refuses two ranks "
-                         "on one GPU)\n", kMaxRanks);
-    return false;
-  }
-  if (o.purlin == PurlinMode::None && o.nccl == NcclMode::None) {
-    std::fprintf(stderr, "coll_bench: --purlin none and --nccl none leave nothing to time\n");
-    return false;
-  }
-  for (Coll c : o.colls)
-    if (o.nccl == NcclMode::None && !hasReference(c)) {
-      std::fprintf(stderr, "coll_bench: --nccl none checks against the device reference, which covers ag, rs, ar and "
-                           "a2a only (not %s)\n", collName(c));
-      return false;
-    }
-  return true;
 }
 
 /// One series' figures for one row.
@@ -168,6 +62,7 @@ struct Series {
 struct Row {
   Series purlin, nccl;
   bool ok = false;
+  long long wrong = 0;  ///< output elements off the reference, summed over ranks (nccl-tests' #wrong)
   int ctas = 0;
   std::string program;  ///< "latency", "throughput", "direct" (from the plan), or "-"
   std::string plan;     ///< Purlin's plan line for this shape (rank 0's)
@@ -231,10 +126,12 @@ void runOnce(const Enqueue &body, bool eager, cudaStream_t st, double timeoutS, 
 /// K calls, call k on inputs of seed base+k, the checksum of its output
 /// taken right after it (in the same graph or stream); then each compared
 /// with the reference's checksum. `exact`: bitwise (else only the last
-/// call, within the bf16 tolerance, element by element). "" or why not.
+/// call, within the bf16 tolerance, element by element). "" or why not;
+/// `wrong`: on a failure, the last call's output elements that differ from
+/// its reference (bitwise, or beyond the tolerance).
 std::string validateCalls(const std::string &who, const Enqueue &call, void *in, void *out, bool exact, Coll c,
                           const Shape &s, int rank, int n, uint32_t base, int calls, bool eager, Buffers &b,
-                          unsigned long long *slots, cudaStream_t st, double timeoutS) {
+                          unsigned long long *slots, cudaStream_t st, double timeoutS, std::size_t &wrong) {
   const std::size_t outElems = outElemsOn(c, s, rank);
   runOnce(
       [&](cudaStream_t x) {
@@ -251,12 +148,16 @@ std::string validateCalls(const std::string &who, const Enqueue &call, void *in,
     referenceOutput(refOf(c), n, rank, s.count, base + k, b.ref, st);
     checksumInto(b.ref, outElems, b.sums + 32, st);
     const unsigned long long want = readSlots(b.sums + 32, 1, st)[0];
-    if (exact && got[k] != want)
+    if (exact && got[k] != want) {
+      referenceOutput(refOf(c), n, rank, s.count, base + calls - 1, b.ref, st);  // the output held: the last call's
+      wrong = countMismatches(out, b.ref, outElems, false, st);
       return who + ": call " + std::to_string(k + 1) + " of " + std::to_string(calls) +
              " (new inputs): output differs from the reference (bitwise checksum)";
+    }
   }
   if (!exact) {  // the last call's output is still there, and so is its reference
     const std::size_t bad = countMismatches(out, b.ref, outElems, true, st);
+    wrong = bad;
     if (bad)
       return who + ": call " + std::to_string(calls) + ": " + std::to_string(bad) + " of " +
              std::to_string(outElems) + " elements off the reference by more than the bf16 tolerance";
@@ -268,11 +169,12 @@ std::string validateCalls(const std::string &who, const Enqueue &call, void *in,
 /// (bitwise for copies and two-rank reductions, else within tolerance; and
 /// across ranks). Collective.
 std::string compareWithNccl(Bootstrap &boot, Coll c, const Shape &s, const void *got, const void *want,
-                            cudaStream_t st, const char *when) {
+                            cudaStream_t st, const char *when, std::size_t &wrong) {
   std::string why;
   const std::size_t outElems = outElemsOn(c, s, boot.rank());  // Gather / Reduce: the root's only
   const bool tolerance = isReduction(c) && boot.size() > 2;
   const std::size_t bad = countMismatches(got, want, outElems, tolerance, st);
+  wrong = bad;
   if (bad) why = std::to_string(bad) + " of " + std::to_string(outElems) + " elements differ from NCCL " + when;
   return why;
 }
@@ -291,7 +193,7 @@ std::string quoted(const std::string &s) {
 }
 
 struct Context {
-  const Options &o;
+  const CollBenchOptions &o;
   Bootstrap &boot;
   Communicator &comm;
   ncclComm_t nccl;
@@ -302,7 +204,7 @@ struct Context {
 
 /// Validates and times one row; every rank returns the same Row (but the plan: rank 0's).
 Row measure(Context &x, Coll c, std::size_t bytes) {
-  const Options &o = x.o;
+  const CollBenchOptions &o = x.o;
   const int rank = x.boot.rank(), n = x.boot.size();
   const Shape s = shapeOf(c, bytes, n);
   const bool eager = eagerTiming(o.purlin);
@@ -312,20 +214,22 @@ Row measure(Context &x, Coll c, std::size_t bytes) {
   Row row;
   std::string why;
   bool threw = false;
+  std::size_t wrong = 0, ncclWrong = 0;  // Purlin's output elements off the reference; NCCL's (not reported)
   const Enqueue purlinCallOnce = [&](cudaStream_t y) { purlinCall(x.comm, c, s, x.b.in, x.b.out, y); };
   const Enqueue ncclCallOnce = [&](cudaStream_t y) {
     ncclCall(x.nccl, c, s, x.b.nccl->in, x.b.nccl->out, y, ncclA2A);
   };
   const std::size_t registeredBefore = x.comm.registeredCalls(), capturedBefore = x.comm.directRegistrations();
   try {
-    if (hasReference(c)) {
+    if (hasDeviceReference(c)) {
       if (o.purlin != PurlinMode::None)
         why = validateCalls("Purlin", purlinCallOnce, x.b.in, x.b.out, true, c, s, rank, n, base, o.validateCalls,
-                            eager, x.b, x.b.sums, x.st, o.timing.timeoutS);
+                            eager, x.b, x.b.sums, x.st, o.timing.timeoutS, wrong);
       if (why.empty() && x.nccl)
         why = validateCalls("NCCL", ncclCallOnce, x.b.nccl->in, x.b.nccl->out, !isReduction(c) || n == 2, c, s,
-                            rank, n, base, o.validateCalls, eager, x.b, x.b.sums + 16, x.st, o.timing.timeoutS);
-    } else {  // NCCL is the reference (parseArgs refuses --nccl none here)
+                            rank, n, base, o.validateCalls, eager, x.b, x.b.sums + 16, x.st, o.timing.timeoutS,
+                            ncclWrong);
+    } else {  // NCCL is the reference (parseCollBenchArgs refuses --nccl none here)
       fillInput(x.b.in, s.inElems, rank, base, x.st);
       PURLIN_CUDA_CHECK(cudaMemcpyAsync(x.b.nccl->in, x.b.in, s.inElems * kElemBytes, cudaMemcpyDeviceToDevice, x.st));
       PURLIN_CUDA_CHECK(cudaMemsetAsync(x.b.out, 0xFF, s.outElems * kElemBytes, x.st));
@@ -333,7 +237,7 @@ Row measure(Context &x, Coll c, std::size_t bytes) {
       ncclCallOnce(x.st);
       if (o.purlin != PurlinMode::None) {
         runOnce(purlinCallOnce, eager, x.st, o.timing.timeoutS, "check of " + label);
-        why = compareWithNccl(x.boot, c, s, x.b.out, x.b.nccl->out, x.st, "(check)");
+        why = compareWithNccl(x.boot, c, s, x.b.out, x.b.nccl->out, x.st, "(check)", wrong);
       }
     }
   } catch (const Error &e) {
@@ -376,19 +280,21 @@ Row measure(Context &x, Coll c, std::size_t bytes) {
   const bool direct = x.comm.registeredCalls() > registeredBefore || x.comm.directRegistrations() > capturedBefore;
   if (direct && row.program != "direct") why += (why.empty() ? "" : "; ") + std::string("plan line and program differ");
   const long long failures = sumOverRanks(x.boot, why.empty() ? 0 : 1);
+  row.wrong = sumOverRanks(x.boot, static_cast<long long>(wrong));
   row.ok = failures == 0 && (o.purlin == PurlinMode::None || !std::isnan(row.purlin.us)) &&
            (!x.nccl || !std::isnan(row.nccl.us));
   if (!why.empty()) x.log.all("rank %d: %s: %s\n", rank, label.c_str(), why.c_str());
   return row;
 }
 
-int runRank(const Options &o, Bootstrap &boot, int device) {
+int runRank(const CollBenchOptions &o, Bootstrap &boot, int device) {
   const int rank = boot.rank(), n = boot.size();
   PURLIN_CUDA_CHECK(cudaSetDevice(device));
   Log log(rank == 0 ? o.outDir : std::string(), "run.log");
   CommOptions copt;
   copt.direct = o.purlin != PurlinMode::Staged;
-  copt.logPlans = true;  // once per shape: the plan line of every row
+  copt.logPlans = true;  // once per shape: the plan line of every row, to the plan log
+  copt.planLogPath = o.planLog.empty() ? o.outDir + "/plans.log" : o.planLog;
   boot.barrier();        // ranks sharing a GPU: allocations only while no kernel of theirs runs
   Communicator comm(boot, device, copt);
   ncclComm_t nccl = o.nccl == NcclMode::None ? nullptr : createNcclComm(boot, o.nccl);
@@ -415,11 +321,13 @@ int runRank(const Options &o, Bootstrap &boot, int device) {
   Csv csv(rank == 0 ? o.outDir : std::string(), "results.csv",
           "collective,bytes,purlin_us,nccl_us,purlin_GBps,nccl_GBps,ok,ctas,program,"
           "purlin_min_us,purlin_max_us,nccl_min_us,nccl_max_us,purlin_busGBps,nccl_busGBps,samples,"
-          "purlin_series,nccl_series,plan");
+          "purlin_series,nccl_series,plan,wrong");
   Context x{o, boot, comm, nccl, *bufs, st, log};
   int failed = 0;
+  log.root("# per row: us per call (min-max of the samples), algbw and busbw GB/s, for Purlin and NCCL;\n"
+           "# x = NCCL's us / Purlin's; #wrong = Purlin's output elements off the reference, all ranks\n");
   for (Coll c : o.colls) {
-    for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= 2) {
+    for (const std::size_t bytes : messageSizes(o)) {
       const Shape s = shapeOf(c, bytes, n);
       if (s.msgBytes == 0) continue; // fewer elements than ranks (the V forms: count is unused)
       Row r = measure(x, c, bytes);
@@ -427,14 +335,15 @@ int runRank(const Options &o, Bootstrap &boot, int device) {
       const double gbP = s.msgBytes / r.purlin.us / 1e3, gbN = s.msgBytes / r.nccl.us / 1e3;
       const double bus = busFactor(c, n);
       const int samples = std::max(r.purlin.samples, r.nccl.samples);
-      csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%d,%s,%s,%s", collName(c), bytes,
+      csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%d,%s,%s,%s,%lld", collName(c), bytes,
               r.purlin.us, r.nccl.us, gbP, gbN, r.ok ? 1 : 0, r.ctas, r.program.c_str(), r.purlin.min, r.purlin.max,
               r.nccl.min, r.nccl.max, gbP * bus, gbN * bus, samples, purlinSeries.c_str(), ncclSeries.c_str(),
-              quoted(r.plan).c_str());
-      log.root("%-14s %11zu B  purlin %10.2f us (%.2f-%.2f) %8.2f GB/s  nccl %10.2f us (%.2f-%.2f) %8.2f GB/s  x%5.2f"
-               "  ctas %3d  %-10s %s\n",
-               collName(c), bytes, r.purlin.us, r.purlin.min, r.purlin.max, gbP, r.nccl.us, r.nccl.min, r.nccl.max,
-               gbN, r.nccl.us / r.purlin.us, r.ctas, r.program.c_str(), r.ok ? "ok" : "FAILED");
+              quoted(r.plan).c_str(), r.wrong);
+      log.root("%-14s %11zu B  purlin %10.2f us (%.2f-%.2f) %8.2f %8.2f GB/s  nccl %10.2f us (%.2f-%.2f) %8.2f %8.2f GB/s"
+               "  x%5.2f  ctas %3d  #wrong %lld  %-10s %s\n",
+               collName(c), bytes, r.purlin.us, r.purlin.min, r.purlin.max, gbP, gbP * bus, r.nccl.us, r.nccl.min,
+               r.nccl.max, gbN, gbN * bus, r.nccl.us / r.purlin.us, r.ctas, r.wrong, r.program.c_str(),
+               r.ok ? "ok" : "FAILED");
     }
   }
   PURLIN_CUDA_CHECK(cudaStreamSynchronize(st));
@@ -449,7 +358,7 @@ int runRank(const Options &o, Bootstrap &boot, int device) {
   return failed ? 1 : 0;
 }
 
-int run(const Options &o) {
+int run(const CollBenchOptions &o) {
   setBenchEnvironment();
   if (o.threads > 0) {  // a dry run: ranks as threads sharing the visible GPUs
     // Load every kernel at CUDA's start: under lazy loading a rank's first
@@ -488,8 +397,13 @@ int run(const Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
-  Options o;
-  if (!parseArgs(argc, argv, o)) return 2;
+  CollBenchOptions o;
+  std::string error;
+  switch (parseCollBenchArgs(argc, argv, o, error)) {
+    case ParseResult::Help: std::fputs(kCollBenchUsage, stdout); return 0;
+    case ParseResult::Error: std::fprintf(stderr, "coll_bench: %s\n%s", error.c_str(), kCollBenchUsage); return 2;
+    case ParseResult::Run: break;
+  }
   try {
     return run(o);
   } catch (const std::exception &e) {

@@ -54,6 +54,12 @@ inline bool isVariable(Coll c) {
 /// Gather and Reduce write only the root's output.
 inline bool rootOnlyOutput(Coll c) { return c == Coll::Gather || c == Coll::Reduce; }
 
+/// The four collectives the device reference (check.h referenceOutput)
+/// covers; the others are checked against NCCL.
+inline bool hasDeviceReference(Coll c) {
+  return c == Coll::AllGather || c == Coll::ReduceScatter || c == Coll::AllReduce || c == Coll::AllToAll;
+}
+
 /// Parses a collective name (case-sensitive, as collName prints it, or the
 /// short forms ag/rs/ar/a2a/bc/rd/sc/ga/agv/rsv/a2av). Returns false for anything else.
 inline bool parseColl(const std::string &s, Coll &out) {

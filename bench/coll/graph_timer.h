@@ -11,6 +11,8 @@
 #include <functional>
 #include <string>
 
+#include "timing_config.h"
+
 namespace purlin {
 class Bootstrap;
 }
@@ -28,12 +30,6 @@ struct GraphTiming {
   int maxCtas = 0;       ///< largest gridDim (x*y*z) of a kernel node, this rank
 };
 
-struct TimingConfig {
-  int calls = 128;       ///< invocations captured in one graph
-  int reps = 8;          ///< timed replays per sample
-  int samples = 5;       ///< repetitions (each `reps` replays, after a barrier): median, min, max
-  double timeoutS = 60;  ///< a replay that does not finish in this time is a hang
-};
 
 /// Captures, warms up, times. Collective over `boot` (every rank must call it
 /// with the same config). Throws purlin::Error on CUDA errors and on a

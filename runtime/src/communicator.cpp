@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <atomic>
 #include <exception>
@@ -153,10 +155,12 @@ struct Communicator::Impl {
   mutable std::mutex occupancyMutex;    ///< occupancy
   mutable std::map<std::tuple<const void *, int, std::size_t>, int> occupancy;  ///< occupancy
   std::size_t registeredCalls = 0;      ///< countRegisteredCall
-  std::string lastPlan;                 ///< setLastPlan
+  std::string lastPlan;                 ///< logPlan
+  std::FILE *planLog = nullptr;         ///< CommOptions::planLogPath, opened at the first plan line
   std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
 
   ~Impl() {
+    if (planLog) std::fclose(planLog);
     if (device >= 0 && base) {
       // This rank's kernels may still use the mappings closed below: wait
       // for the device first (as cudaFree would). After abort() every wait
@@ -487,7 +491,22 @@ void Communicator::setOccupancy(const void *kernel, int threads, std::size_t sme
   impl_->occupancy[{kernel, threads, smem}] = ctasPerSm;
 }
 const std::string &Communicator::lastPlan() const { return impl_->lastPlan; }
-void Communicator::setLastPlan(std::string line) { impl_->lastPlan = std::move(line); }
+void Communicator::logPlan(const std::string &call, std::string line) {
+  Impl &m = *impl_;
+  m.lastPlan = std::move(line);
+  const std::string text = "purlin: rank " + std::to_string(m.rank) + ": " + call + ": " + m.lastPlan + "\n";
+  if (!m.options.planLogPath.empty() && !m.planLog) {
+    m.planLog = std::fopen(m.options.planLogPath.c_str(), "a");
+    if (!m.planLog)  // said once, then the lines go to stderr
+      std::fprintf(stderr, "purlin: rank %d: cannot open the plan log '%s': %s; plan lines go to stderr\n", m.rank,
+                   m.options.planLogPath.c_str(), std::strerror(errno));
+    else
+      std::setvbuf(m.planLog, nullptr, _IOFBF, 1 << 16);  // a line is one write: ranks may share the file
+  }
+  std::FILE *to = m.planLog ? m.planLog : stderr;
+  std::fwrite(text.data(), 1, text.size(), to);
+  std::fflush(to);
+}
 void *Communicator::captureSideStream() const { return impl_->side; }
 void *Communicator::captureForkEvent() const { return impl_->fork; }
 void *Communicator::captureJoinEvent() const { return impl_->join; }

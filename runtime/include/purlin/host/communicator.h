@@ -38,6 +38,9 @@ struct CommOptions {
   /// (snac::describePlan). Also on with PURLIN_LOG_PLANS=1 in the
   /// environment. Local: ranks may differ (not part of the equality check).
   bool logPlans = false;
+  /// Where logged plan lines go: "" = stderr, else this file, appended to
+  /// (ranks may share one: each line is one write).
+  std::string planLogPath;
 };
 
 /// Where an eager call's output lies in a registration
@@ -268,7 +271,9 @@ public:
   /// the first call of the latest new shape runs and why (the benchmark
   /// records it beside each row).
   const std::string &lastPlan() const;
-  void setLastPlan(std::string line);
+  /// Records `line` as lastPlan() and writes "purlin: rank R: <call>: <line>"
+  /// to the plan log (CommOptions::planLogPath, else stderr).
+  void logPlan(const std::string &call, std::string line);
   /// A private stream and two events (timing disabled) with which the
   /// launcher forks a captured call's local copy off the capturing stream
   /// and joins it back (the copy-engine form of the direct program).

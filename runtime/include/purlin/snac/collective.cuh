@@ -234,9 +234,8 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       DirectBy directBy = DirectBy::Capture;
       const auto logPlan = [&] {
         if (comm.logPlans() && comm.firstOfShape(planShapeKey(pl, directBy))) {
-          comm.setLastPlan(describePlan(pl, w, directBy));
-          std::fprintf(stderr, "purlin: rank %d: %s %zu B %s: %s\n", r, toString(K), pl.msgBytes,
-                       toString(pl.dtype), comm.lastPlan().c_str());
+          comm.logPlan(std::string(toString(K)) + " " + std::to_string(pl.msgBytes) + " B " + toString(pl.dtype),
+                       describePlan(pl, w, directBy));
         }
       };
       if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
