@@ -131,6 +131,10 @@ ParseResult parseCollBenchArgs(int argc, const char *const *argv, CollBenchOptio
     return ParseResult::Error;
   }
   o.outDir = pos[0];
+  if (o.minBytes < 1) {
+    error = "--min: at least 1 byte";
+    return ParseResult::Error;
+  }
   if (o.minBytes > o.maxBytes || o.maxBytes > (std::size_t(1) << 32)) {
     error = "need --min <= --max <= 4 GiB";
     return ParseResult::Error;

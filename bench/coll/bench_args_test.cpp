@@ -69,6 +69,7 @@ TEST_CASE("coll_bench refuses bad command lines with the reason", "[bench_args]"
   const std::vector<Bad> cases = {
       {{"out", "-d", "float"}, "bfloat16 only"},
       {{"out", "-f", "1"}, "step factor"},
+      {{"out", "-b", "0.5"}, "at least 1 byte"},
       {{"out", "-f", "2.5"}, "step factor"},
       {{"out", "-b", "4M", "-e", "1M"}, "--min <= --max"},
       {{"out", "-e", "8G"}, "4 GiB"},

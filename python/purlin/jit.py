@@ -106,8 +106,8 @@ def cache_dir() -> Path:
     return Path(base) / "purlin" / "jit"
 
 
-def _device_arch() -> tuple:
-    """(major, minor) of the current CUDA device, from the driver (cuInit
+def _device_arch(device: int) -> tuple:
+    """(major, minor) of CUDA device `device`, from the driver (cuInit
     creates no context)."""
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
@@ -116,17 +116,30 @@ def _device_arch() -> tuple:
                              "pass arch='sm_90' (or sm_80, sm_100)") from None
     dev = ctypes.c_int()
     major, minor = ctypes.c_int(), ctypes.c_int()
-    if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(dev), 0) != 0 or \
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(dev), int(device)) != 0 or \
             cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, dev) != 0 or \
             cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev) != 0:
         raise _compile_error("arch='auto': no CUDA device answered; pass arch='sm_90' (or sm_80, sm_100)")
     return major.value, minor.value
 
 
-def _arches(arch: str) -> tuple:
-    """(purlinc's --arch, nvcc's sm_XY) for `arch`: "auto" or "sm_XY"."""
+def _current_device() -> int:
+    """torch's current device where torch has started CUDA, else 0."""
+    import sys
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            return int(torch.cuda.current_device())
+    except Exception:  # a torch without CUDA
+        pass
+    return 0
+
+
+def _arches(arch: str, device: Optional[int] = None) -> tuple:
+    """(purlinc's --arch, nvcc's sm_XY) for `arch`: "auto" (the architecture
+    of `device`, else of the current device) or "sm_XY"."""
     if arch == "auto":
-        major, minor = _device_arch()
+        major, minor = _device_arch(_current_device() if device is None else device)
     else:
         m = re.fullmatch(r"sm_(\d+)(\d)", arch or "")
         if not m:
@@ -137,6 +150,25 @@ def _arches(arch: str) -> tuple:
         raise PurlinError("Unsupported", 2, f"arch sm_{major}{minor}: purlinc has policies for "
                           + ", ".join(_PURLINC_ARCHS.values()) + " only")
     return family, f"sm_{major}{minor}"
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p), ("dli_sname", ctypes.c_char_p),
+                ("dli_saddr", ctypes.c_void_p)]
+
+
+def _libpurlin_file() -> str:
+    """The file of the loaded libpurlin.so (dladdr on one of its functions:
+    $PURLIN_LIBRARY or the loader may have named it relatively or bare)."""
+    fn = _capi.load().purlin_version
+    info = _DlInfo()
+    libc = ctypes.CDLL(None)
+    libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    if libc.dladdr(ctypes.cast(fn, ctypes.c_void_p), ctypes.byref(info)) and info.dli_fname:
+        path = os.path.realpath(info.dli_fname.decode())
+        if os.path.isfile(path):
+            return path
+    raise _compile_error("cannot find the file of the loaded libpurlin.so (dladdr)")
 
 
 def _identity(path: str) -> str:
@@ -153,7 +185,10 @@ def _headers_identity(include: str) -> str:
 
 
 def _run(cmd: list, what: str, cwd: Optional[str] = None) -> str:
-    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        raise _compile_error(f"{what} could not run ({cmd[0]}): {e}") from None
     if p.returncode != 0:
         text = (p.stderr or p.stdout).strip()
         raise _compile_error(f"{what} failed (exit {p.returncode}):\n{text}")
@@ -192,7 +227,10 @@ class Library:
             if [getattr(t, "__name__", str(t)) for t in declared] != [getattr(t, "__name__", str(t)) for t in argtypes]:
                 raise _compile_error(f"{c['function']}: purlinc's parameters {[p['c_type'] for p in c['params']]} "
                                      "differ from the C ABI's rule (purlin.h purlin_collective_t)")
-            fn = getattr(self._lib, c["function"])
+            try:
+                fn = getattr(self._lib, c["function"])
+            except AttributeError:
+                raise _compile_error(f"{path} lacks {c['function']}, which its API document names") from None
             fn.restype = ctypes.c_int
             fn.argtypes = argtypes
             self._functions[_method_name(c["function"])] = (c["function"], info, fn)
@@ -220,7 +258,7 @@ class Library:
             args[-1] = args[-1].cuda_stream  # a torch.cuda.Stream
         if args and args[-1] is None:
             import torch
-            args[-1] = torch.cuda.current_stream().cuda_stream
+            args[-1] = torch.cuda.current_stream(comm.device).cuda_stream
         dtype_at = {0: 1, 1: 1, 2: 5}[info.sizes]
         if len(args) > dtype_at and not isinstance(args[dtype_at], str):
             from ._tensors import purlin_dtype_name
@@ -249,19 +287,22 @@ def _policy_text(policy: Any) -> Optional[str]:
 def _source_path(source: Union[str, os.PathLike], name: Optional[str], root: Path) -> tuple:
     """(path to compile, stem): a file as it is (its #includes resolve
     beside it); text written once under the cache, named by its hash."""
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and ";" not in source):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and os.path.isfile(source)):
         path = Path(source)
         if not path.is_file():
             raise PurlinError("InvalidArgument", 1, f"{source}: no such .pl file")
         return str(path.resolve()), _stem(name or path.stem)
+    if isinstance(source, str) and "\n" not in source and source.rstrip().endswith(".pl"):
+        raise PurlinError("InvalidArgument", 1, f"{source}: no such .pl file")
     if not isinstance(source, str):
         raise PurlinError("InvalidArgument", 1, "source: expected .pl text or a path")
     text_dir = root / "sources"
     text_dir.mkdir(parents=True, exist_ok=True)
     path = text_dir / (hashlib.sha256(source.encode()).hexdigest()[:32] + ".pl")
     if not path.is_file() or path.read_text() != source:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
+        fd, tmp = tempfile.mkstemp(dir=text_dir, suffix=".tmp")  # ranks as threads write at once
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
         os.replace(tmp, path)
     return str(path), _stem(name or "jit_collectives")
 
@@ -275,21 +316,14 @@ def load(source: Union[str, os.PathLike], policy: Any = None, arch: str = "auto"
     `device`: also load the kernels on that device (Library.preload).
     Raises PurlinError: "CompileError" with purlinc's diagnostics or the
     compiler's output, "InvalidArgument" or "Unsupported" for the arguments."""
-    lib_purlin = _capi.library_path()
+    lib_purlin = _libpurlin_file()
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     src, stem = _source_path(source, name, root)
     policy_text = _policy_text(policy)
-    family, sm = _arches(arch)
+    family, sm = _arches(arch, device)
     purlinc, include = _purlinc(), _include_dir()
-    # The declarations as purlinc reads them (includes resolved): the AST.
-    ast = _run([purlinc, src, "--emit=ast", f"--arch={family}"], "purlinc")
-    h = hashlib.sha256()
-    for part in (API_FORMAT, ast, policy_text or "", family, sm, stem, _identity(purlinc), _identity(lib_purlin),
-                 _headers_identity(include), _identity(_nvcc())):
-        h.update(part.encode())
-        h.update(b"\0")
-    key = h.hexdigest()[:32]
+    key = _cache_key(src, stem, policy_text, family, sm, purlinc, include, lib_purlin)
     entry = root / key
     so = entry / f"lib{stem}.so"
     with open(root / f"{key}.lock", "w") as lock:
@@ -305,6 +339,29 @@ def load(source: Union[str, os.PathLike], policy: Any = None, arch: str = "auto"
     return library
 
 
+def _compile_flags(sm: str, include: str) -> list:
+    """nvcc's flags for one kernel unit (the generated files include each
+    other with quotes, so their folder needs no -I)."""
+    return ["-O3", "-DNDEBUG", "-std=c++20", "-Xcompiler=-fPIC",
+            f"--generate-code=arch=compute_{sm[3:]},code=[compute_{sm[3:]},{sm}]", f"-I{include}"]
+
+
+def _cache_key(src, stem, policy_text, family, sm, purlinc, include, lib_purlin) -> str:
+    """What the library depends on: the declarations as purlinc reads them
+    (its AST: includes resolved), the policy, the architectures, the build
+    recipe (flags, nvcc's environment) and the tools' and libpurlin's
+    identities (path, size, mtime)."""
+    ast = _run([purlinc, src, "--emit=ast", f"--arch={family}"], "purlinc")
+    recipe = " ".join(_compile_flags(sm, include)) + "|-Bsymbolic --exclude-libs,ALL|" + \
+        os.environ.get("NVCC_PREPEND_FLAGS", "") + "|" + os.environ.get("NVCC_APPEND_FLAGS", "")
+    h = hashlib.sha256()
+    for part in (API_FORMAT, ast, policy_text or "", family, sm, stem, recipe, _identity(purlinc),
+                 _identity(lib_purlin), _headers_identity(include), _identity(_nvcc())):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
 def _build(src, stem, policy_text, family, sm, purlinc, include, lib_purlin, root, entry, verbose) -> None:
     start = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix=f"build-{entry.name}-", dir=root))
@@ -318,8 +375,7 @@ def _build(src, stem, policy_text, family, sm, purlinc, include, lib_purlin, roo
         _run([purlinc, src, "--emit=api", *args, "-o", str(work / "api.json")], "purlinc --emit=api")
         units = sorted(work.glob(f"{stem}*.cu"))
         nvcc = _nvcc()
-        flags = ["-O3", "-DNDEBUG", "-std=c++20", "-Xcompiler=-fPIC",
-                 f"--generate-code=arch=compute_{sm[3:]},code=[compute_{sm[3:]},{sm}]", f"-I{work}", f"-I{include}"]
+        flags = _compile_flags(sm, include)
         jobs = max(1, min(len(units), os.cpu_count() or 1))
         with ThreadPoolExecutor(jobs) as pool:
             outs = list(pool.map(lambda u: _run([nvcc, *flags, "-c", str(u), "-o", str(u) + ".o"], f"nvcc {u.name}"),

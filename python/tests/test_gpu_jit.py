@@ -20,8 +20,16 @@ def gather_library(gpu, tmp_path_factory):
     except purlin.PurlinError as e:
         pytest.skip(f"purlin.jit needs purlinc and nvcc: {e}")
     import os
-    os.environ.setdefault("PURLIN_JIT_CACHE", str(tmp_path_factory.mktemp("jit-cache")))
-    return jit.load(GATHER, name="gather", device=0)
+    saved = os.environ.get("PURLIN_JIT_CACHE")
+    os.environ["PURLIN_JIT_CACHE"] = str(tmp_path_factory.mktemp("jit-cache"))  # a fresh build: this test's own
+    try:
+        # myGather is no symbol of libpurlin.so: the calls below can only run the jit library's kernels.
+        yield jit.load(GATHER, name="gather", device=0)
+    finally:
+        if saved is None:
+            del os.environ["PURLIN_JIT_CACHE"]
+        else:
+            os.environ["PURLIN_JIT_CACHE"] = saved
 
 
 @pytest.mark.parametrize("n", [2, 3])

@@ -94,9 +94,12 @@ def test_one_build_for_concurrent_loads_then_cached(lib, cache):
     assert not list(entry.glob("*.o")), "object files kept in the cache"
     # Warm: found again, no build, in under a second.
     stamp = (entry / "build.json").stat().st_mtime_ns
-    t = time.monotonic()
-    library = jit.load(GATHER, arch="sm_90", name="gather")
-    assert time.monotonic() - t < 1.0
+    warm = []
+    for _ in range(2):  # the faster of two: a 2-core machine may be busy
+        t = time.monotonic()
+        library = jit.load(GATHER, arch="sm_90", name="gather")
+        warm.append(time.monotonic() - t)
+    assert min(warm) < 1.0, warm
     assert library.key == key and (entry / "build.json").stat().st_mtime_ns == stamp
     # The declaration's C function, its signature from purlinc's API document.
     assert library.collectives == {"my_gather": "purlin_myGather"}
@@ -111,5 +114,35 @@ def test_one_build_for_concurrent_loads_then_cached(lib, cache):
     assert "[libpurlin.so]" in needed
     with pytest.raises(AttributeError):
         library.all_reduce
-    # A different source text is a different entry (no build here: only the key's inputs).
-    assert jit._source_path(GATHER + "// x\n", None, cache)[0] != jit._source_path(GATHER, None, cache)[0]
+
+
+def test_cache_key_follows_every_input(lib, cache, tmp_path):
+    """The key changes with the declarations, the policy, the architecture,
+    the name and the build recipe."""
+    purlinc, _ = _tools_or_skip()
+    include, lib_file = jit._include_dir(), jit._libpurlin_file()
+    assert os.path.isabs(lib_file) and os.path.isfile(lib_file)
+
+    def key(source=GATHER, policy=None, arch="sm_90", name="gather"):
+        src, stem = jit._source_path(source, name, cache)
+        family, sm = jit._arches(arch)
+        return jit._cache_key(src, stem, jit._policy_text(policy), family, sm, purlinc, include, lib_file)
+
+    base = key()
+    assert key() == base
+    assert key(source="using myGather = SNAC<Atom, Policy, copy, packed, scattered>;\n"
+                      "using myA2A = SNAC<Atom, Policy, copy, scattered, transposed>;\n") != base
+    assert key(policy={"policies": {}}) != base
+    assert key(arch="sm_80") != base
+    assert key(name="other") != base
+    os.environ["NVCC_APPEND_FLAGS"] = "-lineinfo"
+    try:
+        assert key() != base
+    finally:
+        del os.environ["NVCC_APPEND_FLAGS"]
+    # A file source: its includes resolve beside it; a missing one is refused.
+    f = tmp_path / "mine.pl"
+    f.write_text(GATHER)
+    assert jit._source_path(str(f), None, cache) == (str(f.resolve()), "mine")
+    with pytest.raises(purlin.PurlinError):
+        jit._source_path(str(tmp_path / "nope.pl"), None, cache)

@@ -13,11 +13,14 @@
 #include <string>
 #include <vector>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
 #include "purlin/host/kernel_modules.h"
+
+#include "driver_entry.h"
 #include "purlin/snac/kinds.h"
 
 /// A communicator handle. purlin_comm_abort and purlin_comm_async_error
@@ -337,18 +340,31 @@ purlin_status_t purlin_preload_kernels(int device) {
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT,
                               "purlin_preload_kernels: a device number, or -1 for the current device, is expected");
   return purlin::capi::guard([&] {
-    int current = 0;
-    PURLIN_CUDA_CHECK(cudaGetDevice(&current));
-    const int target = device == -1 ? current : device;
-    if (target != current) PURLIN_CUDA_CHECK(cudaSetDevice(target));
-    struct Restore {  // the caller's current device, on every path
-      int device;
-      bool set;
-      ~Restore() {
-        if (set) (void)cudaSetDevice(device);
-      }
-    } restore{current, target != current};
-    purlin::preloadKernelModules(target);
+    if (device == -1) {
+      int current = 0;
+      PURLIN_CUDA_CHECK(cudaGetDevice(&current));
+      purlin::preloadKernelModules(current);
+      return;
+    }
+    // The caller's context (none, or one of its own) is restored exactly:
+    // cudaSetDevice back to a device number would make a primary context
+    // current where there was none.
+    using GetCurrent = CUresult (*)(CUcontext *);
+    using SetCurrent = CUresult (*)(CUcontext);
+    static const auto getCurrent = purlin::detail::driverEntryPoint<GetCurrent>("cuCtxGetCurrent");
+    static const auto setCurrent = purlin::detail::driverEntryPoint<SetCurrent>("cuCtxSetCurrent");
+    if (!getCurrent || !setCurrent)
+      PURLIN_THROW(purlin::Status::CudaError, "purlin_preload_kernels: the driver lacks cuCtxGetCurrent");
+    CUcontext saved = nullptr;
+    if (getCurrent(&saved) != CUDA_SUCCESS)
+      PURLIN_THROW(purlin::Status::CudaError, "purlin_preload_kernels: cuCtxGetCurrent failed");
+    struct Restore {  // on every path
+      SetCurrent set;
+      CUcontext context;
+      ~Restore() { (void)set(context); }
+    } restore{setCurrent, saved};
+    PURLIN_CUDA_CHECK(cudaSetDevice(device));
+    purlin::preloadKernelModules(device);
   });
 }
 

@@ -157,6 +157,7 @@ struct Communicator::Impl {
   std::size_t registeredCalls = 0;      ///< countRegisteredCall
   std::string lastPlan;                 ///< logPlan
   std::FILE *planLog = nullptr;         ///< CommOptions::planLogPath, opened at the first plan line
+  bool planLogFailed = false;           ///< it could not be opened (said once; stderr then)
   std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
 
   ~Impl() {
@@ -495,8 +496,9 @@ void Communicator::logPlan(const std::string &call, std::string line) {
   Impl &m = *impl_;
   m.lastPlan = std::move(line);
   const std::string text = "purlin: rank " + std::to_string(m.rank) + ": " + call + ": " + m.lastPlan + "\n";
-  if (!m.options.planLogPath.empty() && !m.planLog) {
+  if (!m.options.planLogPath.empty() && !m.planLog && !m.planLogFailed) {
     m.planLog = std::fopen(m.options.planLogPath.c_str(), "a");
+    m.planLogFailed = !m.planLog;
     if (!m.planLog)  // said once, then the lines go to stderr
       std::fprintf(stderr, "purlin: rank %d: cannot open the plan log '%s': %s; plan lines go to stderr\n", m.rank,
                    m.options.planLogPath.c_str(), std::strerror(errno));

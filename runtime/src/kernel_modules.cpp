@@ -28,7 +28,18 @@ std::vector<KernelModuleResolver> &anchors() {
   return list;
 }
 
-std::mutex &registryMutex() {
+/// Guards the list only: registration runs inside a library's loading
+/// (the dynamic loader's lock held), so it must never wait on anything
+/// that itself waits for the loader.
+std::mutex &listMutex() {
+  static std::mutex m;
+  return m;
+}
+
+/// Serializes loading (ranks that share a process load once per device).
+/// Held while resolvers and the driver run, which may load libraries
+/// (a library's own CUDA runtime starting): never held with listMutex.
+std::mutex &loadMutex() {
   static std::mutex m;
   return m;
 }
@@ -76,7 +87,7 @@ struct ModuleLoader {
 
 bool registerKernelModule(KernelModuleResolver anchor) noexcept {
   try {
-    std::lock_guard<std::mutex> lock(registryMutex());
+    std::lock_guard<std::mutex> lock(listMutex());
     std::vector<KernelModuleResolver> &list = anchors();
     if (std::find(list.begin(), list.end(), anchor) == list.end())  // once per unit, not per collective
       list.push_back(anchor);
@@ -96,17 +107,27 @@ void preloadKernelModules(int device) {
   if (driver.loadingMode(&mode) == CUDA_SUCCESS && mode == CU_MODULE_EAGER_LOADING)
     return;
   // Serialized: ranks that share a process load once per device, and a rank
-  // returns only after its device's modules are loaded.
-  std::lock_guard<std::mutex> lock(registryMutex());
+  // returns only after its device's modules are loaded. The list is copied
+  // first (a library being loaded meanwhile registers without waiting).
+  std::vector<KernelModuleResolver> list;
+  {
+    std::lock_guard<std::mutex> lock(listMutex());
+    list = anchors();
+  }
+  std::lock_guard<std::mutex> lock(loadMutex());
   static std::set<std::pair<int, KernelModuleResolver>> loaded;
-  for (KernelModuleResolver anchor : anchors()) {
+  for (KernelModuleResolver anchor : list) {
     if (loaded.count({device, anchor}))
       continue;
+    // A module its runtime cannot resolve here (no code for this device's
+    // architecture: a purlin.jit library built for another GPU) is left
+    // to the launch, which reports it on the call that uses it; the
+    // communicators that never do are not refused for it.
     void *anchorFunction = anchor();
-    if (!anchorFunction)
-      PURLIN_THROW(Status::CudaError, "device " + std::to_string(device) +
-                                          ": loading Purlin's kernels: a module's CUDA runtime could not resolve "
-                                          "its anchor kernel (cudaGetFuncBySymbol)");
+    if (!anchorFunction) {
+      loaded.insert({device, anchor});
+      continue;
+    }
     CUmodule module = nullptr;
     driver.check(driver.funcGetModule(&module, reinterpret_cast<CUfunction>(anchorFunction)), "cuFuncGetModule",
                  device);

@@ -30,8 +30,10 @@ bool registerKernelModule(KernelModuleResolver resolve) noexcept;
 /// Loads every kernel of every registered module on `device` (the current
 /// device), once per process, device and module: a later call loads only
 /// the modules registered since (a library loaded after the communicators
-/// were created: purlin_preload_kernels); a no-op under eager loading.
-/// Throws purlin::Error (CudaError) when the driver fails to load one.
+/// were created: purlin_preload_kernels); a no-op under eager loading. A
+/// module whose runtime cannot resolve it on this device (no code for its
+/// architecture) is skipped: the launch reports it. Throws purlin::Error
+/// (CudaError) when the driver fails to load a kernel.
 void preloadKernelModules(int device);
 
 } // namespace purlin
