@@ -19,9 +19,9 @@
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
 #include "purlin/host/kernel_modules.h"
+#include "purlin/snac/kinds.h"
 
 #include "driver_entry.h"
-#include "purlin/snac/kinds.h"
 
 /// A communicator handle. purlin_comm_abort and purlin_comm_async_error
 /// may run on any thread at any time, also while or after another thread

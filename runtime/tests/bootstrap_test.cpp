@@ -118,6 +118,16 @@ bool gatherRound(Bootstrap &b, std::size_t bytes, int round) {
   return true;
 }
 
+/// Waits for the forked ranks `pids`; each must have exited with status 0.
+void expectExitedOk(const std::vector<pid_t> &pids) {
+  for (pid_t pid : pids) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+}
+
 } // namespace
 
 TEST_CASE("InProcessGroup allGather returns every rank's bytes in rank order") {
@@ -225,12 +235,7 @@ TEST_CASE("UnixSocketBootstrap between forked processes") {
       ok = gatherRound(b, 100 + round, round) && ok;
   }
   CHECK(ok);
-  for (pid_t pid : pids) {
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+  expectExitedOk(pids);
 }
 
 TEST_CASE("UnixSocketBootstrap fails cleanly") {
@@ -619,11 +624,6 @@ TEST_CASE("bootstrapFromEnv under torchrun: one node, the user's secret, a name 
     for (int round = 0; round < 5; ++round) ok = gatherRound(*b, 300 + round, round) && ok;
   }
   CHECK(ok);
-  for (pid_t pid : pids) {
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+  expectExitedOk(pids);
   clearTorchrunEnv();
 }
