@@ -448,3 +448,9 @@ def _op_reduce(tensor: torch.Tensor, comm_id: int, dst: int, op: str) -> None:
 @_op_reduce.register_fake
 def _(tensor, comm_id, dst, op):
     return None
+
+
+# The torch.distributed backend "purlin" (purlin.distributed), registered on import.
+from . import distributed as _distributed  # noqa: E402
+
+_distributed.register()

@@ -1,0 +1,42 @@
+"""The torch.distributed backend "purlin" under torchrun: python/tests/
+dist_check.py in every rank (each op against torch on the host, the
+fallbacks counted and logged once per reason). CPU only (CUDA hidden: no
+communicator, the reason logged, CPU tensors through gloo) wherever torch
+is installed; on a GPU with 2 and 4 ranks sharing it, and with 2 ranks
+under torch's expandable segments. Skipped without torch (and the GPU
+cases without a GPU), with the reason."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def torchrun(nproc, extra_env=None, timeout=420):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, ".."), env.get("PYTHONPATH", "")])
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.update(extra_env or {})
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
+           os.path.join(HERE, "dist_check.py")]
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    passed = set(re.findall(r"dist_check rank (\d+): PASS", p.stdout))
+    assert p.returncode == 0 and len(passed) == nproc, f"torchrun rc={p.returncode}:\n{p.stdout[-6000:]}"
+    return p.stdout
+
+
+def test_torchrun_cpu_only(torch_mod, lib):
+    torchrun(2, {"CUDA_VISIBLE_DEVICES": ""}, timeout=180)  # each rank checks the logged reason
+
+
+@pytest.mark.parametrize("nproc", [2, 4])
+def test_torchrun_gpu(gpu, nproc):
+    out = torchrun(nproc)
+    assert "fallback backend gloo" in out  # ranks share the one GPU: NCCL would refuse
+
+
+def test_torchrun_gpu_expandable_segments(gpu):
+    torchrun(2, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})
