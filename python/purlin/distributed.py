@@ -391,21 +391,15 @@ class ProcessGroupPurlin(dist.ProcessGroup):
     def _all_gather_list(self, outs: Sequence[torch.Tensor], inp: torch.Tensor) -> None:
         n = self.size()
         if len(outs) != n:
-            raise PurlinError("InvalidArgument", 1, f"all_gather: {len(outs)} output tensors for {n} ranks")
+            with self.comm._own():
+                raise PurlinError("InvalidArgument", 1, f"all_gather: {len(outs)} output tensors for {n} ranks")
         counts = [o.numel() for o in outs]
         src, _ = _dense(inp)
         flat = torch.empty(sum(counts), dtype=inp.dtype, device=inp.device)
         if len(set(counts)) == 1:  # the same on every rank: every rank passes n outputs of these sizes
             self.comm._all_gather(flat, src)
         else:
-            from ._tensors import check_numel, check_same
-            with self.comm._own():
-                self.comm._check(src, "all_gather: input")
-                check_same(flat, src, "all_gather")
-                check_numel(src, counts[self.rank()], "all_gather: input (its own output block)")
-            from ._tensors import purlin_dtype_name
-            self.comm._comm.all_gather_v(src.data_ptr(), flat.data_ptr(), counts, purlin_dtype_name(src.dtype),
-                                         torch.cuda.current_stream(self.device).cuda_stream)
+            self.comm._all_gather_v(flat, src, counts)
         for o, block in zip(outs, torch.split(flat, counts)):
             o.copy_(block.view(o.shape))
 
@@ -462,24 +456,18 @@ class ProcessGroupPurlin(dist.ProcessGroup):
                               _flat(output_lists), opts)
 
     def _reduce_scatter_list(self, out: torch.Tensor, ins: Sequence[torch.Tensor], op: str) -> None:
-        from ._tensors import check_numel, check_same, reduce_op_name
-        from .torch import _dtype_op
+        from ._tensors import reduce_op_name
         n = self.size()
         if len(ins) != n:
-            raise PurlinError("InvalidArgument", 1, f"reduce_scatter: {len(ins)} input tensors for {n} ranks")
+            with self.comm._own():
+                raise PurlinError("InvalidArgument", 1, f"reduce_scatter: {len(ins)} input tensors for {n} ranks")
         counts = [i.numel() for i in ins]
-        flat = torch.cat([i.reshape(-1) for i in ins]) if ins else torch.empty(0, device=out.device)
+        flat = torch.cat([i.reshape(-1) for i in ins])
         dst, back = _dense(out)
         if len(set(counts)) == 1:
             self.comm._reduce_scatter(dst, flat, reduce_op_name(op))
         else:
-            with self.comm._own():
-                self.comm._check(dst, "reduce_scatter: output")
-                check_same(dst, flat, "reduce_scatter")
-                check_numel(dst, counts[self.rank()], "reduce_scatter: output (its own input block)")
-            dtype, o = _dtype_op(flat, reduce_op_name(op))
-            self.comm._comm.reduce_scatter_v(flat.data_ptr(), dst.data_ptr(), counts, dtype, o,
-                                             torch.cuda.current_stream(self.device).cuda_stream)
+            self.comm._reduce_scatter_v(dst, flat, counts, reduce_op_name(op))
         if back is not None:
             back.copy_(dst)
 

@@ -179,12 +179,42 @@ class Communicator:
 
     # -- collectives (eager bodies; the public methods route through the
     #    custom ops while torch.compile traces) ------------------------------
-    def _all_reduce(self, tensor: torch.Tensor, op: str) -> None:
+    def _all_reduce(self, tensor: torch.Tensor, op: str, output: Optional[torch.Tensor] = None) -> None:
         with self._own():
             self._check(tensor, "all_reduce")
+            if output is not None:
+                self._check(output, "all_reduce: output")
+                check_same(output, tensor, "all_reduce")
+                check_numel(output, tensor.numel(), "all_reduce: output")
         dtype, o = _dtype_op(tensor, op)
-        p = tensor.data_ptr()
-        self._comm.all_reduce(p, p, tensor.numel(), dtype, o, _stream(self.device))
+        out = tensor if output is None else output
+        self._comm.all_reduce(tensor.data_ptr(), out.data_ptr(), tensor.numel(), dtype, o, _stream(self.device))
+
+    def _all_gather_v(self, out: torch.Tensor, inp: torch.Tensor, counts: Sequence[int]) -> None:
+        with self._own():
+            self._check(out, "all_gather_v: output")
+            self._check(inp, "all_gather_v: input")
+            check_same(out, inp, "all_gather_v")
+            if len(counts) != self.size:
+                raise PurlinError("InvalidArgument", 1, f"all_gather_v: {len(counts)} counts for {self.size} ranks")
+            check_numel(inp, int(counts[self.rank]), "all_gather_v: input (counts[rank])")
+            check_numel(out, sum(int(c) for c in counts), "all_gather_v: output (sum of counts)")
+        self._comm.all_gather_v(inp.data_ptr(), out.data_ptr(), [int(c) for c in counts],
+                                purlin_dtype_name(inp.dtype), _stream(self.device))
+
+    def _reduce_scatter_v(self, out: torch.Tensor, inp: torch.Tensor, counts: Sequence[int], op: str) -> None:
+        with self._own():
+            self._check(out, "reduce_scatter_v: output")
+            self._check(inp, "reduce_scatter_v: input")
+            check_same(out, inp, "reduce_scatter_v")
+            if len(counts) != self.size:
+                raise PurlinError("InvalidArgument", 1,
+                                  f"reduce_scatter_v: {len(counts)} counts for {self.size} ranks")
+            check_numel(out, int(counts[self.rank]), "reduce_scatter_v: output (counts[rank])")
+            check_numel(inp, sum(int(c) for c in counts), "reduce_scatter_v: input (sum of counts)")
+        dtype, o = _dtype_op(inp, op)
+        self._comm.reduce_scatter_v(inp.data_ptr(), out.data_ptr(), [int(c) for c in counts], dtype, o,
+                                    _stream(self.device))
 
     def _all_gather(self, out: torch.Tensor, inp: torch.Tensor) -> None:
         with self._own():
@@ -290,14 +320,68 @@ class Communicator:
                            purlin_dtype_name(out.dtype), int(src), _stream(self.device))
 
     # -- the public methods --------------------------------------------------
-    def all_reduce(self, tensor: torch.Tensor, op: Any = ReduceOp.SUM) -> None:
-        """In place: every rank's `tensor` becomes the reduction over ranks
-        (ascending rank order, deterministic)."""
+    def all_reduce(self, tensor: torch.Tensor, op: Any = ReduceOp.SUM, output: Optional[torch.Tensor] = None) -> None:
+        """Every rank's `tensor` becomes the reduction over ranks (ascending
+        rank order, deterministic); with `output` (same dtype and size) the
+        result goes there and `tensor` is left as it was (out of place)."""
         o = reduce_op_name(op)
         if torch.compiler.is_compiling():
-            torch.ops.purlin.all_reduce_(tensor, self.id, o)
+            if output is None:
+                torch.ops.purlin.all_reduce_(tensor, self.id, o)
+            else:
+                torch.ops.purlin.all_reduce_out_(output, tensor, self.id, o)
         else:
-            self._all_reduce(tensor, o)
+            self._all_reduce(tensor, o, output)
+
+    @torch.compiler.disable  # no custom op yet: torch.compile runs it eagerly (a graph break)
+    def all_gather_v(self, output: torch.Tensor, input: torch.Tensor, counts: Sequence[int]) -> None:
+        """Uneven all-gather: rank r contributes counts[r] elements (its
+        `input`); `output` (sum of counts) gets them in rank order. Every
+        rank passes the same counts."""
+        self._all_gather_v(output, input, counts)
+
+    @torch.compiler.disable  # no custom op yet: torch.compile runs it eagerly (a graph break)
+    def reduce_scatter_v(self, output: torch.Tensor, input: torch.Tensor, counts: Sequence[int],
+                         op: Any = ReduceOp.SUM) -> None:
+        """Uneven reduce-scatter: `input` (sum of counts elements) is cut in
+        rank order into partitions of counts[r]; rank r's `output` gets the
+        reduction over ranks of partition r. Every rank passes the same counts."""
+        self._reduce_scatter_v(output, input, counts, reduce_op_name(op))
+
+    # -- registration, graphs, eligibility --------------------------------
+    def register(self, tensor: torch.Tensor) -> int:
+        """Collective (every rank, same order): registers `tensor`'s memory
+        for the eager direct program (calls whose buffers lie in registered
+        memory read and write the peers' buffers directly); returns a handle
+        for deregister(). docs/runtime.md "Registered buffers"."""
+        self._check(tensor, "register")
+        return self._comm.register(tensor.data_ptr(), tensor.numel() * tensor.element_size())
+
+    def deregister(self, handle: int) -> None:
+        """Forgets a registration (before the memory is freed)."""
+        self._comm.deregister(int(handle))
+
+    def release(self) -> None:
+        """Gives back the peers' mappings that captured calls made (the
+        direct program under CUDA graphs): call it after destroying the
+        graphs and before freeing the buffers they captured."""
+        self._comm.release_direct()
+
+    def should_use(self, tensor: torch.Tensor, op: Any = ReduceOp.SUM) -> bool:
+        """Whether this communicator can run a collective on `tensor` with
+        `op` (a CUDA tensor on its device, contiguous, a dtype and op Purlin
+        reduces, the communicator healthy), so that a caller can fall back
+        per tensor, as vLLM's should_custom_ar does. Local and cheap; pass
+        what every rank passes alike, or all ranks may not choose alike."""
+        try:
+            check_tensor(tensor, "should_use", self.device.index)
+            name = reduce_op_name(op)
+            _dtype_op(tensor, name)
+            if tensor.dtype == torch.bool and name == "avg":
+                return False
+        except PurlinError:
+            return False
+        return self._comm.async_error() is None
 
     def all_gather_into_tensor(self, output_tensor: torch.Tensor, input_tensor: torch.Tensor) -> None:
         """`output_tensor` (size x input elements) gets every rank's input in rank order."""
@@ -395,6 +479,16 @@ def _op_all_reduce(tensor: torch.Tensor, comm_id: int, op: str) -> None:
 
 @_op_all_reduce.register_fake
 def _(tensor, comm_id, op):
+    return None
+
+
+@torch.library.custom_op("purlin::all_reduce_out_", mutates_args=("output",))
+def _op_all_reduce_out(output: torch.Tensor, tensor: torch.Tensor, comm_id: int, op: str) -> None:
+    _lookup(comm_id)._all_reduce(tensor, op, output)
+
+
+@_op_all_reduce_out.register_fake
+def _(output, tensor, comm_id, op):
     return None
 
 

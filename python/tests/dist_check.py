@@ -238,6 +238,7 @@ def main():
         same(static, reduce_ref(xs, "SUM"), f"captured all_reduce replay {it}")
     torch.cuda.synchronize()
     del graph
+    pg.comm.release()  # collective: the captured direct mappings go before the buffers do
 
     # subgroup through new_group(backend="purlin")
     if size >= 2:
@@ -247,6 +248,40 @@ def main():
             dist.all_reduce(t, group=sub)
             same(t, torch.full((10,), 3.0), "subgroup all_reduce")
             assert isinstance(sub, pd.ProcessGroupPurlin) and sub.comm is not None
+
+    # purlin.torch on the group's communicator: out of place, V forms, should_use, register
+    comm = pg.comm
+    xs = inputs((5000,), torch.bfloat16, 1400)
+    src = xs[rank].to(dev)
+    out = torch.empty_like(src)
+    comm.all_reduce(src, output=out)
+    same(out, reduce_ref(xs, "SUM"), "out-of-place all_reduce")
+    same(src, xs[rank], "out-of-place all_reduce leaves its input")
+    counts = [1 + 300 * r for r in range(size)]
+    mine = data((counts[rank],), torch.float32, rank, 1500, "cpu")
+    out = torch.empty(sum(counts), device=dev)
+    comm.all_gather_v(out, mine.to(dev), counts)
+    same(out, torch.cat(every_rank(lambda r: data((counts[r],), torch.float32, r, 1500, "cpu"), size)),
+         "all_gather_v")
+    xs = inputs((sum(counts),), torch.float32, 1600)
+    out = torch.empty(counts[rank], device=dev)
+    comm.reduce_scatter_v(out, xs[rank].to(dev), counts, op="max")
+    start = sum(counts[:rank])
+    same(out, reduce_ref(xs, "MAX")[start:start + counts[rank]], "reduce_scatter_v")
+    assert comm.should_use(torch.ones(8, device=dev)) and comm.should_use(torch.ones(8, device=dev), "max")
+    assert not comm.should_use(torch.ones(8))  # host memory
+    assert not comm.should_use(torch.ones(8, 8, device=dev).t())  # not contiguous
+    assert not comm.should_use(torch.ones(8, device=dev, dtype=torch.int16))  # a dtype Purlin does not move
+    assert not comm.should_use(torch.ones(8, device=dev, dtype=torch.bool), "avg")
+    buf = torch.zeros(1 << 20, device=dev)
+    handle = comm.register(buf)
+    xs = inputs((1 << 20,), torch.float32, 1700)
+    buf.copy_(xs[rank].to(dev))
+    comm.all_reduce(buf)
+    same(buf, reduce_ref(xs, "SUM"), "all_reduce on a registered buffer")
+    torch.cuda.synchronize()
+    dist.barrier()
+    comm.deregister(handle)
 
     # fallbacks: bitwise ops, send/recv
     before = dict(pg.fallbacks)
