@@ -3,7 +3,8 @@
 # Used by `make demo` and `make test`; safe to run repeatedly.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ python3 libclang-14-dev llvm-14-dev llvm-14-tools clang-14 libclang-rt-14-dev
-      libfmt-dev libcli11-dev nlohmann-json3-dev catch2 python3-matplotlib python3-pytest)
+      libfmt-dev libcli11-dev nlohmann-json3-dev catch2 python3-matplotlib python3-pytest
+      python3-pip python3-setuptools python3-wheel)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
