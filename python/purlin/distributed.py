@@ -143,25 +143,32 @@ class _Work(dist.Work):
         return fut
 
 
-class _DoneWork(dist.Work):
-    """A call that finished before it returned (a staged fallback)."""
+class _StagedWork(dist.Work):
+    """A gloo call on host copies: wait() waits for it, then copies the
+    outputs back to the device (on the current stream)."""
 
-    def __init__(self, outputs: List[torch.Tensor]):
+    def __init__(self, work: dist.Work, pairs: List[tuple]):
         super().__init__()
-        self._outputs = outputs
+        self._work, self._pairs, self._done = work, pairs, False
 
     def wait(self, timeout: Optional[datetime.timedelta] = None) -> bool:
+        if not self._done:
+            self._work.wait()
+            for device_tensor, host_tensor in self._pairs:
+                device_tensor.copy_(host_tensor)
+            self._done = True
         return True
 
     def is_completed(self) -> bool:
-        return True
+        return self._done or self._work.is_completed()
 
     def result(self) -> List[torch.Tensor]:
-        return self._outputs
+        return [d for d, _ in self._pairs]
 
     def get_future(self) -> torch.futures.Future:
+        self.wait()
         fut = torch.futures.Future()
-        fut.set_result(self._outputs)
+        fut.set_result(self.result())
         return fut
 
 
@@ -274,7 +281,9 @@ class ProcessGroupPurlin(dist.ProcessGroup):
 
     def _staged(self, method: str, *args) -> dist.Work:
         """gloo on host copies of the CUDA tensors; the first argument (the
-        outputs, or the in-place tensors, of every c10d method) is copied back."""
+        outputs, or the in-place tensors, of every c10d method) is copied
+        back when the Work is waited for (so that isend/irecv pairs, which
+        complete only together, do not wait for each other here)."""
         pairs: List[tuple] = []
 
         def to_host(x, is_output):
@@ -290,10 +299,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
             return x
 
         host_args = [to_host(a, i == 0) for i, a in enumerate(args)]
-        getattr(self._cpu, method)(*host_args).wait()
-        for device_tensor, host_tensor in pairs:
-            device_tensor.copy_(host_tensor)
-        return _DoneWork([d for d, _ in pairs])
+        return _StagedWork(getattr(self._cpu, method)(*host_args), pairs)
 
     def _route(self, tensors: Sequence[torch.Tensor], reason: Optional[str]) -> str:
         """"cpu", "native" or "fallback" for a call on `tensors`; `reason`

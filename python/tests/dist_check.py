@@ -302,12 +302,19 @@ def main():
             got = torch.empty(10, device=dev)
             dist.recv(got, src=0)
             same(got, torch.arange(10, dtype=torch.float32), "recv (fallback)")
+    if size >= 2:  # batch_isend_irecv: a ring, every rank sends and receives at once
+        t = torch.full((1000,), float(rank), device=dev)
+        got = torch.empty(1000, device=dev)
+        ops = [dist.P2POp(dist.isend, t, (rank + 1) % size), dist.P2POp(dist.irecv, got, (rank - 1) % size)]
+        for w in dist.batch_isend_irecv(ops):
+            w.wait()
+        same(got, torch.full((1000,), float((rank - 1) % size)), "batch_isend_irecv ring (fallback)")
     for op in ("BAND", "BOR", "BXOR"):
         assert pg.fallbacks.get(f"ReduceOp.{op}", 0) - before.get(f"ReduceOp.{op}", 0) == 2, pg.fallbacks
         logged = [m for m in lines.lines if f"ReduceOp.{op}" in m]
         assert len(logged) == 1, (op, lines.lines)  # one log line per reason
     if rank < 2 and size >= 2:
-        assert pg.fallbacks.get("send/recv (point to point)") == 1, pg.fallbacks
+        assert pg.fallbacks.get("send/recv (point to point)") == 3, pg.fallbacks
     # the native calls were not fallbacks
     assert set(pg.fallbacks) <= {"ReduceOp.BAND", "ReduceOp.BOR", "ReduceOp.BXOR", "send/recv (point to point)"}, \
         pg.fallbacks
