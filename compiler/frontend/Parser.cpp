@@ -123,7 +123,7 @@ private:
     if (p.isInvalid())
       return false;
     llvm::StringRef f = p.getFilename();
-    return f != kVocabPath && !f.startswith("<");
+    return f != kVocabPath && !(f.size() > 0 && f.front() == '<');
   }
 
   Location locOf(clang::SourceLocation at) const {
@@ -207,8 +207,10 @@ private:
       clang::QualType next = t.getSingleStepDesugaredType(ctx_);
       if (next == t)
         break;
+      // Elaborated names (Clang >= 16 wraps every spelled name in one) and
+      // parentheses keep the spelling's TypeLoc; other sugar loses it.
+      tl = llvm::isa<clang::ElaboratedType, clang::ParenType>(ty) ? peel(tl) : clang::TypeLoc();
       t = next;
-      tl = clang::TypeLoc(); // spelled locations are lost through sugar
     }
     // No sugar left: a specialization reached through decltype, templates...
     if (auto *rt = t->getAs<clang::RecordType>())
