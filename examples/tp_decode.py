@@ -18,6 +18,11 @@ a table and writes a CSV and a PNG plot.
 
     torchrun --nproc-per-node 2 examples/tp_decode.py --out bench/results/...
     python3 examples/tp_decode.py            # a world of one (one GPU)
+    torchrun --nproc-per-node 4 examples/tp_decode.py --backend purlin --check   # ranks sharing one GPU
+
+With --backend purlin torch.distributed runs on Purlin's backend
+(purlin.distributed) and the outputs are compared with torch's host
+reference (gloo gathers, fp32 sums in rank order): bitwise at every W.
 """
 import argparse
 import os
@@ -29,18 +34,37 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import purlin  # noqa: E402
 import purlin.torch as pt  # noqa: E402
 
 
-def init_world():
+def init_world(backend):
     if "RANK" not in os.environ:  # not under torchrun: a world of one
         os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
                           MASTER_PORT=os.environ.get("MASTER_PORT", "29533"))
-    local = int(os.environ.get("LOCAL_RANK", "0"))
+    local = int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count()  # ranks may share a GPU
     torch.cuda.set_device(local)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    if backend == "nccl":
+        dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    else:  # Purlin's torch.distributed backend (purlin.distributed; NCCL refuses ranks sharing a GPU)
+        dist.init_process_group("cuda:purlin,cpu:gloo")
     return dist.get_rank(), dist.get_world_size(), torch.device("cuda", local)
+
+
+def reference_all_reduce(world, device):
+    """The all-reduce torch computes on the host: every rank's tensor
+    gathered through gloo, summed in fp32 in ascending rank order and
+    rounded once (Purlin's documented accumulation: bitwise its result)."""
+    host = dist.new_group(backend="gloo")
+
+    def all_reduce(t):
+        parts = [torch.empty(t.shape, dtype=t.dtype) for _ in range(world)]
+        dist.all_gather(parts, t.cpu(), group=host)
+        acc = parts[0].float()
+        for p in parts[1:]:
+            acc = acc + p.float()
+        return acc.to(t.dtype).to(device)
+    all_reduce.untimed = True
+    return all_reduce
 
 
 class Block:
@@ -71,10 +95,19 @@ class Block:
         return h + m
 
 
-def backends(world, device, comm):
-    """name -> all_reduce(t) -> t, each reducing in place into a buffer it owns."""
-    out = {"nccl": lambda t: (dist.all_reduce(t), t)[1],
-           "purlin": lambda t: (comm.all_reduce(t), t)[1]}
+def backends(world, device, comm, backend):
+    """name -> all_reduce(t) -> t, each reducing in place into a buffer it
+    owns. The first is the reference the others are compared with: NCCL,
+    or with --backend purlin the host reference (not timed) and then
+    torch.distributed through the purlin backend."""
+    if backend == "nccl":
+        out = {"nccl": lambda t: (dist.all_reduce(t), t)[1]}
+    else:
+        out = {"reference": reference_all_reduce(world, device),
+               "purlin_dist": lambda t: (dist.all_reduce(t), t)[1]}
+    out["purlin"] = lambda t: (comm.all_reduce(t), t)[1]
+    if backend != "nccl":
+        return out
     try:
         import torch.distributed._symmetric_memory as symm_mem
         group = dist.group.WORLD
@@ -122,10 +155,18 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default="tp_decode_results", help="directory for the CSV and the PNG")
+    ap.add_argument("--backend", choices=["nccl", "purlin"], default="nccl",
+                    help="torch.distributed's backend: nccl (one GPU per rank), or purlin (ranks may share a GPU; "
+                         "the outputs are checked bitwise against torch's host reference)")
+    ap.add_argument("--check", action="store_true", help="exit 1 unless every Purlin output is bitwise the reference's")
     args = ap.parse_args()
-    rank, world, device = init_world()
+    rank, world, device = init_world(args.backend)
     comm = pt.Communicator(device=device)
-    bks = backends(world, device, comm)
+    bks = backends(world, device, comm, args.backend)
+    global NAMES
+    NAMES = [n for n in bks]
+    refname = NAMES[0]
+    mismatches = []
     rows = []
     for hidden in [int(h) for h in args.hidden.split(",")]:
         block = Block(hidden, rank, world, device)
@@ -142,6 +183,8 @@ def main():
                     ar.prepare((batch, hidden), torch.bfloat16)
                 try:
                     outs[name] = block.step(x, ar)
+                    if getattr(ar, "untimed", False):
+                        continue
                     eager = time_steps(lambda: block.step(x, ar), args.iters, args.reps)
                     s = torch.cuda.Stream()
                     s.wait_stream(torch.cuda.current_stream())
@@ -160,7 +203,11 @@ def main():
                     del graph
                     if name == "purlin":
                         torch.cuda.synchronize()
-                        comm._comm.release_direct()  # the destroyed graph's peer mappings (collective)
+                        comm.release()  # the destroyed graph's peer mappings (collective)
+                    elif name == "purlin_dist":
+                        torch.cuda.synchronize()
+                        from purlin.distributed import purlin_group
+                        purlin_group().comm.release()
                     row[f"{name}_eager"], row[f"{name}_graph"] = eager[0], gtime[0]
                     row[f"{name}_graph_minmax"] = f"{gtime[1]:.1f}-{gtime[2]:.1f}"
                 except Exception as e:  # noqa: BLE001 - reported in the table
@@ -172,11 +219,13 @@ def main():
                         raise
                     row[f"{name}_eager"] = row[f"{name}_graph"] = float("nan")
                     row[f"{name}_note"] = f"failed: {type(e).__name__}: {e}"
-            ref = outs.get("nccl")
+            ref = outs.get(refname)
             for name, y in outs.items():
                 if ref is not None:
                     diff = (y.float() - ref.float()).abs().max().item()
-                    row[f"{name}_vs_nccl"] = "bitwise" if torch.equal(y, ref) else f"max|diff|={diff:.3g}"
+                    row[f"{name}_vs_ref"] = "bitwise" if torch.equal(y, ref) else f"max|diff|={diff:.3g}"
+                    if name.startswith("purlin") and not torch.equal(y, ref):
+                        mismatches.append(f"{name} h={hidden} b={batch}: {row[f'{name}_vs_ref']}")
             rows.append(row)
             if rank == 0:
                 print(format_row(row), flush=True)
@@ -186,22 +235,30 @@ def main():
     dist.barrier()  # no rank frees its workspace while a peer may read it
     comm.destroy()
     dist.destroy_process_group()
+    if mismatches and world <= 2 or (mismatches and args.backend == "purlin"):
+        # the same reduction order as the reference: bitwise (NCCL's order
+        # matches Purlin's ascending one only for W <= 2)
+        print(f"rank {rank}: {len(mismatches)} outputs differ from {refname}: {mismatches[:4]}", flush=True)
+        if args.check:
+            sys.exit(1)
+    elif args.check:
+        print(f"tp_decode rank {rank}: every Purlin output bitwise {refname}'s", flush=True)
 
 
-NAMES = ["nccl", "symm_mem", "purlin"]
+NAMES = ["nccl", "symm_mem", "purlin"]  # main() sets the backends of the run
 
 
 def format_row(r):
     cells = [f"W={r['world']} h={r['hidden']:5d} b={r['batch']:3d}"]
     for n in NAMES:
         cells.append(f"{n}: eager {r.get(n + '_eager', float('nan')):8.1f} graph {r.get(n + '_graph', float('nan')):8.1f}"
-                     f" [{r.get(n + '_vs_nccl', '-')}]" + (f" ({r[n + '_note']})" if n + "_note" in r else ""))
+                     f" [{r.get(n + '_vs_ref', '-')}]" + (f" ({r[n + '_note']})" if n + "_note" in r else ""))
     return " | ".join(cells)
 
 
 def write_results(rows, out, world):
     os.makedirs(out, exist_ok=True)
-    keys = ["world", "hidden", "batch"] + [f"{n}_{k}" for n in NAMES for k in ("eager", "graph", "vs_nccl", "note")]
+    keys = ["world", "hidden", "batch"] + [f"{n}_{k}" for n in NAMES for k in ("eager", "graph", "vs_ref", "note")]
     with open(os.path.join(out, f"tp_decode_w{world}.csv"), "w") as f:
         f.write(",".join(keys) + "\n")
         for r in rows:

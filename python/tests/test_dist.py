@@ -15,15 +15,15 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def torchrun(nproc, extra_env=None, timeout=420):
+def torchrun(nproc, extra_env=None, timeout=420, script=None, args=(), done=r"dist_check rank (\d+): PASS"):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, ".."), env.get("PYTHONPATH", "")])
     env.setdefault("OMP_NUM_THREADS", "1")
     env.update(extra_env or {})
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
-           os.path.join(HERE, "dist_check.py")]
+           script or os.path.join(HERE, "dist_check.py"), *args]
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
-    passed = set(re.findall(r"dist_check rank (\d+): PASS", p.stdout))
+    passed = set(re.findall(done, p.stdout))
     assert p.returncode == 0 and len(passed) == nproc, f"torchrun rc={p.returncode}:\n{p.stdout[-6000:]}"
     return p.stdout
 
@@ -40,3 +40,14 @@ def test_torchrun_gpu(gpu, nproc):
 
 def test_torchrun_gpu_expandable_segments(gpu):
     torchrun(2, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})
+
+
+@pytest.mark.parametrize("nproc", [2, 4])
+def test_torchrun_tp_decode(gpu, nproc, tmp_path):
+    """examples/tp_decode.py on the purlin backend: every Purlin output
+    (torch.distributed through the backend, and purlin.torch) bitwise the
+    host reference's, eager and replayed from a graph."""
+    torchrun(nproc, script=os.path.join(HERE, "..", "..", "examples", "tp_decode.py"),
+             args=["--backend", "purlin", "--check", "--hidden", "2048", "--batches", "1,16,256", "--iters", "2",
+                   "--reps", "1", "--out", str(tmp_path)],
+             done=r"tp_decode rank (\d+): every Purlin output bitwise")
