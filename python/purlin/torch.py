@@ -105,6 +105,8 @@ class Communicator:
             self._comm = _core.Comm.from_unique_id(uid, rank, size, device.index, opts)
         self.rank, self.size = rank, size
         self._group = group
+        self._captured: Optional[int] = None  # calls captured inside capture(), None outside it
+        self.last_captured_calls: Optional[int] = None  # what the last capture() agreed on
         with _registry_lock:
             self.id = next(_ids)
             _registry[self.id] = self
@@ -125,6 +127,8 @@ class Communicator:
         self.device = torch.device("cuda", comm.device)
         self.rank, self.size = comm.rank, comm.size
         self._group = None
+        self._captured = None
+        self.last_captured_calls = None
         with _registry_lock:
             self.id = next(_ids)
             _registry[self.id] = self
@@ -157,6 +161,41 @@ class Communicator:
         """The communicator's failure so far, or None (never waits)."""
         return self._comm.async_error()
 
+    def _call_stream(self) -> int:
+        """The stream a call enqueues on (the current one of the
+        communicator's device); inside capture(), counts captured calls."""
+        if self._captured is not None and torch.cuda.is_current_stream_capturing():
+            self._captured += 1
+        return torch.cuda.current_stream(self.device).cuda_stream
+
+    @contextlib.contextmanager
+    def capture(self):
+        """Around an inference server's graph-capture phase (the graphs it
+        captures with torch.cuda.graph inside): at the end, every rank
+        compares how many of this communicator's calls each captured (one
+        small AllReduce and a host read). Ranks that captured different
+        calls would pair different collectives at every replay; then every
+        rank raises PurlinError (InvalidArgument) naming the counts, before
+        any graph runs. Not nested; the check is skipped when the block raises."""
+        if self._captured is not None:
+            raise PurlinError("InvalidArgument", 1, "capture(): already inside capture() on this communicator")
+        self._captured = 0
+        try:
+            yield self
+        except BaseException:
+            self._captured = None
+            raise
+        mine, self._captured = self._captured, None
+        counts = torch.zeros(self.size, dtype=torch.int64, device=self.device)
+        counts[self.rank] = mine
+        self._all_reduce(counts, "sum")
+        per_rank = counts.tolist()
+        if len(set(per_rank)) > 1:
+            raise PurlinError("InvalidArgument", 1, "capture(): the ranks captured different numbers of calls ("
+                              + ", ".join(f"rank {r}: {c}" for r, c in enumerate(per_rank))
+                              + "); replaying these graphs would pair different collectives")
+        self.last_captured_calls = mine
+
     # -- checks ------------------------------------------------------------
     def _check(self, t: torch.Tensor, what: str) -> None:
         check_tensor(t, what, self.device.index)
@@ -188,7 +227,7 @@ class Communicator:
                 check_numel(output, tensor.numel(), "all_reduce: output")
         dtype, o = _dtype_op(tensor, op)
         out = tensor if output is None else output
-        self._comm.all_reduce(tensor.data_ptr(), out.data_ptr(), tensor.numel(), dtype, o, _stream(self.device))
+        self._comm.all_reduce(tensor.data_ptr(), out.data_ptr(), tensor.numel(), dtype, o, self._call_stream())
 
     def _all_gather_v(self, out: torch.Tensor, inp: torch.Tensor, counts: Sequence[int]) -> None:
         with self._own():
@@ -200,7 +239,7 @@ class Communicator:
             check_numel(inp, int(counts[self.rank]), "all_gather_v: input (counts[rank])")
             check_numel(out, sum(int(c) for c in counts), "all_gather_v: output (sum of counts)")
         self._comm.all_gather_v(inp.data_ptr(), out.data_ptr(), [int(c) for c in counts],
-                                purlin_dtype_name(inp.dtype), _stream(self.device))
+                                purlin_dtype_name(inp.dtype), self._call_stream())
 
     def _reduce_scatter_v(self, out: torch.Tensor, inp: torch.Tensor, counts: Sequence[int], op: str) -> None:
         with self._own():
@@ -214,7 +253,7 @@ class Communicator:
             check_numel(inp, sum(int(c) for c in counts), "reduce_scatter_v: input (sum of counts)")
         dtype, o = _dtype_op(inp, op)
         self._comm.reduce_scatter_v(inp.data_ptr(), out.data_ptr(), [int(c) for c in counts], dtype, o,
-                                    _stream(self.device))
+                                    self._call_stream())
 
     def _all_gather(self, out: torch.Tensor, inp: torch.Tensor) -> None:
         with self._own():
@@ -223,7 +262,7 @@ class Communicator:
             check_same(out, inp, "all_gather_into_tensor")
             check_numel(out, inp.numel() * self.size, "all_gather_into_tensor: output")
         self._comm.all_gather(inp.data_ptr(), out.data_ptr(), inp.numel(), purlin_dtype_name(inp.dtype),
-                              _stream(self.device))
+                              self._call_stream())
 
     def _reduce_scatter(self, out: torch.Tensor, inp: torch.Tensor, op: str) -> None:
         with self._own():
@@ -232,7 +271,7 @@ class Communicator:
             check_same(out, inp, "reduce_scatter_tensor")
             check_numel(inp, out.numel() * self.size, "reduce_scatter_tensor: input")
         dtype, o = _dtype_op(inp, op)
-        self._comm.reduce_scatter(inp.data_ptr(), out.data_ptr(), out.numel(), dtype, o, _stream(self.device))
+        self._comm.reduce_scatter(inp.data_ptr(), out.data_ptr(), out.numel(), dtype, o, self._call_stream())
 
     def _all_to_all(self, out: torch.Tensor, inp: torch.Tensor, out_splits: Optional[Sequence[int]],
                     in_splits: Optional[Sequence[int]], max_count: Optional[int]) -> None:
@@ -244,11 +283,11 @@ class Communicator:
         with self._own():
             blocks = self._all_to_all_blocks(out, inp, out_splits, in_splits, max_count, n)
         if blocks is None:  # equal blocks of dim 0: the AllToAll program
-            self._comm.all_to_all(inp.data_ptr(), out.data_ptr(), inp.numel() // n, dtype, _stream(self.device))
+            self._comm.all_to_all(inp.data_ptr(), out.data_ptr(), inp.numel() // n, dtype, self._call_stream())
         else:
             send, sdis, recv, rdis = blocks
             self._comm.all_to_all_v(inp.data_ptr(), out.data_ptr(), send, sdis, recv, rdis, int(max_count), dtype,
-                                    _stream(self.device))
+                                    self._call_stream())
 
     def _all_to_all_blocks(self, out: torch.Tensor, inp: torch.Tensor, out_splits: Optional[Sequence[int]],
                            in_splits: Optional[Sequence[int]], max_count: Optional[int], n: int):
@@ -290,14 +329,14 @@ class Communicator:
         with self._own():
             self._check(tensor, "broadcast")
         p = tensor.data_ptr()
-        self._comm.broadcast(p, p, tensor.numel(), purlin_dtype_name(tensor.dtype), int(src), _stream(self.device))
+        self._comm.broadcast(p, p, tensor.numel(), purlin_dtype_name(tensor.dtype), int(src), self._call_stream())
 
     def _reduce(self, tensor: torch.Tensor, dst: int, op: str) -> None:
         with self._own():
             self._check(tensor, "reduce")
         dtype, o = _dtype_op(tensor, op)
         p = tensor.data_ptr()
-        self._comm.reduce(p, p, tensor.numel(), dtype, o, int(dst), _stream(self.device))
+        self._comm.reduce(p, p, tensor.numel(), dtype, o, int(dst), self._call_stream())
 
     def _gather(self, out: Optional[torch.Tensor], inp: torch.Tensor, dst: int) -> None:
         with self._own():
@@ -307,7 +346,7 @@ class Communicator:
                 check_same(out, inp, "gather")
                 check_numel(out, inp.numel() * self.size, "gather: output")
         self._comm.gather(inp.data_ptr(), out.data_ptr() if self.rank == dst else 0, inp.numel(),
-                          purlin_dtype_name(inp.dtype), int(dst), _stream(self.device))
+                          purlin_dtype_name(inp.dtype), int(dst), self._call_stream())
 
     def _scatter(self, out: torch.Tensor, inp: Optional[torch.Tensor], src: int) -> None:
         with self._own():
@@ -317,7 +356,7 @@ class Communicator:
                 check_same(out, inp, "scatter")
                 check_numel(inp, out.numel() * self.size, "scatter: input")
         self._comm.scatter(inp.data_ptr() if self.rank == src else 0, out.data_ptr(), out.numel(),
-                           purlin_dtype_name(out.dtype), int(src), _stream(self.device))
+                           purlin_dtype_name(out.dtype), int(src), self._call_stream())
 
     # -- the public methods --------------------------------------------------
     def all_reduce(self, tensor: torch.Tensor, op: Any = ReduceOp.SUM, output: Optional[torch.Tensor] = None) -> None:

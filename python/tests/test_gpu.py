@@ -451,6 +451,41 @@ def test_graph_capture_replays_new_inputs(gpu):
             assert torch.equal(res[r][step], want), f"replay {step} rank {r}"
 
 
+@pytest.mark.parametrize("mismatch", [False, True])
+def test_capture_context_compares_captured_calls(gpu, mismatch):
+    """capture(): ranks that captured the same calls pass (and the graph
+    replays right); a rank that captured one more call makes every rank
+    raise before any replay."""
+    torch = gpu
+    n, count = 2, 1000  # the latency program: capture makes no host exchange
+
+    def body(comm, r):
+        x = torch.zeros(count, dtype=torch.float32, device="cuda")
+        s = torch.cuda.current_stream()
+        comm.all_reduce(x)  # warm-up, eager
+        g = torch.cuda.CUDAGraph()
+        try:
+            with comm.capture():
+                with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
+                    comm.all_reduce(x)
+                    if mismatch and r == 1:
+                        comm.all_reduce(x)
+        except purlin.PurlinError as e:
+            return str(e)
+        x.copy_(rank_input(torch, torch.float32, count, r, seed=77))
+        g.replay()
+        s.synchronize()
+        return comm.last_captured_calls, x.clone()
+    res = run_ranks(torch, n, body)
+    if mismatch:
+        for r in range(n):
+            assert isinstance(res[r], str) and "rank 0: 1, rank 1: 2" in res[r], res[r]
+    else:
+        want = reference_of(torch, [rank_input(torch, torch.float32, count, r, seed=77) for r in range(n)], "sum")
+        for r in range(n):
+            assert res[r][0] == 1 and torch.equal(res[r][1], want), r
+
+
 def test_world_of_one_under_torch_distributed(gpu):
     torch = gpu
     import torch.distributed as dist
