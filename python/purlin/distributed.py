@@ -182,10 +182,16 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         self._store, self._timeout = store, timeout
         self.fallbacks: Dict[str, int] = {}
         self._fallback_lock = threading.Lock()
-        self._cpu = dist.ProcessGroupGloo(dist.PrefixStore("purlin/gloo/", store), rank, size, timeout)
         self._nccl: Optional[dist.ProcessGroup] = None
         self.comm = None  # purlin.torch.Communicator when Purlin runs this group's CUDA calls
         self.device: Optional[torch.device] = None
+        # A store may outlive a group (destroy_process_group, then init
+        # again on torchrun's store): the keys of this creation carry its
+        # generation, counted by the arrivals (creations are collective,
+        # so they do not overlap).
+        generation = (int(store.add("purlin/arrivals", 1)) - 1) // size
+        self._keys = f"purlin/{generation}/"
+        self._cpu = dist.ProcessGroupGloo(dist.PrefixStore(self._keys + "gloo/", store), rank, size, timeout)
         group = rules.agree(self._exchange_facts(store, rank, size))
         self.shared_gpu = group.shared_gpu
         self.fallback_backend = rules.fallback_backend(group.shared_gpu)
@@ -209,8 +215,8 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         cuda = torch.cuda.is_available()
         device = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid) if cuda else ""
         mine = rules.RankFacts(socket.gethostname(), cuda, device, library)
-        store.set(f"purlin/facts/{rank}", mine.encode())
-        return [rules.RankFacts.decode(store.get(f"purlin/facts/{r}").decode()) for r in range(size)]
+        store.set(f"{self._keys}facts/{rank}", mine.encode())
+        return [rules.RankFacts.decode(store.get(f"{self._keys}facts/{r}").decode()) for r in range(size)]
 
     def _create_communicator(self, store, rank: int, size: int) -> Optional[str]:
         """Creates this rank's communicator; every rank then learns whether
@@ -218,8 +224,8 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         from .torch import Communicator
         device = torch.device("cuda", torch.cuda.current_device())
         if rank == 0:
-            store.set("purlin/uid", _core.get_unique_id())
-        uid = store.get("purlin/uid")
+            store.set(f"{self._keys}uid", _core.get_unique_id())
+        uid = store.get(f"{self._keys}uid")
         comm, error = None, ""
         try:
             opts = _core.default_options(**comm_options)
@@ -227,9 +233,9 @@ class ProcessGroupPurlin(dist.ProcessGroup):
                 comm = _core.Comm.from_unique_id(uid, rank, size, device.index, opts)
         except (PurlinError, TypeError) as e:
             error = str(e) or type(e).__name__
-        store.set(f"purlin/created/{rank}", error)
+        store.set(f"{self._keys}created/{rank}", error)
         for r in range(size):
-            theirs = store.get(f"purlin/created/{r}").decode()
+            theirs = store.get(f"{self._keys}created/{r}").decode()
             if theirs:
                 if comm is not None:
                     comm.destroy()  # no kernel has run on it
@@ -262,7 +268,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         if self._nccl is None:
             opts = dist.ProcessGroupNCCL.Options()
             opts._timeout = self._timeout
-            self._nccl = dist.ProcessGroupNCCL(dist.PrefixStore("purlin/nccl/", self._store), self.rank(),
+            self._nccl = dist.ProcessGroupNCCL(dist.PrefixStore(self._keys + "nccl/", self._store), self.rank(),
                                                self.size(), opts)
         return self._nccl
 

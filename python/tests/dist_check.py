@@ -76,6 +76,13 @@ def main():
         dist.barrier()
         assert any("no CUDA device" in m for m in lines.lines), lines.lines
         dist.destroy_process_group()
+        # again on the same store (torchrun's): the keys of a new creation differ from the last one's
+        dist.init_process_group("cuda:purlin,cpu:gloo")
+        t = torch.full((3,), float(rank))
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        same(t, torch.full((3,), float(size - 1)), "cpu all_reduce after a second init")
+        assert pd.purlin_group()._keys != pg._keys, (pd.purlin_group()._keys, pg._keys)
+        dist.destroy_process_group()
         print(f"dist_check rank {rank}: PASS ({checks} checks, cpu only)", flush=True)
         return
 
