@@ -631,6 +631,18 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         token = torch.zeros(1, dtype=torch.int32, device=self.device)
         return self._native([token], opts, lambda: self.comm._all_reduce(token, "sum"), host_wait=True)
 
+    # -- the coalescing manager's device form ----------------------------------
+    def _start_coalescing(self, device) -> None:
+        """_coalescing_manager(device=...): nothing to open (every call runs
+        at once on the stream, in order)."""
+
+    def _end_coalescing(self, device):
+        """The Work of the coalesced calls: they ran on the current stream."""
+        if self.comm is None:
+            raise RuntimeError(f"purlin: _coalescing_manager(device=...) on a group Purlin does not run "
+                               f"({self.native_reason}); use it without device=")
+        return _Work(self, torch.cuda.current_stream(self.device), [], record=True)
+
     # -- point to point: the held group ---------------------------------------
     def send(self, tensors, dst, tag=0):
         if all(not t.is_cuda for t in tensors):

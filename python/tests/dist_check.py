@@ -228,6 +228,15 @@ def main():
     cm.wait()
     same(ts[rank], reduce_ref([t.cpu() for t in ts], "SUM"), "coalesced all_reduce 1")
     same(ys[rank], reduce_ref([y.cpu() for y in ys], "SUM"), "coalesced all_reduce 2")
+    xs = inputs((4 * size,), torch.float32, 1102)
+    outs = [torch.empty(4, device=dev), torch.empty(4, device=dev)]
+    with dist._coalescing_manager(device=dev, async_ops=True) as cm:  # the device form
+        dist.reduce_scatter_tensor(outs[0], xs[rank].to(dev))
+        dist.reduce_scatter_tensor(outs[1], (2 * xs[rank]).to(dev))
+    cm.wait()
+    want = reduce_ref(xs, "SUM")[4 * rank:4 * rank + 4]
+    same(outs[0], want, "coalesced reduce_scatter 1 (device form)")
+    same(outs[1], 2 * want, "coalesced reduce_scatter 2 (device form)")
 
     # CUDA graph capture of all_reduce (replayed with new data)
     static = torch.zeros(1 << 16, device=dev)
