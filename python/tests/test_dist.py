@@ -39,7 +39,12 @@ def test_torchrun_gpu(gpu, nproc):
 
 
 def test_torchrun_gpu_expandable_segments(gpu):
-    torchrun(2, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})
+    """torch's expandable segments (cuMem memory): registration and capture
+    map the peers' buffers through POSIX file descriptors, and the direct
+    program runs (the plan lines say so)."""
+    out = torchrun(2, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "PURLIN_LOG_PLANS": "1"})
+    direct = [line for line in out.splitlines() if "direct (" in line]
+    assert direct, "no call took the direct program:\n" + out[-3000:]
 
 
 @pytest.mark.parametrize("nproc", [2, 4])

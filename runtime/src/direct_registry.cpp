@@ -28,6 +28,7 @@
 #include "device_scope.h"
 #include "driver_entry.h"
 #include "purlin/host/error.h"
+#include "vmm_share.h"
 
 namespace purlin::detail {
 namespace {
@@ -46,6 +47,9 @@ struct DirectRecord {
   uint64_t offset = 0;     ///< out - base
   uint64_t outBytes = 0;
   cudaIpcMemHandle_t handle{};
+  int32_t vmm = 0;         ///< cuMem memory: vmmExport instead of handle
+  int32_t padding = 0;
+  VmmExport vmmExport;
 };
 
 /// The driver entry points this file needs, resolved once through the
@@ -64,30 +68,55 @@ struct Driver {
   }
 };
 
-/// Fills the allocation identity of [out, out+outBytes); false (and the
-/// record stays ineligible) when it is not one IPC-exportable allocation
-/// (e.g. cudaMallocAsync pools, cuMem VMM, managed memory).
-template <class Record> bool describe(void *out, std::size_t outBytes, Record &rec) {
+/// An id for a cuMem export, unique in this process and apart from CUDA's
+/// buffer ids (a peer never re-uses a cuMem mapping: the exporter's
+/// allocator may map other memory at the same address later).
+uint64_t nextVmmId() {
+  static std::atomic<uint64_t> ids{0};
+  return (uint64_t(1) << 63) | ++ids;
+}
+
+/// Fills the allocation identity of [out, out+outBytes) on `device`: one
+/// cudaMalloc allocation (a legacy CUDA IPC handle), or cuMem chunks
+/// exported as POSIX file descriptors (torch's expandable segments and
+/// symmetric memory; vmm_share.h), which the exporter keeps open until the
+/// exchange ends (closeVmmExport). False (the record stays ineligible) for
+/// anything else (cudaMallocAsync pools, managed and host memory, cuMem
+/// chunks created without a POSIX-fd handle type).
+template <class Record> bool describe(void *out, std::size_t outBytes, int device, Record &rec) {
   const Driver &drv = Driver::get();
   if (!drv.getAddressRange || !drv.getAttribute) return false;
   CUdeviceptr base = 0;
   size_t size = 0;
   if (drv.getAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(out)) != CUDA_SUCCESS) return false;
   const auto o = reinterpret_cast<uintptr_t>(out);
-  if (outBytes > size - (o - uintptr_t(base))) return false;  // (no overflow for huge outBytes)
+  const bool oneAllocation = outBytes <= size - (o - uintptr_t(base));  // (no overflow for huge outBytes)
   unsigned long long id = 0;
-  if (drv.getAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(out)) != CUDA_SUCCESS)
-    return false;
-  if (cudaIpcGetMemHandle(&rec.handle, reinterpret_cast<void *>(base)) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
+  if (oneAllocation &&
+      drv.getAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(out)) == CUDA_SUCCESS &&
+      cudaIpcGetMemHandle(&rec.handle, reinterpret_cast<void *>(base)) == cudaSuccess) {
+    rec.bufferId = id;
+    rec.base = uint64_t(base);
+    rec.allocBytes = uint64_t(size);
+    rec.offset = uint64_t(o - uintptr_t(base));
+    return true;
   }
-  rec.bufferId = id;
-  rec.base = uint64_t(base);
-  rec.allocBytes = uint64_t(size);
-  rec.offset = uint64_t(o - uintptr_t(base));
+  (void)cudaGetLastError();
+  if (!exportVmm(out, outBytes, device, rec.vmmExport, nullptr)) return false;
+  rec.vmm = 1;
+  rec.bufferId = nextVmmId();
+  rec.base = rec.vmmExport.base;
+  rec.allocBytes = rec.vmmExport.span;
+  rec.offset = uint64_t(o) - rec.vmmExport.base;
   return true;
 }
+
+/// Closes this rank's exported descriptors when an exchange ends (its
+/// peers have imported them by its last round, or never will).
+struct ExportGuard {
+  VmmExport &e;
+  ~ExportGuard() { closeVmmExport(e); }
+};
 
 constexpr uint32_t kRegisterMagic = 0x504c5247; // "PLRG"
 
@@ -107,6 +136,9 @@ struct RegisterRecord {
   uint64_t allocBytes = 0;
   uint64_t offset = 0;     ///< ptr - base
   cudaIpcMemHandle_t handle{};
+  int32_t vmm = 0;         ///< cuMem memory: vmmExport instead of handle
+  int32_t padding2 = 0;
+  VmmExport vmmExport;
 };
 
 std::string problemText(const RegisterRecord &r) {
@@ -115,8 +147,9 @@ std::string problemText(const RegisterRecord &r) {
     case RegisterProblem::Null: return "passes a null pointer or zero bytes";
     case RegisterProblem::NoDevice: return "could not make its CUDA device current";
     case RegisterProblem::NotOneAllocation:
-      return "passes a range that is not inside one cudaMalloc allocation CUDA IPC can export (pool, VMM, "
-             "managed and host memory cannot be registered)";
+      return "passes a range that is neither inside one cudaMalloc allocation CUDA IPC can export nor in cuMem "
+             "memory exportable as POSIX file descriptors (pool, managed and host memory, and cuMem memory created "
+             "without that handle type, cannot be registered)";
     case RegisterProblem::Overlaps:
       return "passes a range that overlaps its registration " + std::to_string(r.overlaps);
   }
@@ -153,8 +186,10 @@ DirectRegistry::DirectRegistry(int rank, int size, int device, int32_t pid, uint
 DirectRegistry::~DirectRegistry() {
   if (mapped_.empty()) return;
   QuietDeviceScope scope(device_);
-  for (auto &[key, m] : mapped_)
+  for (auto &[key, m] : mapped_) {
     if (m.ipc) (void)cudaIpcCloseMemHandle(m.base);
+    if (m.vmmSpan) (void)unmapVmm(m.base, m.vmmSpan);
+  }
   (void)cudaGetLastError();
 }
 
@@ -165,7 +200,7 @@ void *DirectRegistry::map(int p, uint64_t bufferId, const void *ipcHandle) {
   cudaIpcMemHandle_t handle;
   std::memcpy(&handle, ipcHandle, sizeof handle);
   if (cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
-    (void)cudaGetLastError();
+    mapError_ = std::string("cudaIpcOpenMemHandle: ") + cudaGetErrorString(cudaGetLastError());
     return nullptr;
   }
   mapped_[{p, bufferId}].base = base;
@@ -173,7 +208,18 @@ void *DirectRegistry::map(int p, uint64_t bufferId, const void *ipcHandle) {
 }
 
 void *DirectRegistry::peerAllocation(int p, int32_t pid, uint64_t nonce, uint64_t bufferId, uint64_t base,
-                                     const void *ipcHandle) {
+                                     const void *ipcHandle, const VmmExport *vmm) {
+  if ((pid != pid_ || nonce != nonce_) && vmm != nullptr) {
+    // Another process's cuMem chunks: imported afresh for this exchange
+    // (its id is new), closed when nothing holds them.
+    void *mappedBase = importVmm(pid, *vmm, device_, &mapError_);
+    if (mappedBase == nullptr) return nullptr;
+    Mapping &m = mapped_[{p, bufferId}];
+    m.base = mappedBase;
+    m.ipc = false;
+    m.vmmSpan = std::size_t(vmm->span);
+    return m.base;
+  }
   if (pid != pid_ || nonce != nonce_) return map(p, bufferId, ipcHandle);
   // Same process: peer access through the peer's own pointer, held and
   // counted like a mapping (nothing to open or close).
@@ -191,6 +237,7 @@ bool DirectRegistry::closeUnheld() {
       continue;
     }
     if (it->second.ipc && cudaIpcCloseMemHandle(it->second.base) != cudaSuccess) ok = false;
+    if (it->second.vmmSpan && !unmapVmm(it->second.base, it->second.vmmSpan)) ok = false;
     it = mapped_.erase(it);
   }
   (void)cudaGetLastError();
@@ -288,7 +335,8 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
   mine.pid = pid_;
   mine.nonce = nonce_;
   mine.outBytes = uint64_t(outBytes);
-  mine.eligible = scope.ok && eligible && describe(out, outBytes, mine) ? 1 : 0;
+  mine.eligible = scope.ok && eligible && describe(out, outBytes, device_, mine) ? 1 : 0;
+  ExportGuard exportGuard{mine.vmmExport};
   mine.engine = engine && *engine ? 1 : 0;
   std::vector<DirectRecord> all(size_);
   bootstrap.allGather(&mine, all.data(), sizeof(DirectRecord));
@@ -317,7 +365,8 @@ bool DirectRegistry::exchange(Bootstrap &bootstrap, void *out, std::size_t outBy
     const DirectRecord &o = all[p];
     if (p == rank_) {
       peersOut[p] = static_cast<std::byte *>(out);
-    } else if (void *base = peerAllocation(p, o.pid, o.nonce, o.bufferId, o.base, &o.handle)) {
+    } else if (void *base = peerAllocation(p, o.pid, o.nonce, o.bufferId, o.base, &o.handle,
+                                           o.vmm ? &o.vmmExport : nullptr)) {
       used.push_back({p, o.bufferId});
       peersOut[p] = static_cast<std::byte *>(base) + o.offset;
     } else {
@@ -405,7 +454,7 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
     mine.problem = RegisterProblem::Null;
   } else if (!scope.ok) {
     mine.problem = RegisterProblem::NoDevice;
-  } else if (!describe(ptr, bytes, mine)) {
+  } else if (!describe(ptr, bytes, device_, mine)) {
     mine.problem = RegisterProblem::NotOneAllocation;
   } else {
     for (const auto &[b, reg] : registered_)
@@ -415,6 +464,7 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
         break;
       }
   }
+  ExportGuard exportGuard{mine.vmmExport};
   std::vector<RegisterRecord> all(size_);
   bootstrap.allGather(&mine, all.data(), sizeof(RegisterRecord));
   const std::string me = "registerBuffer on rank " + std::to_string(rank_) + ": ";
@@ -441,7 +491,8 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
     const RegisterRecord &o = all[p];
     if (p == rank_) {
       reg.peer[p] = static_cast<std::byte *>(ptr);
-    } else if (void *base = peerAllocation(p, o.pid, o.nonce, o.bufferId, o.base, &o.handle)) {
+    } else if (void *base = peerAllocation(p, o.pid, o.nonce, o.bufferId, o.base, &o.handle,
+                                           o.vmm ? &o.vmmExport : nullptr)) {
       ++mapped_[{p, o.bufferId}].registrations;
       reg.holds.push_back({p, o.bufferId});
       reg.peer[p] = static_cast<std::byte *>(base) + o.offset;
@@ -455,8 +506,9 @@ uint64_t DirectRegistry::registerBuffer(Bootstrap &bootstrap, void *ptr, std::si
     if (!oks[p]) {
       for (const Key &k : reg.holds) --mapped_[k].registrations;
       closeUnheld();
-      PURLIN_THROW(Status::CudaError, me + "rank " + std::to_string(p) +
-                                          " could not map a peer's buffer (cudaIpcOpenMemHandle)");
+      PURLIN_THROW(Status::CudaError, me + "rank " + std::to_string(p) + " could not map a peer's buffer" +
+                                          (p == rank_ && !mapError_.empty() ? " (" + mapError_ + ")"
+                                                                             : " (CUDA IPC or a cuMem import)"));
     }
   ++nextHandle_;
   std::unique_lock<std::shared_mutex> lock(registeredMutex_);

@@ -14,12 +14,14 @@
 #include <mutex>
 #include <shared_mutex>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "purlin/host/bootstrap.h"
 #include "purlin/host/communicator.h"
 #include "purlin/types.h"
+#include "vmm_share.h"
 
 namespace purlin::detail {
 
@@ -95,6 +97,7 @@ private:
   struct Mapping {
     void *base = nullptr;
     bool ipc = true;  ///< opened by cudaIpcOpenMemHandle (false: a peer of this process, its own pointer)
+    std::size_t vmmSpan = 0;  ///< nonzero: another process's cuMem chunks imported here (vmm_share.h)
     bool captured = false;
     int registrations = 0;
     std::shared_ptr<std::atomic<int>> graphs = std::make_shared<std::atomic<int>>(0);
@@ -125,7 +128,11 @@ private:
   /// peer in another process, its own pointer `base` for one in this
   /// process (pid, nonce), entered in mapped_ either way so that graphs,
   /// captured calls and registrations hold it alike; nullptr on failure.
-  void *peerAllocation(int p, int32_t pid, uint64_t nonce, uint64_t bufferId, uint64_t base, const void *ipcHandle);
+  /// `vmm`: the peer's cuMem export (then `ipcHandle` is unused).
+  void *peerAllocation(int p, int32_t pid, uint64_t nonce, uint64_t bufferId, uint64_t base, const void *ipcHandle,
+                       const VmmExport *vmm);
+  /// Why the last mapping of a peer's buffer failed (for the error message).
+  std::string mapError_;
   /// Closes mappings that nothing holds; false if a close failed.
   bool closeUnheld();
   /// Makes the graph `captureStream` captures into hold the mappings of
