@@ -9,6 +9,7 @@
 #     suite:  gpu-all.sh's test steps (STEPS, a grep -E of step names)
 #     pytest: python/tests, with purlinc for purlin.jit and torchrun for the
 #             torch.distributed backend (test_dist.py)
+#     vmm:    vmm_test (cuMem buffers: threads, then 2 processes)
 #     bench:  coll_bench --threads 2 --nccl none, a short sweep (its columns, plans.log)
 #     tma:    bench/results/2026-12-05-tma/device-run.sh (atom tests, the
 #             local micro, Python tests on HopperTma, program_bandwidth x2)
@@ -31,6 +32,7 @@ for s in "$@"; do
               PURLIN_REQUIRE_LIBRARY=1 timeout ${PYT:-420} python3 -m pytest -q -rs -o faulthandler_timeout=300 \
               ${PYTESTS:-python/tests} > "$OUT/pytest.txt" 2>&1
             echo "pytest rc=$?"; grep -E "passed|failed|SKIPPED|FAILED|Error" "$OUT/pytest.txt" | tail -20;;
+    vmm) timeout 150 $P/vmm_test > "$OUT/vmm_test.txt" 2>&1; echo "vmm_test rc=$?"; grep -E "PASS|FAIL" "$OUT/vmm_test.txt" | head -20;;
     bench) mkdir -p "$OUT/bench"
            timeout 120 $P/coll_bench "$OUT/bench" --threads 2 --nccl none -b 1K -e 64M -f 8 --reps 5 > "$OUT/bench/console.txt" 2>&1
            echo "coll_bench rc=$?"; head -30 "$OUT/bench/console.txt"; wc -l "$OUT/bench/plans.log"; head -3 "$OUT/bench/plans.log";;
