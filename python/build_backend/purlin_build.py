@@ -65,16 +65,20 @@ def _stage_library():
         source = _cmake_build()
     _say(f"packaging {source}")
     kept = target.with_name("libpurlin.so.kept")
-    if target.exists():
-        target.rename(kept)  # `make python`'s copy comes back afterwards
-    shutil.copyfile(source, target)
-    if shutil.which("strip"):  # symbols for debugging stay in the build tree's copy
-        subprocess.run(["strip", "--strip-unneeded", str(target)], check=True)
 
     def undo():
         target.unlink(missing_ok=True)
         if kept.exists():
             kept.rename(target)
+    if target.exists():
+        target.rename(kept)  # `make python`'s copy comes back afterwards
+    try:
+        shutil.copyfile(source, target)
+        if shutil.which("strip"):  # symbols for debugging stay in the build tree's copy
+            subprocess.run(["strip", "--strip-unneeded", str(target)], check=True)
+    except BaseException:
+        undo()
+        raise
     return undo
 
 

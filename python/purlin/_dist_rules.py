@@ -36,14 +36,15 @@ class RankFacts:
     cuda: bool          #: torch sees a CUDA device
     device: str         #: the device's UUID ("" without CUDA)
     library: str        #: "" when libpurlin.so loads, else why it does not
+    fallback: str = ""  #: its PURLIN_TORCH_FALLBACK (rank 0's is the group's)
 
     def encode(self) -> str:
-        return "\x1f".join([self.host, "1" if self.cuda else "0", self.device, self.library])
+        return "\x1f".join([self.host, "1" if self.cuda else "0", self.device, self.library, self.fallback])
 
     @classmethod
     def decode(cls, text: str) -> "RankFacts":
-        host, cuda, device, library = text.split("\x1f")
-        return cls(host, cuda == "1", device, library)
+        host, cuda, device, library, fallback = text.split("\x1f")
+        return cls(host, cuda == "1", device, library, fallback)
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,9 @@ def agree(facts: Sequence[RankFacts]) -> GroupFacts:
 
 def fallback_backend(shared_gpu: bool, env: Optional[str] = None) -> str:
     """The backend of the held process group for what Purlin does not run:
-    PURLIN_TORCH_FALLBACK (nccl or gloo) if set, else NCCL, or gloo (CUDA
-    tensors staged through host memory) where ranks share a GPU."""
+    PURLIN_TORCH_FALLBACK (nccl or gloo; the group uses rank 0's, so that
+    every rank decides alike) if set, else NCCL, or gloo (CUDA tensors
+    staged through host memory) where ranks share a GPU."""
     raw = (os.environ.get("PURLIN_TORCH_FALLBACK", "") if env is None else env).strip().lower()
     if raw in ("nccl", "gloo"):
         return raw

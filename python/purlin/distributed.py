@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
 import socket
 import sys
 import threading
@@ -43,6 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
 import torch.distributed as dist
+import torch.distributed.distributed_c10d as _c10d
 
 from . import _capi, _core
 from . import _dist_rules as rules
@@ -172,6 +174,31 @@ class _StagedWork(dist.Work):
         return fut
 
 
+class _Works(dist.Work):
+    """Several calls' Works as one (the coalescing manager's device form)."""
+
+    def __init__(self, works: List[dist.Work]):
+        super().__init__()
+        self._works = works
+
+    def wait(self, timeout: Optional[datetime.timedelta] = None) -> bool:
+        for w in self._works:
+            w.wait()
+        return True
+
+    def is_completed(self) -> bool:
+        return all(w.is_completed() for w in self._works)
+
+    def result(self) -> List[torch.Tensor]:
+        return [t for w in self._works for t in w.result()]
+
+    def get_future(self) -> torch.futures.Future:
+        self.wait()
+        fut = torch.futures.Future()
+        fut.set_result(self.result())
+        return fut
+
+
 class ProcessGroupPurlin(dist.ProcessGroup):
     """One rank of a torch.distributed group whose CUDA collectives Purlin runs."""
 
@@ -183,6 +210,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         self.fallbacks: Dict[str, int] = {}
         self._fallback_lock = threading.Lock()
         self._nccl: Optional[dist.ProcessGroup] = None
+        self._coalesced: Optional[List[dist.Work]] = None  # inside _start/_end_coalescing
         self.comm = None  # purlin.torch.Communicator when Purlin runs this group's CUDA calls
         self.device: Optional[torch.device] = None
         # A store may outlive a group (destroy_process_group, then init
@@ -192,9 +220,10 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         generation = (int(store.add("purlin/arrivals", 1)) - 1) // size
         self._keys = f"purlin/{generation}/"
         self._cpu = dist.ProcessGroupGloo(dist.PrefixStore(self._keys + "gloo/", store), rank, size, timeout)
-        group = rules.agree(self._exchange_facts(store, rank, size))
+        facts = self._exchange_facts(store, rank, size)
+        group = rules.agree(facts)
         self.shared_gpu = group.shared_gpu
-        self.fallback_backend = rules.fallback_backend(group.shared_gpu)
+        self.fallback_backend = rules.fallback_backend(group.shared_gpu, facts[0].fallback)  # alike on every rank
         self.native_reason = group.native
         if self.native_reason is None:
             self.native_reason = self._create_communicator(store, rank, size)
@@ -214,7 +243,8 @@ class ProcessGroupPurlin(dist.ProcessGroup):
             library = str(e)
         cuda = torch.cuda.is_available()
         device = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid) if cuda else ""
-        mine = rules.RankFacts(socket.gethostname(), cuda, device, library)
+        mine = rules.RankFacts(socket.gethostname(), cuda, device, library,
+                               os.environ.get("PURLIN_TORCH_FALLBACK", ""))
         store.set(f"{self._keys}facts/{rank}", mine.encode())
         return [rules.RankFacts.decode(store.get(f"{self._keys}facts/{r}").decode()) for r in range(size)]
 
@@ -231,8 +261,8 @@ class ProcessGroupPurlin(dist.ProcessGroup):
             opts = _core.default_options(**comm_options)
             with torch.cuda.device(device):
                 comm = _core.Comm.from_unique_id(uid, rank, size, device.index, opts)
-        except (PurlinError, TypeError) as e:
-            error = str(e) or type(e).__name__
+        except Exception as e:  # noqa: BLE001 - every rank must hear of it (else they wait in the store)
+            error = f"{type(e).__name__}: {e}"
         store.set(f"{self._keys}created/{rank}", error)
         for r in range(size):
             theirs = store.get(f"{self._keys}created/{r}").decode()
@@ -326,9 +356,17 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         return _Work(self, stream, outputs, bool(getattr(opts, "asyncOp", False)), host_wait)
 
     def _dispatch(self, method: str, tensors, reason, args, native_body, outputs, opts, host_wait=False):
-        """Runs one c10d method: gloo for CPU tensors, the held group for a
-        fallback, else `native_body` (which may still raise Unsupported,
-        alike on every rank: then it falls back with the library's reason)."""
+        """Runs one c10d method (inside the coalescing manager's device form,
+        its Work is kept for _end_coalescing)."""
+        work = self._dispatch_one(method, tensors, reason, args, native_body, outputs, opts, host_wait)
+        if self._coalesced is not None and work is not None:
+            self._coalesced.append(work)
+        return work
+
+    def _dispatch_one(self, method: str, tensors, reason, args, native_body, outputs, opts, host_wait=False):
+        """Gloo for CPU tensors, the held group for a fallback, else
+        `native_body` (which may still raise Unsupported, alike on every
+        rank: then it falls back with the library's reason)."""
         route = self._route(tensors, reason)
         if route == "cpu":
             return getattr(self._cpu, method)(*args)
@@ -416,7 +454,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
             o.copy_(block.view(o.shape))
 
     def allgather(self, output_lists, input_list, opts=None):
-        opts = opts or dist.AllgatherOptions()
+        opts = opts or _c10d.AllgatherOptions()
         tensors = _flat([output_lists, input_list])
         reason = (self._single(input_list) or (None if len(output_lists) == 1 else "several output lists")
                   or rules.dtype_route(_names(tensors)))
@@ -427,7 +465,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
                               list(output_lists[0]) if output_lists else [], opts)
 
     def _allgather_base(self, output, input, opts=None):
-        opts = opts or dist.AllgatherOptions()
+        opts = opts or _c10d.AllgatherOptions()
         reason = rules.dtype_route(_names([output, input]))
 
         def body():
@@ -440,7 +478,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
                               opts)
 
     def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
-        opts = opts or dist.AllgatherOptions()
+        opts = opts or _c10d.AllgatherOptions()
         reason = rules.dtype_route(_names(list(outputs) + list(inputs)))
 
         def body():
@@ -456,7 +494,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
             back.copy_(out)
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
-        opts = opts or dist.AllgatherOptions()
+        opts = opts or _c10d.AllgatherOptions()
         tensors = _flat([output_lists, input_list])
         reason = ((None if len(output_lists) == len(input_list) else "output and input lists differ in length")
                   or rules.dtype_route(_names(tensors)))
@@ -535,12 +573,16 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         stream = torch.cuda.current_stream(self.device).cuda_stream
         dst, back = _dense(out)
         src, _ = _dense(inp)
-        from ._tensors import check_same, purlin_dtype_name
+        from ._tensors import check_numel, check_same, purlin_dtype_name
+        even = rules.bound_is_even(agreed)  # the same on every rank
         with self.comm._own():
             self.comm._check(dst, "all_to_all: output")
             self.comm._check(src, "all_to_all: input")
             check_same(dst, src, "all_to_all")
-        if rules.bound_is_even(agreed) and src.numel() == agreed[0] * self.size() == dst.numel():
+            if even:
+                check_numel(src, agreed[0] * self.size(), "all_to_all: input (every block of every rank is equal)")
+                check_numel(dst, agreed[0] * self.size(), "all_to_all: output (every block of every rank is equal)")
+        if even:
             self.comm._comm.all_to_all(src.data_ptr(), dst.data_ptr(), agreed[0], purlin_dtype_name(src.dtype),
                                        stream)
         else:
@@ -552,23 +594,33 @@ class ProcessGroupPurlin(dist.ProcessGroup):
             back.copy_(dst)
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        """Outside graph capture every rank agrees on the blocks first (one
+        small MAX all-reduce and a host read: a rank passing no split sizes
+        may pair with ranks passing uneven ones, as torch allows), then runs
+        AllToAll if every block is equal, else AllToAllV. Under capture no
+        host read is possible: ranks whose split sizes are absent or equal
+        run AllToAll; uneven split sizes fall back (pass them alike on every
+        rank under capture)."""
         from ._tensors import split_counts
         opts = opts or dist.AllToAllOptions()
-        uneven = bool(output_split_sizes) or bool(input_split_sizes)
-        reason = rules.dtype_route(_names([output, input]))
-        if reason is None and uneven and torch.cuda.is_current_stream_capturing():
-            reason = "all_to_all_single with split sizes under graph capture (the bound needs a host read)"
         n = self.size()
+        rows_in = input.shape[0] if input.dim() else 1
+        rows_out = output.shape[0] if output.dim() else 1
+        even = all(not s or len(set(s)) == 1 and len(s) == n and s[0] * n == rows
+                   for s, rows in ((input_split_sizes, rows_in), (output_split_sizes, rows_out)))
+        capturing = torch.cuda.is_current_stream_capturing()
+        reason = rules.dtype_route(_names([output, input]))
+        if reason is None and capturing and not even:
+            reason = "all_to_all_single with uneven split sizes under graph capture (the bound needs a host read)"
 
         def body():
-            if not uneven:
+            if capturing:
                 self.comm._all_to_all(output, input, None, None, None)
                 return
             with self.comm._own():
-                rows_in = input.shape[0] if input.dim() else 1
-                rows_out = output.shape[0] if output.dim() else 1
-                send = split_counts(list(input_split_sizes) or None, input.numel(), rows_in, n, "all_to_all: input")
-                recv = split_counts(list(output_split_sizes) or None, output.numel(), rows_out, n,
+                send = split_counts(list(input_split_sizes or []) or None, input.numel(), rows_in, n,
+                                    "all_to_all: input")
+                recv = split_counts(list(output_split_sizes or []) or None, output.numel(), rows_out, n,
                                     "all_to_all: output")
             self._all_to_all_blocks(output, input, send, recv)
         return self._dispatch("alltoall_base", [output, input], reason,
@@ -633,15 +685,14 @@ class ProcessGroupPurlin(dist.ProcessGroup):
 
     # -- the coalescing manager's device form ----------------------------------
     def _start_coalescing(self, device) -> None:
-        """_coalescing_manager(device=...): nothing to open (every call runs
-        at once on the stream, in order)."""
+        """_coalescing_manager(device=...): every call runs at once (Purlin's
+        in order on the stream); their Works are kept for _end_coalescing."""
+        self._coalesced = []
 
     def _end_coalescing(self, device):
-        """The Work of the coalesced calls: they ran on the current stream."""
-        if self.comm is None:
-            raise RuntimeError(f"purlin: _coalescing_manager(device=...) on a group Purlin does not run "
-                               f"({self.native_reason}); use it without device=")
-        return _Work(self, torch.cuda.current_stream(self.device), [], record=True)
+        """One Work for the coalesced calls (torch keeps only this one)."""
+        works, self._coalesced = self._coalesced or [], None
+        return _Works(works)
 
     # -- point to point: the held group ---------------------------------------
     def send(self, tensors, dst, tag=0):
@@ -666,6 +717,8 @@ class ProcessGroupPurlin(dist.ProcessGroup):
     def abort(self) -> None:
         if self.comm is not None:
             self.comm.abort()
+        if self._nccl is not None:
+            self._nccl.abort()
 
     def shutdown(self) -> None:
         """Destroys this rank's communicator (torch calls it from
@@ -674,10 +727,11 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         if self.comm is not None:
             comm, self.comm = self.comm, None
             torch.cuda.synchronize(self.device)
-            if comm.async_error() is None:
-                self._cpu.barrier().wait()  # no peer's kernel reads this rank's workspace any more
+            self._cpu.barrier().wait()  # every rank: no peer's kernel reads this rank's workspace any more
             comm.destroy()
-        self._cpu.shutdown() if hasattr(self._cpu, "shutdown") else None
+        if self._nccl is not None:
+            self._nccl.shutdown()
+            self._nccl = None
 
 
 def _create(store, rank, size, timeout):

@@ -183,13 +183,24 @@ class Communicator:
         try:
             yield self
         except BaseException:
+            # The peers still compare: this rank takes part with -1 (so
+            # they raise too, instead of waiting for it), then re-raises.
             self._captured = None
+            self._compare_captured(-1)
             raise
         mine, self._captured = self._captured, None
+        self._compare_captured(mine)
+
+    def _compare_captured(self, mine: int) -> None:
         counts = torch.zeros(self.size, dtype=torch.int64, device=self.device)
         counts[self.rank] = mine
         self._all_reduce(counts, "sum")
         per_rank = counts.tolist()
+        if mine < 0:
+            return
+        if -1 in per_rank:
+            raise PurlinError("InvalidArgument", 1, "capture(): rank " + str(per_rank.index(-1)) +
+                              " raised inside capture(); its graphs are incomplete")
         if len(set(per_rank)) > 1:
             raise PurlinError("InvalidArgument", 1, "capture(): the ranks captured different numbers of calls ("
                               + ", ".join(f"rank {r}: {c}" for r, c in enumerate(per_rank))
@@ -393,7 +404,9 @@ class Communicator:
         for the eager direct program (calls whose buffers lie in registered
         memory read and write the peers' buffers directly); returns a handle
         for deregister(). docs/runtime.md "Registered buffers"."""
-        self._check(tensor, "register")
+        # No local check: a rank whose tensor does not qualify (host memory,
+        # ...) says so in the library's first round, so every rank raises
+        # alike instead of its peers waiting for it.
         return self._comm.register(tensor.data_ptr(), tensor.numel() * tensor.element_size())
 
     def deregister(self, handle: int) -> None:
@@ -409,9 +422,10 @@ class Communicator:
     def should_use(self, tensor: torch.Tensor, op: Any = ReduceOp.SUM) -> bool:
         """Whether this communicator can run a collective on `tensor` with
         `op` (a CUDA tensor on its device, contiguous, a dtype and op Purlin
-        reduces, the communicator healthy), so that a caller can fall back
-        per tensor, as vLLM's should_custom_ar does. Local and cheap; pass
-        what every rank passes alike, or all ranks may not choose alike."""
+        reduces), so that a caller can fall back per tensor, as vLLM's
+        should_custom_ar does. Decided from the arguments only (local and
+        cheap): ranks that pass alike choose alike. A failed communicator
+        raises at the call instead (async_error())."""
         try:
             check_tensor(tensor, "should_use", self.device.index)
             name = reduce_op_name(op)
@@ -420,7 +434,7 @@ class Communicator:
                 return False
         except PurlinError:
             return False
-        return self._comm.async_error() is None
+        return True
 
     def all_gather_into_tensor(self, output_tensor: torch.Tensor, input_tensor: torch.Tensor) -> None:
         """`output_tensor` (size x input elements) gets every rank's input in rank order."""

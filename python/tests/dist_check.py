@@ -181,6 +181,13 @@ def main():
     dist.all_to_all_single(out, xs[rank].to(dev), [6] * size, [6] * size)
     same(out, want, "all_to_all_single equal splits")
 
+    out = torch.empty(rows, 5, device=dev)  # rank 0 passes no split sizes, its peers equal ones (torch allows it)
+    if rank == 0:
+        dist.all_to_all_single(out, xs[rank].to(dev))
+    else:
+        dist.all_to_all_single(out, xs[rank].to(dev), [6] * size, [6] * size)
+    same(out, want, "all_to_all_single, split sizes on some ranks only")
+
     def split(p, q):  # rows rank p sends to rank q
         return (p * 3 + q * 5) % 7
 
@@ -228,6 +235,24 @@ def main():
     cm.wait()
     same(ts[rank], reduce_ref([t.cpu() for t in ts], "SUM"), "coalesced all_reduce 1")
     same(ys[rank], reduce_ref([y.cpu() for y in ys], "SUM"), "coalesced all_reduce 2")
+    a, b = inputs((5,), torch.float16, 1103), inputs((7,), torch.float16, 1104)
+    oa, ob = torch.empty(5 * size, dtype=torch.float16, device=dev), torch.empty(7 * size, dtype=torch.float16,
+                                                                               device=dev)
+    with dist._coalescing_manager(async_ops=True) as cm:  # all_gather_into_tensor_coalesced
+        dist.all_gather_into_tensor(oa, a[rank].to(dev))
+        dist.all_gather_into_tensor(ob, b[rank].to(dev))
+    cm.wait()
+    same(oa, torch.cat(a), "coalesced all_gather_into_tensor 1")
+    same(ob, torch.cat(b), "coalesced all_gather_into_tensor 2")
+    ints = inputs((33,), torch.int32, 1105)
+    t = ints[rank].to(dev)
+    with dist._coalescing_manager(device=dev, async_ops=True) as cm:  # a fallback inside the device form
+        dist.all_reduce(t, op=dist.ReduceOp.BAND)
+    cm.wait()
+    want = ints[0].clone()
+    for x in ints[1:]:
+        want = torch.bitwise_and(want, x)
+    same(t, want, "coalesced BAND all_reduce (fallback, device form)")
     xs = inputs((4 * size,), torch.float32, 1102)
     outs = [torch.empty(4, device=dev), torch.empty(4, device=dev)]
     with dist._coalescing_manager(device=dev, async_ops=True) as cm:  # the device form

@@ -11,7 +11,7 @@ F = rules.RankFacts
 def test_facts_round_trip():
     f = F("node-a", True, "GPU-1234", "")
     assert F.decode(f.encode()) == f
-    g = F("node-b", False, "", "libpurlin.so: cannot open")
+    g = F("node-b", False, "", "libpurlin.so: cannot open", "gloo")
     assert F.decode(g.encode()) == g
 
 
