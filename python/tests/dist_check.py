@@ -227,14 +227,14 @@ def main():
     side.synchronize()
     same(copy, reduce_ref(xs, "SUM"), "async all_reduce waited on another stream")
     assert work.is_completed()
-    ts = [x.to(dev) for x in inputs((77,), torch.float32, 1100)]
-    ys = [x.to(dev) for x in inputs((99,), torch.float32, 1101)]
+    ts, ys = inputs((77,), torch.float32, 1100), inputs((99,), torch.float32, 1101)
+    t, y = ts[rank].to(dev), ys[rank].to(dev)
     with dist._coalescing_manager(async_ops=True) as cm:
-        dist.all_reduce(ts[rank])
-        dist.all_reduce(ys[rank])
+        dist.all_reduce(t)
+        dist.all_reduce(y)
     cm.wait()
-    same(ts[rank], reduce_ref([t.cpu() for t in ts], "SUM"), "coalesced all_reduce 1")
-    same(ys[rank], reduce_ref([y.cpu() for y in ys], "SUM"), "coalesced all_reduce 2")
+    same(t, reduce_ref(ts, "SUM"), "coalesced all_reduce 1")
+    same(y, reduce_ref(ys, "SUM"), "coalesced all_reduce 2")
     a, b = inputs((5,), torch.float16, 1103), inputs((7,), torch.float16, 1104)
     oa, ob = torch.empty(5 * size, dtype=torch.float16, device=dev), torch.empty(7 * size, dtype=torch.float16,
                                                                                device=dev)
