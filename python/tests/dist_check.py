@@ -315,29 +315,29 @@ def main():
     assert not comm.should_use(torch.ones(8, 8, device=dev).t())  # not contiguous
     assert not comm.should_use(torch.ones(8, device=dev, dtype=torch.int16))  # a dtype Purlin does not move
     assert not comm.should_use(torch.ones(8, device=dev, dtype=torch.bool), "avg")
-    # a registered buffer (4 MiB: the direct program on 2 ranks); under
+    # a registered buffer (8 MiB, above the 4 MiB latency crossover: the direct program on 2 ranks); under
     # expandable segments torch allocates it with cuMem (exported to the
     # peers as POSIX file descriptors, runtime/src/vmm_share.h)
-    buf = torch.zeros(1 << 20, device=dev)
+    buf = torch.zeros(2 << 20, device=dev)
     handle = comm.register(buf)
-    xs = inputs((1 << 20,), torch.float32, 1700)
+    xs = inputs((2 << 20,), torch.float32, 1700)
     buf.copy_(xs[rank].to(dev))
     comm.all_reduce(buf)
     same(buf, reduce_ref(xs, "SUM"), "all_reduce on a registered buffer")
     torch.cuda.synchronize()
     dist.barrier()
     comm.deregister(handle)
-    # captured with 4 MiB: the capture maps the peers' outputs (the direct program on 2 ranks)
-    big = torch.zeros(1 << 20, device=dev)
+    # captured with 8 MiB: the capture maps the peers' outputs (the direct program on 2 ranks)
+    big = torch.zeros(2 << 20, device=dev)
     comm.all_reduce(big)
     g2 = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g2):
         comm.all_reduce(big)
     for it in range(2):
-        xs = inputs((1 << 20,), torch.float32, 1800 + it)
+        xs = inputs((2 << 20,), torch.float32, 1800 + it)
         big.copy_(xs[rank].to(dev))
         g2.replay()
-        same(big, reduce_ref(xs, "SUM"), f"captured 4 MiB all_reduce replay {it}")
+        same(big, reduce_ref(xs, "SUM"), f"captured 8 MiB all_reduce replay {it}")
     torch.cuda.synchronize()
     del g2
     comm.release()
