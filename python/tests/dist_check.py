@@ -318,6 +318,14 @@ def main():
     # a registered buffer (8 MiB, above the 4 MiB latency crossover: the direct program on 2 ranks); under
     # expandable segments torch allocates it with cuMem (exported to the
     # peers as POSIX file descriptors, runtime/src/vmm_share.h)
+    gout = torch.zeros(size << 20, device=dev)  # AllGather into a registered output: the direct program, any n
+    gathered = comm.register(gout)
+    xs = inputs((1 << 20,), torch.float32, 1900)
+    comm.all_gather_into_tensor(gout, xs[rank].to(dev))
+    same(gout, torch.cat(xs), "all_gather_into_tensor into a registered buffer")
+    torch.cuda.synchronize()
+    dist.barrier()
+    comm.deregister(gathered)
     buf = torch.zeros(2 << 20, device=dev)
     handle = comm.register(buf)
     xs = inputs((2 << 20,), torch.float32, 1700)
