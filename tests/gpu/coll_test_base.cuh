@@ -21,6 +21,9 @@
 #include <thread>
 #include <vector>
 
+#include <climits>
+#include <unistd.h>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -137,6 +140,74 @@ inline int runOversubscribed(int n, int gpus, const std::function<int(Bootstrap&
     });
   for (auto& t : threads) t.join();
   return failures.load();
+}
+
+/// A two-rank test run twice (lifetime_test, vmm_test): first as threads
+/// of this process; then, if they passed, as two processes, by starting
+/// itself again under purlin-launch (next to it), each process one rank
+/// from bootstrapFromEnv (they share the GPU when there is one). `body`
+/// runs one rank on its device and stream. Returns main's exit status.
+inline int runThreadsThenProcesses(const char* name, const std::function<void(Rank&)>& body) {
+  auto prepare = [](Rank& R, Bootstrap& boot, int dev) {
+    R.boot = &boot;
+    R.rank = boot.rank();
+    R.n = boot.size();
+    R.dev = dev;
+    CT_CUDA(cudaSetDevice(dev));
+    CT_CUDA(cudaStreamCreateWithFlags(&R.stream, cudaStreamNonBlocking));
+  };
+  int gpus = 1;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
+    if (std::getenv("PURLIN_RANK") == nullptr) {
+      std::printf("FAIL %s: no GPU\n", name);
+      return 2;
+    }
+    gpus = 1;
+  }
+  if (std::getenv("PURLIN_RANK") == nullptr) {
+    const int failures = runOversubscribed(2, gpus, [&](Bootstrap& boot, int dev) {
+      Rank R;
+      prepare(R, boot, dev);
+      body(R);
+      cudaStreamDestroy(R.stream);
+      return R.failures;
+    });
+    std::printf("%s: 2 ranks as threads of one process: %s\n", name, failures ? "FAIL" : "PASS");
+    if (failures) return 1;
+    char self[PATH_MAX] = {};
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+      std::printf("%s: cannot find itself\n", name);
+      return 2;
+    }
+    std::string dir(self, std::size_t(len));
+    dir = dir.substr(0, dir.rfind('/'));
+    const std::string launch = dir + "/purlin-launch";
+    if (access(launch.c_str(), X_OK) != 0) {  // a test that did not run has not passed
+      std::printf("FAIL %s: %s not found (it runs the two rank processes; build it beside this test)\n", name,
+                  launch.c_str());
+      return 2;
+    }
+    std::fflush(stdout);
+    execl(launch.c_str(), launch.c_str(), "-n", "2", self, static_cast<char*>(nullptr));
+    std::printf("%s: exec %s failed\n", name, launch.c_str());
+    return 2;
+  }
+  // One rank of this process (no NCCL: it refuses two ranks on one GPU).
+  Rank R;
+  std::unique_ptr<Bootstrap> boot;
+  try {
+    boot = bootstrapFromEnv();
+    prepare(R, *boot, boot->rank() % gpus);
+    std::printf("%s: rank %d of %d (pid %d) on GPU %d\n", name, R.rank, R.n, int(getpid()), R.dev);
+    body(R);
+  } catch (const std::exception& e) {
+    std::printf("FAIL rank %d: exception: %s\n", R.rank, e.what());
+    R.fail();
+  }
+  if (R.stream) cudaStreamDestroy(R.stream);
+  std::printf("%s: rank %d: %s\n", name, R.rank, R.failures ? "FAIL" : "PASS");
+  return R.failures ? 1 : 0;
 }
 
 /// One case's verdict: "FAIL rank R: what: why" on the failing rank (and

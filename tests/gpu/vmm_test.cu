@@ -16,10 +16,6 @@
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
-#include <unistd.h>
-
-#include <climits>
-
 using namespace colltest;
 
 namespace {
@@ -114,12 +110,7 @@ std::string check(const Rank& R, const std::byte* out, uint32_t seed) {
 
 void body(Rank& R) {
   auto report = [&](const char* what, const std::string& why) {
-    if (!why.empty()) {
-      std::printf("FAIL rank %d: %s: %s\n", R.rank, what, why.c_str());
-      R.fail();
-    } else if (R.rank == 0) {
-      std::printf("PASS %s\n", what);
-    }
+    reportCase(R.rank, what, why, R.failures);
     std::fflush(stdout);
   };
   CommOptions o;
@@ -221,66 +212,4 @@ void body(Rank& R) {
 
 } // namespace
 
-int main(int argc, char** argv) {
-  (void)argc;
-  (void)argv;
-  if (std::getenv("PURLIN_RANK") == nullptr) {
-    int gpus = 1;
-    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
-      std::printf("FAIL vmm_test: no GPU\n");
-      return 2;
-    }
-    const int failures = runOversubscribed(2, gpus, [](Bootstrap& boot, int dev) {
-      Rank R;
-      R.boot = &boot;
-      R.rank = boot.rank();
-      R.n = boot.size();
-      R.dev = dev;
-      CT_CUDA(cudaSetDevice(dev));
-      CT_CUDA(cudaStreamCreateWithFlags(&R.stream, cudaStreamNonBlocking));
-      body(R);
-      cudaStreamDestroy(R.stream);
-      return R.failures;
-    });
-    std::printf("vmm_test: 2 ranks as threads of one process: %s\n", failures ? "FAIL" : "PASS");
-    if (failures) return 1;
-    char self[PATH_MAX] = {};
-    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) {
-      std::printf("vmm_test: cannot find itself\n");
-      return 2;
-    }
-    std::string dir(self, std::size_t(len));
-    dir = dir.substr(0, dir.rfind('/'));
-    const std::string launch = dir + "/purlin-launch";
-    if (access(launch.c_str(), X_OK) != 0) {
-      std::printf("FAIL vmm_test: %s not found (it runs the two rank processes)\n", launch.c_str());
-      return 2;
-    }
-    std::fflush(stdout);
-    execl(launch.c_str(), launch.c_str(), "-n", "2", self, static_cast<char*>(nullptr));
-    std::printf("vmm_test: exec %s failed\n", launch.c_str());
-    return 2;
-  }
-  Rank R;
-  std::unique_ptr<Bootstrap> boot;
-  try {
-    boot = bootstrapFromEnv();
-    R.boot = boot.get();
-    R.rank = boot->rank();
-    R.n = boot->size();
-    int gpus = 1;
-    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) gpus = 1;
-    R.dev = R.rank % gpus;
-    std::printf("vmm_test: rank %d of %d (pid %d) on GPU %d\n", R.rank, R.n, int(getpid()), R.dev);
-    CT_CUDA(cudaSetDevice(R.dev));
-    CT_CUDA(cudaStreamCreateWithFlags(&R.stream, cudaStreamNonBlocking));
-    body(R);
-  } catch (const std::exception& e) {
-    std::printf("FAIL rank %d: exception: %s\n", R.rank, e.what());
-    R.fail();
-  }
-  if (R.stream) cudaStreamDestroy(R.stream);
-  std::printf("vmm_test: rank %d: %s\n", R.rank, R.failures ? "FAIL" : "PASS");
-  return R.failures ? 1 : 0;
-}
+int main() { return runThreadsThenProcesses("vmm_test", body); }
