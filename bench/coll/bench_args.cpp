@@ -46,13 +46,16 @@ const char *const kCollBenchUsage =
     "                  [-n|--calls N] [--reps N] [--samples N] [--timeout SECONDS]\n"
     "                  [--purlin graph|staged|eager|registered|none]\n"
     "                  [--nccl default|legacy-register|symmetric|copy-engine|none]\n"
-    "                  [--separator] [--validate K] [--threads N] [--no-direct] [--plan-log FILE]\n"
+    "                  [--separator] [--in-place] [--validate K] [--threads N] [--no-direct]\n"
+    "                  [--plan-log FILE]\n"
     "Run one process per GPU under purlin-launch -n N (2 <= N <= 8), or --threads N\n"
     "(ranks in this process sharing the visible GPUs; needs --nccl none).\n"
     "Sizes: BYTES takes K/M/G suffixes; from -b to -e, each -f times the one before\n"
     "(nccl-tests' -b -e -f). -d: the element type (bfloat16, the only one: the device\n"
     "reference is bf16). --no-direct is --purlin staged. Purlin's plan lines go to\n"
-    "--plan-log (default RESULTS_DIR/plans.log), not the console.\n";
+    "--plan-log (default RESULTS_DIR/plans.log), not the console. --in-place: after each\n"
+    "AllGather, ReduceScatter and AllReduce row, the same size in place (nccl-tests'\n"
+    "in-place columns: one buffer for AllReduce, the own block of the output or input).\n";
 
 ParseResult parseCollBenchArgs(int argc, const char *const *argv, CollBenchOptions &o, std::string &error) {
   std::vector<std::string> pos;
@@ -76,6 +79,7 @@ ParseResult parseCollBenchArgs(int argc, const char *const *argv, CollBenchOptio
     if (a == "-h" || a == "--help") return ParseResult::Help;
     if (a == "--no-direct") o.purlin = PurlinMode::Staged;
     else if (a == "--separator") o.separator = true;
+    else if (a == "--in-place") o.inPlace = true;
     else if (a == "--purlin" || a == "--nccl") {
       if (!value(v)) return ParseResult::Error;
       const bool ok = a == "--purlin" ? parsePurlinMode(v, o.purlin) : parseNcclMode(v, o.nccl);

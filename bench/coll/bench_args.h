@@ -32,6 +32,7 @@ struct CollBenchOptions {
   PurlinMode purlin = PurlinMode::Graph;
   NcclMode nccl = NcclMode::Default;
   bool separator = false;  ///< PDL-neutral: an empty non-PDL kernel between every two timed calls
+  bool inPlace = false;    ///< also an in-place row for each AllGather, ReduceScatter, AllReduce size
   int validateCalls = 3;   ///< calls of the validation sequence, each on new inputs
   int threads = 0;         ///< > 0: that many in-process ranks (no purlin-launch)
   std::string planLog;     ///< where the ranks' plan lines go ("" = RESULTS_DIR/plans.log)

@@ -108,3 +108,27 @@ TEST_CASE("coll_bench's plan log goes where --plan-log says", "[bench_args]") {
   REQUIRE(parse({"out"}, d, error) == ParseResult::Run);
   CHECK(d.planLog.empty());  // coll_bench then writes out/plans.log
 }
+
+TEST_CASE("coll_bench --in-place adds in-place rows, carved as nccl-tests does", "[bench_args]") {
+  CollBenchOptions o;
+  std::string error;
+  REQUIRE(parse({"out"}, o, error) == ParseResult::Run);
+  CHECK_FALSE(o.inPlace);
+  REQUIRE(parse({"out", "--in-place"}, o, error) == ParseResult::Run);
+  CHECK(o.inPlace);
+  CHECK(std::string(kCollBenchUsage).find("--in-place") != std::string::npos);
+  // 3 ranks' blocks of 10 bf16 elements: rank 2's own block starts 40 bytes in.
+  char in[128], out[128];
+  const CallBuffers ag = callBuffers(Coll::AllGather, 10, 2, in, out, true);
+  CHECK(ag.out == out);
+  CHECK(ag.in == out + 40);
+  const CallBuffers rs = callBuffers(Coll::ReduceScatter, 10, 2, in, out, true);
+  CHECK(rs.in == in);
+  CHECK(rs.out == in + 40);
+  const CallBuffers ar = callBuffers(Coll::AllReduce, 10, 2, in, out, true);
+  CHECK((ar.in == out && ar.out == out));
+  const CallBuffers oop = callBuffers(Coll::AllGather, 10, 2, in, out, false);
+  CHECK((oop.in == in && oop.out == out));
+  CHECK(hasInPlaceForm(Coll::AllReduce));
+  CHECK_FALSE(hasInPlaceForm(Coll::AllToAll));
+}

@@ -14,7 +14,9 @@
 /// <results>/results.csv (one row per collective and size, with the plan
 /// Purlin logged for it and #wrong), run.log (the console: algbw, busbw,
 /// #wrong per row) and meta.txt; every rank's plan lines go to
-/// <results>/plans.log (--plan-log), not the console.
+/// <results>/plans.log (--plan-log), not the console. --in-place adds a row
+/// per AllGather, ReduceScatter and AllReduce size, run in place (nccl-tests'
+/// in-place forms; CSV column placement).
 ///
 /// Usage: bench_args.cpp kCollBenchUsage (nccl-tests' -b -e -f -d -n too).
 #include <cuda_runtime_api.h>
@@ -136,8 +138,8 @@ std::string validateCalls(const std::string &who, const Enqueue &call, void *in,
   runOnce(
       [&](cudaStream_t x) {
         for (int k = 0; k < calls; ++k) {
-          fillInput(in, s.inElems, rank, base + k, x);
           PURLIN_CUDA_CHECK(cudaMemsetAsync(out, 0xFF, outElems * kElemBytes, x));
+          fillInput(in, s.inElems, rank, base + k, x);  // after: in place, the input lies in the output
           call(x);
           checksumInto(out, outElems, slots + k, x);
         }
@@ -202,33 +204,33 @@ struct Context {
   Log &log;
 };
 
-/// Validates and times one row; every rank returns the same Row (but the plan: rank 0's).
-Row measure(Context &x, Coll c, std::size_t bytes) {
+/// Validates and times one row, out of place or in place (hasInPlaceForm);
+/// every rank returns the same Row (but the plan: rank 0's).
+Row measure(Context &x, Coll c, std::size_t bytes, bool inPlace) {
   const CollBenchOptions &o = x.o;
   const int rank = x.boot.rank(), n = x.boot.size();
   const Shape s = shapeOf(c, bytes, n);
   const bool eager = eagerTiming(o.purlin);
   const bool ncclA2A = symmetricWindows(o.nccl);
   const uint32_t base = static_cast<uint32_t>(bytes) ^ (static_cast<uint32_t>(c) << 28);
-  const std::string label = std::string(collName(c)) + " " + std::to_string(bytes) + " B";
+  const std::string label = std::string(collName(c)) + " " + std::to_string(bytes) + " B" + (inPlace ? " in place" : "");
+  const CallBuffers pb = callBuffers(c, s.count, rank, x.b.in, x.b.out, inPlace);  // Purlin's
+  const CallBuffers nb = x.nccl ? callBuffers(c, s.count, rank, x.b.nccl->in, x.b.nccl->out, inPlace) : CallBuffers{};
   Row row;
   std::string why;
   bool threw = false;
   std::size_t wrong = 0, ncclWrong = 0;  // Purlin's output elements off the reference; NCCL's (not reported)
-  const Enqueue purlinCallOnce = [&](cudaStream_t y) { purlinCall(x.comm, c, s, x.b.in, x.b.out, y); };
-  const Enqueue ncclCallOnce = [&](cudaStream_t y) {
-    ncclCall(x.nccl, c, s, x.b.nccl->in, x.b.nccl->out, y, ncclA2A);
-  };
+  const Enqueue purlinCallOnce = [&](cudaStream_t y) { purlinCall(x.comm, c, s, pb.in, pb.out, y); };
+  const Enqueue ncclCallOnce = [&](cudaStream_t y) { ncclCall(x.nccl, c, s, nb.in, nb.out, y, ncclA2A); };
   const std::size_t registeredBefore = x.comm.registeredCalls(), capturedBefore = x.comm.directRegistrations();
   try {
     if (hasDeviceReference(c)) {
       if (o.purlin != PurlinMode::None)
-        why = validateCalls("Purlin", purlinCallOnce, x.b.in, x.b.out, true, c, s, rank, n, base, o.validateCalls,
+        why = validateCalls("Purlin", purlinCallOnce, pb.in, pb.out, true, c, s, rank, n, base, o.validateCalls,
                             eager, x.b, x.b.sums, x.st, o.timing.timeoutS, wrong);
       if (why.empty() && x.nccl)
-        why = validateCalls("NCCL", ncclCallOnce, x.b.nccl->in, x.b.nccl->out, !isReduction(c) || n == 2, c, s,
-                            rank, n, base, o.validateCalls, eager, x.b, x.b.sums + 16, x.st, o.timing.timeoutS,
-                            ncclWrong);
+        why = validateCalls("NCCL", ncclCallOnce, nb.in, nb.out, !isReduction(c) || n == 2, c, s, rank, n, base,
+                            o.validateCalls, eager, x.b, x.b.sums + 16, x.st, o.timing.timeoutS, ncclWrong);
     } else {  // NCCL is the reference (parseCollBenchArgs refuses --nccl none here)
       fillInput(x.b.in, s.inElems, rank, base, x.st);
       PURLIN_CUDA_CHECK(cudaMemcpyAsync(x.b.nccl->in, x.b.in, s.inElems * kElemBytes, cudaMemcpyDeviceToDevice, x.st));
@@ -321,29 +323,35 @@ int runRank(const CollBenchOptions &o, Bootstrap &boot, int device) {
   Csv csv(rank == 0 ? o.outDir : std::string(), "results.csv",
           "collective,bytes,purlin_us,nccl_us,purlin_GBps,nccl_GBps,ok,ctas,program,"
           "purlin_min_us,purlin_max_us,nccl_min_us,nccl_max_us,purlin_busGBps,nccl_busGBps,samples,"
-          "purlin_series,nccl_series,plan,wrong");
+          "purlin_series,nccl_series,plan,wrong,placement");
   Context x{o, boot, comm, nccl, *bufs, st, log};
   int failed = 0;
   log.root("# per row: us per call (min-max of the samples), algbw and busbw GB/s, for Purlin and NCCL;\n"
            "# x = NCCL's us / Purlin's; #wrong = Purlin's output elements off the reference, all ranks\n");
+  // One row: validated, timed, printed (console and CSV).
+  const auto measureRow = [&](Coll c, std::size_t bytes, bool inPlace) {
+    const Shape s = shapeOf(c, bytes, n);
+    Row r = measure(x, c, bytes, inPlace);
+    failed += !r.ok;
+    const std::string name = std::string(collName(c)) + (inPlace ? " (in)" : "");
+    const double gbP = s.msgBytes / r.purlin.us / 1e3, gbN = s.msgBytes / r.nccl.us / 1e3;
+    const double bus = busFactor(c, n);
+    const int samples = std::max(r.purlin.samples, r.nccl.samples);
+    csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%d,%s,%s,%s,%lld,%s", collName(c), bytes,
+            r.purlin.us, r.nccl.us, gbP, gbN, r.ok ? 1 : 0, r.ctas, r.program.c_str(), r.purlin.min, r.purlin.max,
+            r.nccl.min, r.nccl.max, gbP * bus, gbN * bus, samples, purlinSeries.c_str(), ncclSeries.c_str(),
+            quoted(r.plan).c_str(), r.wrong, inPlace ? "in" : "out");
+    log.root("%-19s %11zu B  purlin %10.2f us (%.2f-%.2f) %8.2f %8.2f GB/s  nccl %10.2f us (%.2f-%.2f) %8.2f %8.2f GB/s"
+             "  x%5.2f  ctas %3d  #wrong %lld  %-10s %s\n",
+             name.c_str(), bytes, r.purlin.us, r.purlin.min, r.purlin.max, gbP, gbP * bus, r.nccl.us, r.nccl.min,
+             r.nccl.max, gbN, gbN * bus, r.nccl.us / r.purlin.us, r.ctas, r.wrong, r.program.c_str(),
+             r.ok ? "ok" : "FAILED");
+  };
   for (Coll c : o.colls) {
     for (const std::size_t bytes : messageSizes(o)) {
-      const Shape s = shapeOf(c, bytes, n);
-      if (s.msgBytes == 0) continue; // fewer elements than ranks (the V forms: count is unused)
-      Row r = measure(x, c, bytes);
-      failed += !r.ok;
-      const double gbP = s.msgBytes / r.purlin.us / 1e3, gbN = s.msgBytes / r.nccl.us / 1e3;
-      const double bus = busFactor(c, n);
-      const int samples = std::max(r.purlin.samples, r.nccl.samples);
-      csv.row("%s,%zu,%.3f,%.3f,%.2f,%.2f,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%d,%s,%s,%s,%lld", collName(c), bytes,
-              r.purlin.us, r.nccl.us, gbP, gbN, r.ok ? 1 : 0, r.ctas, r.program.c_str(), r.purlin.min, r.purlin.max,
-              r.nccl.min, r.nccl.max, gbP * bus, gbN * bus, samples, purlinSeries.c_str(), ncclSeries.c_str(),
-              quoted(r.plan).c_str(), r.wrong);
-      log.root("%-14s %11zu B  purlin %10.2f us (%.2f-%.2f) %8.2f %8.2f GB/s  nccl %10.2f us (%.2f-%.2f) %8.2f %8.2f GB/s"
-               "  x%5.2f  ctas %3d  #wrong %lld  %-10s %s\n",
-               collName(c), bytes, r.purlin.us, r.purlin.min, r.purlin.max, gbP, gbP * bus, r.nccl.us, r.nccl.min,
-               r.nccl.max, gbN, gbN * bus, r.nccl.us / r.purlin.us, r.ctas, r.wrong, r.program.c_str(),
-               r.ok ? "ok" : "FAILED");
+      if (shapeOf(c, bytes, n).msgBytes == 0) continue; // fewer elements than ranks (the V forms: count is unused)
+      measureRow(c, bytes, false);
+      if (o.inPlace && hasInPlaceForm(c)) measureRow(c, bytes, true);
     }
   }
   PURLIN_CUDA_CHECK(cudaStreamSynchronize(st));

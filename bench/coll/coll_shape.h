@@ -79,6 +79,27 @@ inline bool parseColl(const std::string &s, Coll &out) {
   return false;
 }
 
+/// nccl-tests' in-place forms, the ones Purlin takes (plan_impl.h): AllReduce
+/// reads and writes one buffer, AllGather's input is its own block of the
+/// output, ReduceScatter's output its own block of the input.
+inline bool hasInPlaceForm(Coll c) {
+  return c == Coll::AllGather || c == Coll::ReduceScatter || c == Coll::AllReduce;
+}
+
+/// The buffers of one call: out of place, `in` and `out` as allocated; in
+/// place (hasInPlaceForm), carved from one of them as above (`count`
+/// elements per rank's block).
+struct CallBuffers {
+  void *in = nullptr, *out = nullptr;
+};
+inline CallBuffers callBuffers(Coll c, std::size_t count, int rank, void *in, void *out, bool inPlace) {
+  if (!inPlace) return {in, out};
+  const std::size_t own = std::size_t(rank) * count * kElemBytes;
+  if (c == Coll::AllGather) return {static_cast<char *>(out) + own, out};
+  if (c == Coll::ReduceScatter) return {in, static_cast<char *>(in) + own};
+  return {out, out};  // AllReduce
+}
+
 inline bool isReduction(Coll c) {
   return c == Coll::ReduceScatter || c == Coll::AllReduce || c == Coll::Reduce || c == Coll::ReduceScatterV;
 }

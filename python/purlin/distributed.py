@@ -199,6 +199,22 @@ class _Works(dist.Work):
         return fut
 
 
+class _CudaBackendInfo:
+    """A ProcessGroupPurlin's answer to `_get_backend(cuda)`: the properties
+    torch reads of a backend (no communicator splitting, no coalescing
+    manager of torch's, no time estimator)."""
+
+    supports_splitting = False
+    supports_coalescing = False
+    supports_time_estimate = False
+
+    def __init__(self, group: "ProcessGroupPurlin"):
+        self.group = group
+
+    def name(self) -> str:
+        return BACKEND
+
+
 class ProcessGroupPurlin(dist.ProcessGroup):
     """One rank of a torch.distributed group whose CUDA collectives Purlin runs."""
 
@@ -277,6 +293,26 @@ class ProcessGroupPurlin(dist.ProcessGroup):
     # -- bookkeeping ---------------------------------------------------------
     def getBackendName(self) -> str:
         return BACKEND
+
+    def _get_backend(self, device) -> Any:
+        """What torch asks of a group's backend per device type:
+        init_process_group(device_id=...) whether it splits (no), the
+        process-group helpers its name. CPU: the gloo group's backend. CUDA:
+        a description of this one; a device_id other than the device the
+        communicator was created on (the current one at creation) is refused
+        with what to do, not silently used for another GPU."""
+        dev = torch.device(device) if not isinstance(device, torch.device) else device
+        if dev.type == "cpu":
+            return self._cpu._get_backend(dev)
+        if dev.type != "cuda":
+            raise RuntimeError(f"purlin: no backend for device type {dev.type} (purlin runs CUDA; CPU goes to gloo)")
+        mine = self.device.index if self.device is not None else \
+            (torch.cuda.current_device() if torch.cuda.is_available() else None)
+        if dev.index is not None and mine is not None and dev.index != mine:
+            raise ValueError(f"purlin: this rank's group was created on cuda:{mine} (the current device at "
+                             f"init_process_group), not on {dev}: call torch.cuda.set_device({dev.index}) "
+                             f"before init_process_group(device_id={dev})")
+        return _CudaBackendInfo(self)
 
     def name(self) -> str:
         return BACKEND

@@ -47,6 +47,13 @@ def test_torchrun_gpu_expandable_segments(gpu):
     assert direct, "no call took the direct program:\n" + out[-3000:]
 
 
+def test_torchrun_gpu_device_id(gpu):
+    """init_process_group(device_id=...): torch asks the group's backend
+    whether it splits (no); collectives run on that device; another
+    device_id than the group's is refused with what to do."""
+    torchrun(2, script=os.path.join(HERE, "dist_device_id.py"), timeout=240)
+
+
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_torchrun_tp_decode(gpu, nproc, tmp_path):
     """examples/tp_decode.py on the purlin backend: every Purlin output

@@ -11,7 +11,8 @@
 /// the hardware's cvt.rn.satfinite with the out-of-range cases put back)
 /// against CUDA's software __NV_NOSAT conversion for all 2^32 floats, and
 /// the 32-bit integer forms that sm_80 and the host run (fp8FromFloatSoft,
-/// fp8E4M3ToFloatSoft) likewise. Prints PASS/FAIL per case; exits non-zero on any failure.
+/// fp8E4M3ToFloatSoft) likewise, and the group forms every vector and word
+/// takes (toAccs, fromAccs). Prints PASS/FAIL per case; exits non-zero on any failure.
 #include <cstdint>
 #include <cstdio>
 
@@ -149,6 +150,72 @@ bool runE4M3ToFloat(Mismatch* dm) {
   return true;
 }
 
+/// The group conversions (elem.cuh toAccs / fromAccs: two fp8 elements per
+/// instruction, the out-of-range ones put back behind one branch per
+/// group) against the one-element ones. fromAccs: thread t of block b
+/// rounds the 16 floats g + k * 2^28 (g = b * 256 + t, k < 16) as one
+/// vector, so every float is rounded once, in groups that mix signs,
+/// magnitudes, NaN and out-of-range values, and each result must be
+/// __NV_NOSAT's. toAccs: every pair of fp8 values (x, y) as one two-lane
+/// group, bit-identical to toAcc of each (or both NaN).
+template <class E> __global__ void fp8GroupKernel(Mismatch* m) {
+  constexpr __nv_fp8_interpretation_t Kind = purlin::atom::ElemTraits<E>::kKind;
+  const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  float a[16];
+#pragma unroll
+  for (int k = 0; k < 16; ++k) a[k] = __uint_as_float(g + (uint32_t(k) << 28));
+  E e[16];
+  purlin::atom::fromAccs<E>(a, e);
+#pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    const uint32_t got = e[k].__x, want = __nv_cvt_float_to_fp8(a[k], __NV_NOSAT, Kind);
+    if (got != want && atomicAdd(&m->count, 1ull) == 0) {
+      m->x = __float_as_uint(a[k]);
+      m->y = uint32_t(k);
+      m->got = got;
+      m->want = want;
+    }
+  }
+  if (g < 65536) {  // toAccs: the pair (x, y) = (g & 255, g >> 8)
+    E two[2];
+    two[0].__x = __nv_fp8_storage_t(g & 255u);
+    two[1].__x = __nv_fp8_storage_t(g >> 8);
+    float f[2];
+    purlin::atom::toAccs<E>(two, f);
+    for (int i = 0; i < 2; ++i) {
+      const float want = purlin::atom::toAcc(two[i]);
+      const bool same = (want != want) ? (f[i] != f[i]) : __float_as_uint(f[i]) == __float_as_uint(want);
+      if (!same && atomicAdd(&m->count, 1ull) == 0) {
+        m->x = g;
+        m->y = 0x100u + uint32_t(i);
+        m->got = __float_as_uint(f[i]);
+        m->want = __float_as_uint(want);
+      }
+    }
+  }
+}
+
+template <class E> bool runFp8Group(const char* name, Mismatch* dm) {
+  ATOMTEST_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
+  fp8GroupKernel<E><<<(1u << 28) / 256, 256>>>(dm);
+  ATOMTEST_CK(cudaGetLastError());
+  ATOMTEST_CK(cudaDeviceSynchronize());
+  Mismatch m{};
+  ATOMTEST_CK(cudaMemcpy(&m, dm, sizeof m, cudaMemcpyDeviceToHost));
+  if (m.count != 0) {
+    if (m.y >= 0x100u)
+      std::printf("FAIL toAccs %s: %llu values differ; e.g. pair 0x%04x lane %u -> 0x%08x, toAcc 0x%08x\n", name,
+                  m.count, m.x, m.y - 0x100u, m.got, m.want);
+    else
+      std::printf("FAIL fromAccs %s: %llu floats differ from __NV_NOSAT; e.g. 0x%08x (lane %u) -> 0x%02x, software 0x%02x\n",
+                  name, m.count, m.x, m.y, m.got, m.want);
+    return false;
+  }
+  std::printf("PASS fromAccs/toAccs %s: all 2^32 floats in mixed 16-lane groups as __NV_NOSAT; all 2^16 pairs as toAcc\n",
+              name);
+  return true;
+}
+
 } // namespace
 
 int main() {
@@ -170,6 +237,8 @@ int main() {
   ok &= runFp8<__NV_E4M3, true>("e4m3", dm);
   ok &= runFp8<__NV_E5M2, true>("e5m2", dm);
   ok &= runE4M3ToFloat(dm);
+  ok &= runFp8Group<__nv_fp8_e4m3>("e4m3", dm);
+  ok &= runFp8Group<__nv_fp8_e5m2>("e5m2", dm);
   cudaFree(dm);
   std::printf("%s reduce_pair_test\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;

@@ -1,5 +1,5 @@
 # Every (dtype, op) pair of AllReduce and ReduceScatter at 256 MiB per rank's input (and one
-# latency size), two ranks as threads sharing one GPU, eager calls and calls captured in a CUDA
+# latency size), RANKS ranks (default 2) as threads sharing one GPU, eager calls and calls captured in a CUDA
 # graph (one call captured, replayed); per-call time = median of REPS repetitions of ITERS calls (rank 0's CUDA events).
 # Run once per library (PURLIN_LIBRARY): the build before (specialized f32/f16/bf16 x sum/max/min,
 # the other pairs through DynElem) and this one (a loop per reduction class, dispatched per range).
@@ -14,6 +14,7 @@ label, out = sys.argv[1], sys.argv[2]
 sizes = [int(s) for s in sys.argv[3:]] or [256 << 20]
 dtypes = ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64", "float8_e4m3fn", "float8_e5m2"]
 ops = ["sum", "max", "min", "avg", "product"]
+NRANKS = int(os.environ.get("RANKS", "2"))  # ranks (threads) sharing the GPU
 REPS, ITERS = 5, int(os.environ.get("ITERS", "10"))
 rows = []
 def timed(s, fn):
@@ -33,10 +34,10 @@ def body(comm, r):
         for dname in dtypes:
             dtype = getattr(torch, dname)
             esize = torch.empty(0, dtype=dtype).element_size()
-            count = nbytes // esize
+            count = nbytes // esize // NRANKS * NRANKS  # ReduceScatter's input: equal parts
             if PAIRS and not any(d == dname for d, _ in PAIRS): continue
             x = (torch.ones if os.environ.get("FILL", "zeros") == "ones" else torch.zeros)(count, dtype=dtype, device="cuda")
-            rs = torch.zeros(count // 2, dtype=dtype, device="cuda")
+            rs = torch.zeros(count // NRANKS, dtype=dtype, device="cuda")
             for op in ops:
                 if PAIRS and (dname, op) not in PAIRS: continue
                 for name in ("all_reduce", "reduce_scatter"):
@@ -64,5 +65,5 @@ def body(comm, r):
                               f"graph {statistics.median(graph):9.2f} us (capture {t1 - t0:.1f} s)", flush=True)
             del x, rs
     return 0
-T.run_ranks(torch, 2, body)
+T.run_ranks(torch, NRANKS, body)
 json.dump(rows, open(out, "w"), indent=1)

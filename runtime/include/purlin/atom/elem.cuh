@@ -147,6 +147,7 @@ template <__nv_fp8_interpretation_t Kind> __host__ __device__ __forceinline__ __
 }
 template <class F8, __nv_fp8_interpretation_t Kind> struct Fp8Traits {
   using Acc = float;
+  static constexpr __nv_fp8_interpretation_t kKind = Kind;
   __host__ __device__ static float toAcc(F8 x) {
 #if !(defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890)
     if constexpr (Kind == __NV_E4M3) return fp8E4M3ToFloatSoft(x.__x);
@@ -272,8 +273,11 @@ template <class E, OpFamily F> struct Arith {
 /// multiplies by 1/n, which is exact, so the product is the same real
 /// quotient rounded once; integers shift the wrapped sum, rounding toward
 /// zero as the division does (a negative sum adds n - 1 first). Other n
-/// divide (inline: an out-of-line call would put the accumulators of every
-/// loop using this in local memory; measured, bench/results/2026-12-04-units).
+/// (3, 5, 6, 7 ranks) divide, in a loop that is not unrolled over a local
+/// copy of the accumulators: one division site per vector or word instead
+/// of one per element (an out-of-line call instead would put the
+/// accumulators of every loop using this in local memory; measured,
+/// bench/results/2026-12-04-units).
 template <class E, int N> __host__ __device__ __forceinline__ void avgLast(AccOf<E> (&a)[N], int n) {
   using A = AccOf<E>;
   if (n > 0 && (n & (n - 1)) == 0) {
@@ -294,9 +298,14 @@ template <class E, int N> __host__ __device__ __forceinline__ void avgLast(AccOf
         a[i] = A(x >> k);
       }
     }
-  } else {
+  } else {  // local copies: the loop indexes them at run time, a stays in registers
+    A t[N];
 #pragma unroll
-    for (int i = 0; i < N; ++i) a[i] = finalize<E, RedOp::Avg>(a[i], n);
+    for (int i = 0; i < N; ++i) t[i] = a[i];
+#pragma unroll 1
+    for (int i = 0; i < N; ++i) t[i] = finalize<E, RedOp::Avg>(t[i], n);
+#pragma unroll
+    for (int i = 0; i < N; ++i) a[i] = t[i];
   }
 }
 
@@ -309,6 +318,66 @@ inline constexpr int kVecElems = 16 / static_cast<int>(sizeof(E));
 
 #if defined(__CUDACC__)
 
+/// True for the two fp8 formats (their ElemTraits know the format: kKind).
+template <class E> inline constexpr bool kIsFp8 = std::is_same_v<E, __nv_fp8_e4m3> || std::is_same_v<E, __nv_fp8_e5m2>;
+
+/// The elements of a vector or word to accumulators and back, N at a time:
+/// toAcc and fromAcc of each element, bitwise. fp8 on sm_89+ converts two
+/// elements per instruction (cvt.rn.f16x2.e4m3x2 / e5m2x2 in, then two
+/// cvt.f32.f16; out, cvt.rn.satfinite.e4m3x2.f32): per element, half the
+/// conversions of toAcc/fromAcc. The saturating conversion back is
+/// fp8FromFloat's result wherever |a| rounds to a finite fp8 value; where
+/// one of the N does not (NaN, out of range: rare), one branch per group
+/// takes a loop, not unrolled, of fp8FromFloat over the group, so the
+/// fix-ups are compiled once per group, not once per element.
+template <class E, int N> __device__ __forceinline__ void toAccs(const E (&e)[N], AccOf<E> (&a)[N]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if constexpr (kIsFp8<E> && N % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 2) {
+      __nv_fp8x2_storage_t two;
+      memcpy(&two, &e[i], sizeof two);
+      const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(two, ElemTraits<E>::kKind);
+      const float2 f = __half22float2(__half2(h));
+      a[i] = f.x;
+      a[i + 1] = f.y;
+    }
+  } else
+#endif
+  {
+#pragma unroll
+    for (int i = 0; i < N; ++i) a[i] = toAcc(e[i]);
+  }
+}
+template <class E, int N> __device__ __forceinline__ void fromAccs(const AccOf<E> (&a)[N], E (&e)[N]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if constexpr (kIsFp8<E> && N % 2 == 0) {
+    constexpr __nv_fp8_interpretation_t Kind = ElemTraits<E>::kKind;
+    bool finite = true;
+#pragma unroll
+    for (int i = 0; i < N; i += 2) {
+      const __nv_fp8x2_storage_t two = __nv_cvt_float2_to_fp8x2(make_float2(a[i], a[i + 1]), __NV_SATFINITE, Kind);
+      memcpy(&e[i], &two, sizeof two);
+      finite &= Fp8Format<Kind>::inRange(fabsf(a[i])) & Fp8Format<Kind>::inRange(fabsf(a[i + 1]));
+    }
+    if (!finite) {  // local copies: the loop indexes them at run time, the callers' arrays stay in registers
+      float t[N];
+      __nv_fp8_storage_t r[N];
+#pragma unroll
+      for (int i = 0; i < N; ++i) t[i] = a[i];
+#pragma unroll 1
+      for (int i = 0; i < N; ++i) r[i] = fp8FromFloat<Kind>(t[i]);
+#pragma unroll
+      for (int i = 0; i < N; ++i) memcpy(&e[i], &r[i], 1);
+    }
+  } else
+#endif
+  {
+#pragma unroll
+    for (int i = 0; i < N; ++i) e[i] = fromAcc<E>(a[i]);
+  }
+}
+
 /// Accumulators of one 16-byte vector of E in class (E, F).
 template <class E, OpFamily F> struct VecAcc {
   AccOf<E> v[kVecElems<E>];
@@ -317,17 +386,23 @@ template <class E, OpFamily F> struct VecAcc {
 /// Unpacks a 16-byte vector of E into its accumulators (first contribution).
 template <class E, OpFamily F>
 __device__ __forceinline__ void vecLoad(VecAcc<E, F>& acc, uint4 raw) {
-  const E* e = reinterpret_cast<const E*>(&raw);
-#pragma unroll
-  for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = toAcc(e[i]);
+  const auto& e = *reinterpret_cast<const E(*)[kVecElems<E>]>(&raw);
+  toAccs<E>(e, acc.v);
 }
 
 /// acc = op(acc, raw) elementwise (a later contribution).
 template <class E, OpFamily F>
 __device__ __forceinline__ void vecAccumulate(VecAcc<E, F>& acc, uint4 raw, int variant) {
-  const E* e = reinterpret_cast<const E*>(&raw);
+  const auto& e = *reinterpret_cast<const E(*)[kVecElems<E>]>(&raw);
+  if constexpr (kIsFp8<E>) {  // two elements per conversion
+    AccOf<E> x[kVecElems<E>];
+    toAccs<E>(e, x);
 #pragma unroll
-  for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = Arith<E, F>::combine(acc.v[i], toAcc(e[i]), variant);
+    for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = Arith<E, F>::combine(acc.v[i], x[i], variant);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = Arith<E, F>::combine(acc.v[i], toAcc(e[i]), variant);
+  }
 }
 
 /// Packs the results of `n` contributions back into a 16-byte vector of E
@@ -340,9 +415,7 @@ __device__ __forceinline__ uint4 vecStore(const VecAcc<E, F>& acc, int n, int va
     if (variant) avgLast<E>(last.v, n);
   }
   uint4 raw;
-  E* e = reinterpret_cast<E*>(&raw);
-#pragma unroll
-  for (int i = 0; i < kVecElems<E>; ++i) e[i] = fromAcc<E>(last.v[i]);
+  fromAccs<E>(last.v, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
   return raw;
 }
 

@@ -111,15 +111,28 @@ template <> struct ElemBits<__nv_bfloat16> {
 /// in class (E, F) (elem.cuh's arithmetic: the same as Atom::reduce and the
 /// host reference).
 template <class E, OpFamily F> struct WordAcc {
-  atom::AccOf<E> acc[ElemBits<E>::kLanes];
-  __device__ __forceinline__ void first(uint64_t w) {
+  static constexpr int kLanes = ElemBits<E>::kLanes;
+  atom::AccOf<E> acc[kLanes];
+  /// Every lane's accumulator value (fp8: two lanes per conversion, atom::toAccs).
+  __device__ __forceinline__ static void lanes(uint64_t w, atom::AccOf<E> (&a)[kLanes]) {
+    if constexpr (atom::kIsFp8<E>) {
+      atom::toAccs<E>(*reinterpret_cast<const E(*)[kLanes]>(&w), a);
+    } else {
 #pragma unroll
-    for (int i = 0; i < ElemBits<E>::kLanes; ++i) acc[i] = ElemBits<E>::get(w, i);
+      for (int i = 0; i < kLanes; ++i) a[i] = ElemBits<E>::get(w, i);
+    }
   }
+  __device__ __forceinline__ void first(uint64_t w) { lanes(w, acc); }
   __device__ __forceinline__ void next(uint64_t w, int variant) {
+    if constexpr (atom::kIsFp8<E>) {
+      atom::AccOf<E> x[kLanes];
+      lanes(w, x);
 #pragma unroll
-    for (int i = 0; i < ElemBits<E>::kLanes; ++i)
-      acc[i] = atom::Arith<E, F>::combine(acc[i], ElemBits<E>::get(w, i), variant);
+      for (int i = 0; i < kLanes; ++i) acc[i] = atom::Arith<E, F>::combine(acc[i], x[i], variant);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kLanes; ++i) acc[i] = atom::Arith<E, F>::combine(acc[i], ElemBits<E>::get(w, i), variant);
+    }
   }
   /// The word after `n` contributions, each lane rounded once.
   /// Avg's last step (atom::avgLast) sits behind one branch per word.
@@ -131,8 +144,12 @@ template <class E, OpFamily F> struct WordAcc {
       if (variant) atom::avgLast<E>(last, n);
     }
     uint64_t w = 0;
+    if constexpr (atom::kIsFp8<E>) {
+      atom::fromAccs<E>(last, *reinterpret_cast<E(*)[kLanes]>(&w));
+    } else {
 #pragma unroll
-    for (int i = 0; i < ElemBits<E>::kLanes; ++i) w |= ElemBits<E>::put(last[i], i);
+      for (int i = 0; i < kLanes; ++i) w |= ElemBits<E>::put(last[i], i);
+    }
     return w;
   }
 };
@@ -182,21 +199,41 @@ template <class E, OpFamily F> __device__ __forceinline__ uint64_t reducePair(ui
 /// in the call's class `red` among `Classes` (purlinc's instantiation
 /// table): one uniform dispatch per group, then the class's own arithmetic
 /// over all n ranks (n == 2: reducePair). Results in ra, rb.
+///
+/// A kernel of one pair (a single class) unrolls the ranks (kMaxRanks - 1
+/// accumulate sites per word, the measured shape of the specialized
+/// kernels). A kernel of several classes has one accumulate site per word
+/// and class: the ranks' words shift down one place per step (static
+/// indices, so wa and wb stay in registers; they are consumed), which
+/// compiles the class's arithmetic twice instead of 14 times
+/// (bench/results/2026-12-06-compile: the latency unit 10.5 -> 8 s).
 template <uint64_t Classes>
-__device__ __forceinline__ void reduceGroupWords(const Reduction& red, const uint64_t (&wa)[kMaxRanks],
-                                                 const uint64_t (&wb)[kMaxRanks], int n, uint64_t& ra,
-                                                 uint64_t& rb) {
+__device__ __forceinline__ void reduceGroupWords(const Reduction& red, uint64_t (&wa)[kMaxRanks],
+                                                 uint64_t (&wb)[kMaxRanks], int n, uint64_t& ra, uint64_t& rb) {
   atom::withReductionClass<Classes>(red.cls, [&](auto tag) {
     using E = typename decltype(tag)::Elem;
     constexpr OpFamily F = decltype(tag)::family;
     WordAcc<E, F> accA, accB;
     accA.first(wa[0]);
     accB.first(wb[0]);
+    if constexpr ((Classes & (Classes - 1)) == 0) {
 #pragma unroll
-    for (int p = 1; p < kMaxRanks; ++p) {
-      if (p >= n) break;
-      accA.next(wa[p], red.variant);
-      accB.next(wb[p], red.variant);
+      for (int p = 1; p < kMaxRanks; ++p) {
+        if (p >= n) break;
+        accA.next(wa[p], red.variant);
+        accB.next(wb[p], red.variant);
+      }
+    } else {
+#pragma unroll 1
+      for (int p = 1; p < n; ++p) {
+#pragma unroll
+        for (int i = 0; i + 1 < kMaxRanks; ++i) {
+          wa[i] = wa[i + 1];
+          wb[i] = wb[i + 1];
+        }
+        accA.next(wa[0], red.variant);
+        accB.next(wb[0], red.variant);
+      }
     }
     ra = accA.result(n, red.variant);
     rb = accB.result(n, red.variant);
