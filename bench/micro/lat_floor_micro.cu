@@ -27,7 +27,9 @@
 ///                makePlan's shape) on the same buffers
 ///   rt-AG/RS/AR/A2A M  the generated latency kernel of each collective,
 ///                bf16 sum, M = coll_bench's message size (AllGather: the
-///                gathered output; the others: the input per rank)
+///                gathered output; the others: the input per rank);
+///                rt-RS-any / rt-AR-any: the same call through the kernel
+///                of every pair (the class dispatched per packet group)
 /// Every exchange row is checked after its replays: every output byte
 /// equals what the sender sent (inputs have bit 63 set in many words), and
 /// reductions equal the host's fp32 sum rounded to bf16.
@@ -361,12 +363,19 @@ std::size_t messageCount(sn::CollKind c, std::size_t m) {
 /// says bf16 sum, and the reductions take the kernels the launch picks for
 /// it (the default policy specializes bf16 sum: purlin/reduction.h Pair).
 using RuntimeFn = sn::ProgramKernel;
+/// anyPair: the reductions' kernel of every pair instead (the call's class
+/// dispatched once per packet group): the rt-RS-any / rt-AR-any rows, the
+/// price of that dispatch for bf16 sum against its specialized kernel.
 constexpr int kBf16Sum = purlin::pairIndex(purlin::DType::BF16, purlin::RedOp::Sum);
-RuntimeFn runtimeKernel(sn::CollKind c) {
+RuntimeFn runtimeKernel(sn::CollKind c, bool anyPair) {
   switch (c) {
     case sn::CollKind::AllGather: return purlin::gen::allGather_Programs::latency<true>();
-    case sn::CollKind::ReduceScatter: return purlin::gen::reduceScatter_Programs::latency<true, kBf16Sum>();
-    case sn::CollKind::AllReduce: return purlin::gen::allReduce_Programs::latency<true, kBf16Sum>();
+    case sn::CollKind::ReduceScatter:
+      return anyPair ? purlin::gen::reduceScatter_Programs::latency<true, purlin::kAnyPair>()
+                     : purlin::gen::reduceScatter_Programs::latency<true, kBf16Sum>();
+    case sn::CollKind::AllReduce:
+      return anyPair ? purlin::gen::allReduce_Programs::latency<true, purlin::kAnyPair>()
+                     : purlin::gen::allReduce_Programs::latency<true, kBf16Sum>();
     case sn::CollKind::AllToAll: return purlin::gen::allToAll_Programs::latency<true>();
   }
   return nullptr;
@@ -488,6 +497,11 @@ int main(int argc, char** argv) {
       v.coll = c;
       v.message = true;
       rows.push_back(v);
+      if (c == sn::CollKind::ReduceScatter || c == sn::CollKind::AllReduce) {
+        v.name = c == sn::CollKind::AllReduce ? "rt-AR-any" : "rt-RS-any";
+        v.flags = 1;  // the kernel of every pair (runtimeKernel anyPair)
+        rows.push_back(v);
+      }
     }
   for (std::size_t b : {std::size_t(1024), std::size_t(524288)})
     for (int f : {0, int(kVEpoch), int(kVRegion), int(kVWord), int(kVPoll), 15, int(kVEnd), int(kVLoad), int(kVStore),
@@ -599,7 +613,7 @@ int main(int argc, char** argv) {
             default: launch(variantKernel<15>); break;
           }
         } else if (row.k == Kind::Runtime)
-          CK(cudaLaunchKernelEx(&cfg, runtimeKernel(row.coll), dcs[r], plan[r], static_cast<const std::byte*>(R[r].in),
+          CK(cudaLaunchKernelEx(&cfg, runtimeKernel(row.coll, row.flags == 1), dcs[r], plan[r], static_cast<const std::byte*>(R[r].in),
                                 R[r].out));
         else if (row.k == Kind::GroupSpread) CK(cudaLaunchKernelEx(&cfg, spreadKernel<false>, sp));
         else if (row.k == Kind::GroupSpreadPf) CK(cudaLaunchKernelEx(&cfg, spreadKernel<true>, sp));

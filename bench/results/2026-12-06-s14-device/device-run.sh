@@ -12,6 +12,8 @@
 #     pairs:  pair_bandwidth.py, every (dtype, op) of AllReduce and
 #             ReduceScatter, base and new libraries alternating (ROUNDS),
 #             RANKS ranks (default 2), sizes BW_SIZES; bw_table.py new/base
+#     lat:    lat_floor_micro --loopback --unchecked --only rt- (LAT_RUNS times):
+#             bf16 sum's latency kernels, specialized against the kernel of every pair
 #     bench:  coll_bench --threads 2 --nccl none --in-place, a short sweep
 #     pytest: python/tests, with purlinc for purlin.jit and torchrun for
 #             the torch.distributed backend
@@ -52,6 +54,9 @@ for s in "$@"; do
            timeout 150 $P/coll_bench "$OUT/bench" --threads 2 --nccl none -b 1K -e 64M -f 8 --in-place --samples 3 \
              > "$OUT/bench/console.txt" 2>&1
            echo "coll_bench rc=$?"; grep -v "^#" "$OUT/bench/console.txt" | head -40;;
+    lat) for i in $(seq ${LAT_RUNS:-3}); do
+           timeout 120 $P/lat_floor_micro --loopback --unchecked --only rt- > "$OUT/lat-$i.txt" 2>&1; echo "lat_floor_micro $i rc=$?"
+         done; paste "$OUT"/lat-*.txt | head -40;;
     tma) PYTEST_ADDOPTS="--ignore=python/tests/test_dist.py" PB_LIBS="${PB_LIBS-cpasync tmalib cpasync tmalib}" \
            bash "$R/bench/results/2026-12-05-tma/device-run.sh";;
   esac
