@@ -48,7 +48,7 @@ def test_jit_all_gather(gpu, gather_library, n):
                 eager = out.clone()
                 out.fill_(7)
                 graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph, stream=torch.cuda.current_stream()):
+                with torch.cuda.graph(graph, stream=torch.cuda.current_stream(), capture_error_mode="thread_local"):
                     lib.my_gather(comm, x, out, count, dtype, None)
                 graph.replay()
                 torch.cuda.current_stream().synchronize()

@@ -66,7 +66,7 @@ const char* opName(RedOp op) { return op == RedOp::Sum ? "sum" : op == RedOp::Ma
 template <class E, RedOp Op>
 E hostReduce(const Pools& pools, int n, const int* srcOff, std::size_t i) {
   E xs[pa::kMaxSources];
-  for (int p = 0; p < n; ++p) std::memcpy(&xs[p], pools.host[p].data() + srcOff[p] + i * sizeof(E), sizeof(E));
+  for (int p = 0; p < n && p < pa::kMaxSources; ++p) std::memcpy(&xs[p], pools.host[p].data() + srcOff[p] + i * sizeof(E), sizeof(E));
   return pa::referenceReduce<E, Op>(xs, n);
 }
 

@@ -217,10 +217,10 @@ int misuseCases(Communicator& comm, Bootstrap& boot) {
            comm.registerBuffer(buf, r == n - 1 ? bytes - 256 : bytes);
          }));
   std::vector<std::byte> host(bytes);
-  report("register: host memory on rank 0", expectError(Status::InvalidArgument, "rank 0 passes a range that is not inside one cudaMalloc", [&] {
+  report("register: host memory on rank 0", expectError(Status::InvalidArgument, "rank 0 passes a range that is neither inside one cudaMalloc", [&] {
            comm.registerBuffer(r == 0 ? host.data() : buf, bytes);
          }));
-  report("register: a range past the end of its allocation", expectError(Status::InvalidArgument, "not inside one cudaMalloc", [&] {
+  report("register: a range past the end of its allocation", expectError(Status::InvalidArgument, "neither inside one cudaMalloc", [&] {
            comm.registerBuffer(buf + bytes, bytes + 1);
          }));
   {

@@ -14,6 +14,7 @@
 #             RANKS ranks (default 2), sizes BW_SIZES; bw_table.py new/base
 #     lat:    lat_floor_micro --loopback --unchecked --only rt- (LAT_RUNS times):
 #             bf16 sum's latency kernels, specialized against the kernel of every pair
+#     inplace: coll_bench --in-place at 4 MiB with its plan log (what each in-place row took)
 #     bench:  coll_bench --threads 2 --nccl none --in-place, a short sweep
 #     pytest: python/tests, with purlinc for purlin.jit and torchrun for
 #             the torch.distributed backend
@@ -54,6 +55,10 @@ for s in "$@"; do
            timeout 150 $P/coll_bench "$OUT/bench" --threads 2 --nccl none -b 1K -e 64M -f 8 --in-place --samples 3 \
              > "$OUT/bench/console.txt" 2>&1
            echo "coll_bench rc=$?"; grep -v "^#" "$OUT/bench/console.txt" | head -40;;
+    inplace) mkdir -p "$OUT/inplace"
+           timeout 100 $P/coll_bench "$OUT/inplace" --threads 2 --nccl none --colls ag,rs,ar -b 4M -e 4M --in-place --samples 3 \
+             > "$OUT/inplace/console.txt" 2>&1
+           echo "coll_bench in place rc=$?"; grep -v "^#" "$OUT/inplace/console.txt" | head -20; cat "$OUT/inplace/plans.log";;
     lat) for i in $(seq ${LAT_RUNS:-3}); do
            timeout 120 $P/lat_floor_micro --loopback --unchecked --only rt- > "$OUT/lat-$i.txt" 2>&1; echo "lat_floor_micro $i rc=$?"
          done; paste "$OUT"/lat-*.txt | head -40;;

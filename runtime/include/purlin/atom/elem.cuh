@@ -273,11 +273,10 @@ template <class E, OpFamily F> struct Arith {
 /// multiplies by 1/n, which is exact, so the product is the same real
 /// quotient rounded once; integers shift the wrapped sum, rounding toward
 /// zero as the division does (a negative sum adds n - 1 first). Other n
-/// (3, 5, 6, 7 ranks) divide, in a loop that is not unrolled over a local
-/// copy of the accumulators: one division site per vector or word instead
-/// of one per element (an out-of-line call instead would put the
-/// accumulators of every loop using this in local memory; measured,
-/// bench/results/2026-12-04-units).
+/// divide (inline: an out-of-line call would put the accumulators of every
+/// loop using this in local memory; measured, bench/results/2026-12-04-units;
+/// a loop over a local copy instead, one division site per vector, made
+/// ptxas spill in every sum class loop: bench/results/2026-12-06-s14-device).
 template <class E, int N> __host__ __device__ __forceinline__ void avgLast(AccOf<E> (&a)[N], int n) {
   using A = AccOf<E>;
   if (n > 0 && (n & (n - 1)) == 0) {
@@ -298,14 +297,9 @@ template <class E, int N> __host__ __device__ __forceinline__ void avgLast(AccOf
         a[i] = A(x >> k);
       }
     }
-  } else {  // local copies: the loop indexes them at run time, a stays in registers
-    A t[N];
+  } else {
 #pragma unroll
-    for (int i = 0; i < N; ++i) t[i] = a[i];
-#pragma unroll 1
-    for (int i = 0; i < N; ++i) t[i] = finalize<E, RedOp::Avg>(t[i], n);
-#pragma unroll
-    for (int i = 0; i < N; ++i) a[i] = t[i];
+    for (int i = 0; i < N; ++i) a[i] = finalize<E, RedOp::Avg>(a[i], n);
   }
 }
 
@@ -360,15 +354,27 @@ template <class E, int N> __device__ __forceinline__ void fromAccs(const AccOf<E
       memcpy(&e[i], &two, sizeof two);
       finite &= Fp8Format<Kind>::inRange(fabsf(a[i])) & Fp8Format<Kind>::inRange(fabsf(a[i + 1]));
     }
-    if (!finite) {  // local copies: the loop indexes them at run time, the callers' arrays stay in registers
+    if (!finite) {
+      // One element per step, always the front one: the values shift down
+      // a register and the bytes a place (static indices, so all stays in
+      // registers; no local memory, no stack), each converted by the one
+      // fp8FromFloat site.
+      static_assert(N % 8 == 0, "fromAccs: whole 8-byte words of fp8");
+      constexpr int W = N / 8;
       float t[N];
-      __nv_fp8_storage_t r[N];
 #pragma unroll
       for (int i = 0; i < N; ++i) t[i] = a[i];
+      uint64_t w[W] = {};
 #pragma unroll 1
-      for (int i = 0; i < N; ++i) r[i] = fp8FromFloat<Kind>(t[i]);
+      for (int i = 0; i < N; ++i) {
+        const uint64_t b = fp8FromFloat<Kind>(t[0]);
 #pragma unroll
-      for (int i = 0; i < N; ++i) memcpy(&e[i], &r[i], 1);
+        for (int k = 0; k + 1 < W; ++k) w[k] = (w[k] >> 8) | (w[k + 1] << 56);
+        w[W - 1] = (w[W - 1] >> 8) | (b << 56);
+#pragma unroll
+        for (int k = 0; k + 1 < N; ++k) t[k] = t[k + 1];
+      }
+      memcpy(&e[0], &w[0], N);  // element i in byte i
     }
   } else
 #endif
@@ -386,8 +392,13 @@ template <class E, OpFamily F> struct VecAcc {
 /// Unpacks a 16-byte vector of E into its accumulators (first contribution).
 template <class E, OpFamily F>
 __device__ __forceinline__ void vecLoad(VecAcc<E, F>& acc, uint4 raw) {
-  const auto& e = *reinterpret_cast<const E(*)[kVecElems<E>]>(&raw);
-  toAccs<E>(e, acc.v);
+  if constexpr (kIsFp8<E>) {  // two elements per conversion
+    toAccs<E>(*reinterpret_cast<const E(*)[kVecElems<E>]>(&raw), acc.v);
+  } else {
+    const E* e = reinterpret_cast<const E*>(&raw);
+#pragma unroll
+    for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = toAcc(e[i]);
+  }
 }
 
 /// acc = op(acc, raw) elementwise (a later contribution).
@@ -415,7 +426,13 @@ __device__ __forceinline__ uint4 vecStore(const VecAcc<E, F>& acc, int n, int va
     if (variant) avgLast<E>(last.v, n);
   }
   uint4 raw;
-  fromAccs<E>(last.v, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
+  if constexpr (kIsFp8<E>) {  // two elements per conversion
+    fromAccs<E>(last.v, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
+  } else {
+    E* e = reinterpret_cast<E*>(&raw);
+#pragma unroll
+    for (int i = 0; i < kVecElems<E>; ++i) e[i] = fromAcc<E>(last.v[i]);
+  }
   return raw;
 }
 

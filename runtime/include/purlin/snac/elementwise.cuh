@@ -199,41 +199,21 @@ template <class E, OpFamily F> __device__ __forceinline__ uint64_t reducePair(ui
 /// in the call's class `red` among `Classes` (purlinc's instantiation
 /// table): one uniform dispatch per group, then the class's own arithmetic
 /// over all n ranks (n == 2: reducePair). Results in ra, rb.
-///
-/// A kernel of one pair (a single class) unrolls the ranks (kMaxRanks - 1
-/// accumulate sites per word, the measured shape of the specialized
-/// kernels). A kernel of several classes has one accumulate site per word
-/// and class: the ranks' words shift down one place per step (static
-/// indices, so wa and wb stay in registers; they are consumed), which
-/// compiles the class's arithmetic twice instead of 14 times
-/// (bench/results/2026-12-06-compile: the latency unit 10.5 -> 8 s).
 template <uint64_t Classes>
-__device__ __forceinline__ void reduceGroupWords(const Reduction& red, uint64_t (&wa)[kMaxRanks],
-                                                 uint64_t (&wb)[kMaxRanks], int n, uint64_t& ra, uint64_t& rb) {
+__device__ __forceinline__ void reduceGroupWords(const Reduction& red, const uint64_t (&wa)[kMaxRanks],
+                                                 const uint64_t (&wb)[kMaxRanks], int n, uint64_t& ra,
+                                                 uint64_t& rb) {
   atom::withReductionClass<Classes>(red.cls, [&](auto tag) {
     using E = typename decltype(tag)::Elem;
     constexpr OpFamily F = decltype(tag)::family;
     WordAcc<E, F> accA, accB;
     accA.first(wa[0]);
     accB.first(wb[0]);
-    if constexpr ((Classes & (Classes - 1)) == 0) {
 #pragma unroll
-      for (int p = 1; p < kMaxRanks; ++p) {
-        if (p >= n) break;
-        accA.next(wa[p], red.variant);
-        accB.next(wb[p], red.variant);
-      }
-    } else {
-#pragma unroll 1
-      for (int p = 1; p < n; ++p) {
-#pragma unroll
-        for (int i = 0; i + 1 < kMaxRanks; ++i) {
-          wa[i] = wa[i + 1];
-          wb[i] = wb[i + 1];
-        }
-        accA.next(wa[0], red.variant);
-        accB.next(wb[0], red.variant);
-      }
+    for (int p = 1; p < kMaxRanks; ++p) {
+      if (p >= n) break;
+      accA.next(wa[p], red.variant);
+      accB.next(wb[p], red.variant);
     }
     ra = accA.result(n, red.variant);
     rb = accB.result(n, red.variant);
