@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "purlin/atom/elem.cuh"
 #include "purlin/reduction.h"
@@ -246,4 +247,38 @@ TEST_CASE("elem: every (dtype, op) pair's class loop gives the op's own results,
   checkClassOf<DType::Name, RedOp::Avg>();              \
   checkClassOf<DType::Name, RedOp::Product>();
 #include "purlin/types.def"
+}
+
+TEST_CASE("elem: fp8FromFloats (fromAccs' slow path) converts every lane to its own byte") {
+  // Groups that mix in-range values, NaN, infinities, values just past the
+  // largest finite one, subnormals and zeros, in every lane position: each
+  // byte i must be fp8FromFloat of float i (the one-element conversion,
+  // bitwise __NV_NOSAT), whatever its neighbours.
+  const float specials[] = {1.0f,     -2.5f,         448.0f,   464.0f,    465.0f,   -1e9f,     0.0f,   -0.0f,
+                            1e-9f,    57344.0f,      61440.0f, -61439.0f, 3.0e-3f,  -0.01953125f,
+                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(), 0.3f,  -17.0f,   240.0f};
+  constexpr int kSpecials = int(sizeof specials / sizeof specials[0]);
+  auto check = [&](auto kind) {
+    constexpr __nv_fp8_interpretation_t Kind = decltype(kind)::value;
+    for (int rot = 0; rot < kSpecials; ++rot) {
+      float a8[8], a16[16];
+      for (int i = 0; i < 16; ++i) a16[i] = specials[(rot + 3 * i) % kSpecials];
+      for (int i = 0; i < 8; ++i) a8[i] = specials[(rot + 5 * i) % kSpecials];
+      __nv_fp8_storage_t r8[8], r16[16];
+      pa::fp8FromFloats<Kind>(a8, r8);
+      pa::fp8FromFloats<Kind>(a16, r16);
+      for (int i = 0; i < 8; ++i) {
+        INFO("kind " << int(Kind) << " rotation " << rot << " lane " << i << " of 8: " << a8[i]);
+        CHECK(unsigned(r8[i]) == unsigned(pa::fp8FromFloat<Kind>(a8[i])));
+        CHECK(unsigned(r8[i]) == unsigned(__nv_cvt_float_to_fp8(a8[i], __NV_NOSAT, Kind)));
+      }
+      for (int i = 0; i < 16; ++i) {
+        INFO("kind " << int(Kind) << " rotation " << rot << " lane " << i << " of 16: " << a16[i]);
+        CHECK(unsigned(r16[i]) == unsigned(__nv_cvt_float_to_fp8(a16[i], __NV_NOSAT, Kind)));
+      }
+    }
+  };
+  check(std::integral_constant<__nv_fp8_interpretation_t, __NV_E4M3>{});
+  check(std::integral_constant<__nv_fp8_interpretation_t, __NV_E5M2>{});
 }

@@ -145,6 +145,30 @@ template <__nv_fp8_interpretation_t Kind> __host__ __device__ __forceinline__ __
   return fp8FromFloatSoft<Kind>(a);
 #endif
 }
+/// fp8FromFloat of N floats (N a multiple of 8), one element per step,
+/// always the front one: the values shift down a register and the bytes a
+/// place (static indices, so everything stays in registers: no local
+/// memory, no stack frame), each converted by the one fp8FromFloat site.
+/// The slow path of fromAccs (a group with a NaN or an out-of-range value).
+template <__nv_fp8_interpretation_t Kind, int N>
+__host__ __device__ __forceinline__ void fp8FromFloats(const float (&a)[N], __nv_fp8_storage_t (&r)[N]) {
+  static_assert(N % 8 == 0, "fp8FromFloats: whole 8-byte words");
+  constexpr int W = N / 8;
+  float t[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) t[i] = a[i];
+  uint64_t w[W] = {};
+#pragma unroll 1
+  for (int i = 0; i < N; ++i) {
+    const uint64_t b = fp8FromFloat<Kind>(t[0]);
+#pragma unroll
+    for (int k = 0; k + 1 < W; ++k) w[k] = (w[k] >> 8) | (w[k + 1] << 56);
+    w[W - 1] = (w[W - 1] >> 8) | (b << 56);
+#pragma unroll
+    for (int k = 0; k + 1 < N; ++k) t[k] = t[k + 1];
+  }
+  std::memcpy(&r[0], &w[0], N);  // element i in byte i (little endian)
+}
 template <class F8, __nv_fp8_interpretation_t Kind> struct Fp8Traits {
   using Acc = float;
   static constexpr __nv_fp8_interpretation_t kKind = Kind;
@@ -354,28 +378,7 @@ template <class E, int N> __device__ __forceinline__ void fromAccs(const AccOf<E
       memcpy(&e[i], &two, sizeof two);
       finite &= Fp8Format<Kind>::inRange(fabsf(a[i])) & Fp8Format<Kind>::inRange(fabsf(a[i + 1]));
     }
-    if (!finite) {
-      // One element per step, always the front one: the values shift down
-      // a register and the bytes a place (static indices, so all stays in
-      // registers; no local memory, no stack), each converted by the one
-      // fp8FromFloat site.
-      static_assert(N % 8 == 0, "fromAccs: whole 8-byte words of fp8");
-      constexpr int W = N / 8;
-      float t[N];
-#pragma unroll
-      for (int i = 0; i < N; ++i) t[i] = a[i];
-      uint64_t w[W] = {};
-#pragma unroll 1
-      for (int i = 0; i < N; ++i) {
-        const uint64_t b = fp8FromFloat<Kind>(t[0]);
-#pragma unroll
-        for (int k = 0; k + 1 < W; ++k) w[k] = (w[k] >> 8) | (w[k + 1] << 56);
-        w[W - 1] = (w[W - 1] >> 8) | (b << 56);
-#pragma unroll
-        for (int k = 0; k + 1 < N; ++k) t[k] = t[k + 1];
-      }
-      memcpy(&e[0], &w[0], N);  // element i in byte i
-    }
+    if (!finite) fp8FromFloats<Kind>(a, *reinterpret_cast<__nv_fp8_storage_t(*)[N]>(&e));
   } else
 #endif
   {
