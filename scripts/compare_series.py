@@ -70,6 +70,8 @@ def read_run(run_dir):
             for i, r in enumerate(reader, start=2):
                 try:
                     coll, size, ok = r["collective"], int(r["bytes"]), r["ok"].strip() == "1"
+                    if (r.get("placement") or "out").strip() == "in":
+                        coll += " (in)"  # coll_bench --in-place: its own key, not the out-of-place point's
                 except ValueError as e:
                     raise InputError(f"{path}:{i}: {e}")
                 # Runs from before the series columns: the graph mode against default NCCL.

@@ -48,7 +48,9 @@ def read_rows(path):
             for i, r in enumerate(reader, start=2):
                 try:
                     row = {
-                        "coll": r["collective"], "bytes": int(r["bytes"]),
+                        # coll_bench --in-place rows get their own key (not one curve with out-of-place)
+                        "coll": r["collective"] + (" (in)" if (r.get("placement") or "out").strip() == "in" else ""),
+                        "bytes": int(r["bytes"]),
                         "p_us": float(r["purlin_us"]), "n_us": float(r["nccl_us"]),
                         "p_bw": float(r["purlin_GBps"]), "n_bw": float(r["nccl_GBps"]),
                         "ok": r["ok"].strip() == "1", "ctas": int(r["ctas"]),

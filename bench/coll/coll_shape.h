@@ -87,17 +87,20 @@ inline bool hasInPlaceForm(Coll c) {
 }
 
 /// The buffers of one call: out of place, `in` and `out` as allocated; in
-/// place (hasInPlaceForm), carved from one of them as above (`count`
-/// elements per rank's block).
+/// place (hasInPlaceForm), both carved from the output allocation as
+/// nccl-tests does (so a registered output covers them), `count` elements
+/// per rank's block: AllGather's input at the own block, ReduceScatter's
+/// output at the own block of its input there.
 struct CallBuffers {
   void *in = nullptr, *out = nullptr;
 };
 inline CallBuffers callBuffers(Coll c, std::size_t count, int rank, void *in, void *out, bool inPlace) {
   if (!inPlace) return {in, out};
+  char *const base = static_cast<char *>(out);
   const std::size_t own = std::size_t(rank) * count * kElemBytes;
-  if (c == Coll::AllGather) return {static_cast<char *>(out) + own, out};
-  if (c == Coll::ReduceScatter) return {in, static_cast<char *>(in) + own};
-  return {out, out};  // AllReduce
+  if (c == Coll::AllGather) return {base + own, base};
+  if (c == Coll::ReduceScatter) return {base, base + own};
+  return {base, base};  // AllReduce
 }
 
 inline bool isReduction(Coll c) {

@@ -475,6 +475,7 @@ int main(int argc, char** argv) {
     Kind k; const char* name; std::size_t bytes; bool pdl; int ctas = 0, threads = 0, flags = 0;
     sn::CollKind coll = sn::CollKind::AllGather;
     bool message = false;  // bytes = coll_bench's message size (rt-* rows)
+    bool anyPair = false;  // rt-RS-any / rt-AR-any: the kernel of every pair (runtimeKernel)
   };
   std::vector<Row> rows = {
       {Kind::Empty, "empty", 0, true, 1, 32},          {Kind::Empty, "empty", 0, false, 1, 32},
@@ -499,7 +500,7 @@ int main(int argc, char** argv) {
       rows.push_back(v);
       if (c == sn::CollKind::ReduceScatter || c == sn::CollKind::AllReduce) {
         v.name = c == sn::CollKind::AllReduce ? "rt-AR-any" : "rt-RS-any";
-        v.flags = 1;  // the kernel of every pair (runtimeKernel anyPair)
+        v.anyPair = true;
         rows.push_back(v);
       }
     }
@@ -613,7 +614,7 @@ int main(int argc, char** argv) {
             default: launch(variantKernel<15>); break;
           }
         } else if (row.k == Kind::Runtime)
-          CK(cudaLaunchKernelEx(&cfg, runtimeKernel(row.coll, row.flags == 1), dcs[r], plan[r], static_cast<const std::byte*>(R[r].in),
+          CK(cudaLaunchKernelEx(&cfg, runtimeKernel(row.coll, row.anyPair), dcs[r], plan[r], static_cast<const std::byte*>(R[r].in),
                                 R[r].out));
         else if (row.k == Kind::GroupSpread) CK(cudaLaunchKernelEx(&cfg, spreadKernel<false>, sp));
         else if (row.k == Kind::GroupSpreadPf) CK(cudaLaunchKernelEx(&cfg, spreadKernel<true>, sp));

@@ -303,7 +303,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         with what to do, not silently used for another GPU."""
         dev = torch.device(device) if not isinstance(device, torch.device) else device
         if dev.type == "cpu":
-            return self._cpu._get_backend(dev)
+            return self._cpu  # a ProcessGroupGloo is itself a c10d Backend
         if dev.type != "cuda":
             raise RuntimeError(f"purlin: no backend for device type {dev.type} (purlin runs CUDA; CPU goes to gloo)")
         mine = self.device.index if self.device is not None else \

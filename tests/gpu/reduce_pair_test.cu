@@ -152,18 +152,19 @@ bool runE4M3ToFloat(Mismatch* dm) {
 
 /// The group conversions (elem.cuh toAccs / fromAccs: two fp8 elements per
 /// instruction, the out-of-range ones put back behind one branch per
-/// group) against the one-element ones. fromAccs: thread t of block b
-/// rounds the 16 floats g + k * 2^28 (g = b * 256 + t, k < 16) as one
-/// vector, so every float is rounded once, in groups that mix signs,
-/// magnitudes, NaN and out-of-range values, and each result must be
-/// __NV_NOSAT's. toAccs: every pair of fp8 values (x, y) as one two-lane
-/// group, bit-identical to toAcc of each (or both NaN).
-template <class E> __global__ void fp8GroupKernel(Mismatch* m) {
+/// group) against the one-element ones. fromAccs, every float twice, each
+/// result __NV_NOSAT's: thread g rounds the 16 floats g + k * 2^28 (k <
+/// 16) as one vector (groups mixing signs, magnitudes, NaN and
+/// out-of-range values: the slow path), and the 16 consecutive floats
+/// 16g + k (mostly groups all in range: the paired conversion itself).
+/// toAccs: every pair of fp8 values (x, y) as one two-lane group,
+/// bit-identical to toAcc of each (or both NaN).
+template <class E, bool Consecutive> __global__ void fp8GroupKernel(Mismatch* m) {
   constexpr __nv_fp8_interpretation_t Kind = purlin::atom::ElemTraits<E>::kKind;
   const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
   float a[16];
 #pragma unroll
-  for (int k = 0; k < 16; ++k) a[k] = __uint_as_float(g + (uint32_t(k) << 28));
+  for (int k = 0; k < 16; ++k) a[k] = __uint_as_float(Consecutive ? g * 16u + uint32_t(k) : g + (uint32_t(k) << 28));
   E e[16];
   purlin::atom::fromAccs<E>(a, e);
 #pragma unroll
@@ -176,7 +177,7 @@ template <class E> __global__ void fp8GroupKernel(Mismatch* m) {
       m->want = want;
     }
   }
-  if (g < 65536) {  // toAccs: the pair (x, y) = (g & 255, g >> 8)
+  if (!Consecutive && g < 65536) {  // toAccs: the pair (x, y) = (g & 255, g >> 8)
     E two[2];
     two[0].__x = __nv_fp8_storage_t(g & 255u);
     two[1].__x = __nv_fp8_storage_t(g >> 8);
@@ -197,7 +198,8 @@ template <class E> __global__ void fp8GroupKernel(Mismatch* m) {
 
 template <class E> bool runFp8Group(const char* name, Mismatch* dm) {
   ATOMTEST_CK(cudaMemset(dm, 0, sizeof(Mismatch)));
-  fp8GroupKernel<E><<<(1u << 28) / 256, 256>>>(dm);
+  fp8GroupKernel<E, false><<<(1u << 28) / 256, 256>>>(dm);
+  fp8GroupKernel<E, true><<<(1u << 28) / 256, 256>>>(dm);
   ATOMTEST_CK(cudaGetLastError());
   ATOMTEST_CK(cudaDeviceSynchronize());
   Mismatch m{};
@@ -211,7 +213,7 @@ template <class E> bool runFp8Group(const char* name, Mismatch* dm) {
                   name, m.count, m.x, m.y, m.got, m.want);
     return false;
   }
-  std::printf("PASS fromAccs/toAccs %s: all 2^32 floats in mixed 16-lane groups as __NV_NOSAT; all 2^16 pairs as toAcc\n",
+  std::printf("PASS fromAccs/toAccs %s: all 2^32 floats in mixed and in consecutive 16-lane groups as __NV_NOSAT; all 2^16 pairs as toAcc\n",
               name);
   return true;
 }

@@ -369,7 +369,7 @@ template <class E, int N> __device__ __forceinline__ void toAccs(const E (&e)[N]
 }
 template <class E, int N> __device__ __forceinline__ void fromAccs(const AccOf<E> (&a)[N], E (&e)[N]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  if constexpr (kIsFp8<E> && N % 2 == 0) {
+  if constexpr (kIsFp8<E> && N % 8 == 0) {  // whole words (fp8FromFloats)
     constexpr __nv_fp8_interpretation_t Kind = ElemTraits<E>::kKind;
     bool finite = true;
 #pragma unroll

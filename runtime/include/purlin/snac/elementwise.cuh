@@ -137,9 +137,9 @@ template <class E, OpFamily F> struct WordAcc {
   /// The word after `n` contributions, each lane rounded once.
   /// Avg's last step (atom::avgLast) sits behind one branch per word.
   __device__ __forceinline__ uint64_t result(int n, int variant) const {
-    atom::AccOf<E> last[ElemBits<E>::kLanes];
+    atom::AccOf<E> last[kLanes];
 #pragma unroll
-    for (int i = 0; i < ElemBits<E>::kLanes; ++i) last[i] = acc[i];
+    for (int i = 0; i < kLanes; ++i) last[i] = acc[i];
     if constexpr (F == OpFamily::Sum) {
       if (variant) atom::avgLast<E>(last, n);
     }
