@@ -208,9 +208,6 @@ class _CudaBackendInfo:
     supports_coalescing = False
     supports_time_estimate = False
 
-    def __init__(self, group: "ProcessGroupPurlin"):
-        self.group = group
-
     def name(self) -> str:
         return BACKEND
 
@@ -301,7 +298,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
         a description of this one; a device_id other than the device the
         communicator was created on (the current one at creation) is refused
         with what to do, not silently used for another GPU."""
-        dev = torch.device(device) if not isinstance(device, torch.device) else device
+        dev = torch.device(device)
         if dev.type == "cpu":
             return self._cpu  # a ProcessGroupGloo is itself a c10d Backend
         if dev.type != "cuda":
@@ -312,7 +309,7 @@ class ProcessGroupPurlin(dist.ProcessGroup):
             raise ValueError(f"purlin: this rank's group was created on cuda:{mine} (the current device at "
                              f"init_process_group), not on {dev}: call torch.cuda.set_device({dev.index}) "
                              f"before init_process_group(device_id={dev})")
-        return _CudaBackendInfo(self)
+        return _CudaBackendInfo()
 
     def name(self) -> str:
         return BACKEND

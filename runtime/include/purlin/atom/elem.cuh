@@ -395,13 +395,7 @@ template <class E, OpFamily F> struct VecAcc {
 /// Unpacks a 16-byte vector of E into its accumulators (first contribution).
 template <class E, OpFamily F>
 __device__ __forceinline__ void vecLoad(VecAcc<E, F>& acc, uint4 raw) {
-  if constexpr (kIsFp8<E>) {  // two elements per conversion
-    toAccs<E>(*reinterpret_cast<const E(*)[kVecElems<E>]>(&raw), acc.v);
-  } else {
-    const E* e = reinterpret_cast<const E*>(&raw);
-#pragma unroll
-    for (int i = 0; i < kVecElems<E>; ++i) acc.v[i] = toAcc(e[i]);
-  }
+  toAccs<E>(*reinterpret_cast<const E(*)[kVecElems<E>]>(&raw), acc.v);
 }
 
 /// acc = op(acc, raw) elementwise (a later contribution).
@@ -429,13 +423,7 @@ __device__ __forceinline__ uint4 vecStore(const VecAcc<E, F>& acc, int n, int va
     if (variant) avgLast<E>(last.v, n);
   }
   uint4 raw;
-  if constexpr (kIsFp8<E>) {  // two elements per conversion
-    fromAccs<E>(last.v, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
-  } else {
-    E* e = reinterpret_cast<E*>(&raw);
-#pragma unroll
-    for (int i = 0; i < kVecElems<E>; ++i) e[i] = fromAcc<E>(last.v[i]);
-  }
+  fromAccs<E>(last.v, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
   return raw;
 }
 
