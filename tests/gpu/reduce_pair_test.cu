@@ -12,7 +12,9 @@
 /// against CUDA's software __NV_NOSAT conversion for all 2^32 floats, and
 /// the 32-bit integer forms that sm_80 and the host run (fp8FromFloatSoft,
 /// fp8E4M3ToFloatSoft) likewise, and the group forms every vector and word
-/// takes (toAccs, fromAccs). Prints PASS/FAIL per case; exits non-zero on any failure.
+/// takes (toAccs, fromAccs). And the extremum of f16, bf16 and fp8 kept in a
+/// packed 16-bit format (kPackedExtremum) against the fp32 path, for every
+/// pair of operands. Prints PASS/FAIL per case; exits non-zero on any failure.
 #include <cstdint>
 #include <cstdio>
 
@@ -218,6 +220,87 @@ template <class E> bool runFp8Group(const char* name, Mismatch* dm) {
   return true;
 }
 
+/// The extremum kept packed (elem.cuh kPackedExtremum: f16 and bf16 in
+/// their own format, fp8 widened to f16) against the fp32 path of the op
+/// (referenceReduce: toAcc, fmaxf / fminf, fromAcc), for every pair of
+/// values of E: block x pairs x with every y, word X = {x, y, x, y, ...}
+/// and Y = {y, x, y, x, ...} (every lane, both operand orders), through
+/// WordAcc (the latency program's words) and through vecLoad /
+/// vecAccumulate / vecStore (the 16-byte vectors of Atom::reduce and the
+/// direct program). Bit-identical, NaN encodings included. m->y's bit 31:
+/// the vector form; bit 30: min. `packed` tells whether the packed form ran.
+struct PackedMismatch {
+  Mismatch m;
+  int packed;
+};
+template <class E> __global__ void packedExtremumKernel(PackedMismatch* pm) {
+  namespace at = purlin::atom;
+  constexpr purlin::OpFamily F = purlin::OpFamily::Extremum;
+  constexpr int kBits = 8 * int(sizeof(E)), kLanes = 8 / int(sizeof(E));
+  constexpr uint64_t kValues = uint64_t(1) << kBits, kMask = kValues - 1;
+  if (blockIdx.x == 0 && threadIdx.x == 0) pm->packed = sn::WordAcc<E, F>::kPacked && at::VecAcc<E, F>::kPacked;
+  const uint64_t x = blockIdx.x;
+  for (uint64_t y = threadIdx.x; y < kValues; y += blockDim.x) {
+    uint64_t X = 0, Y = 0;
+    for (int l = 0; l < kLanes; ++l) {
+      X |= (l % 2 ? y : x) << (kBits * l);
+      Y |= (l % 2 ? x : y) << (kBits * l);
+    }
+    for (int variant = 0; variant < 2; ++variant) {
+      sn::WordAcc<E, F> acc;
+      acc.first(X);
+      acc.next(Y, variant);
+      const uint64_t word = acc.result(2, variant);
+      at::VecAcc<E, F> vacc;
+      at::vecLoad<E, F>(vacc, make_uint4(uint32_t(X), uint32_t(X >> 32), uint32_t(Y), uint32_t(Y >> 32)));
+      at::vecAccumulate<E, F>(vacc, make_uint4(uint32_t(Y), uint32_t(Y >> 32), uint32_t(X), uint32_t(X >> 32)), variant);
+      const uint4 vec = at::vecStore<E, F>(vacc, 2, variant);
+      const uint64_t vecWords[2] = {uint64_t(vec.x) | uint64_t(vec.y) << 32, uint64_t(vec.z) | uint64_t(vec.w) << 32};
+      for (int form = 0; form < 3; ++form) {  // the word; the vector's low and high words
+        const uint64_t got = form == 0 ? word : vecWords[form - 1], first = form == 2 ? Y : X, second = form == 2 ? X : Y;
+        for (int l = 0; l < kLanes; ++l) {
+          E ops[2];
+          const uint64_t a = (first >> (kBits * l)) & kMask, b = (second >> (kBits * l)) & kMask;
+          memcpy(&ops[0], &a, sizeof(E));
+          memcpy(&ops[1], &b, sizeof(E));
+          const E r = variant ? at::referenceReduce<E, RedOp::Min>(ops, 2) : at::referenceReduce<E, RedOp::Max>(ops, 2);
+          uint64_t want = 0;
+          memcpy(&want, &r, sizeof(E));
+          const uint64_t g = (got >> (kBits * l)) & kMask;
+          if (g != want && atomicAdd(&pm->m.count, 1ull) == 0) {
+            pm->m.x = uint32_t(a);
+            pm->m.y = uint32_t(b) | (form != 0 ? 1u << 31 : 0u) | (variant ? 1u << 30 : 0u);
+            pm->m.got = uint32_t(g);
+            pm->m.want = uint32_t(want);
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class E> bool runPackedExtremum(const char* name, PackedMismatch* dpm) {
+  ATOMTEST_CK(cudaMemset(dpm, 0, sizeof(PackedMismatch)));
+  packedExtremumKernel<E><<<1u << (8 * sizeof(E)), 256>>>(dpm);
+  ATOMTEST_CK(cudaGetLastError());
+  ATOMTEST_CK(cudaDeviceSynchronize());
+  PackedMismatch pm{};
+  ATOMTEST_CK(cudaMemcpy(&pm, dpm, sizeof pm, cudaMemcpyDeviceToHost));
+  if (!pm.packed) {
+    std::printf("FAIL packed extremum %s: the packed form did not run (kPackedExtremum false on this device)\n", name);
+    return false;
+  }
+  if (pm.m.count != 0) {
+    std::printf("FAIL packed extremum %s: %llu lanes differ from the fp32 path; e.g. %s(0x%x, 0x%x) = 0x%x (%s), fp32 path 0x%x\n",
+                name, pm.m.count, (pm.m.y >> 30 & 1u) ? "min" : "max", pm.m.x, pm.m.y & 0x3fffffffu, pm.m.got,
+                (pm.m.y >> 31) ? "vector" : "word", pm.m.want);
+    return false;
+  }
+  std::printf("PASS packed extremum %s: max and min of all %s pairs bit-identical to the fp32 path, words and vectors\n",
+              name, sizeof(E) == 1 ? "2^16" : "2^32");
+  return true;
+}
+
 } // namespace
 
 int main() {
@@ -241,6 +324,16 @@ int main() {
   ok &= runE4M3ToFloat(dm);
   ok &= runFp8Group<__nv_fp8_e4m3>("e4m3", dm);
   ok &= runFp8Group<__nv_fp8_e5m2>("e5m2", dm);
+  PackedMismatch* dpm = nullptr;
+  if (cudaMalloc(&dpm, sizeof(PackedMismatch)) != cudaSuccess) {
+    std::printf("FAIL reduce_pair_test: cudaMalloc\n");
+    return 1;
+  }
+  ok &= runPackedExtremum<__half>("f16", dpm);
+  ok &= runPackedExtremum<__nv_bfloat16>("bf16", dpm);
+  ok &= runPackedExtremum<__nv_fp8_e4m3>("e4m3", dpm);
+  ok &= runPackedExtremum<__nv_fp8_e5m2>("e5m2", dpm);
+  cudaFree(dpm);
   cudaFree(dm);
   std::printf("%s reduce_pair_test\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;

@@ -387,22 +387,103 @@ template <class E, int N> __device__ __forceinline__ void fromAccs(const AccOf<E
   }
 }
 
-/// Accumulators of one 16-byte vector of E in class (E, F).
+/// Extremum in a 16-bit format. max and min return one of their operands
+/// (both NaN: the canonical NaN), so for f16, bf16 and fp8 every
+/// intermediate of an extremum is exact in f16 (bf16: in bf16) and the
+/// result is the fp32 path's, bit for bit: the accumulators stay packed two
+/// to a register (max.f16x2 / max.bf16x2, or min, on sm_80+), with no
+/// conversion for f16 and bf16 and one instruction per element pair each
+/// way for e4m3 (cvt.rn.f16x2.e4m3x2 in; cvt.rn.satfinite.e4m3x2.f16x2
+/// out, exact for values that came in as e4m3). e5m2 is f16's high byte: a
+/// byte permutation each way, infinities and NaN included. fp8 on sm_89+
+/// (below, the soft conversions keep the fp32 path). reduce_pair_test
+/// compares it with the fp32 path for every pair of operands.
+template <class E>
+inline constexpr bool kPackedExtremumElem = std::is_same_v<E, __half> || std::is_same_v<E, __nv_bfloat16>
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+                                            || kIsFp8<E>
+#endif
+    ;
+template <class E, OpFamily F>
+inline constexpr bool kPackedExtremum = F == OpFamily::Extremum && kPackedExtremumElem<E>;
+
+/// Elements 2k and 2k+1 of `e` as packed pair k (kPackedExtremumElem).
+template <class E, int N> __device__ __forceinline__ void toPacked(const E (&e)[N], uint32_t (&p)[N / 2]) {
+  static_assert(kPackedExtremumElem<E> && N % 2 == 0, "toPacked: packed pairs of f16, bf16 or fp8");
+#pragma unroll
+  for (int k = 0; k < N / 2; ++k) {
+    if constexpr (kIsFp8<E>) {
+      __nv_fp8x2_storage_t two;
+      memcpy(&two, &e[2 * k], sizeof two);
+      if constexpr (ElemTraits<E>::kKind == __NV_E5M2) {
+        p[k] = __byte_perm(uint32_t(two), 0u, 0x1404);  // each byte the high byte of a half
+      } else {
+        const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(two, __NV_E4M3);
+        memcpy(&p[k], &h, sizeof p[k]);
+      }
+    } else {
+      memcpy(&p[k], &e[2 * k], sizeof p[k]);
+    }
+  }
+}
+/// The inverse of toPacked, for values that came in as E.
+template <class E, int N> __device__ __forceinline__ void fromPacked(const uint32_t (&p)[N / 2], E (&e)[N]) {
+  static_assert(kPackedExtremumElem<E> && N % 2 == 0, "fromPacked: packed pairs of f16, bf16 or fp8");
+#pragma unroll
+  for (int k = 0; k < N / 2; ++k) {
+    if constexpr (kIsFp8<E>) {
+      __nv_fp8x2_storage_t two;
+      if constexpr (ElemTraits<E>::kKind == __NV_E5M2) {
+        two = __nv_fp8x2_storage_t(__byte_perm(p[k], 0u, 0x4431));  // the halves' high bytes
+      } else {
+        __half2_raw h;
+        memcpy(&h, &p[k], sizeof h);
+        two = __nv_cvt_halfraw2_to_fp8x2(h, __NV_SATFINITE, __NV_E4M3);
+      }
+      memcpy(&e[2 * k], &two, sizeof two);
+    } else {
+      memcpy(&e[2 * k], &p[k], sizeof p[k]);
+    }
+  }
+}
+/// max (variant 0) or min (1) of two packed pairs, lane-wise (fmaxf's and
+/// fminf's rules: a NaN operand yields the other).
+template <class E> __device__ __forceinline__ uint32_t packedExtremum(uint32_t a, uint32_t b, int variant) {
+  using P = std::conditional_t<std::is_same_v<E, __nv_bfloat16>, __nv_bfloat162, __half2>;
+  P x, y;
+  memcpy(&x, &a, sizeof x);
+  memcpy(&y, &b, sizeof y);
+  const P r = variant ? __hmin2(x, y) : __hmax2(x, y);
+  uint32_t u;
+  memcpy(&u, &r, sizeof u);
+  return u;
+}
+
+/// Accumulators of one 16-byte vector of E in class (E, F): one per
+/// element, or (kPackedExtremum) the packed pairs.
 template <class E, OpFamily F> struct VecAcc {
-  AccOf<E> v[kVecElems<E>];
+  static constexpr bool kPacked = kPackedExtremum<E, F>;
+  std::conditional_t<kPacked, uint32_t[kVecElems<E> / 2], AccOf<E>[kVecElems<E>]> v;
 };
 
 /// Unpacks a 16-byte vector of E into its accumulators (first contribution).
 template <class E, OpFamily F>
 __device__ __forceinline__ void vecLoad(VecAcc<E, F>& acc, uint4 raw) {
-  toAccs<E>(*reinterpret_cast<const E(*)[kVecElems<E>]>(&raw), acc.v);
+  const auto& e = *reinterpret_cast<const E(*)[kVecElems<E>]>(&raw);
+  if constexpr (VecAcc<E, F>::kPacked) toPacked<E>(e, acc.v);
+  else toAccs<E>(e, acc.v);
 }
 
 /// acc = op(acc, raw) elementwise (a later contribution).
 template <class E, OpFamily F>
 __device__ __forceinline__ void vecAccumulate(VecAcc<E, F>& acc, uint4 raw, int variant) {
   const auto& e = *reinterpret_cast<const E(*)[kVecElems<E>]>(&raw);
-  if constexpr (kIsFp8<E>) {  // two elements per conversion
+  if constexpr (VecAcc<E, F>::kPacked) {
+    uint32_t x[kVecElems<E> / 2];
+    toPacked<E>(e, x);
+#pragma unroll
+    for (int k = 0; k < kVecElems<E> / 2; ++k) acc.v[k] = packedExtremum<E>(acc.v[k], x[k], variant);
+  } else if constexpr (kIsFp8<E>) {  // two elements per conversion
     AccOf<E> x[kVecElems<E>];
     toAccs<E>(e, x);
 #pragma unroll
@@ -418,13 +499,19 @@ __device__ __forceinline__ void vecAccumulate(VecAcc<E, F>& acc, uint4 raw, int 
 /// (avgLast) behind one branch per vector, not one per element.
 template <class E, OpFamily F>
 __device__ __forceinline__ uint4 vecStore(const VecAcc<E, F>& acc, int n, int variant) {
-  VecAcc<E, F> last = acc;
-  if constexpr (F == OpFamily::Sum) {
-    if (variant) avgLast<E>(last.v, n);
+  if constexpr (VecAcc<E, F>::kPacked) {
+    uint4 raw;
+    fromPacked<E>(acc.v, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
+    return raw;
+  } else {
+    VecAcc<E, F> last = acc;
+    if constexpr (F == OpFamily::Sum) {
+      if (variant) avgLast<E>(last.v, n);
+    }
+    uint4 raw;
+    fromAccs<E>(last.v, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
+    return raw;
   }
-  uint4 raw;
-  fromAccs<E>(last.v, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
-  return raw;
 }
 
 /// The class (E, F) of a dispatch: f(ClassTag<E, F>{}) is the range loop

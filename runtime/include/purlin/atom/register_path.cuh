@@ -40,6 +40,12 @@ namespace purlin::atom::detail {
 inline constexpr int kCopyUnroll = 8;
 /// Vectors in flight per thread and source in the register reduce loop.
 inline constexpr int kReduceUnroll = 4;
+/// ... for class (E, F) in reduceVec16: half as many where a vector holds
+/// 16 accumulators (1-byte elements, but a packed extremum: 64 accumulator
+/// registers at 4 vectors). ptxas took about 1.5 s per such class of a
+/// throughput unit at 4, 0.9 s at 2 (bench/results/2026-12-07-s15-compile).
+template <class E, OpFamily F>
+inline constexpr int kReduceUnrollOf = sizeof(E) == 1 && !kPackedExtremum<E, F> ? kReduceUnroll / 2 : kReduceUnroll;
 
 /// dst[i] = src[i] for i < nvec (16-byte vectors), spread over the slice:
 /// thread t handles i = t + k*nthr. Preconditions: both 16-byte aligned.
@@ -189,7 +195,7 @@ struct Sources {
 template <class E, OpFamily F>
 __device__ __forceinline__ void reduceVec16(std::byte* dstBase, const Sources& srcs, std::size_t off,
                                             std::size_t nvec, Slice s, int variant) {
-  constexpr int U = kReduceUnroll;
+  constexpr int U = kReduceUnrollOf<E, F>;
   uint4* dst = reinterpret_cast<uint4*>(dstBase + off);
   auto src = [&](int p) { return reinterpret_cast<const uint4*>(srcs.p[p] + off); };
   std::size_t i = s.tid;

@@ -109,22 +109,33 @@ template <> struct ElemBits<__nv_bfloat16> {
 
 /// Lane-wise accumulator of one 8-byte word over ranks in ascending order
 /// in class (E, F) (elem.cuh's arithmetic: the same as Atom::reduce and the
-/// host reference).
+/// host reference). Extremum of f16, bf16 and fp8 keeps the lanes packed
+/// two to a register (atom::kPackedExtremum: exact, no fp32).
 template <class E, OpFamily F> struct WordAcc {
   static constexpr int kLanes = ElemBits<E>::kLanes;
-  atom::AccOf<E> acc[kLanes];
+  static constexpr bool kPacked = atom::kPackedExtremum<E, F>;
+  using Lanes = E[kLanes];
+  std::conditional_t<kPacked, uint32_t[kLanes / 2], atom::AccOf<E>[kLanes]> acc;
   /// Every lane's accumulator value (fp8: two lanes per conversion, atom::toAccs).
   __device__ __forceinline__ static void lanes(uint64_t w, atom::AccOf<E> (&a)[kLanes]) {
     if constexpr (atom::kIsFp8<E>) {
-      atom::toAccs<E>(*reinterpret_cast<const E(*)[kLanes]>(&w), a);
+      atom::toAccs<E>(*reinterpret_cast<const Lanes*>(&w), a);
     } else {
 #pragma unroll
       for (int i = 0; i < kLanes; ++i) a[i] = ElemBits<E>::get(w, i);
     }
   }
-  __device__ __forceinline__ void first(uint64_t w) { lanes(w, acc); }
+  __device__ __forceinline__ void first(uint64_t w) {
+    if constexpr (kPacked) atom::toPacked<E>(*reinterpret_cast<const Lanes*>(&w), acc);
+    else lanes(w, acc);
+  }
   __device__ __forceinline__ void next(uint64_t w, int variant) {
-    if constexpr (atom::kIsFp8<E>) {
+    if constexpr (kPacked) {
+      uint32_t x[kLanes / 2];
+      atom::toPacked<E>(*reinterpret_cast<const Lanes*>(&w), x);
+#pragma unroll
+      for (int k = 0; k < kLanes / 2; ++k) acc[k] = atom::packedExtremum<E>(acc[k], x[k], variant);
+    } else if constexpr (atom::kIsFp8<E>) {
       atom::AccOf<E> x[kLanes];
       lanes(w, x);
 #pragma unroll
@@ -137,18 +148,22 @@ template <class E, OpFamily F> struct WordAcc {
   /// The word after `n` contributions, each lane rounded once.
   /// Avg's last step (atom::avgLast) sits behind one branch per word.
   __device__ __forceinline__ uint64_t result(int n, int variant) const {
-    atom::AccOf<E> last[kLanes];
-#pragma unroll
-    for (int i = 0; i < kLanes; ++i) last[i] = acc[i];
-    if constexpr (F == OpFamily::Sum) {
-      if (variant) atom::avgLast<E>(last, n);
-    }
     uint64_t w = 0;
-    if constexpr (atom::kIsFp8<E>) {
-      atom::fromAccs<E>(last, *reinterpret_cast<E(*)[kLanes]>(&w));
+    if constexpr (kPacked) {
+      atom::fromPacked<E>(acc, *reinterpret_cast<Lanes*>(&w));
     } else {
+      atom::AccOf<E> last[kLanes];
 #pragma unroll
-      for (int i = 0; i < kLanes; ++i) w |= ElemBits<E>::put(last[i], i);
+      for (int i = 0; i < kLanes; ++i) last[i] = acc[i];
+      if constexpr (F == OpFamily::Sum) {
+        if (variant) atom::avgLast<E>(last, n);
+      }
+      if constexpr (atom::kIsFp8<E>) {
+        atom::fromAccs<E>(last, *reinterpret_cast<Lanes*>(&w));
+      } else {
+#pragma unroll
+        for (int i = 0; i < kLanes; ++i) w |= ElemBits<E>::put(last[i], i);
+      }
     }
     return w;
   }
