@@ -13,7 +13,7 @@ namespace {
 namespace purlin::gen {
 
 // allGather
-snac::ProgramKernel allGather_latencyKernel_W8() { return allGather_latencyKernel<true>; }
-snac::ProgramKernel allGather_latencyKernel_W4() { return allGather_latencyKernel<false>; }
+snac::ProgramKernel allGather_latencyKernel_W8() { return allGather_latencyKernel<packet::WordForm::Whole>; }
+snac::ProgramKernel allGather_latencyKernel_W4() { return allGather_latencyKernel<packet::WordForm::Partial>; }
 
 } // namespace purlin::gen

@@ -100,8 +100,8 @@ using allGather_Atom = atom::Atom<allGather_Datapath, allGather_Policy::pipeline
 // A copy: no reduction class (the programs move bytes of any dtype).
 inline constexpr uint64_t allGather_Reductions = 0;
 // The rows: accessor  // kernel (allgather.device.cuh), unit
-snac::ProgramKernel allGather_latencyKernel_W8();  // allGather_latencyKernel<true>, allgather.latency.cu
-snac::ProgramKernel allGather_latencyKernel_W4();  // allGather_latencyKernel<false>, allgather.latency.cu
+snac::ProgramKernel allGather_latencyKernel_W8();  // allGather_latencyKernel<packet::WordForm::Whole>, allgather.latency.cu
+snac::ProgramKernel allGather_latencyKernel_W4();  // allGather_latencyKernel<packet::WordForm::Partial>, allgather.latency.cu
 snac::ProgramKernel allGather_throughputKernel_any();  // allGather_throughputKernel<atom::AtomFor<allGather_Atom, kAnyPair>>, allgather.throughput.cu
 snac::DirectKernel allGather_directKernel_any();  // allGather_directKernel<kAnyPair>, allgather.direct.cu
 /// The copy-engine form's graph of a planned call (allgather.direct.cu).
@@ -117,8 +117,9 @@ Status allGather_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 struct allGather_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = allGather_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
     return W8 ? allGather_latencyKernel_W8() : allGather_latencyKernel_W4();  // a copy: one row for every pair
   }
   /// The throughput kernel for datapath AtomT and `Pair`.
@@ -160,7 +161,7 @@ Status allGather_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const sn
                                pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);
   // program latency: n*count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? allGather_Programs::template latency<true, Pair>() : allGather_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? allGather_Programs::template latency<true, Pair>(pl.n) : allGather_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

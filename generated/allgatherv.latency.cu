@@ -13,7 +13,7 @@ namespace {
 namespace purlin::gen {
 
 // allGatherV
-snac::ProgramKernel allGatherV_latencyKernel_W8() { return allGatherV_latencyKernel<true>; }
-snac::ProgramKernel allGatherV_latencyKernel_W4() { return allGatherV_latencyKernel<false>; }
+snac::ProgramKernel allGatherV_latencyKernel_W8() { return allGatherV_latencyKernel<packet::WordForm::Whole>; }
+snac::ProgramKernel allGatherV_latencyKernel_W4() { return allGatherV_latencyKernel<packet::WordForm::Partial>; }
 
 } // namespace purlin::gen

@@ -88,8 +88,8 @@ using allGatherV_Atom = atom::Atom<allGatherV_Datapath, allGatherV_Policy::pipel
 // A copy: no reduction class (the programs move bytes of any dtype).
 inline constexpr uint64_t allGatherV_Reductions = 0;
 // The rows: accessor  // kernel (allgatherv.device.cuh), unit
-snac::ProgramKernel allGatherV_latencyKernel_W8();  // allGatherV_latencyKernel<true>, allgatherv.latency.cu
-snac::ProgramKernel allGatherV_latencyKernel_W4();  // allGatherV_latencyKernel<false>, allgatherv.latency.cu
+snac::ProgramKernel allGatherV_latencyKernel_W8();  // allGatherV_latencyKernel<packet::WordForm::Whole>, allgatherv.latency.cu
+snac::ProgramKernel allGatherV_latencyKernel_W4();  // allGatherV_latencyKernel<packet::WordForm::Partial>, allgatherv.latency.cu
 snac::ProgramKernel allGatherV_throughputKernel_any();  // allGatherV_throughputKernel<atom::AtomFor<allGatherV_Atom, kAnyPair>>, allgatherv.throughput.cu
 
 template <class AtomT>
@@ -101,8 +101,9 @@ Status allGatherV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac
 struct allGatherV_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = allGatherV_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
     return W8 ? allGatherV_latencyKernel_W8() : allGatherV_latencyKernel_W4();  // a copy: one row for every pair
   }
   /// The throughput kernel for datapath AtomT and `Pair`.
@@ -134,7 +135,7 @@ Status allGatherV_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const s
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
   // program latency: sum(counts)*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? allGatherV_Programs::template latency<true, Pair>() : allGatherV_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? allGatherV_Programs::template latency<true, Pair>(pl.n) : allGatherV_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

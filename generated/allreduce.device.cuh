@@ -25,7 +25,7 @@ using namespace purlin::gen;
 /// The reduction's class is dispatched once per packet group (every rank's
 /// words of the group in registers), not per rank or word; Pair: one pair's
 /// kernel (a constant reduction) or kAnyPair (the instantiation table).
-template <bool W8, bool N2, int Pair, class Epoch>
+template <packet::WordForm Words, bool N2, int Pair, class Epoch>
 __device__ void allReduce_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,
     const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
     std::size_t warps) {
@@ -36,7 +36,7 @@ __device__ void allReduce_latency(const DeviceComm& dc, const Plan& pl, const pa
     const packet::LaneWords x(g, lane, W);
     uint64_t mineA, mineB, a, b;
     // %0 packet.put PK_k[r] <- X_r (full) for k in r+1..r-1 (mod n)
-    packet::loadLane<W8>(x, in, len, mineA, mineB);  // also %2's operand p == r
+    packet::loadLane<Words>(x, in, len, mineA, mineB, pl.words8);  // also %2's operand p == r
     ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
     {
       const SlotWords s = groupPack(mineA, mineB, lane, 0);  // one group, each peer's header
@@ -60,7 +60,7 @@ __device__ void allReduce_latency(const DeviceComm& dc, const Plan& pl, const pa
       // %2 reduce.step O_r <- op(O_r, (p == r ? X_r : PK_r[p])) over p ascending (the first p sets O_r)  // p == r reads X_r directly; ascending rank order, fp32 accumulation
       uint64_t ra, rb;
       reduceGroupWords<kernelClasses<Pair>(allReduce_Reductions)>(red, wa, wb, n, ra, rb);  // one dispatch for the group
-      packet::storeLane<W8>(x, out, len, ra, rb);  // %2 after the last p
+      packet::storeLane<Words>(x, out, len, ra, rb, pl.words8);  // %2 after the last p
     } else {
       // p in 0..1: the one peer is rg.from[0]
       // %1 [n == 2]
@@ -71,15 +71,18 @@ __device__ void allReduce_latency(const DeviceComm& dc, const Plan& pl, const pa
       uint64_t ra, rb;
       reduceGroupPair<kernelClasses<Pair>(allReduce_Reductions)>(red, ownFirst ? mineA : a, ownFirst ? a : mineA,
                       ownFirst ? mineB : b, ownFirst ? b : mineB, ra, rb);  // one dispatch for the group
-      packet::storeLane<W8>(x, out, len, ra, rb);
+      packet::storeLane<Words>(x, out, len, ra, rb, pl.words8);
     }
   }
 }
 
 /// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
-/// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).
-/// Pair: kAnyPair, or the one (dtype, op) pair it is specialized for.
-template <bool W8, int Pair>
+/// no dynamic shared memory. Words: whole aligned words (Plan::words8), any length, or
+/// Plan::words8 read at run time (packet::WordForm).
+/// Ranks: two only, three and more only (the launch picks by Plan::n), or any
+/// (the two-rank form picked by Plan::n here; packet::RankForm). Pair: kAnyPair, or
+/// the one (dtype, op) pair it is specialized for.
+template <packet::WordForm Words, packet::RankForm Ranks, int Pair>
 __global__ void allReduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = false;  // one load feeds every put: let the next grid in right after the wait (E12)
   __shared__ packet::Regions rg;
@@ -90,10 +93,14 @@ __global__ void allReduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte*
   gridDependencyWait();
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   packet::CallEpoch<kTriggerOnRead> ce;
-  if (pl.n == 2)
-    allReduce_latency<W8, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
+  if constexpr (Ranks == packet::RankForm::Two)
+    allReduce_latency<Words, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
+  else if constexpr (Ranks == packet::RankForm::Many)
+    allReduce_latency<Words, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
+  else if (pl.n == 2)
+    allReduce_latency<Words, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   else
-    allReduce_latency<W8, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    allReduce_latency<Words, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   ctaEndCall(dc, ce.e);
 }

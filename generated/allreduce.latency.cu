@@ -13,7 +13,8 @@ namespace {
 namespace purlin::gen {
 
 // allReduce
-snac::ProgramKernel allReduce_latencyKernel_W8_any() { return allReduce_latencyKernel<true, kAnyPair>; }
-snac::ProgramKernel allReduce_latencyKernel_W4_any() { return allReduce_latencyKernel<false, kAnyPair>; }
+snac::ProgramKernel allReduce_latencyKernel_two_W8_any() { return allReduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Two, kAnyPair>; }
+snac::ProgramKernel allReduce_latencyKernel_two_W4_any() { return allReduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Two, kAnyPair>; }
+snac::ProgramKernel allReduce_latencyKernel_many_any() { return allReduce_latencyKernel<packet::WordForm::Either, packet::RankForm::Many, kAnyPair>; }
 
 } // namespace purlin::gen

@@ -170,12 +170,13 @@ inline constexpr uint64_t allReduce_Reductions =
     classBit(DType::F8E5M2, OpFamily::Product) |
     classBit(DType::F8E5M2, OpFamily::Extremum);
 // The rows: accessor  // kernel (allreduce.device.cuh), unit
-snac::ProgramKernel allReduce_latencyKernel_W8_any();  // allReduce_latencyKernel<true, kAnyPair>, allreduce.latency.cu
-snac::ProgramKernel allReduce_latencyKernel_W4_any();  // allReduce_latencyKernel<false, kAnyPair>, allreduce.latency.cu
+snac::ProgramKernel allReduce_latencyKernel_two_W8_any();  // allReduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Two, kAnyPair>, allreduce.latency.cu
+snac::ProgramKernel allReduce_latencyKernel_two_W4_any();  // allReduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Two, kAnyPair>, allreduce.latency.cu
+snac::ProgramKernel allReduce_latencyKernel_many_any();  // allReduce_latencyKernel<packet::WordForm::Either, packet::RankForm::Many, kAnyPair>, allreduce.latency.cu
 snac::ProgramKernel allReduce_throughputKernel_any();  // allReduce_throughputKernel<atom::AtomFor<allReduce_Atom, kAnyPair>>, allreduce.throughput.cu
 snac::DirectKernel allReduce_directKernel_any();  // allReduce_directKernel<kAnyPair>, allreduce.direct.cu
-snac::ProgramKernel allReduce_latencyKernel_W8_bf16_sum();  // allReduce_latencyKernel<true, pairIndex(DType::BF16, RedOp::Sum)>, allreduce.pairs.cu
-snac::ProgramKernel allReduce_latencyKernel_W4_bf16_sum();  // allReduce_latencyKernel<false, pairIndex(DType::BF16, RedOp::Sum)>, allreduce.pairs.cu
+snac::ProgramKernel allReduce_latencyKernel_W8_bf16_sum();  // allReduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, allreduce.pairs.cu
+snac::ProgramKernel allReduce_latencyKernel_W4_bf16_sum();  // allReduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, allreduce.pairs.cu
 snac::ProgramKernel allReduce_throughputKernel_bf16_sum();  // allReduce_throughputKernel<atom::AtomFor<allReduce_Atom, pairIndex(DType::BF16, RedOp::Sum)>>, allreduce.pairs.cu
 snac::DirectKernel allReduce_directKernel_bf16_sum();  // allReduce_directKernel<pairIndex(DType::BF16, RedOp::Sum)>, allreduce.pairs.cu
 /// The copy-engine form's graph of a planned call (allreduce.direct.cu).
@@ -191,9 +192,10 @@ Status allReduce_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 struct allReduce_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = allReduce_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
-    if constexpr (Pair == kAnyPair) return W8 ? allReduce_latencyKernel_W8_any() : allReduce_latencyKernel_W4_any();
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
+    if constexpr (Pair == kAnyPair) return n == 2 ? (W8 ? allReduce_latencyKernel_two_W8_any() : allReduce_latencyKernel_two_W4_any()) : allReduce_latencyKernel_many_any();
     else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return W8 ? allReduce_latencyKernel_W8_bf16_sum() : allReduce_latencyKernel_W4_bf16_sum();
     else static_assert(Pair == kAnyPair, "allReduce: no latency kernel of this pair in the instantiation table");
   }
@@ -241,7 +243,7 @@ Status allReduce_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const sn
                                pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);
   // program latency: count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? allReduce_Programs::template latency<true, Pair>() : allReduce_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? allReduce_Programs::template latency<true, Pair>(pl.n) : allReduce_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

@@ -13,7 +13,7 @@ namespace {
 namespace purlin::gen {
 
 // allToAll
-snac::ProgramKernel allToAll_latencyKernel_W8() { return allToAll_latencyKernel<true>; }
-snac::ProgramKernel allToAll_latencyKernel_W4() { return allToAll_latencyKernel<false>; }
+snac::ProgramKernel allToAll_latencyKernel_W8() { return allToAll_latencyKernel<packet::WordForm::Whole>; }
+snac::ProgramKernel allToAll_latencyKernel_W4() { return allToAll_latencyKernel<packet::WordForm::Partial>; }
 
 } // namespace purlin::gen

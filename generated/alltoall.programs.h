@@ -100,8 +100,8 @@ using allToAll_Atom = atom::Atom<allToAll_Datapath, allToAll_Policy::pipelineSta
 // A copy: no reduction class (the programs move bytes of any dtype).
 inline constexpr uint64_t allToAll_Reductions = 0;
 // The rows: accessor  // kernel (alltoall.device.cuh), unit
-snac::ProgramKernel allToAll_latencyKernel_W8();  // allToAll_latencyKernel<true>, alltoall.latency.cu
-snac::ProgramKernel allToAll_latencyKernel_W4();  // allToAll_latencyKernel<false>, alltoall.latency.cu
+snac::ProgramKernel allToAll_latencyKernel_W8();  // allToAll_latencyKernel<packet::WordForm::Whole>, alltoall.latency.cu
+snac::ProgramKernel allToAll_latencyKernel_W4();  // allToAll_latencyKernel<packet::WordForm::Partial>, alltoall.latency.cu
 snac::ProgramKernel allToAll_throughputKernel_any();  // allToAll_throughputKernel<atom::AtomFor<allToAll_Atom, kAnyPair>>, alltoall.throughput.cu
 snac::DirectKernel allToAll_directKernel_any();  // allToAll_directKernel<kAnyPair>, alltoall.direct.cu
 /// The copy-engine form's graph of a planned call (alltoall.direct.cu).
@@ -117,8 +117,9 @@ Status allToAll_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::
 struct allToAll_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = allToAll_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
     return W8 ? allToAll_latencyKernel_W8() : allToAll_latencyKernel_W4();  // a copy: one row for every pair
   }
   /// The throughput kernel for datapath AtomT and `Pair`.
@@ -160,7 +161,7 @@ Status allToAll_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const sna
                                pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);
   // program latency: n*count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? allToAll_Programs::template latency<true, Pair>() : allToAll_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? allToAll_Programs::template latency<true, Pair>(pl.n) : allToAll_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

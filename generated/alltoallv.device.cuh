@@ -20,7 +20,7 @@ using namespace purlin::gen;
 /// Role latency (every CTA of the grid; IR ops %0, %1, %2, %3): packet group g of every
 /// flow on warp g mod warps; lane l < 31 carries payload words 62g+2l and 62g+2l+1,
 /// lane 31 the group's header (the call's epoch and the flow's tag) and collector.
-template <bool W8, class Epoch>
+template <packet::WordForm Words, class Epoch>
 __device__ void allToAllV_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,
     const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
     std::size_t warps) {
@@ -38,7 +38,7 @@ __device__ void allToAllV_latency(const DeviceComm& dc, const Plan& pl, const pa
       const std::size_t len = rg.sendLen[i - 1];  // X_r[k]'s bytes for k
       if (g >= packet::flowGroups(len)) continue;
       const packet::LaneWords x(g, lane, packet::words(len));
-      packet::loadLane<W8>(x, in + rg.tx[i - 1], len, a, b);
+      packet::loadLane<Words>(x, in + rg.tx[i - 1], len, a, b, pl.words8);
       ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
       slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(rg.tagTo[i - 1])));
     }
@@ -47,8 +47,8 @@ __device__ void allToAllV_latency(const DeviceComm& dc, const Plan& pl, const pa
     if (g < packet::flowGroups(rg.ownLen)) {
       const std::size_t len = rg.ownLen;
       const packet::LaneWords x(g, lane, packet::words(len));
-      packet::loadLane<W8>(x, own, len, a, b);
-      if (own != ownDst) packet::storeLane<W8>(x, ownDst, len, a, b);  // skipped when in place
+      packet::loadLane<Words>(x, own, len, a, b, pl.words8);
+      if (own != ownDst) packet::storeLane<Words>(x, ownDst, len, a, b, pl.words8);  // skipped when in place
     }
 #pragma unroll 1
     for (int i = 1; i < n; ++i) {  // p in r-1..r+1 (mod n)
@@ -60,14 +60,15 @@ __device__ void allToAllV_latency(const DeviceComm& dc, const Plan& pl, const pa
       if (!packet::pollLane<PollStagger::First>(dc, pl, rg.recv[i - 1] + ce.h, p, g, lane, a, b, ce.header(rg.tagFrom[p])))
         return;  // a wait gave up, or the group is another call's
       // %3 copy O_r[p] <- PK_r[p]
-      packet::storeLane<W8>(x, out + rg.rx[i - 1], len, a, b);
+      packet::storeLane<Words>(x, out + rg.rx[i - 1], len, a, b, pl.words8);
     }
   }
 }
 
 /// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
-/// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).
-template <bool W8>
+/// no dynamic shared memory. Words: whole aligned words (Plan::words8), any length, or
+/// Plan::words8 read at run time (packet::WordForm).
+template <packet::WordForm Words>
 __global__ void allToAllV_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = true;  // let the next grid in once the epoch load is issued (E12)
   __shared__ packet::Regions rg;
@@ -78,7 +79,7 @@ __global__ void allToAllV_latencyKernel(DeviceComm dc, Plan pl, const std::byte*
   gridDependencyWait();
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   packet::CallEpoch<kTriggerOnRead> ce;
-  allToAllV_latency<W8>(dc, pl, rg, cs, in, out, ce, warp, warps);
+  allToAllV_latency<Words>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   ctaEndCall(dc, ce.e);
 }

@@ -13,7 +13,7 @@ namespace {
 namespace purlin::gen {
 
 // allToAllV
-snac::ProgramKernel allToAllV_latencyKernel_W8() { return allToAllV_latencyKernel<true>; }
-snac::ProgramKernel allToAllV_latencyKernel_W4() { return allToAllV_latencyKernel<false>; }
+snac::ProgramKernel allToAllV_latencyKernel_W8() { return allToAllV_latencyKernel<packet::WordForm::Whole>; }
+snac::ProgramKernel allToAllV_latencyKernel_W4() { return allToAllV_latencyKernel<packet::WordForm::Partial>; }
 
 } // namespace purlin::gen

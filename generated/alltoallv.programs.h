@@ -88,8 +88,8 @@ using allToAllV_Atom = atom::Atom<allToAllV_Datapath, allToAllV_Policy::pipeline
 // A copy: no reduction class (the programs move bytes of any dtype).
 inline constexpr uint64_t allToAllV_Reductions = 0;
 // The rows: accessor  // kernel (alltoallv.device.cuh), unit
-snac::ProgramKernel allToAllV_latencyKernel_W8();  // allToAllV_latencyKernel<true>, alltoallv.latency.cu
-snac::ProgramKernel allToAllV_latencyKernel_W4();  // allToAllV_latencyKernel<false>, alltoallv.latency.cu
+snac::ProgramKernel allToAllV_latencyKernel_W8();  // allToAllV_latencyKernel<packet::WordForm::Whole>, alltoallv.latency.cu
+snac::ProgramKernel allToAllV_latencyKernel_W4();  // allToAllV_latencyKernel<packet::WordForm::Partial>, alltoallv.latency.cu
 snac::ProgramKernel allToAllV_throughputKernel_any();  // allToAllV_throughputKernel<atom::AtomFor<allToAllV_Atom, kAnyPair>>, alltoallv.throughput.cu
 
 template <class AtomT>
@@ -101,8 +101,9 @@ Status allToAllV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 struct allToAllV_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = allToAllV_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
     return W8 ? allToAllV_latencyKernel_W8() : allToAllV_latencyKernel_W4();  // a copy: one row for every pair
   }
   /// The throughput kernel for datapath AtomT and `Pair`.
@@ -134,7 +135,7 @@ Status allToAllV_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const sn
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
   // program latency: n*maxCount*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? allToAllV_Programs::template latency<true, Pair>() : allToAllV_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? allToAllV_Programs::template latency<true, Pair>(pl.n) : allToAllV_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

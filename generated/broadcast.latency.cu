@@ -13,7 +13,7 @@ namespace {
 namespace purlin::gen {
 
 // broadcast
-snac::ProgramKernel broadcast_latencyKernel_W8() { return broadcast_latencyKernel<true>; }
-snac::ProgramKernel broadcast_latencyKernel_W4() { return broadcast_latencyKernel<false>; }
+snac::ProgramKernel broadcast_latencyKernel_W8() { return broadcast_latencyKernel<packet::WordForm::Whole>; }
+snac::ProgramKernel broadcast_latencyKernel_W4() { return broadcast_latencyKernel<packet::WordForm::Partial>; }
 
 } // namespace purlin::gen

@@ -93,8 +93,8 @@ using broadcast_Atom = atom::Atom<broadcast_Datapath, broadcast_Policy::pipeline
 // A copy: no reduction class (the programs move bytes of any dtype).
 inline constexpr uint64_t broadcast_Reductions = 0;
 // The rows: accessor  // kernel (broadcast.device.cuh), unit
-snac::ProgramKernel broadcast_latencyKernel_W8();  // broadcast_latencyKernel<true>, broadcast.latency.cu
-snac::ProgramKernel broadcast_latencyKernel_W4();  // broadcast_latencyKernel<false>, broadcast.latency.cu
+snac::ProgramKernel broadcast_latencyKernel_W8();  // broadcast_latencyKernel<packet::WordForm::Whole>, broadcast.latency.cu
+snac::ProgramKernel broadcast_latencyKernel_W4();  // broadcast_latencyKernel<packet::WordForm::Partial>, broadcast.latency.cu
 snac::ProgramKernel broadcast_throughputKernel_any();  // broadcast_throughputKernel<atom::AtomFor<broadcast_Atom, kAnyPair>>, broadcast.throughput.cu
 
 template <class AtomT>
@@ -106,8 +106,9 @@ Status broadcast_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 struct broadcast_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = broadcast_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
     return W8 ? broadcast_latencyKernel_W8() : broadcast_latencyKernel_W4();  // a copy: one row for every pair
   }
   /// The throughput kernel for datapath AtomT and `Pair`.
@@ -139,7 +140,7 @@ Status broadcast_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const sn
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
   // program latency: count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? broadcast_Programs::template latency<true, Pair>() : broadcast_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? broadcast_Programs::template latency<true, Pair>(pl.n) : broadcast_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

@@ -13,7 +13,7 @@ namespace {
 namespace purlin::gen {
 
 // gather
-snac::ProgramKernel gather_latencyKernel_W8() { return gather_latencyKernel<true>; }
-snac::ProgramKernel gather_latencyKernel_W4() { return gather_latencyKernel<false>; }
+snac::ProgramKernel gather_latencyKernel_W8() { return gather_latencyKernel<packet::WordForm::Whole>; }
+snac::ProgramKernel gather_latencyKernel_W4() { return gather_latencyKernel<packet::WordForm::Partial>; }
 
 } // namespace purlin::gen

@@ -88,8 +88,8 @@ using gather_Atom = atom::Atom<gather_Datapath, gather_Policy::pipelineStages, g
 // A copy: no reduction class (the programs move bytes of any dtype).
 inline constexpr uint64_t gather_Reductions = 0;
 // The rows: accessor  // kernel (gather.device.cuh), unit
-snac::ProgramKernel gather_latencyKernel_W8();  // gather_latencyKernel<true>, gather.latency.cu
-snac::ProgramKernel gather_latencyKernel_W4();  // gather_latencyKernel<false>, gather.latency.cu
+snac::ProgramKernel gather_latencyKernel_W8();  // gather_latencyKernel<packet::WordForm::Whole>, gather.latency.cu
+snac::ProgramKernel gather_latencyKernel_W4();  // gather_latencyKernel<packet::WordForm::Partial>, gather.latency.cu
 snac::ProgramKernel gather_throughputKernel_any();  // gather_throughputKernel<atom::AtomFor<gather_Atom, kAnyPair>>, gather.throughput.cu
 
 template <class AtomT>
@@ -101,8 +101,9 @@ Status gather_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::Di
 struct gather_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = gather_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
     return W8 ? gather_latencyKernel_W8() : gather_latencyKernel_W4();  // a copy: one row for every pair
   }
   /// The throughput kernel for datapath AtomT and `Pair`.
@@ -134,7 +135,7 @@ Status gather_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const snac:
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
   // program latency: n*count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? gather_Programs::template latency<true, Pair>() : gather_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? gather_Programs::template latency<true, Pair>(pl.n) : gather_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

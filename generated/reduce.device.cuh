@@ -25,7 +25,7 @@ using namespace purlin::gen;
 /// The reduction's class is dispatched once per packet group (every rank's
 /// words of the group in registers), not per rank or word; Pair: one pair's
 /// kernel (a constant reduction) or kAnyPair (the instantiation table).
-template <bool W8, bool N2, int Pair, class Epoch>
+template <packet::WordForm Words, bool N2, int Pair, class Epoch>
 __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,
     const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,
     std::size_t warps) {
@@ -40,13 +40,13 @@ __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packe
     if (r != root) {  // ranks != root
       // %0 packet.put PK_root[r] <- X_r (full) on ranks != root
       const int i = (root + n - r) % n;  // root = (r + i) mod n: rg.send[i - 1]
-      packet::loadLane<W8>(x, in, len, a, b);
+      packet::loadLane<Words>(x, in, len, a, b, pl.words8);
       ce.ensure(dc, rg);  // the call's epoch, read once the first loads are issued (E12)
       slotPut(packet::laneSlot(rg.send[i - 1] + ce.h, g, lane), groupPack(a, b, lane, ce.header(pl.flowTagTo[0])));
     }
     ce.ensure(dc, rg);  // the ranks that put nothing read the epoch here
     if (r == root) {  // root
-      packet::loadLane<W8>(x, own, len, mineA, mineB);  // %2's operand p == r, X_r
+      packet::loadLane<Words>(x, own, len, mineA, mineB, pl.words8);  // %2's operand p == r, X_r
       if constexpr (!N2) {
         uint64_t wa[kMaxRanks], wb[kMaxRanks];  // rank p's operand words of O_r
 #pragma unroll
@@ -63,7 +63,7 @@ __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packe
         // %2 reduce.step O_r <- op(O_r, (p == r ? X_r : PK_r[p])) over p ascending (the first p sets O_r) on root  // p == r reads X_r directly; ascending rank order, fp32 accumulation
         uint64_t ra, rb;
         reduceGroupWords<kernelClasses<Pair>(reduce_Reductions)>(red, wa, wb, n, ra, rb);  // one dispatch for the group
-        packet::storeLane<W8>(x, out, len, ra, rb);  // %2 after the last p
+        packet::storeLane<Words>(x, out, len, ra, rb, pl.words8);  // %2 after the last p
       } else {
         // p in 0..1: the one peer is rg.from[0]
         // %1 [n == 2]
@@ -74,16 +74,19 @@ __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packe
         uint64_t ra, rb;
         reduceGroupPair<kernelClasses<Pair>(reduce_Reductions)>(red, ownFirst ? mineA : a, ownFirst ? a : mineA,
                         ownFirst ? mineB : b, ownFirst ? b : mineB, ra, rb);  // one dispatch for the group
-        packet::storeLane<W8>(x, out, len, ra, rb);
+        packet::storeLane<Words>(x, out, len, ra, rb, pl.words8);
       }
     }
   }
 }
 
 /// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
-/// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).
-/// Pair: kAnyPair, or the one (dtype, op) pair it is specialized for.
-template <bool W8, int Pair>
+/// no dynamic shared memory. Words: whole aligned words (Plan::words8), any length, or
+/// Plan::words8 read at run time (packet::WordForm).
+/// Ranks: two only, three and more only (the launch picks by Plan::n), or any
+/// (the two-rank form picked by Plan::n here; packet::RankForm). Pair: kAnyPair, or
+/// the one (dtype, op) pair it is specialized for.
+template <packet::WordForm Words, packet::RankForm Ranks, int Pair>
 __global__ void reduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = true;  // let the next grid in once the epoch load is issued (E12)
   __shared__ packet::Regions rg;
@@ -94,10 +97,14 @@ __global__ void reduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in
   gridDependencyWait();
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   packet::CallEpoch<kTriggerOnRead> ce;
-  if (pl.n == 2)
-    reduce_latency<W8, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
+  if constexpr (Ranks == packet::RankForm::Two)
+    reduce_latency<Words, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
+  else if constexpr (Ranks == packet::RankForm::Many)
+    reduce_latency<Words, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
+  else if (pl.n == 2)
+    reduce_latency<Words, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   else
-    reduce_latency<W8, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
+    reduce_latency<Words, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   const int r = pl.rank, root = pl.root;
   if (r == root) {  // root

@@ -13,7 +13,8 @@ namespace {
 namespace purlin::gen {
 
 // reduce
-snac::ProgramKernel reduce_latencyKernel_W8_any() { return reduce_latencyKernel<true, kAnyPair>; }
-snac::ProgramKernel reduce_latencyKernel_W4_any() { return reduce_latencyKernel<false, kAnyPair>; }
+snac::ProgramKernel reduce_latencyKernel_two_W8_any() { return reduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Two, kAnyPair>; }
+snac::ProgramKernel reduce_latencyKernel_two_W4_any() { return reduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Two, kAnyPair>; }
+snac::ProgramKernel reduce_latencyKernel_many_any() { return reduce_latencyKernel<packet::WordForm::Either, packet::RankForm::Many, kAnyPair>; }
 
 } // namespace purlin::gen

@@ -156,11 +156,12 @@ inline constexpr uint64_t reduce_Reductions =
     classBit(DType::F8E5M2, OpFamily::Product) |
     classBit(DType::F8E5M2, OpFamily::Extremum);
 // The rows: accessor  // kernel (reduce.device.cuh), unit
-snac::ProgramKernel reduce_latencyKernel_W8_any();  // reduce_latencyKernel<true, kAnyPair>, reduce.latency.cu
-snac::ProgramKernel reduce_latencyKernel_W4_any();  // reduce_latencyKernel<false, kAnyPair>, reduce.latency.cu
+snac::ProgramKernel reduce_latencyKernel_two_W8_any();  // reduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Two, kAnyPair>, reduce.latency.cu
+snac::ProgramKernel reduce_latencyKernel_two_W4_any();  // reduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Two, kAnyPair>, reduce.latency.cu
+snac::ProgramKernel reduce_latencyKernel_many_any();  // reduce_latencyKernel<packet::WordForm::Either, packet::RankForm::Many, kAnyPair>, reduce.latency.cu
 snac::ProgramKernel reduce_throughputKernel_any();  // reduce_throughputKernel<atom::AtomFor<reduce_Atom, kAnyPair>>, reduce.throughput.cu
-snac::ProgramKernel reduce_latencyKernel_W8_bf16_sum();  // reduce_latencyKernel<true, pairIndex(DType::BF16, RedOp::Sum)>, reduce.pairs.cu
-snac::ProgramKernel reduce_latencyKernel_W4_bf16_sum();  // reduce_latencyKernel<false, pairIndex(DType::BF16, RedOp::Sum)>, reduce.pairs.cu
+snac::ProgramKernel reduce_latencyKernel_W8_bf16_sum();  // reduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reduce.pairs.cu
+snac::ProgramKernel reduce_latencyKernel_W4_bf16_sum();  // reduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reduce.pairs.cu
 snac::ProgramKernel reduce_throughputKernel_bf16_sum();  // reduce_throughputKernel<atom::AtomFor<reduce_Atom, pairIndex(DType::BF16, RedOp::Sum)>>, reduce.pairs.cu
 
 template <class AtomT>
@@ -172,9 +173,10 @@ Status reduce_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::Di
 struct reduce_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = reduce_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
-    if constexpr (Pair == kAnyPair) return W8 ? reduce_latencyKernel_W8_any() : reduce_latencyKernel_W4_any();
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
+    if constexpr (Pair == kAnyPair) return n == 2 ? (W8 ? reduce_latencyKernel_two_W8_any() : reduce_latencyKernel_two_W4_any()) : reduce_latencyKernel_many_any();
     else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return W8 ? reduce_latencyKernel_W8_bf16_sum() : reduce_latencyKernel_W4_bf16_sum();
     else static_assert(Pair == kAnyPair, "reduce: no latency kernel of this pair in the instantiation table");
   }
@@ -210,7 +212,7 @@ Status reduce_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const snac:
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
   // program latency: count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? reduce_Programs::template latency<true, Pair>() : reduce_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? reduce_Programs::template latency<true, Pair>(pl.n) : reduce_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

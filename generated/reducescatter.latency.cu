@@ -13,7 +13,8 @@ namespace {
 namespace purlin::gen {
 
 // reduceScatter
-snac::ProgramKernel reduceScatter_latencyKernel_W8_any() { return reduceScatter_latencyKernel<true, kAnyPair>; }
-snac::ProgramKernel reduceScatter_latencyKernel_W4_any() { return reduceScatter_latencyKernel<false, kAnyPair>; }
+snac::ProgramKernel reduceScatter_latencyKernel_two_W8_any() { return reduceScatter_latencyKernel<packet::WordForm::Whole, packet::RankForm::Two, kAnyPair>; }
+snac::ProgramKernel reduceScatter_latencyKernel_two_W4_any() { return reduceScatter_latencyKernel<packet::WordForm::Partial, packet::RankForm::Two, kAnyPair>; }
+snac::ProgramKernel reduceScatter_latencyKernel_many_any() { return reduceScatter_latencyKernel<packet::WordForm::Either, packet::RankForm::Many, kAnyPair>; }
 
 } // namespace purlin::gen

@@ -163,12 +163,13 @@ inline constexpr uint64_t reduceScatter_Reductions =
     classBit(DType::F8E5M2, OpFamily::Product) |
     classBit(DType::F8E5M2, OpFamily::Extremum);
 // The rows: accessor  // kernel (reducescatter.device.cuh), unit
-snac::ProgramKernel reduceScatter_latencyKernel_W8_any();  // reduceScatter_latencyKernel<true, kAnyPair>, reducescatter.latency.cu
-snac::ProgramKernel reduceScatter_latencyKernel_W4_any();  // reduceScatter_latencyKernel<false, kAnyPair>, reducescatter.latency.cu
+snac::ProgramKernel reduceScatter_latencyKernel_two_W8_any();  // reduceScatter_latencyKernel<packet::WordForm::Whole, packet::RankForm::Two, kAnyPair>, reducescatter.latency.cu
+snac::ProgramKernel reduceScatter_latencyKernel_two_W4_any();  // reduceScatter_latencyKernel<packet::WordForm::Partial, packet::RankForm::Two, kAnyPair>, reducescatter.latency.cu
+snac::ProgramKernel reduceScatter_latencyKernel_many_any();  // reduceScatter_latencyKernel<packet::WordForm::Either, packet::RankForm::Many, kAnyPair>, reducescatter.latency.cu
 snac::ProgramKernel reduceScatter_throughputKernel_any();  // reduceScatter_throughputKernel<atom::AtomFor<reduceScatter_Atom, kAnyPair>>, reducescatter.throughput.cu
 snac::DirectKernel reduceScatter_directKernel_any();  // reduceScatter_directKernel<kAnyPair>, reducescatter.direct.cu
-snac::ProgramKernel reduceScatter_latencyKernel_W8_bf16_sum();  // reduceScatter_latencyKernel<true, pairIndex(DType::BF16, RedOp::Sum)>, reducescatter.pairs.cu
-snac::ProgramKernel reduceScatter_latencyKernel_W4_bf16_sum();  // reduceScatter_latencyKernel<false, pairIndex(DType::BF16, RedOp::Sum)>, reducescatter.pairs.cu
+snac::ProgramKernel reduceScatter_latencyKernel_W8_bf16_sum();  // reduceScatter_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reducescatter.pairs.cu
+snac::ProgramKernel reduceScatter_latencyKernel_W4_bf16_sum();  // reduceScatter_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reducescatter.pairs.cu
 snac::ProgramKernel reduceScatter_throughputKernel_bf16_sum();  // reduceScatter_throughputKernel<atom::AtomFor<reduceScatter_Atom, pairIndex(DType::BF16, RedOp::Sum)>>, reducescatter.pairs.cu
 snac::DirectKernel reduceScatter_directKernel_bf16_sum();  // reduceScatter_directKernel<pairIndex(DType::BF16, RedOp::Sum)>, reducescatter.pairs.cu
 /// The copy-engine form's graph of a planned call (reducescatter.direct.cu).
@@ -184,9 +185,10 @@ Status reduceScatter_enqueue(const snac::Plan& pl, const DeviceComm& dc, const s
 struct reduceScatter_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = reduceScatter_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
-    if constexpr (Pair == kAnyPair) return W8 ? reduceScatter_latencyKernel_W8_any() : reduceScatter_latencyKernel_W4_any();
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
+    if constexpr (Pair == kAnyPair) return n == 2 ? (W8 ? reduceScatter_latencyKernel_two_W8_any() : reduceScatter_latencyKernel_two_W4_any()) : reduceScatter_latencyKernel_many_any();
     else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return W8 ? reduceScatter_latencyKernel_W8_bf16_sum() : reduceScatter_latencyKernel_W4_bf16_sum();
     else static_assert(Pair == kAnyPair, "reduceScatter: no latency kernel of this pair in the instantiation table");
   }
@@ -234,7 +236,7 @@ Status reduceScatter_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, cons
                                pl.directCtas, pl.directThreads, 0, lc.pdl, dc, pl, peers, in, out);
   // program latency: n*count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? reduceScatter_Programs::template latency<true, Pair>() : reduceScatter_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? reduceScatter_Programs::template latency<true, Pair>(pl.n) : reduceScatter_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

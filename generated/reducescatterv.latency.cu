@@ -13,7 +13,8 @@ namespace {
 namespace purlin::gen {
 
 // reduceScatterV
-snac::ProgramKernel reduceScatterV_latencyKernel_W8_any() { return reduceScatterV_latencyKernel<true, kAnyPair>; }
-snac::ProgramKernel reduceScatterV_latencyKernel_W4_any() { return reduceScatterV_latencyKernel<false, kAnyPair>; }
+snac::ProgramKernel reduceScatterV_latencyKernel_two_W8_any() { return reduceScatterV_latencyKernel<packet::WordForm::Whole, packet::RankForm::Two, kAnyPair>; }
+snac::ProgramKernel reduceScatterV_latencyKernel_two_W4_any() { return reduceScatterV_latencyKernel<packet::WordForm::Partial, packet::RankForm::Two, kAnyPair>; }
+snac::ProgramKernel reduceScatterV_latencyKernel_many_any() { return reduceScatterV_latencyKernel<packet::WordForm::Either, packet::RankForm::Many, kAnyPair>; }
 
 } // namespace purlin::gen

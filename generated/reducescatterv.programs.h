@@ -151,11 +151,12 @@ inline constexpr uint64_t reduceScatterV_Reductions =
     classBit(DType::F8E5M2, OpFamily::Product) |
     classBit(DType::F8E5M2, OpFamily::Extremum);
 // The rows: accessor  // kernel (reducescatterv.device.cuh), unit
-snac::ProgramKernel reduceScatterV_latencyKernel_W8_any();  // reduceScatterV_latencyKernel<true, kAnyPair>, reducescatterv.latency.cu
-snac::ProgramKernel reduceScatterV_latencyKernel_W4_any();  // reduceScatterV_latencyKernel<false, kAnyPair>, reducescatterv.latency.cu
+snac::ProgramKernel reduceScatterV_latencyKernel_two_W8_any();  // reduceScatterV_latencyKernel<packet::WordForm::Whole, packet::RankForm::Two, kAnyPair>, reducescatterv.latency.cu
+snac::ProgramKernel reduceScatterV_latencyKernel_two_W4_any();  // reduceScatterV_latencyKernel<packet::WordForm::Partial, packet::RankForm::Two, kAnyPair>, reducescatterv.latency.cu
+snac::ProgramKernel reduceScatterV_latencyKernel_many_any();  // reduceScatterV_latencyKernel<packet::WordForm::Either, packet::RankForm::Many, kAnyPair>, reducescatterv.latency.cu
 snac::ProgramKernel reduceScatterV_throughputKernel_any();  // reduceScatterV_throughputKernel<atom::AtomFor<reduceScatterV_Atom, kAnyPair>>, reducescatterv.throughput.cu
-snac::ProgramKernel reduceScatterV_latencyKernel_W8_bf16_sum();  // reduceScatterV_latencyKernel<true, pairIndex(DType::BF16, RedOp::Sum)>, reducescatterv.pairs.cu
-snac::ProgramKernel reduceScatterV_latencyKernel_W4_bf16_sum();  // reduceScatterV_latencyKernel<false, pairIndex(DType::BF16, RedOp::Sum)>, reducescatterv.pairs.cu
+snac::ProgramKernel reduceScatterV_latencyKernel_W8_bf16_sum();  // reduceScatterV_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reducescatterv.pairs.cu
+snac::ProgramKernel reduceScatterV_latencyKernel_W4_bf16_sum();  // reduceScatterV_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reducescatterv.pairs.cu
 snac::ProgramKernel reduceScatterV_throughputKernel_bf16_sum();  // reduceScatterV_throughputKernel<atom::AtomFor<reduceScatterV_Atom, pairIndex(DType::BF16, RedOp::Sum)>>, reducescatterv.pairs.cu
 
 template <class AtomT>
@@ -167,9 +168,10 @@ Status reduceScatterV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const 
 struct reduceScatterV_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = reduceScatterV_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
-    if constexpr (Pair == kAnyPair) return W8 ? reduceScatterV_latencyKernel_W8_any() : reduceScatterV_latencyKernel_W4_any();
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
+    if constexpr (Pair == kAnyPair) return n == 2 ? (W8 ? reduceScatterV_latencyKernel_two_W8_any() : reduceScatterV_latencyKernel_two_W4_any()) : reduceScatterV_latencyKernel_many_any();
     else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return W8 ? reduceScatterV_latencyKernel_W8_bf16_sum() : reduceScatterV_latencyKernel_W4_bf16_sum();
     else static_assert(Pair == kAnyPair, "reduceScatterV: no latency kernel of this pair in the instantiation table");
   }
@@ -205,7 +207,7 @@ Status reduceScatterV_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, con
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
   // program latency: sum(counts)*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? reduceScatterV_Programs::template latency<true, Pair>() : reduceScatterV_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? reduceScatterV_Programs::template latency<true, Pair>(pl.n) : reduceScatterV_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

@@ -13,7 +13,7 @@ namespace {
 namespace purlin::gen {
 
 // scatter
-snac::ProgramKernel scatter_latencyKernel_W8() { return scatter_latencyKernel<true>; }
-snac::ProgramKernel scatter_latencyKernel_W4() { return scatter_latencyKernel<false>; }
+snac::ProgramKernel scatter_latencyKernel_W8() { return scatter_latencyKernel<packet::WordForm::Whole>; }
+snac::ProgramKernel scatter_latencyKernel_W4() { return scatter_latencyKernel<packet::WordForm::Partial>; }
 
 } // namespace purlin::gen

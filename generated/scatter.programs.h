@@ -88,8 +88,8 @@ using scatter_Atom = atom::Atom<scatter_Datapath, scatter_Policy::pipelineStages
 // A copy: no reduction class (the programs move bytes of any dtype).
 inline constexpr uint64_t scatter_Reductions = 0;
 // The rows: accessor  // kernel (scatter.device.cuh), unit
-snac::ProgramKernel scatter_latencyKernel_W8();  // scatter_latencyKernel<true>, scatter.latency.cu
-snac::ProgramKernel scatter_latencyKernel_W4();  // scatter_latencyKernel<false>, scatter.latency.cu
+snac::ProgramKernel scatter_latencyKernel_W8();  // scatter_latencyKernel<packet::WordForm::Whole>, scatter.latency.cu
+snac::ProgramKernel scatter_latencyKernel_W4();  // scatter_latencyKernel<packet::WordForm::Partial>, scatter.latency.cu
 snac::ProgramKernel scatter_throughputKernel_any();  // scatter_throughputKernel<atom::AtomFor<scatter_Atom, kAnyPair>>, scatter.throughput.cu
 
 template <class AtomT>
@@ -101,8 +101,9 @@ Status scatter_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::D
 struct scatter_Programs {
   /// The reduction classes the programs compile (the instantiation table; 0: a copy).
   [[maybe_unused]] static constexpr uint64_t reductions = scatter_Reductions;
-  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).
-  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {
+  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)
+  /// and `n` ranks.
+  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {
     return W8 ? scatter_latencyKernel_W8() : scatter_latencyKernel_W4();  // a copy: one row for every pair
   }
   /// The throughput kernel for datapath AtomT and `Pair`.
@@ -134,7 +135,7 @@ Status scatter_enqueueFor(const snac::Plan& pl, const DeviceComm& dc, const snac
   if (pl.direct) return lc.refuse(Status::Internal, "no direct program was printed");
   // program latency: n*count*E <= world[n].latencyMaxBytes
   if (pl.latency) {
-    const snac::ProgramKernel kernel = pl.words8 ? scatter_Programs::template latency<true, Pair>() : scatter_Programs::template latency<false, Pair>();
+    const snac::ProgramKernel kernel = pl.words8 ? scatter_Programs::template latency<true, Pair>(pl.n) : scatter_Programs::template latency<false, Pair>(pl.n);
     return snac::launchProgram(lc, "latency kernel", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);
   }
   // program throughput, pull or push by Plan::push

@@ -369,14 +369,14 @@ using RuntimeFn = sn::ProgramKernel;
 constexpr int kBf16Sum = purlin::pairIndex(purlin::DType::BF16, purlin::RedOp::Sum);
 RuntimeFn runtimeKernel(sn::CollKind c, bool anyPair) {
   switch (c) {
-    case sn::CollKind::AllGather: return purlin::gen::allGather_Programs::latency<true>();
+    case sn::CollKind::AllGather: return purlin::gen::allGather_Programs::latency<true>(2);
     case sn::CollKind::ReduceScatter:
-      return anyPair ? purlin::gen::reduceScatter_Programs::latency<true, purlin::kAnyPair>()
-                     : purlin::gen::reduceScatter_Programs::latency<true, kBf16Sum>();
+      return anyPair ? purlin::gen::reduceScatter_Programs::latency<true, purlin::kAnyPair>(2)
+                     : purlin::gen::reduceScatter_Programs::latency<true, kBf16Sum>(2);
     case sn::CollKind::AllReduce:
-      return anyPair ? purlin::gen::allReduce_Programs::latency<true, purlin::kAnyPair>()
-                     : purlin::gen::allReduce_Programs::latency<true, kBf16Sum>();
-    case sn::CollKind::AllToAll: return purlin::gen::allToAll_Programs::latency<true>();
+      return anyPair ? purlin::gen::allReduce_Programs::latency<true, purlin::kAnyPair>(2)
+                     : purlin::gen::allReduce_Programs::latency<true, kBf16Sum>(2);
+    case sn::CollKind::AllToAll: return purlin::gen::allToAll_Programs::latency<true>(2);
   }
   return nullptr;
 }

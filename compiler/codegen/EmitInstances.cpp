@@ -3,6 +3,7 @@
 #include "codegen/EmitInstances.h"
 
 #include <sstream>
+#include <utility>
 
 #include "codegen/Spelling.h"
 #include "purlin/reduction.h"
@@ -89,18 +90,33 @@ std::vector<KernelRow> kernelRowsOf(const EmitCollective &c, const std::string &
     const std::string tag = any ? "any" : pairTag(pair);
     const std::string arg = any ? "kAnyPair" : pairSpelling(pair);
     auto unitOf = [&](KernelUnit family) { return any ? family : KernelUnit::Pairs; };
-    if (c.latency)
-      for (bool w8 : {true, false}) {
+    if (c.latency) {
+      using Words = KernelRow::Words;
+      using Ranks = KernelRow::Ranks;
+      // Every pair of a reduction: W8 and W4 for two ranks, one kernel for more.
+      const bool split = reduction && any;
+      std::vector<std::pair<Words, Ranks>> forms{{Words::Whole, split ? Ranks::Two : Ranks::Any},
+                                                 {Words::Partial, split ? Ranks::Two : Ranks::Any}};
+      if (split) forms.push_back({Words::Either, Ranks::Many});
+      for (const auto &[words, ranks] : forms) {
         KernelRow r;
         r.program = KernelRow::Program::Latency;
-        r.words8 = w8;
+        r.words = words;
+        r.ranks = ranks;
         r.pair = pair;
         r.unit = unitOf(KernelUnit::Latency);
-        r.accessor = c.latency->kernel + (w8 ? "_W8" : "_W4") + (reduction ? "_" + tag : "");
-        r.kernel = c.latency->kernel + (w8 ? "<true" : "<false") + (reduction ? ", " + arg + ">" : ">");
+        const std::string wordsName = words == Words::Whole ? "W8" : words == Words::Partial ? "W4" : "";
+        const std::string wordsArg = std::string("packet::WordForm::") +
+                                     (words == Words::Whole ? "Whole" : words == Words::Partial ? "Partial" : "Either");
+        const std::string ranksArg = std::string("packet::RankForm::") +
+                                     (ranks == Ranks::Any ? "Any" : ranks == Ranks::Two ? "Two" : "Many");
+        r.accessor = c.latency->kernel + (ranks == Ranks::Two ? "_two" : ranks == Ranks::Many ? "_many" : "") +
+                     (wordsName.empty() ? "" : "_" + wordsName) + (reduction ? "_" + tag : "");
+        r.kernel = c.latency->kernel + "<" + wordsArg + (reduction ? ", " + ranksArg + ", " + arg : "") + ">";
         r.type = "snac::ProgramKernel";
         rows.push_back(r);
       }
+    }
     if (c.throughput) {
       KernelRow r;
       r.program = KernelRow::Program::Throughput;

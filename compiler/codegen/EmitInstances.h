@@ -36,16 +36,28 @@ std::string pairTag(int pair);
 /// launcher reaches the kernel without compiling it).
 struct KernelRow {
   enum class Program { Latency, Throughput, Direct } program = Program::Latency;
-  bool words8 = false;     ///< latency: the whole-word form (Plan::words8)
+  /// Latency: how the lanes move words (packet::WordForm, packet_lane.cuh):
+  /// whole aligned words (Plan::words8), any length, or Plan::words8 read
+  /// at run time (one body for both).
+  enum class Words { Partial, Whole, Either } words = Words::Partial;
+  /// Latency of a reduction: the rank counts the kernel serves
+  /// (packet::RankForm): any (its body picks the two-rank form by Plan::n),
+  /// two only, or three and more only.
+  enum class Ranks { Any, Two, Many } ranks = Ranks::Any;
   int pair = kAnyPair;     ///< purlin/reduction.h pair index, or kAnyPair: every pair
   KernelUnit unit = KernelUnit::Latency;
   std::string accessor;    ///< "allReduce_latencyKernel_W8_any"
   std::string kernel;      ///< "allReduce_latencyKernel<true, kAnyPair>" (NAME.device.cuh)
   std::string type;        ///< "snac::ProgramKernel" or "snac::DirectKernel"
 };
-/// The rows of collective `c` (flat identifier `id`): latency W8/W4,
-/// throughput and direct (when printed), for every pair (kAnyPair, in the
-/// family's unit) and each specialized pair (in KernelUnit::Pairs).
+/// The rows of collective `c` (flat identifier `id`): latency, throughput
+/// and direct (when printed), for every pair (kAnyPair, in the family's
+/// unit) and each specialized pair (in KernelUnit::Pairs). Latency: the
+/// whole-word and the partial-word form (W8, W4) of a copy and of a
+/// specialized pair; for every pair of a reduction, those two for two
+/// ranks and one kernel for three and more ranks with the word form read
+/// at run time, so that the heaviest body (every class's reduction over up
+/// to kMaxRanks ranks) is compiled once, not once per word form.
 std::vector<KernelRow> kernelRowsOf(const EmitCollective &c, const std::string &id);
 /// "NAME_Atom": the one Atom type the throughput kernels are compiled for.
 std::string atomTypeName(const std::string &id);

@@ -86,9 +86,9 @@ private:
          << "/// The reduction's class is dispatched once per packet group (every rank's\n"
          << "/// words of the group in registers), not per rank or word; Pair: one pair's\n"
          << "/// kernel (a constant reduction) or kAnyPair (the instantiation table).\n"
-         << "template <bool W8, bool N2, int Pair, class Epoch>\n";
+         << "template <packet::WordForm Words, bool N2, int Pair, class Epoch>\n";
     else
-      o_ << "template <bool W8, class Epoch>\n";
+      o_ << "template <packet::WordForm Words, class Epoch>\n";
     o_ << "__device__ void " << id_ << "_latency(const DeviceComm& dc, const Plan& pl, const packet::Regions& rg,\n"
        << "    const packet::CallShape& cs, const std::byte* in, std::byte* out, Epoch& ce, std::size_t warp,\n"
        << "    std::size_t warps) {\n";
@@ -150,8 +150,8 @@ private:
         o_ << pad << "}\n";
         return;
       case StmtKind::Load:
-        o_ << citeOf(s, pad) << pad << "packet::loadLane<W8>(x, " << (s.bound ? "own" : pointer(s.operand)) << ", len, "
-           << regs(s.words) << ");";
+        o_ << citeOf(s, pad) << pad << "packet::loadLane<Words>(x, " << (s.bound ? "own" : pointer(s.operand)) << ", len, "
+           << regs(s.words) << ", pl.words8);";
         if (s.operandOf >= 0 && s.alsoOperand) o_ << "  // also %" << s.operandOf << "'s operand p == r";
         else if (s.operandOf >= 0)
           o_ << "  // %" << s.operandOf << "'s operand p == r, " << ir::accessText(s.operand);
@@ -186,14 +186,14 @@ private:
         return;
       }
       case StmtKind::Store:
-        o_ << citeOf(s, pad) << pad << "packet::storeLane<W8>(x, " << pointer(s.operand) << ", len, " << regs(s.words)
-           << ");";
+        o_ << citeOf(s, pad) << pad << "packet::storeLane<Words>(x, " << pointer(s.operand) << ", len, " << regs(s.words)
+           << ", pl.words8);";
         if (s.after >= 0) o_ << "  // %" << s.after << " after the last p";
         o_ << "\n";
         return;
       case StmtKind::StoreUnlessInPlace:
-        o_ << citeOf(s, pad) << pad << "if (own != ownDst) packet::storeLane<W8>(x, ownDst, len, " << regs(s.words)
-           << ");  // skipped when in place\n";
+        o_ << citeOf(s, pad) << pad << "if (own != ownDst) packet::storeLane<Words>(x, ownDst, len, " << regs(s.words)
+           << ", pl.words8);  // skipped when in place\n";
         return;
       case StmtKind::GatherRanks:
         o_ << pad << "uint64_t wa[kMaxRanks], wb[kMaxRanks];  // rank p's operand words of "
@@ -242,9 +242,14 @@ private:
     // Where the next call's grid is let in: the lowering's choice (E12).
     const bool trigger = k_.triggerOnRead;
     o_ << "/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),\n"
-       << "/// no dynamic shared memory. W8 = Plan::words8 (whole aligned words).\n";
-    if (k_.reduces) o_ << "/// Pair: kAnyPair, or the one (dtype, op) pair it is specialized for.\n";
-    o_ << (k_.reduces ? "template <bool W8, int Pair>\n" : "template <bool W8>\n")
+       << "/// no dynamic shared memory. Words: whole aligned words (Plan::words8), any length, or\n"
+       << "/// Plan::words8 read at run time (packet::WordForm).\n";
+    if (k_.reduces)
+      o_ << "/// Ranks: two only, three and more only (the launch picks by Plan::n), or any\n"
+         << "/// (the two-rank form picked by Plan::n here; packet::RankForm). Pair: kAnyPair, or\n"
+         << "/// the one (dtype, op) pair it is specialized for.\n";
+    o_ << (k_.reduces ? "template <packet::WordForm Words, packet::RankForm Ranks, int Pair>\n"
+                      : "template <packet::WordForm Words>\n")
        << "__global__ void " << id_ << "_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {\n"
        << "  constexpr bool kTriggerOnRead = " << (trigger ? "true" : "false")
        << ";  // " << (trigger ? "let the next grid in once the epoch load is issued"
@@ -259,12 +264,16 @@ private:
        << "  if constexpr (!kTriggerOnRead) gridLaunchDependents();\n"
        << "  packet::CallEpoch<kTriggerOnRead> ce;\n";
     if (k_.reduces)
-      o_ << "  if (pl.n == 2)\n"
-         << "    " << id_ << "_latency<W8, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);\n"
+      o_ << "  if constexpr (Ranks == packet::RankForm::Two)\n"
+         << "    " << id_ << "_latency<Words, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);\n"
+         << "  else if constexpr (Ranks == packet::RankForm::Many)\n"
+         << "    " << id_ << "_latency<Words, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);\n"
+         << "  else if (pl.n == 2)\n"
+         << "    " << id_ << "_latency<Words, true, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);\n"
          << "  else\n"
-         << "    " << id_ << "_latency<W8, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
+         << "    " << id_ << "_latency<Words, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
     else
-      o_ << "  " << id_ << "_latency<W8>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
+      o_ << "  " << id_ << "_latency<Words>(dc, pl, rg, cs, in, out, ce, warp, warps);\n";
     o_ << "  ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)\n";
     if (k_.hasDoneAcks) doneAcks();
     o_ << "  ctaEndCall(dc, ce.e);\n"

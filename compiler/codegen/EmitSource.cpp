@@ -189,8 +189,8 @@ void emitEnqueue(std::ostringstream &o, const EmitCollective &c, const std::stri
   }
   o << "  // program latency: " << bytes << " <= world[n].latencyMaxBytes\n"
     << "  if (pl.latency) {\n"
-    << "    const snac::ProgramKernel kernel = pl.words8 ? " << programs << "latency<true, Pair>() : "
-    << programs << "latency<false, Pair>();\n"
+    << "    const snac::ProgramKernel kernel = pl.words8 ? " << programs << "latency<true, Pair>(pl.n) : "
+    << programs << "latency<false, Pair>(pl.n);\n"
     << "    return snac::launchProgram(lc, \"latency kernel\", kernel, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl, dc, pl, in, out);\n"
     << "  }\n"
     << "  // program throughput, pull or push by Plan::push\n";
@@ -238,13 +238,16 @@ void emitRowChoice(std::ostringstream &o, const EmitCollective &c, const std::ve
                    KernelRow::Program program, const char *what) {
   const bool reduction = reduces(c.kind);
   auto call = [&](int pair) {
-    std::string w8, w4, one;
+    std::string w8, w4, many, one;
     for (const KernelRow &r : rows) {
       if (r.program != program || r.pair != pair) continue;
-      if (program == KernelRow::Program::Latency) (r.words8 ? w8 : w4) = r.accessor + "()";
-      else one = r.accessor + "()";
+      if (program != KernelRow::Program::Latency) one = r.accessor + "()";
+      else if (r.ranks == KernelRow::Ranks::Many) many = r.accessor + "()";
+      else (r.words == KernelRow::Words::Whole ? w8 : w4) = r.accessor + "()";
     }
-    return program == KernelRow::Program::Latency ? "W8 ? " + w8 + " : " + w4 : one;
+    if (program != KernelRow::Program::Latency) return one;
+    const std::string two = "W8 ? " + w8 + " : " + w4;
+    return many.empty() ? two : "n == 2 ? (" + two + ") : " + many;
   };
   if (!reduction) {
     o << "    return " << call(kAnyPair) << ";  // a copy: one row for every pair\n";
@@ -275,8 +278,9 @@ void emitPrograms(std::ostringstream &o, const EmitInput &in, const EmitCollecti
     << "struct " << id << "_Programs {\n"
     << "  /// The reduction classes the programs compile (the instantiation table; 0: a copy).\n"
     << "  [[maybe_unused]] static constexpr uint64_t reductions = " << reductionsName(id) << ";\n"
-    << "  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair).\n"
-    << "  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency() {\n";
+    << "  /// The latency kernel of the whole-word form W8 for `Pair` (kAnyPair: every pair)\n"
+    << "  /// and `n` ranks.\n"
+    << "  template <bool W8, int Pair = kAnyPair> static snac::ProgramKernel latency([[maybe_unused]] int n) {\n";
   emitRowChoice(o, c, rows, KernelRow::Program::Latency, "latency");
   o << "  }\n"
     << "  /// The throughput kernel for datapath AtomT and `Pair`.\n"

@@ -39,7 +39,7 @@ TEST_CASE("runCudaEmit writes every file beside the .cu, identically on reruns",
   REQUIRE(cu1.find("#include \"ar.programs.h\"") != std::string::npos);
   REQUIRE(h1.find("Status allReduce(") != std::string::npos);
   REQUIRE(slurp(dir + "/ar.device.cuh").find("#include \"ar.programs.h\"") != std::string::npos);
-  REQUIRE(slurp(dir + "/ar.latency.cu").find("allReduce_latencyKernel_W8_any() { return") != std::string::npos);
+  REQUIRE(slurp(dir + "/ar.latency.cu").find("allReduce_latencyKernel_many_any() { return") != std::string::npos);
   REQUIRE(sink.str().empty());
   // A different directory gives byte-identical files (no paths, no time).
   std::string dir2 = tempDir();

@@ -46,8 +46,13 @@ TEST_CASE("the printed latency code follows the IR's loop orders and shapes", "[
   CHECK(c.text.find("reduceGroupWords<kernelClasses<Pair>(allReduce_Reductions)>(red, wa, wb, n, ra, rb);") !=
         std::string::npos);
   CHECK(c.text.find("const Reduction red = kernelReduction<Pair>(pl.dtype, pl.op);") != std::string::npos);
-  CHECK(c.text.find("template <bool W8, int Pair>") != std::string::npos);  // every pair or one: no element type
-  CHECK(c.text.find("_latency<W8, true, Pair>(dc, pl,") != std::string::npos);
+  // Every pair or one: no element type; the rank form picks the body (two ranks, more, or by n).
+  CHECK(c.text.find("template <packet::WordForm Words, packet::RankForm Ranks, int Pair>") != std::string::npos);
+  CHECK(c.text.find("if constexpr (Ranks == packet::RankForm::Two)\n    allReduce_latency<Words, true, Pair>(dc, pl,") !=
+        std::string::npos);
+  CHECK(c.text.find("else if constexpr (Ranks == packet::RankForm::Many)\n    allReduce_latency<Words, false, Pair>(dc, pl,") !=
+        std::string::npos);
+  CHECK(c.text.find("else if (pl.n == 2)\n    allReduce_latency<Words, true, Pair>(dc, pl,") != std::string::npos);
   CHECK(c.text.find("RedOp Op") == std::string::npos);
   CHECK(c.text.find("PollStagger::EveryRound") != std::string::npos);
   CHECK(c.text.find("kTriggerOnRead = false") != std::string::npos); // one load feeds every put
@@ -88,7 +93,7 @@ TEST_CASE("a mutated IR is refused by the verifier and by the printer", "[codege
   const std::string first = printLatencyProgram("x", early.latency).text;
   CHECK(late.find(ir::opLine(put)) < late.find(ir::opLine(own)));
   CHECK(first.find(ir::opLine(own)) < first.find(ir::opLine(put)));
-  CHECK(first.find("packet::loadLane<W8>(x, own, len, a, b);") < first.find("slotPut("));
+  CHECK(first.find("packet::loadLane<Words>(x, own, len, a, b, pl.words8);") < first.find("slotPut("));
 }
 
 TEST_CASE("rooted latency programs: rank conditions and the DONE acks", "[codegen][latency]") {

@@ -12,7 +12,7 @@
 /// `Rules`, the rules of the call plan (NAME_PlanRules: the plan ops of its
 /// SNAC IR; snac::makePlan),
 /// and, for the occupancy queries of ranks sharing a GPU (resident.cuh),
-/// the kernels: `latency<W8, Pair>()`, `throughput<AtomT, Pair>()`,
+/// the kernels: `latency<W8, Pair>(n)`, `throughput<AtomT, Pair>()`,
 /// `hasDirect` and `direct<Pair>()`, for every Pair of `forEachPair`
 /// (kAnyPair and the specialized pairs, purlin/reduction.h).
 ///

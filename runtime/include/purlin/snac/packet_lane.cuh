@@ -75,6 +75,43 @@ __device__ __forceinline__ void storeLane(const LaneWords& x, std::byte* dst, st
   }
 }
 
+/// How a latency kernel's lanes move words (its first template argument):
+/// whole aligned words (Whole: Plan::words8), a range of any length
+/// (Partial), or Plan::words8 read at run time (Either: one body for both,
+/// a uniform branch per load and store; the kernel of every reduction pair
+/// for three and more ranks, whose body is the largest: purlinc's
+/// instantiation table).
+enum class WordForm : int { Partial = 0, Whole = 1, Either = 2 };
+/// Which rank counts a reduction's latency kernel serves: two only, three
+/// and more only (the launch picks the kernel by Plan::n), or any (the
+/// kernel picks its two-rank form by Plan::n).
+enum class RankForm : int { Any = 0, Two = 2, Many = 3 };
+
+/// loadLane / storeLane of word form F; `whole` (Plan::words8) is read by
+/// WordForm::Either only.
+template <WordForm F>
+__device__ __forceinline__ void loadLane(const LaneWords& x, const std::byte* src, std::size_t len, uint64_t& a,
+                                         uint64_t& b, bool whole) {
+  if constexpr (F == WordForm::Either) {
+    if (whole) loadLane<true>(x, src, len, a, b);
+    else loadLane<false>(x, src, len, a, b);
+  } else {
+    (void)whole;
+    loadLane<F == WordForm::Whole>(x, src, len, a, b);
+  }
+}
+template <WordForm F>
+__device__ __forceinline__ void storeLane(const LaneWords& x, std::byte* dst, std::size_t len, uint64_t a, uint64_t b,
+                                          bool whole) {
+  if constexpr (F == WordForm::Either) {
+    if (whole) storeLane<true>(x, dst, len, a, b);
+    else storeLane<false>(x, dst, len, a, b);
+  } else {
+    (void)whole;
+    storeLane<F == WordForm::Whole>(x, dst, len, a, b);
+  }
+}
+
 /// The lane's slot of group `g` in a packet region.
 __device__ __forceinline__ Packet* laneSlot(Packet* region, std::size_t g, int lane) {
   return region + g * kGroupSlots + std::size_t(lane);

@@ -85,19 +85,19 @@ inline bool engineFitsQueues(int sharing) {
 
 /// The sizing of the kernels that would run.
 template <CollKind K, class AtomT, class Programs>
-Status fitColocatedKernels(int sms, int sharing, WorldConsts& w, bool& throughputFits, std::string& error,
+Status fitColocatedKernels(int sms, int sharing, int n, WorldConsts& w, bool& throughputFits, std::string& error,
                            const Communicator* memo = nullptr) {
   throughputFits = true;
   // Latency program: fewer CTAs only mean more packet groups per warp.
   if (w.latencyCtas > 0 && w.latencyThreads > 0) {
     const int threads = w.latencyThreads > 32 ? w.latencyThreads / 32 * 32 : 32;
-    // The fewest resident of every kernel the launch may pick (W8, and each
-    // pair with kernels of its own: Programs::forEachPair).
+    // The fewest resident of every kernel the launch may pick for n ranks (W8
+    // or not, and each pair with kernels of its own: Programs::forEachPair).
     int fewest = -1;
     bool failed = false;
     Programs::forEachPair([&](auto pair) {
-      for (const auto k : {Programs::template latency<true, decltype(pair)::value>(),
-                                    Programs::template latency<false, decltype(pair)::value>()}) {
+      for (const auto k : {Programs::template latency<true, decltype(pair)::value>(n),
+                           Programs::template latency<false, decltype(pair)::value>(n)}) {
         const int c = residentCtas(k, threads, 0, sms, sharing, error, memo);
         if (c < 0) failed = true;
         else if (fewest < 0 || c < fewest) fewest = c;
@@ -164,7 +164,7 @@ Status fitColocated(const Communicator& comm, WorldConsts& w, bool& throughputFi
   throughputFits = true;
   const int sharing = comm.ranksPerDevice(), sms = comm.multiprocessors();
   if (sharing <= 1) return Status::Ok;
-  return fitColocatedKernels<K, AtomT, Programs>(sms, sharing, w, throughputFits, error, &comm);
+  return fitColocatedKernels<K, AtomT, Programs>(sms, sharing, comm.size(), w, throughputFits, error, &comm);
 }
 
 } // namespace purlin::snac::detail
