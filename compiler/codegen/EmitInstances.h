@@ -46,8 +46,9 @@ struct KernelRow {
   enum class Ranks { Any, Two, Many } ranks = Ranks::Any;
   int pair = kAnyPair;     ///< purlin/reduction.h pair index, or kAnyPair: every pair
   KernelUnit unit = KernelUnit::Latency;
-  std::string accessor;    ///< "allReduce_latencyKernel_W8_any"
-  std::string kernel;      ///< "allReduce_latencyKernel<true, kAnyPair>" (NAME.device.cuh)
+  std::string accessor;    ///< "allReduce_latencyKernel_two_W8_any"
+  /// "allReduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Two, kAnyPair>" (NAME.device.cuh)
+  std::string kernel;
   std::string type;        ///< "snac::ProgramKernel" or "snac::DirectKernel"
 };
 /// The rows of collective `c` (flat identifier `id`): latency, throughput

@@ -227,8 +227,10 @@ template <class E> bool runFp8Group(const char* name, Mismatch* dm) {
 /// and Y = {y, x, y, x, ...} (every lane, both operand orders), through
 /// WordAcc (the latency program's words) and through vecLoad /
 /// vecAccumulate / vecStore (the 16-byte vectors of Atom::reduce and the
-/// direct program). Bit-identical, NaN encodings included. m->y's bit 31:
-/// the vector form; bit 30: min. `packed` tells whether the packed form ran.
+/// direct program); and every value alone (n = 1: a NaN made canonical).
+/// Bit-identical, NaN encodings included. m->y's bit 31: the vector form;
+/// bit 30: min; bit 29: one contribution. `packed` tells whether the
+/// packed form ran.
 struct PackedMismatch {
   Mismatch m;
   int packed;
@@ -276,6 +278,31 @@ template <class E> __global__ void packedExtremumKernel(PackedMismatch* pm) {
         }
       }
     }
+    if (x == 0) {  // one contribution (n = 1): y itself, a NaN made canonical as the fp32 path makes it
+      uint64_t Y1 = 0;
+      for (int l = 0; l < kLanes; ++l) Y1 |= y << (kBits * l);
+      E op;
+      memcpy(&op, &y, sizeof(E));
+      const E r = at::referenceReduce<E, RedOp::Max>(&op, 1);
+      uint64_t want = 0;
+      memcpy(&want, &r, sizeof(E));
+      sn::WordAcc<E, F> acc;
+      acc.first(Y1);
+      at::VecAcc<E, F> vacc;
+      at::vecLoad<E, F>(vacc, make_uint4(uint32_t(Y1), uint32_t(Y1 >> 32), uint32_t(Y1), uint32_t(Y1 >> 32)));
+      const uint4 vec = at::vecStore<E, F>(vacc, 1, 0);
+      const uint64_t got[2] = {acc.result(1, 0), uint64_t(vec.x) | uint64_t(vec.y) << 32};
+      for (int form = 0; form < 2; ++form)
+        for (int l = 0; l < kLanes; ++l) {
+          const uint64_t g = (got[form] >> (kBits * l)) & kMask;
+          if (g != want && atomicAdd(&pm->m.count, 1ull) == 0) {
+            pm->m.x = uint32_t(y);
+            pm->m.y = (form != 0 ? 1u << 31 : 0u) | (1u << 29);
+            pm->m.got = uint32_t(g);
+            pm->m.want = uint32_t(want);
+          }
+        }
+    }
   }
 }
 
@@ -291,12 +318,16 @@ template <class E> bool runPackedExtremum(const char* name, PackedMismatch* dpm)
     return false;
   }
   if (pm.m.count != 0) {
-    std::printf("FAIL packed extremum %s: %llu lanes differ from the fp32 path; e.g. %s(0x%x, 0x%x) = 0x%x (%s), fp32 path 0x%x\n",
-                name, pm.m.count, (pm.m.y >> 30 & 1u) ? "min" : "max", pm.m.x, pm.m.y & 0x3fffffffu, pm.m.got,
-                (pm.m.y >> 31) ? "vector" : "word", pm.m.want);
+    if (pm.m.y >> 29 & 1u)
+      std::printf("FAIL packed extremum %s: %llu lanes differ from the fp32 path; e.g. one contribution 0x%x -> 0x%x (%s), fp32 path 0x%x\n",
+                  name, pm.m.count, pm.m.x, pm.m.got, (pm.m.y >> 31) ? "vector" : "word", pm.m.want);
+    else
+      std::printf("FAIL packed extremum %s: %llu lanes differ from the fp32 path; e.g. %s(0x%x, 0x%x) = 0x%x (%s), fp32 path 0x%x\n",
+                  name, pm.m.count, (pm.m.y >> 30 & 1u) ? "min" : "max", pm.m.x, pm.m.y & 0x1fffffffu, pm.m.got,
+                  (pm.m.y >> 31) ? "vector" : "word", pm.m.want);
     return false;
   }
-  std::printf("PASS packed extremum %s: max and min of all %s pairs bit-identical to the fp32 path, words and vectors\n",
+  std::printf("PASS packed extremum %s: max and min of all %s pairs and every single value bit-identical to the fp32 path, words and vectors\n",
               name, sizeof(E) == 1 ? "2^16" : "2^32");
   return true;
 }

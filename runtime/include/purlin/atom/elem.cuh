@@ -397,7 +397,9 @@ template <class E, int N> __device__ __forceinline__ void fromAccs(const AccOf<E
 /// out, exact for values that came in as e4m3). e5m2 is f16's high byte: a
 /// byte permutation each way, infinities and NaN included. fp8 on sm_89+
 /// (below, the soft conversions keep the fp32 path). reduce_pair_test
-/// compares it with the fp32 path for every pair of operands.
+/// compares it with the fp32 path for every pair of operands and every
+/// single one. (Below sm_80 the f16 and bf16 max and min are the headers'
+/// emulation, with the same rules.)
 template <class E>
 inline constexpr bool kPackedExtremumElem = std::is_same_v<E, __half> || std::is_same_v<E, __nv_bfloat16>
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
@@ -459,6 +461,17 @@ template <class E> __device__ __forceinline__ uint32_t packedExtremum(uint32_t a
   return u;
 }
 
+/// The packed accumulators after `n` contributions: a single one goes
+/// through max(x, x), which is x except that a NaN becomes the canonical
+/// NaN, as the fp32 path's conversion back makes it (n >= 2: max and min
+/// already return the canonical NaN when both operands are NaN).
+template <class E, int P> __device__ __forceinline__ void packedFinish(uint32_t (&p)[P], int n) {
+  if (n == 1) {
+#pragma unroll
+    for (int k = 0; k < P; ++k) p[k] = packedExtremum<E>(p[k], p[k], 0);
+  }
+}
+
 /// Accumulators of one 16-byte vector of E in class (E, F): one per
 /// element, or (kPackedExtremum) the packed pairs.
 template <class E, OpFamily F> struct VecAcc {
@@ -500,8 +513,12 @@ __device__ __forceinline__ void vecAccumulate(VecAcc<E, F>& acc, uint4 raw, int 
 template <class E, OpFamily F>
 __device__ __forceinline__ uint4 vecStore(const VecAcc<E, F>& acc, int n, int variant) {
   if constexpr (VecAcc<E, F>::kPacked) {
+    uint32_t last[kVecElems<E> / 2];
+#pragma unroll
+    for (int k = 0; k < kVecElems<E> / 2; ++k) last[k] = acc.v[k];
+    packedFinish<E>(last, n);
     uint4 raw;
-    fromPacked<E>(acc.v, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
+    fromPacked<E>(last, *reinterpret_cast<E(*)[kVecElems<E>]>(&raw));
     return raw;
   } else {
     VecAcc<E, F> last = acc;

@@ -150,7 +150,11 @@ template <class E, OpFamily F> struct WordAcc {
   __device__ __forceinline__ uint64_t result(int n, int variant) const {
     uint64_t w = 0;
     if constexpr (kPacked) {
-      atom::fromPacked<E>(acc, *reinterpret_cast<Lanes*>(&w));
+      uint32_t last[kLanes / 2];
+#pragma unroll
+      for (int k = 0; k < kLanes / 2; ++k) last[k] = acc[k];
+      atom::packedFinish<E>(last, n);
+      atom::fromPacked<E>(last, *reinterpret_cast<Lanes*>(&w));
     } else {
       atom::AccOf<E> last[kLanes];
 #pragma unroll
