@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -187,13 +188,30 @@ TEST_CASE("purlin-launch: a rank can read the launcher's terminal") {
     const int fd = ::open(slave.c_str(), O_RDWR);  // the first terminal a session leader opens: its controlling one
     if (fd < 0) ::_exit(126);
     ::dup2(fd, 0), ::dup2(fd, 1), ::dup2(fd, 2);
-    const std::string script = std::string(launcher()) + " -n 2 --timeout 10 sh -c 'if [ \"$PURLIN_RANK\" = 0 ]; then read x; echo \"0:$x\" >> " +
+    const std::string script = "echo ready; " + std::string(launcher()) + " -n 2 --timeout 30 sh -c 'if [ \"$PURLIN_RANK\" = 0 ]; then read x; echo \"0:$x\" >> " +
                                out + "; fi'; status=$?; read -r pid comm state ppid pgrp session tty tpgid rest < /proc/$$/stat; "
                                "[ \"$pgrp\" = \"$tpgid\" ] && echo back >> " + back + "; exit $status";
     ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char *>(nullptr));
     ::_exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Type once the shell runs (it says "ready"). Under load (CI's sanitizer
+  // run) rank 0 used to reach its read before the launcher had handed it
+  // the terminal, and SIGTTIN stopped it for good: rank 0 now takes the
+  // terminal itself before it runs (purlin_launch.cpp TerminalHandover);
+  // this case failed 2 of 8 runs beside four busy loops before, 0 of 12 after.
+  {
+    std::string seen;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (seen.find("ready") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      pollfd pfd{master, POLLIN, 0};
+      if (::poll(&pfd, 1, 100) <= 0) continue;
+      char buf[256];
+      const ssize_t got = ::read(master, buf, sizeof buf);
+      if (got <= 0) break;
+      seen.append(buf, std::size_t(got));
+    }
+    REQUIRE(seen.find("ready") != std::string::npos);
+  }
   const char line[] = "typed\n";
   REQUIRE(::write(master, line, sizeof line - 1) == ssize_t(sizeof line - 1));
   // Drain the terminal's output so that nothing blocks on it.

@@ -50,8 +50,12 @@ constexpr char kUsage[] =
 /// The terminal on stdin, handed to the ranks' process group while they
 /// run (a rank that reads it, as a breakpoint() does, would be stopped by
 /// SIGTTIN in a background group) and taken back when the launcher
-/// returns. Only when the launcher is in the terminal's foreground.
+/// returns. Only when the launcher is in the terminal's foreground
+/// (`wanted`, decided before the ranks start). Rank 0 also takes it itself
+/// before it runs the program: a read before the launcher's give() would
+/// stop it for good (seen under load).
 struct TerminalHandover {
+  const bool wanted = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
   bool given = false;
   /// tcsetpgrp from a group that is not (or no longer) the foreground one
   /// raises SIGTTOU: ignored around the call.
@@ -65,7 +69,7 @@ struct TerminalHandover {
     return ok;
   }
   void give(pid_t group) {
-    if (::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) given = setForeground(group);
+    if (wanted) given = setForeground(group);
   }
   ~TerminalHandover() {
     if (given) setForeground(::getpgrp());
@@ -227,6 +231,7 @@ int main(int argc, char **argv) {
       if (::getppid() != launcher)
         ::_exit(1);  // the launcher died before prctl took effect
       ::setpgid(0, gGroup);  // the first rank leads (gGroup 0 = a new group)
+      if (r == 0 && terminal.wanted) TerminalHandover::setForeground(::getpgrp());  // before it can read
       if (r != 0) {  // the terminal (or whatever stdin is) is rank 0's: the others read nothing
         const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (null >= 0) {
