@@ -321,6 +321,17 @@ template <class E, int N> __host__ __device__ __forceinline__ void avgLast(AccOf
         a[i] = A(x >> k);
       }
     }
+  } else if constexpr (std::is_integral_v<A> && sizeof(E) == 1) {
+    // 8-bit elements: the wrapped sum is below 2^8 in magnitude, so one
+    // float multiply by RN(1/n) truncates to the quotient exactly: 1/n
+    // rounds up for n = 3, 5, 6, 7, the product's error is far below 2^-8,
+    // and a quotient's fraction is a multiple of 1/n (elem_test compares
+    // every wrapped sum and n with the division). One multiply per element
+    // instead of an integer division's instruction sequence.
+    static_assert(kMaxRanks <= 8, "avgLast: the 8-bit quotient is exact for n <= 8 (1/n rounded up)");
+    const float inv = 1.0f / float(n);
+#pragma unroll
+    for (int i = 0; i < N; ++i) a[i] = A(int32_t(float(A(fromAcc<E>(a[i]))) * inv));  // truncation toward zero
   } else {
 #pragma unroll
     for (int i = 0; i < N; ++i) a[i] = finalize<E, RedOp::Avg>(a[i], n);
