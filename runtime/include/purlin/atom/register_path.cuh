@@ -42,8 +42,9 @@ inline constexpr int kCopyUnroll = 8;
 inline constexpr int kReduceUnroll = 4;
 /// ... for class (E, F) in reduceVec16: half as many where a vector holds
 /// 16 accumulators (1-byte elements, but a packed extremum: 64 accumulator
-/// registers at 4 vectors). ptxas took about 1.5 s per such class of a
-/// throughput unit at 4, 0.9 s at 2 (bench/results/2026-12-07-s15-compile).
+/// registers at 4 vectors): the AllReduce throughput unit took 18.5 s of
+/// nvcc at 4, 16.1 s at 2; its four fp8 sum and product classes alone had
+/// cost ptxas about 6 s at 4 (bench/results/2026-12-07-s15-compile).
 template <class E, OpFamily F>
 inline constexpr int kReduceUnrollOf = sizeof(E) == 1 && !kPackedExtremum<E, F> ? kReduceUnroll / 2 : kReduceUnroll;
 
