@@ -23,6 +23,18 @@ Status allGatherV(Communicator &comm, const void *in, void *out, const std::size
   return snac::launch<allGatherV_Collective, allGatherV_Policy, allGatherV_Datapath, allGatherV_Programs>(comm, args, stream);
 }
 
+Status allGatherVDevice(Communicator &comm, const void *in, void *out, const std::size_t *counts, std::size_t maxCount, DType dtype, cudaStream_t stream) {
+  snac::CallArgs args{};
+  args.in = in;
+  args.out = out;
+  args.counts = counts;
+  args.maxCount = maxCount;
+  args.countsOnDevice = true;  // the kernels read the counts (docs/device-counts.md)
+  args.dtype = dtype;
+  // Validates the arguments, picks the program by bytes, launches it.
+  return snac::launch<allGatherV_Collective, allGatherV_Policy, allGatherV_Datapath, allGatherV_Programs>(comm, args, stream);
+}
+
 } // namespace purlin::gen
 
 extern "C" purlin_status_t purlin_allGatherV(purlin_comm_t comm, const void *in, void *out, const size_t *counts, purlin_dtype_t dtype, cudaStream_t stream) {
@@ -30,6 +42,16 @@ extern "C" purlin_status_t purlin_allGatherV(purlin_comm_t comm, const void *in,
   if (communicator == nullptr)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_allGatherV: the communicator is NULL");
   const purlin::Status status = purlin::gen::allGatherV(*communicator, in, out, counts, static_cast<purlin::DType>(dtype), stream);
+  if (status == purlin::Status::Ok)
+    return PURLIN_OK;
+  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError());
+}
+
+extern "C" purlin_status_t purlin_allGatherVDevice(purlin_comm_t comm, const void *in, void *out, const size_t *counts, size_t maxCount, purlin_dtype_t dtype, cudaStream_t stream) {
+  purlin::Communicator *communicator = purlin_comm_unwrap(comm);
+  if (communicator == nullptr)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_allGatherVDevice: the communicator is NULL");
+  const purlin::Status status = purlin::gen::allGatherVDevice(*communicator, in, out, counts, maxCount, static_cast<purlin::DType>(dtype), stream);
   if (status == purlin::Status::Ok)
     return PURLIN_OK;
   return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError());

@@ -77,6 +77,7 @@ __global__ void allGatherV_latencyKernel(DeviceComm dc, Plan pl, const std::byte
   const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   const std::size_t warp = std::size_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   gridDependencyWait();
+  if (pl.deviceCounts) packet::ctaDeviceRanges(dc, pl, rg);  // counts in device memory: the call's ranges (docs/device-counts.md)
   if constexpr (!kTriggerOnRead) gridLaunchDependents();
   packet::CallEpoch<kTriggerOnRead> ce;
   allGatherV_latency<Words>(dc, pl, rg, cs, in, out, ce, warp, warps);
@@ -181,7 +182,8 @@ __global__ void __launch_bounds__(limits::kMaxThroughputThreads) allGatherV_thro
     __trap();  // this pass's architecture is older than the datapath needs
   } else {
     const uint64_t e = ctaBeginCall(dc);
-    const TpContext cx{dc, pl, e, atomWorkspace};
+    __shared__ PlanStorage resolved;  // a device-count call's plan with its ranges (docs/device-counts.md)
+    const TpContext cx{dc, ctaResolvedPlan(dc, pl, resolved), e, atomWorkspace};
     const int b = int(blockIdx.x);
     if (pl.push) {
       __trap();  // no world size of this policy takes the push transfer (launch refuses such a plan)

@@ -33,6 +33,20 @@ namespace purlin::gen {
 /// on one stream per communicator; it enqueues work and returns (stream-ordered).
 Status allGatherV(Communicator &comm, const void *in, void *out, const std::size_t *counts, DType dtype, cudaStream_t stream);
 
+/// allGatherVDevice: AllGatherV, declared at allgatherv.pl:3.
+/// The form of AllGatherV whose counts are in device memory (docs/device-counts.md):
+/// the kernels read them when the call runs (a CUDA graph replays with the counts of each replay).
+/// counts[n] (device memory): elements of each rank's block, the same on every rank;
+/// displacements are prefix sums. maxCount: at least every count, the same on every rank;
+/// it picks the program. The scattered side holds n*maxCount elements, the packed side maxCount.
+/// Counts past maxCount, blocks past those capacities, or two ranks' counts that disagree: every rank's
+/// call moves nothing and the communicator fails on every rank (asyncError names the entry).
+/// No in-place form; not the direct program. Each call runs a counts kernel first (two round trips).
+/// dtype gives the element size (the bytes are copied as they are).
+/// The call is collective: every rank calls it with equal sizes and dtype,
+/// on one stream per communicator; it enqueues work and returns (stream-ordered).
+Status allGatherVDevice(Communicator &comm, const void *in, void *out, const std::size_t *counts, std::size_t maxCount, DType dtype, cudaStream_t stream);
+
 } // namespace purlin::gen
 
 extern "C" {
@@ -40,6 +54,9 @@ extern "C" {
 
 /** C ABI of purlin::gen::allGatherV (AllGatherV, allgatherv.pl:3). A NULL comm gives PURLIN_INVALID_ARGUMENT. */
 purlin_status_t purlin_allGatherV(purlin_comm_t comm, const void *in, void *out, const size_t *counts, purlin_dtype_t dtype, cudaStream_t stream);
+
+/** C ABI of purlin::gen::allGatherVDevice (AllGatherV, allgatherv.pl:3). A NULL comm gives PURLIN_INVALID_ARGUMENT. */
+purlin_status_t purlin_allGatherVDevice(purlin_comm_t comm, const void *in, void *out, const size_t *counts, size_t maxCount, purlin_dtype_t dtype, cudaStream_t stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

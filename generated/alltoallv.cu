@@ -27,6 +27,21 @@ Status allToAllV(Communicator &comm, const void *in, void *out, const std::size_
   return snac::launch<allToAllV_Collective, allToAllV_Policy, allToAllV_Datapath, allToAllV_Programs>(comm, args, stream);
 }
 
+Status allToAllVDevice(Communicator &comm, const void *in, void *out, const std::size_t *sendCounts, const std::size_t *sendDispls, const std::size_t *recvCounts, const std::size_t *recvDispls, std::size_t maxCount, DType dtype, cudaStream_t stream) {
+  snac::CallArgs args{};
+  args.in = in;
+  args.out = out;
+  args.sendCounts = sendCounts;
+  args.sendDispls = sendDispls;
+  args.recvCounts = recvCounts;
+  args.recvDispls = recvDispls;
+  args.maxCount = maxCount;
+  args.countsOnDevice = true;  // the kernels read the counts (docs/device-counts.md)
+  args.dtype = dtype;
+  // Validates the arguments, picks the program by bytes, launches it.
+  return snac::launch<allToAllV_Collective, allToAllV_Policy, allToAllV_Datapath, allToAllV_Programs>(comm, args, stream);
+}
+
 } // namespace purlin::gen
 
 extern "C" purlin_status_t purlin_allToAllV(purlin_comm_t comm, const void *in, void *out, const size_t *sendCounts, const size_t *sendDispls, const size_t *recvCounts, const size_t *recvDispls, size_t maxCount, purlin_dtype_t dtype, cudaStream_t stream) {
@@ -34,6 +49,16 @@ extern "C" purlin_status_t purlin_allToAllV(purlin_comm_t comm, const void *in, 
   if (communicator == nullptr)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_allToAllV: the communicator is NULL");
   const purlin::Status status = purlin::gen::allToAllV(*communicator, in, out, sendCounts, sendDispls, recvCounts, recvDispls, maxCount, static_cast<purlin::DType>(dtype), stream);
+  if (status == purlin::Status::Ok)
+    return PURLIN_OK;
+  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError());
+}
+
+extern "C" purlin_status_t purlin_allToAllVDevice(purlin_comm_t comm, const void *in, void *out, const size_t *sendCounts, const size_t *sendDispls, const size_t *recvCounts, const size_t *recvDispls, size_t maxCount, purlin_dtype_t dtype, cudaStream_t stream) {
+  purlin::Communicator *communicator = purlin_comm_unwrap(comm);
+  if (communicator == nullptr)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_allToAllVDevice: the communicator is NULL");
+  const purlin::Status status = purlin::gen::allToAllVDevice(*communicator, in, out, sendCounts, sendDispls, recvCounts, recvDispls, maxCount, static_cast<purlin::DType>(dtype), stream);
   if (status == purlin::Status::Ok)
     return PURLIN_OK;
   return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError());

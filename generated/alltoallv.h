@@ -36,6 +36,20 @@ namespace purlin::gen {
 /// on one stream per communicator; it enqueues work and returns (stream-ordered).
 Status allToAllV(Communicator &comm, const void *in, void *out, const std::size_t *sendCounts, const std::size_t *sendDispls, const std::size_t *recvCounts, const std::size_t *recvDispls, std::size_t maxCount, DType dtype, cudaStream_t stream);
 
+/// allToAllVDevice: AllToAllV, declared at alltoallv.pl:3.
+/// The form of AllToAllV whose counts are in device memory (docs/device-counts.md):
+/// the kernels read them when the call runs (a CUDA graph replays with the counts of each replay).
+/// sendCounts, sendDispls, recvCounts, recvDispls (device memory, n entries each) as in allToAllV;
+/// maxCount: at least every count of every rank, the same on every rank; it picks the program.
+/// in and out hold n*maxCount elements; every block lies inside them.
+/// Counts past maxCount, blocks past those capacities, or two ranks' counts that disagree: every rank's
+/// call moves nothing and the communicator fails on every rank (asyncError names the entry).
+/// No in-place form; not the direct program. Each call runs a counts kernel first (two round trips).
+/// dtype gives the element size (the bytes are copied as they are).
+/// The call is collective: every rank calls it with equal sizes and dtype,
+/// on one stream per communicator; it enqueues work and returns (stream-ordered).
+Status allToAllVDevice(Communicator &comm, const void *in, void *out, const std::size_t *sendCounts, const std::size_t *sendDispls, const std::size_t *recvCounts, const std::size_t *recvDispls, std::size_t maxCount, DType dtype, cudaStream_t stream);
+
 } // namespace purlin::gen
 
 extern "C" {
@@ -43,6 +57,9 @@ extern "C" {
 
 /** C ABI of purlin::gen::allToAllV (AllToAllV, alltoallv.pl:3). A NULL comm gives PURLIN_INVALID_ARGUMENT. */
 purlin_status_t purlin_allToAllV(purlin_comm_t comm, const void *in, void *out, const size_t *sendCounts, const size_t *sendDispls, const size_t *recvCounts, const size_t *recvDispls, size_t maxCount, purlin_dtype_t dtype, cudaStream_t stream);
+
+/** C ABI of purlin::gen::allToAllVDevice (AllToAllV, alltoallv.pl:3). A NULL comm gives PURLIN_INVALID_ARGUMENT. */
+purlin_status_t purlin_allToAllVDevice(purlin_comm_t comm, const void *in, void *out, const size_t *sendCounts, const size_t *sendDispls, const size_t *recvCounts, const size_t *recvDispls, size_t maxCount, purlin_dtype_t dtype, cudaStream_t stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -24,6 +24,19 @@ Status reduceScatterV(Communicator &comm, const void *in, void *out, const std::
   return snac::launch<reduceScatterV_Collective, reduceScatterV_Policy, reduceScatterV_Datapath, reduceScatterV_Programs>(comm, args, stream);
 }
 
+Status reduceScatterVDevice(Communicator &comm, const void *in, void *out, const std::size_t *counts, std::size_t maxCount, DType dtype, RedOp op, cudaStream_t stream) {
+  snac::CallArgs args{};
+  args.in = in;
+  args.out = out;
+  args.counts = counts;
+  args.maxCount = maxCount;
+  args.countsOnDevice = true;  // the kernels read the counts (docs/device-counts.md)
+  args.dtype = dtype;
+  args.op = op;
+  // Validates the arguments, picks the program by bytes, launches it.
+  return snac::launch<reduceScatterV_Collective, reduceScatterV_Policy, reduceScatterV_Datapath, reduceScatterV_Programs>(comm, args, stream);
+}
+
 } // namespace purlin::gen
 
 extern "C" purlin_status_t purlin_reduceScatterV(purlin_comm_t comm, const void *in, void *out, const size_t *counts, purlin_dtype_t dtype, purlin_redop_t op, cudaStream_t stream) {
@@ -31,6 +44,16 @@ extern "C" purlin_status_t purlin_reduceScatterV(purlin_comm_t comm, const void 
   if (communicator == nullptr)
     return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_reduceScatterV: the communicator is NULL");
   const purlin::Status status = purlin::gen::reduceScatterV(*communicator, in, out, counts, static_cast<purlin::DType>(dtype), static_cast<purlin::RedOp>(op), stream);
+  if (status == purlin::Status::Ok)
+    return PURLIN_OK;
+  return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError());
+}
+
+extern "C" purlin_status_t purlin_reduceScatterVDevice(purlin_comm_t comm, const void *in, void *out, const size_t *counts, size_t maxCount, purlin_dtype_t dtype, purlin_redop_t op, cudaStream_t stream) {
+  purlin::Communicator *communicator = purlin_comm_unwrap(comm);
+  if (communicator == nullptr)
+    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, "purlin_reduceScatterVDevice: the communicator is NULL");
+  const purlin::Status status = purlin::gen::reduceScatterVDevice(*communicator, in, out, counts, maxCount, static_cast<purlin::DType>(dtype), static_cast<purlin::RedOp>(op), stream);
   if (status == purlin::Status::Ok)
     return PURLIN_OK;
   return purlin::capi::fail(static_cast<purlin_status_t>(status), purlin::lastError());

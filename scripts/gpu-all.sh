@@ -109,7 +109,7 @@ if [ -x "$SAN" ]; then
       [ -x "$BIN/$t" ] && step "sanitize.$tool.$t" 600 "$SAN" --tool "$tool" --error-exitcode 9 "$BIN/$t" "${args[@]}"
     done
   done
-  for t in rooted_test vform_test; do
+  for t in rooted_test vform_test device_counts_test; do
     [ -x "$BIN/$t" ] && step "sanitize.memcheck.$t" 600 "$SAN" --tool memcheck --error-exitcode 9 "$BIN/$t" --ranks 2
   done
 fi

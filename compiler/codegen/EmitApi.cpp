@@ -28,22 +28,23 @@ std::string printApiJson(const EmitInput &in) {
   doc["source"] = in.sourceName;
   doc["arch"] = archName(in.arch);
   doc["collectives"] = nlohmann::ordered_json::array();
-  for (const EmitCollective &c : in.collectives) {
-    nlohmann::ordered_json e;
-    e["name"] = c.name;
-    e["kind"] = toString(c.kind);
-    e["function"] = cFunctionName(c.name);
-    e["line"] = c.line;
-    e["sizes"] = static_cast<int>(sizeArgs(c.kind));
-    e["reduces"] = reduces(c.kind);
-    e["rooted"] = isRooted(c.kind);
-    nlohmann::ordered_json params = nlohmann::ordered_json::array();
-    params.push_back({{"name", "comm"}, {"c_type", "purlin_comm_t"}});
-    for (const Param &p : hostParams(c.kind)) params.push_back({{"name", p.name}, {"c_type", trimmed(p.cType)}});
-    e["params"] = std::move(params);
-    e["doc"] = hostDoc(c.kind);
-    doc["collectives"].push_back(std::move(e));
-  }
+  for (const EmitCollective &c : in.collectives)
+    for (SizeArgs sizes : apiForms(c.kind)) {
+      nlohmann::ordered_json e;
+      e["name"] = c.name + formSuffix(sizes);
+      e["kind"] = toString(c.kind);
+      e["function"] = cFunctionName(c.name) + formSuffix(sizes);
+      e["line"] = c.line;
+      e["sizes"] = static_cast<int>(sizes);
+      e["reduces"] = reduces(c.kind);
+      e["rooted"] = isRooted(c.kind);
+      nlohmann::ordered_json params = nlohmann::ordered_json::array();
+      params.push_back({{"name", "comm"}, {"c_type", "purlin_comm_t"}});
+      for (const Param &p : hostParams(c.kind, sizes)) params.push_back({{"name", p.name}, {"c_type", trimmed(p.cType)}});
+      e["params"] = std::move(params);
+      e["doc"] = hostDoc(c.kind, sizes);
+      doc["collectives"].push_back(std::move(e));
+    }
   return doc.dump(2) + "\n";
 }
 

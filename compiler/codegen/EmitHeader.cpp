@@ -12,15 +12,15 @@ namespace purlin::codegen {
 
 namespace {
 
-std::string cxxDecl(const EmitCollective &c) {
-  std::string s = "Status " + baseName(c.name) + "(Communicator &comm";
-  for (const Param &p : hostParams(c.kind)) s += ", " + p.cxxType + p.name;
+std::string cxxDecl(const EmitCollective &c, SizeArgs sizes) {
+  std::string s = "Status " + baseName(c.name) + formSuffix(sizes) + "(Communicator &comm";
+  for (const Param &p : hostParams(c.kind, sizes)) s += ", " + p.cxxType + p.name;
   return s + ")";
 }
 
-std::string cDecl(const EmitCollective &c) {
-  std::string s = "purlin_status_t " + cFunctionName(c.name) + "(purlin_comm_t comm";
-  for (const Param &p : hostParams(c.kind)) s += ", " + p.cType + p.name;
+std::string cDecl(const EmitCollective &c, SizeArgs sizes) {
+  std::string s = "purlin_status_t " + cFunctionName(c.name) + formSuffix(sizes) + "(purlin_comm_t comm";
+  for (const Param &p : hostParams(c.kind, sizes)) s += ", " + p.cType + p.name;
   return s + ")";
 }
 
@@ -54,19 +54,21 @@ std::string emitHeader(const EmitInput &in) {
     if (!isOpen || ns != open) o << "\nnamespace " << ns << " {\n";
     open = ns;
     isOpen = true;
-    o << "\n/// " << baseName(c.name) << ": " << toString(c.kind) << ", declared at "
-      << in.sourceName << ":" << c.line << ".\n";
-    for (const std::string &line : hostDoc(c.kind)) o << "/// " << line << "\n";
-    o << cxxDecl(c) << ";\n";
+    for (SizeArgs sizes : apiForms(c.kind)) {
+      o << "\n/// " << baseName(c.name) << formSuffix(sizes) << ": " << toString(c.kind) << ", declared at "
+        << in.sourceName << ":" << c.line << ".\n";
+      for (const std::string &line : hostDoc(c.kind, sizes)) o << "/// " << line << "\n";
+      o << cxxDecl(c, sizes) << ";\n";
+    }
   }
   if (isOpen) o << "\n} // namespace " << open << "\n";
   o << "\nextern \"C\" {\n#endif\n\n";
-  for (const EmitCollective &c : in.collectives) {
-    o << "/** C ABI of purlin::gen::" << c.name << " (" << toString(c.kind)
-      << ", " << in.sourceName << ":" << c.line
-      << "). A NULL comm gives PURLIN_INVALID_ARGUMENT. */\n"
-      << cDecl(c) << ";\n\n";
-  }
+  for (const EmitCollective &c : in.collectives)
+    for (SizeArgs sizes : apiForms(c.kind))
+      o << "/** C ABI of purlin::gen::" << c.name << formSuffix(sizes) << " (" << toString(c.kind)
+        << ", " << in.sourceName << ":" << c.line
+        << "). A NULL comm gives PURLIN_INVALID_ARGUMENT. */\n"
+        << cDecl(c, sizes) << ";\n\n";
   o << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n";
   return o.str();
 }

@@ -260,8 +260,10 @@ private:
        << "  const packet::CallShape cs(rg);\n"
        << "  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);\n"
        << "  const std::size_t warp = std::size_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;\n"
-       << "  gridDependencyWait();\n"
-       << "  if constexpr (!kTriggerOnRead) gridLaunchDependents();\n"
+       << "  gridDependencyWait();\n";
+    if (k_.variable)
+      o_ << "  if (pl.deviceCounts) packet::ctaDeviceRanges(dc, pl, rg);  // counts in device memory: the call's ranges (docs/device-counts.md)\n";
+    o_ << "  if constexpr (!kTriggerOnRead) gridLaunchDependents();\n"
        << "  packet::CallEpoch<kTriggerOnRead> ce;\n";
     if (k_.reduces)
       o_ << "  if constexpr (Ranks == packet::RankForm::Two)\n"

@@ -104,18 +104,21 @@ void emitPolicy(std::ostringstream &o, const EmitCollective &c, const std::strin
   o << "  };\n};\n\n";
 }
 
-std::string callArgsBody(const EmitCollective &c) {
+std::string callArgsBody(const EmitCollective &c, SizeArgs sizes) {
   std::string s;
   s += "  snac::CallArgs args{};\n";
   s += "  args.in = in;\n  args.out = out;\n";
-  switch (sizeArgs(c.kind)) {
+  switch (sizes) {
   case SizeArgs::Count: s += "  args.count = count;\n"; break;
   case SizeArgs::Counts: s += "  args.counts = counts;\n"; break;
   case SizeArgs::SendRecvCounts:
+  case SizeArgs::DeviceSendRecvCounts:
     s += "  args.sendCounts = sendCounts;\n  args.sendDispls = sendDispls;\n  args.recvCounts = recvCounts;\n"
          "  args.recvDispls = recvDispls;\n  args.maxCount = maxCount;\n";
     break;
+  case SizeArgs::DeviceCounts: s += "  args.counts = counts;\n  args.maxCount = maxCount;\n"; break;
   }
+  if (snac::def::isDeviceForm(sizes)) s += "  args.countsOnDevice = true;  // the kernels read the counts (docs/device-counts.md)\n";
   s += "  args.dtype = dtype;\n";
   if (reduces(c.kind)) s += "  args.op = op;\n";
   if (isRooted(c.kind)) s += "  args.root = root;\n";
@@ -123,11 +126,11 @@ std::string callArgsBody(const EmitCollective &c) {
 }
 
 /// The C++ host function (inside its namespace block).
-void emitCxxApi(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
-  o << "\nStatus " << baseName(c.name) << "(Communicator &comm";
-  for (const Param &p : hostParams(c.kind)) o << ", " << p.cxxType << p.name;
+void emitCxxApi(std::ostringstream &o, const EmitCollective &c, const std::string &id, SizeArgs sizes) {
+  o << "\nStatus " << baseName(c.name) << formSuffix(sizes) << "(Communicator &comm";
+  for (const Param &p : hostParams(c.kind, sizes)) o << ", " << p.cxxType << p.name;
   o << ") {\n"
-    << callArgsBody(c)
+    << callArgsBody(c, sizes)
     << "  // Validates the arguments, picks the program by bytes, launches it.\n"
     << "  return snac::launch<" << id << "_Collective, " << id << "_Policy, " << id << "_Datapath, " << id
     << "_Programs>(comm, args, stream);\n"
@@ -135,17 +138,17 @@ void emitCxxApi(std::ostringstream &o, const EmitCollective &c, const std::strin
 }
 
 /// The C ABI wrapper: NULL communicator check, enum conversion, message.
-void emitCApi(std::ostringstream &o, const EmitCollective &c) {
-  const std::string cname = cFunctionName(c.name);
+void emitCApi(std::ostringstream &o, const EmitCollective &c, SizeArgs sizes) {
+  const std::string cname = cFunctionName(c.name) + formSuffix(sizes);
   o << "extern \"C\" purlin_status_t " << cname << "(purlin_comm_t comm";
-  for (const Param &p : hostParams(c.kind)) o << ", " << p.cType << p.name;
+  for (const Param &p : hostParams(c.kind, sizes)) o << ", " << p.cType << p.name;
   o << ") {\n"
     << "  purlin::Communicator *communicator = purlin_comm_unwrap(comm);\n"
     << "  if (communicator == nullptr)\n"
     << "    return purlin::capi::fail(PURLIN_INVALID_ARGUMENT, \"" << cname
     << ": the communicator is NULL\");\n"
-    << "  const purlin::Status status = purlin::gen::" << c.name << "(*communicator";
-  for (const Param &p : hostParams(c.kind)) o << ", " << (p.toCxx.empty() ? p.name : p.toCxx);
+    << "  const purlin::Status status = purlin::gen::" << c.name << formSuffix(sizes) << "(*communicator";
+  for (const Param &p : hostParams(c.kind, sizes)) o << ", " << (p.toCxx.empty() ? p.name : p.toCxx);
   o << ");\n"
     << "  if (status == purlin::Status::Ok)\n"
     << "    return PURLIN_OK;\n"
@@ -468,13 +471,16 @@ std::string emitSource(const EmitInput &in) {
     if (!isOpen || ns != open) o << "namespace " << ns << " {\n";
     open = ns;
     isOpen = true;
-    emitCxxApi(o, c, flatName(c.name));
+    for (SizeArgs sizes : apiForms(c.kind)) emitCxxApi(o, c, flatName(c.name), sizes);
   }
   if (isOpen) o << "\n} // namespace " << open << "\n\n";
-  for (std::size_t i = 0; i < in.collectives.size(); ++i) {
-    if (i) o << "\n";
-    emitCApi(o, in.collectives[i]);
-  }
+  bool first = true;
+  for (const EmitCollective &c : in.collectives)
+    for (SizeArgs sizes : apiForms(c.kind)) {
+      if (!first) o << "\n";
+      first = false;
+      emitCApi(o, c, sizes);
+    }
   return o.str();
 }
 

@@ -597,7 +597,7 @@ void checkProgram(const ir::Program &p, Transfer want) {
 } // namespace
 
 ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program *pull, const ir::Program *push,
-                                       const std::vector<PushLaneShape> &pushLanes) {
+                                       const std::vector<PushLaneShape> &pushLanes, bool variable) {
   if (!pull && !push) throw EmitError("throughput program: neither a pull nor a push program");
   if (pull) checkProgram(*pull, Transfer::Pull);
   if (push) checkProgram(*push, Transfer::Push);
@@ -630,7 +630,7 @@ ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program 
     code.pushText += printPushCta(id, *push);
   }
   if (push) code.pushLanes = pushLanes;
-  code.kernelText = printThroughputKernel(id, pull, push, pushLanes);
+  code.kernelText = printThroughputKernel(id, pull, push, pushLanes, variable);
   return code;
 }
 

@@ -46,8 +46,10 @@ struct ThroughputCode {
 /// (NAME_Programs::hasPull / hasPush); the kernel traps on one. Throws
 /// EmitError for an op it cannot print.
 /// `pushLanes`: the push CTA shapes to instantiate (the policy's; default
-/// every shape).
+/// every shape). `variable`: a V form's (its kernel takes a device-count
+/// call's ranges, docs/device-counts.md).
 ThroughputCode printThroughputPrograms(const std::string &id, const ir::Program *pull, const ir::Program *push,
-                                       const std::vector<PushLaneShape> &pushLanes = kEveryPushLaneShape);
+                                       const std::vector<PushLaneShape> &pushLanes = kEveryPushLaneShape,
+                                       bool variable = false);
 
 } // namespace purlin::codegen

@@ -188,7 +188,8 @@ void printPrograms(EmitCollective &c) {
   const ir::CollectiveIR &shown = c.pullIR ? c.pullIR->ir() : c.pushIR ? c.pushIR->ir() : c.ir->ir();
   c.latency = printLatencyProgram(flatName(c.name), shown.latency, isVariable(shown.in) || isVariable(shown.out));
   c.throughput = printThroughputPrograms(flatName(c.name), c.pullIR ? &c.pullIR->ir().throughput : nullptr,
-                                         c.pushIR ? &c.pushIR->ir().throughput : nullptr, c.pushLanes);
+                                         c.pushIR ? &c.pushIR->ir().throughput : nullptr, c.pushLanes,
+                                         isVariable(shown.in) || isVariable(shown.out));
   c.direct.reset();
   c.engine.reset();
   if (c.directIR) {

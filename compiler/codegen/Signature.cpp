@@ -5,11 +5,22 @@
 
 namespace purlin::codegen {
 
-std::vector<Param> hostParams(CollectiveKind k) {
+std::vector<SizeArgs> apiForms(CollectiveKind k) {
+  const SizeArgs own = sizeArgs(k);
+  if (snac::def::deviceForm(own) == own) return {own};
+  return {own, snac::def::deviceForm(own)};
+}
+
+std::string formSuffix(SizeArgs sizes) { return snac::def::isDeviceForm(sizes) ? "Device" : ""; }
+
+std::vector<Param> hostParams(CollectiveKind k) { return hostParams(k, sizeArgs(k)); }
+std::vector<std::string> hostDoc(CollectiveKind k) { return hostDoc(k, sizeArgs(k)); }
+
+std::vector<Param> hostParams(CollectiveKind k, SizeArgs sizes) {
   std::vector<Param> ps;
   ps.push_back({"const void *", "const void *", "in", ""});
   ps.push_back({"void *", "void *", "out", ""});
-  switch (sizeArgs(k)) {
+  switch (sizes) {
   case SizeArgs::Count:
     ps.push_back({"std::size_t ", "size_t ", "count", ""});
     break;
@@ -17,6 +28,17 @@ std::vector<Param> hostParams(CollectiveKind k) {
     ps.push_back({"const std::size_t *", "const size_t *", "counts", ""});
     break;
   case SizeArgs::SendRecvCounts:  // MPI's alltoallv, and the bound that picks the program
+    ps.push_back({"const std::size_t *", "const size_t *", "sendCounts", ""});
+    ps.push_back({"const std::size_t *", "const size_t *", "sendDispls", ""});
+    ps.push_back({"const std::size_t *", "const size_t *", "recvCounts", ""});
+    ps.push_back({"const std::size_t *", "const size_t *", "recvDispls", ""});
+    ps.push_back({"std::size_t ", "size_t ", "maxCount", ""});
+    break;
+  case SizeArgs::DeviceCounts:  // device memory, n entries; the bound that picks the program
+    ps.push_back({"const std::size_t *", "const size_t *", "counts", ""});
+    ps.push_back({"std::size_t ", "size_t ", "maxCount", ""});
+    break;
+  case SizeArgs::DeviceSendRecvCounts:
     ps.push_back({"const std::size_t *", "const size_t *", "sendCounts", ""});
     ps.push_back({"const std::size_t *", "const size_t *", "sendDispls", ""});
     ps.push_back({"const std::size_t *", "const size_t *", "recvCounts", ""});
@@ -32,9 +54,24 @@ std::vector<Param> hostParams(CollectiveKind k) {
   return ps;
 }
 
-std::vector<std::string> hostDoc(CollectiveKind k) {
+std::vector<std::string> hostDoc(CollectiveKind k, SizeArgs sizes) {
   std::vector<std::string> d;
-  switch (k) {
+  if (snac::def::isDeviceForm(sizes)) {
+    d = {"The form of " + std::string(toString(k)) + " whose counts are in device memory (docs/device-counts.md):",
+         "the kernels read them when the call runs (a CUDA graph replays with the counts of each replay)."};
+    if (sizes == SizeArgs::DeviceCounts)
+      d.insert(d.end(), {"counts[n] (device memory): elements of each rank's block, the same on every rank;",
+                         "displacements are prefix sums. maxCount: at least every count, the same on every rank;",
+                         "it picks the program. The scattered side holds n*maxCount elements, the packed side maxCount."});
+    else
+      d.insert(d.end(), {"sendCounts, sendDispls, recvCounts, recvDispls (device memory, n entries each) as in allToAllV;",
+                         "maxCount: at least every count of every rank, the same on every rank; it picks the program.",
+                         "in and out hold n*maxCount elements; every block lies inside them."});
+    d.push_back("Counts past maxCount, blocks past those capacities, or two ranks' counts that disagree: every rank's");
+    d.push_back("call moves nothing and the communicator fails on every rank (asyncError names the entry).");
+    d.push_back("No in-place form; not the direct program. Each call runs a counts kernel first (two round trips).");
+  }
+  if (!snac::def::isDeviceForm(sizes)) switch (k) {
   case CollectiveKind::AllGather:
     d = {"in:  count elements (this rank's contribution).",
          "out: n*count elements; rank p's contribution lands at p*count.",

@@ -73,7 +73,7 @@ std::string pushLaneShapesText(const std::vector<PushLaneShape> &shapes) {
 }
 
 std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push,
-                                  const std::vector<PushLaneShape> &pushLanes) {
+                                  const std::vector<PushLaneShape> &pushLanes, bool variable) {
   std::ostringstream k;
   k << "/// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =\n"
     << "/// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be\n"
@@ -85,9 +85,13 @@ std::string printThroughputKernel(const std::string &id, const ir::Program *pull
     << "  if constexpr (!atom::kAtomCompiled<AtomT>) {\n"
     << "    __trap();  // this pass's architecture is older than the datapath needs\n"
     << "  } else {\n"
-    << "    const uint64_t e = ctaBeginCall(dc);\n"
-    << "    const TpContext cx{dc, pl, e, atomWorkspace};\n"
-    << "    const int b = int(blockIdx.x);\n"
+    << "    const uint64_t e = ctaBeginCall(dc);\n";
+  if (variable)
+    k << "    __shared__ PlanStorage resolved;  // a device-count call's plan with its ranges (docs/device-counts.md)\n"
+      << "    const TpContext cx{dc, ctaResolvedPlan(dc, pl, resolved), e, atomWorkspace};\n";
+  else
+    k << "    const TpContext cx{dc, pl, e, atomWorkspace};\n";
+  k << "    const int b = int(blockIdx.x);\n"
     << "    if (pl.push) {\n";
   if (push && pushLanes.empty())
     throw EmitError("throughput program: a push program, but no push CTA shape to instantiate");

@@ -29,8 +29,10 @@ inline const std::vector<PushLaneShape> kEveryPushLaneShape = {{1, 1}, {1, 2}, {
 /// between ctaBeginCall and ctaEndCall; a program not printed traps. The
 /// push CTA is instantiated for `pushLanes` only (the shapes the policy
 /// binds at some world size); another traps (the launch refuses it first).
+/// `variable` (a V form): the roles read the plan ctaResolvedPlan gives
+/// (a device-count call's ranges, docs/device-counts.md).
 std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push,
-                                  const std::vector<PushLaneShape> &pushLanes);
+                                  const std::vector<PushLaneShape> &pushLanes, bool variable = false);
 /// "pl.lanes == 2 && pl.consumeLanes == 1": the condition of one shape.
 std::string pushLaneCondition(const PushLaneShape &shape);
 /// "(2, 1), (1, 1)": the shapes, for comments and messages.

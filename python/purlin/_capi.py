@@ -73,8 +73,12 @@ class CollectiveInfo(ctypes.Structure):
 
 
 #: The size arguments after (comm, in, out) by purlin_collective_t.sizes:
-#: a count; counts per rank; send/recv counts and displacements and maxCount.
-_SIZE_ARGS = {0: [ctypes.c_size_t], 1: [_size_p], 2: [_size_p, _size_p, _size_p, _size_p, ctypes.c_size_t]}
+#: a count; counts per rank; send/recv counts and displacements and maxCount;
+#: (the "Device" forms, docs/device-counts.md) counts in device memory and
+#: maxCount; the four AllToAllV arrays in device memory and maxCount.
+_SIZE_ARGS = {0: [ctypes.c_size_t], 1: [_size_p], 2: [_size_p, _size_p, _size_p, _size_p, ctypes.c_size_t],
+              3: [ctypes.c_void_p, ctypes.c_size_t],
+              4: [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]}
 
 
 def collective_signature(info: CollectiveInfo) -> list:

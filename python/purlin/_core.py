@@ -226,7 +226,10 @@ class Comm:
     # (purlin_allGatherV -> all_gather_v), taking
     #   (inp, out, <sizes>, dtype, [op if it reduces], [root if rooted], stream)
     # with <sizes>: count; counts (one per rank); or send_counts, send_displs,
-    # recv_counts, recv_displs, max_count. Nothing here lists collectives.
+    # recv_counts, recv_displs, max_count; the "Device" forms
+    # (docs/device-counts.md): the device address of counts (or of the four
+    # AllToAllV arrays, n size_t each) and max_count. Nothing here lists
+    # collectives.
     def collective(self, function: str, inp: int, out: int, *args) -> None:
         """Runs the library's collective `function` (e.g. "purlin_allReduce")
         with the method arguments above after (inp, out)."""
@@ -240,7 +243,7 @@ class Comm:
         libpurlin.so's or a purlin.jit library's) on this communicator with
         the method arguments above after (inp, out)."""
         n = self.size
-        size_count = {0: 1, 1: 1, 2: 5}[info.sizes]
+        size_count = {0: 1, 1: 1, 2: 5, 3: 2, 4: 5}[info.sizes]
         want = size_count + 2 + int(bool(info.reduces)) + int(bool(info.rooted))
         if len(args) != want:
             raise PurlinError("InvalidArgument", 1, f"{_method_name(function)} takes {want} arguments after inp, out; "
@@ -250,6 +253,8 @@ class Comm:
             sizes = [int(sizes[0])]
         elif info.sizes == 1:
             sizes = [_sizes(sizes[0], n, "counts")]
+        elif info.sizes in (3, 4):  # device addresses, then the bound
+            sizes = [int(s) for s in sizes]
         else:
             sizes = [_sizes(sizes[0], n, "send counts"), _sizes(sizes[1], n, "send displacements"),
                      _sizes(sizes[2], n, "receive counts"), _sizes(sizes[3], n, "receive displacements"),

@@ -162,13 +162,20 @@ def test_collective_signatures_come_from_the_library_table(lib):
     table = _capi.collectives()
     assert set(table) == {"purlin_allGather", "purlin_reduceScatter", "purlin_allReduce", "purlin_allToAll",
                           "purlin_allGatherV", "purlin_reduceScatterV", "purlin_allToAllV", "purlin_broadcast",
-                          "purlin_reduce", "purlin_scatter", "purlin_gather"}
+                          "purlin_reduce", "purlin_scatter", "purlin_gather",
+                          # the V collectives' forms with counts in device memory (docs/device-counts.md)
+                          "purlin_allGatherVDevice", "purlin_reduceScatterVDevice", "purlin_allToAllVDevice"}
     ar, a2av, red, rsv = (table[n] for n in ("purlin_allReduce", "purlin_allToAllV", "purlin_reduce",
                                              "purlin_reduceScatterV"))
     assert (ar.sizes, ar.reduces, ar.rooted) == (0, 1, 0)
     assert (a2av.sizes, a2av.reduces, a2av.rooted) == (2, 0, 0)
     assert (red.sizes, red.reduces, red.rooted) == (0, 1, 1)
     assert (rsv.sizes, rsv.reduces, rsv.rooted) == (1, 1, 0)
+    rsvd, a2avd = table["purlin_reduceScatterVDevice"], table["purlin_allToAllVDevice"]
+    assert (rsvd.sizes, rsvd.reduces, rsvd.rooted) == (3, 1, 0)
+    assert (a2avd.sizes, a2avd.reduces, a2avd.rooted) == (4, 0, 0)
+    # comm, in, out, counts (device), maxCount, dtype, op, stream
+    assert len(lib.purlin_reduceScatterVDevice.argtypes) == 8
     # comm, in, out, 4 count/displacement arrays, maxCount, dtype, stream
     assert len(lib.purlin_allToAllV.argtypes) == 10
     # comm, in, out, count, dtype, op, root, stream
@@ -186,6 +193,7 @@ def test_comm_methods_come_from_the_library_table(lib):
     assert set(methods.values()) == set(_capi.collectives())
     assert methods["all_gather_v"] == "purlin_allGatherV" and methods["reduce"] == "purlin_reduce"
     assert methods["all_to_all_v"] == "purlin_allToAllV"
+    assert methods["all_to_all_v_device"] == "purlin_allToAllVDevice"
     comm = purlin.Comm.__new__(purlin.Comm)  # no communicator: argument checks come first
     comm._handle, comm.rank, comm.size, comm.device = None, 0, 2, 0
     assert callable(comm.reduce_scatter_v)
@@ -195,6 +203,8 @@ def test_comm_methods_come_from_the_library_table(lib):
         comm.reduce(0, 0, 4, "f32", "sum", 0)  # the root is missing
     with pytest.raises(purlin.PurlinError, match="counts has 3 entries; the world has 2"):
         comm.all_gather_v(0, 0, [1, 2, 3], "f32", 0)
+    with pytest.raises(purlin.PurlinError, match="all_gather_v_device takes 4 arguments after inp, out"):
+        comm.all_gather_v_device(0, 0, [1, 2], "f32", 0)  # a device address and max_count, not a list
     with pytest.raises(purlin.PurlinError, match="no collective purlin_nothing"):
         comm.collective("purlin_nothing", 0, 0, 1, "f32", 0)
 

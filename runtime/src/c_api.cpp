@@ -405,6 +405,17 @@ const purlin_collective_t *purlin_collective(int index) {
       r.info.reduces = purlin::snac::def::reduces(a) ? 1 : 0;
       r.info.rooted = purlin::snac::def::root(a) != purlin::Root::None ? 1 : 0;
     }
+    // The V collectives' forms with their counts in device memory
+    // (docs/device-counts.md): the function's name + "Device".
+    for (int i = 0; i < purlin::snac::kNumCollKinds; ++i) {
+      const Row base = rows[static_cast<std::size_t>(i)];
+      const auto own = static_cast<purlin::snac::def::SizeArgs>(base.info.sizes);
+      if (purlin::snac::def::deviceForm(own) == own) continue;
+      Row r = base;
+      r.function += "Device";
+      r.info.sizes = static_cast<int>(purlin::snac::def::deviceForm(own));
+      rows.push_back(r);
+    }
     for (Row &r : rows) r.info.function = r.function.c_str();
     return rows;
   }();

@@ -584,6 +584,26 @@ Status describeFailure(const WaitError &err, std::string &message) {
               ", and an eager call's output in a registered buffer at the same offset of the same registration; no "
               "kernel wrote into a peer's output (a copy-engine call's copies still ran)";
     return Status::InvalidArgument;
+  case WaitErrorKind::BadCounts: {
+    // device_counts.cuh CountsEntry: which array and entry (signal = what * kMaxRanks + k).
+    const uint32_t what = err.signal / uint32_t(kMaxRanks), k = err.signal % uint32_t(kMaxRanks);
+    const std::string at = "[" + std::to_string(k) + "]";
+    const char *arrays[] = {"counts (or sendCounts)", "sendDispls", "recvCounts", "recvDispls"};
+    if (what < 4) {
+      const bool displ = what == 1 || what == 3;
+      message = who + ": its " + arrays[what] + at + " in device memory is " + std::to_string(err.observed) +
+                (displ ? ", past the buffer's capacity (at most " : ", above maxCount (at most ") +
+                std::to_string(err.expected) + (displ ? " for that block; in and out hold n*maxCount elements)" : ")");
+    } else if (what == 4) {
+      message = who + ": its sendCounts" + at + " = " + std::to_string(err.expected) + " but recvCounts" + at + " = " +
+                std::to_string(err.observed) + " in device memory: this rank's block to itself has one size";
+    } else {
+      message = who + ": its recvDispls in device memory overlap the blocks from ranks " + std::to_string(k) + " and " +
+                std::to_string(err.expected);
+    }
+    message += "; the call moved nothing on any rank (docs/device-counts.md)";
+    return Status::InvalidArgument;
+  }
   case WaitErrorKind::PeerFailed: {
     const auto origin = WaitErrorKind(err.expected);
     const std::string peer = "rank " + std::to_string(err.signal);
@@ -599,7 +619,9 @@ Status describeFailure(const WaitError &err, std::string &message) {
               (origin == WaitErrorKind::Mismatch || origin == WaitErrorKind::PacketMismatch ||
                        origin == WaitErrorKind::ArrivalMismatch
                    ? std::string("its call differed from a peer's")
-                                                 : std::string("a wait timed out")) +
+               : origin == WaitErrorKind::BadCounts
+                   ? std::string("it or a peer refused the counts in device memory; the call moved nothing on any rank")
+                   : std::string("a wait timed out")) +
               "; see its error); this rank's waits gave up";
     return Status::RemoteError;
   }

@@ -80,7 +80,10 @@ std::string describeSignal(uint32_t s) {
   }
   if (s == kSignalFailed)
     return std::to_string(s) + " (FAILED)";
-  if (s >= snac::kArrivedTagBase && s < kNumSignals) {
+  if (s >= snac::kVerdictBase && s < kNumSignals)
+    return std::to_string(s) + " (VERDICT parity " + std::to_string((s - snac::kVerdictBase) / kMaxRanks) + " src " +
+           std::to_string((s - snac::kVerdictBase) % kMaxRanks) + ")";
+  if (s >= snac::kArrivedTagBase && s < snac::kVerdictBase) {
     const std::size_t rel = s - snac::kArrivedTagBase;
     return std::to_string(s) + " (ARRIVED_TAG src " + std::to_string(rel / kMaxEpochSlots) + " cta " +
            std::to_string(rel % kMaxEpochSlots) + ")";

@@ -63,7 +63,13 @@ TEST_CASE("signal regions match the workspace layout and do not overlap") {
       CHECK(arrivedTagIndex(src, cta) < snac::kNumSignals);
       CHECK(seen.insert(arrivedTagIndex(src, cta)).second);
     }
-  CHECK(arrivedTagIndex(kMaxRanks - 1, kMaxEpochSlots - 1) == snac::kNumSignals - 1);
+  CHECK(arrivedTagIndex(kMaxRanks - 1, kMaxEpochSlots - 1) + 1 == kVerdictBase);
+  for (uint64_t e : {2u, 3u})
+    for (int src = 0; src < kMaxRanks; ++src) {
+      CHECK(verdictIndex(e, src) < snac::kNumSignals);
+      CHECK(seen.insert(verdictIndex(e, src)).second);
+    }
+  CHECK(verdictIndex(3, kMaxRanks - 1) == snac::kNumSignals - 1);
   CHECK(kNumCounters <= 4096);
 }
 

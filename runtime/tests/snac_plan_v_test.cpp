@@ -167,3 +167,98 @@ TEST_CASE("makePlan: AllToAllV (MPI's counts and displacements, a bound every ra
   REQUIRE(makeExamplePlan(CollKind::AllToAllV, 3, 1, a2av(0), kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
   CHECK(p.empty);
 }
+
+TEST_CASE("makePlan: V forms with counts in device memory (planned at the bound)") {
+  Plan p;
+  std::string err;
+  // The pointers are device addresses the host never reads: these point
+  // nowhere readable, so a host read would crash the test.
+  const auto* dev = reinterpret_cast<const std::size_t*>(std::uintptr_t(1) << 42);
+  auto vdev = [&](CollKind k, std::size_t maxCount) {
+    CallArgs a = args(kIn, kOut, 0);
+    a.countsOnDevice = true;
+    a.maxCount = maxCount;
+    if (hasPairCounts(k)) a.sendCounts = a.sendDispls = a.recvCounts = a.recvDispls = dev;
+    else a.counts = dev;
+    return a;
+  };
+  // AllGatherV at rank 2 of 4: blocks of maxCount elements at k*maxCount;
+  // the packed input sends its block (the bound) to every rank.
+  REQUIRE(makeExamplePlan(CollKind::AllGatherV, 4, 2, vdev(CollKind::AllGatherV, 100), kWorld, kStaging, kPackets, p, err,
+                          kAtomStages) == Status::Ok);
+  CHECK(p.deviceCounts);
+  CHECK(p.msgBytes == 4 * 100 * 2);
+  CHECK(p.maxLen == 100 * 2);
+  CHECK(p.txOff[3] == 0);
+  CHECK(p.txLen[3] == 100 * 2);
+  CHECK(p.rxOff[3] == 3 * 100 * 2);
+  CHECK(p.rxLen[1] == 100 * 2);
+  CHECK(p.latency);
+  CHECK_FALSE(p.words8);  // any count of 2-byte elements: not whole words
+  CHECK(describePlan(p, kWorld).find("message bound 800 B") != std::string::npos);
+  CHECK(describePlan(p, kWorld).find("counts in device memory") != std::string::npos);
+  // ReduceScatterV: partition k at k*maxCount, the packed output one block.
+  REQUIRE(makeExamplePlan(CollKind::ReduceScatterV, 4, 1, vdev(CollKind::ReduceScatterV, 100), kWorld, kStaging, kPackets,
+                          p, err, kAtomStages) == Status::Ok);
+  CHECK(p.txOff[2] == 2 * 100 * 2);
+  CHECK(p.rxOff[2] == 0);
+  CHECK(p.rxLen[2] == 100 * 2);
+  // AllToAllV: the same blocks on both sides; 8-byte elements keep whole words.
+  CallArgs a = vdev(CollKind::AllToAllV, 1000);
+  a.dtype = DType::F64;
+  REQUIRE(makeExamplePlan(CollKind::AllToAllV, 3, 0, a, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  CHECK(p.txOff[1] == 1000 * 8);
+  CHECK(p.rxLen[2] == 1000 * 8);
+  CHECK(p.words8);
+  // The bound alone picks the program, the same on every rank.
+  Plan first;
+  for (int r = 0; r < 4; ++r) {
+    REQUIRE(makeExamplePlan(CollKind::AllGatherV, 4, r, vdev(CollKind::AllGatherV, 1u << 22), kWorld, kStaging, kPackets, p,
+                            err, kAtomStages) == Status::Ok);
+    CHECK_FALSE(p.latency);
+    if (r == 0) first = p;
+    CHECK(p.cpp == first.cpp);
+    CHECK(p.chunk == first.chunk);
+  }
+  // The buffers at the bound's capacity: AllGatherV's output is n*maxCount
+  // elements, so an input inside it is refused (no in-place form), even at
+  // the host form's in-place place.
+  CallArgs inPlace = vdev(CollKind::AllGatherV, 100);
+  inPlace.in = kOut + 2 * 100 * 2;
+  CHECK(makeExamplePlan(CollKind::AllGatherV, 4, 2, inPlace, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(err.find("overlap") != std::string::npos);
+  inPlace.in = kOut + 4 * 100 * 2;  // just past it
+  CHECK(makeExamplePlan(CollKind::AllGatherV, 4, 2, inPlace, kWorld, kStaging, kPackets, p, err, kAtomStages) == Status::Ok);
+  // Null arrays are this rank's refusal; a bound too large is everyone's.
+  CallArgs bad = vdev(CollKind::AllToAllV, 10);
+  bad.recvDispls = nullptr;
+  CHECK(refusalScopeOf(CollKind::AllToAllV, 3, 0, bad) == RefusalScope::Own);
+  CHECK(makeExamplePlan(CollKind::AllToAllV, 3, 0, bad, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(err.find("(device memory) must not be null") != std::string::npos);
+  CHECK(makeExamplePlan(CollKind::AllGatherV, 4, 0, vdev(CollKind::AllGatherV, std::size_t(1) << 39), kWorld, kStaging,
+                        kPackets, p, err, kAtomStages) == Status::InvalidArgument);
+  CHECK(err.find("too large") != std::string::npos);
+  // Only the V collectives take counts in device memory.
+  CallArgs fixed = args(kIn, kOut, 10);
+  fixed.countsOnDevice = true;
+  CHECK(makeExamplePlan(CollKind::AllGather, 4, 0, fixed, kWorld, kStaging, kPackets, p, err, kAtomStages) ==
+        Status::InvalidArgument);
+  CHECK(err.find("are for the V collectives") != std::string::npos);
+  // A zero bound: nothing anywhere.
+  REQUIRE(makeExamplePlan(CollKind::AllGatherV, 4, 0, vdev(CollKind::AllGatherV, 0), kWorld, kStaging, kPackets, p, err,
+                          kAtomStages) == Status::Ok);
+  CHECK(p.empty);
+  // The call check: a device-count call and a host-count call of the same
+  // sizes differ (the counts kernel mixes the device counts in); two
+  // device-count calls differ by their bound.
+  const std::size_t hostCounts[4] = {100, 100, 100, 100};
+  CallArgs host = args(kIn, kOut, 0);
+  host.counts = hostCounts;
+  CallArgs devA = vdev(CollKind::AllGatherV, 100), devB = vdev(CollKind::AllGatherV, 101);
+  CHECK(callCheckOf(CollKind::AllGatherV, 4, host) != callCheckOf(CollKind::AllGatherV, 4, devA));
+  CHECK(callCheckOf(CollKind::AllGatherV, 4, devA) != callCheckOf(CollKind::AllGatherV, 4, devB));
+  const CallCheck pair = callCheckFor(CollKind::AllToAllV, 3, 0, vdev(CollKind::AllToAllV, 10));
+  CHECK(pair.toPeer[1] == pair.fromPeer[1]);  // the host cannot mix the pair's counts: the device does
+}

@@ -187,3 +187,13 @@ TEST_CASE("the latency printer prints the lowering the IR records", "[codegen][l
     CHECK(std::string(e.what()).find("specializeTwoRanks") != std::string::npos);
   }
 }
+
+TEST_CASE("a V form's latency kernel takes a device-count call's ranges after the wait", "[codegen][latency]") {
+  auto cs = runnable();
+  ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), 2);
+  const std::string line = "  if (pl.deviceCounts) packet::ctaDeviceRanges(dc, pl, rg);";
+  const std::string v = printLatencyProgram("allGather", ag.ir().latency, true).text;
+  REQUIRE(v.find(line) != std::string::npos);
+  CHECK(v.find("gridDependencyWait();\n" + line) != std::string::npos);  // after the wait: the counts kernel wrote them
+  CHECK(printLatencyProgram("allGather", ag.ir().latency, false).text.find("ctaDeviceRanges") == std::string::npos);
+}

@@ -173,3 +173,14 @@ TEST_CASE("throughput shapes without a CUDA form are errors naming the op", "[co
   ir::VerifiedIR push = ir::lowerVerified(*cs[1], test::samplePolicy(), kPushWorld);
   CHECK_THROWS_AS(printThroughputPrograms("allGather", &push.ir().throughput, nullptr), EmitError);
 }
+
+TEST_CASE("a V form's throughput kernel runs its roles on the resolved plan", "[codegen][throughput]") {
+  auto cs = runnable();
+  ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), kPullWorld);
+  const std::string v = printThroughputPrograms("allGather", &ag.ir().throughput, nullptr, {}, true).kernelText;
+  CHECK(has(v, "    const uint64_t e = ctaBeginCall(dc);\n    __shared__ PlanStorage resolved;"));
+  CHECK(has(v, "const TpContext cx{dc, ctaResolvedPlan(dc, pl, resolved), e, atomWorkspace};"));
+  const std::string fixed = printThroughputPrograms("allGather", &ag.ir().throughput, nullptr, {}, false).kernelText;
+  CHECK(has(fixed, "const TpContext cx{dc, pl, e, atomWorkspace};"));
+  CHECK_FALSE(has(fixed, "ctaResolvedPlan"));
+}

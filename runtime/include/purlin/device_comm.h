@@ -38,6 +38,7 @@ enum class WaitErrorKind : uint32_t {
   Refused = 6,   ///< this rank refused a call of its own accord (Communicator::refuseCall; the reason is on that rank)
   PacketMismatch = 7,  ///< a latency packet group's header names another call or flow (signal = the source rank; expected and observed headers, protocol.h packetHeader)
   ArrivalMismatch = 8, ///< a direct program's ARRIVED_TAG names another call or output (signal = the source rank; expected and observed headers)
+  BadCounts = 9,       ///< a V call's counts in device memory break its bound or buffers (signal = the entry, docs/device-counts.md; expected = the limit, observed = the value)
 };
 
 /// The first failure a rank's kernels met. `failed` is written last: 1
@@ -73,6 +74,16 @@ inline constexpr int kMaxEpochSlots = limits::kMaxEpochSlots;
 /// (docs/snac-protocol.md "Direct program"): most chunks of one partition.
 inline constexpr int kMaxEngineChunks = 64;
 
+/// The byte ranges of a V collective's call whose counts are in device
+/// memory (docs/device-counts.md): what Plan::txOff/txLen/rxOff/rxLen hold
+/// for a call with host counts. The call's counts kernel
+/// (snac/device_counts.cuh) writes them, its program reads them; all zero
+/// when the counts were refused on any rank (the program then moves
+/// nothing).
+struct CallRanges {
+  std::size_t txOff[kMaxRanks], txLen[kMaxRanks], rxOff[kMaxRanks], rxLen[kMaxRanks];
+};
+
 /// Device-local state of one rank: never touched by peers.
 struct DeviceState {
   uint32_t failed;           ///< 0 until a wait of this rank gave up (claimed by atomicCAS: one record per rank)
@@ -89,6 +100,8 @@ struct DeviceState {
   /// of a call reads epochs[i]; at its end it writes e+1 to every slot j = i
   /// (mod gridDim).
   uint64_t epochs[kMaxEpochSlots];
+  /// The ranges of the current device-count call (CallRanges).
+  CallRanges ranges;
 };
 
 struct DeviceComm {

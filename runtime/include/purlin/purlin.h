@@ -216,6 +216,11 @@ const char *purlin_redop_name(int op);
  *    sizes 1: const size_t *counts (one per rank);
  *    sizes 2: const size_t *sendCounts, *sendDispls, *recvCounts,
  *             *recvDispls, then size_t maxCount;
+ *    sizes 3: const size_t *counts in device memory (n entries), then
+ *             size_t maxCount (a V collective's "Device" form,
+ *             docs/device-counts.md);
+ *    sizes 4: the four arrays of sizes 2 in device memory, then size_t
+ *             maxCount (AllToAllV's "Device" form);
  *  then purlin_dtype_t dtype, purlin_redop_t op if `reduces`, int root if
  *  `rooted`, and cudaStream_t stream. */
 typedef struct {

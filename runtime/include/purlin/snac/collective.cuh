@@ -49,6 +49,7 @@
 #include "purlin/atom/atom.cuh"
 #include "purlin/host/communicator.h"
 #include "purlin/host/stream_memops.h"
+#include "purlin/snac/device_counts.cuh"
 #include "purlin/snac/direct.cuh"
 #include "purlin/snac/graph.cuh"
 #include "purlin/snac/program_launch.cuh"
@@ -238,6 +239,27 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                        describePlan(pl, w, directBy));
         }
       };
+      // A V call with counts in device memory (docs/device-counts.md): the
+      // counts kernel (device_counts.cuh) on this call's stream, from the
+      // call's pointers and the host's hash of what every rank passes alike.
+      DeviceCountsCall countsCall;
+      if (pl.deviceCounts) {
+        countsCall.kind = K, countsCall.n = n, countsCall.rank = r, countsCall.elemSize = pl.elemSize;
+        countsCall.maxCount = args.maxCount;
+        countsCall.counts = args.counts;
+        countsCall.sendCounts = args.sendCounts, countsCall.sendDispls = args.sendDispls;
+        countsCall.recvCounts = args.recvCounts, countsCall.recvDispls = args.recvDispls;
+        countsCall.base = callCheckOf(K, n, args);
+      }
+      if (n == 1 && pl.deviceCounts) {  // its block to itself, at the offsets its counts give
+        logPlan();
+        const std::size_t blocks = pl.msgBytes / (std::size_t(256) * 16 * 4) + 1;
+        deviceCountsLocalCopyKernel<><<<unsigned(blocks < 32 ? blocks : 32), 256, 0, stream>>>(
+            dc, countsCall, static_cast<const std::byte*>(args.in), static_cast<std::byte*>(args.out));
+        if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+          return report(Status::CudaError, std::string("purlin::snac::launch: the counts kernel: ") + cudaGetErrorString(e));
+        return Status::Ok;
+      }
       if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
         logPlan();
         const auto* src = static_cast<const std::byte*>(args.in) + pl.txOff[0];
@@ -257,7 +279,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       // alignment on every rank). Whether a call wants it (the same on
       // every rank) and its copy-engine form: the printed rules.
       DirectPeers peers;
-      if (Programs::hasDirect && Rules::direct(pl, w)) {
+      if (Programs::hasDirect && !pl.deviceCounts && Rules::direct(pl, w)) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         cudaError_t err = cudaStreamIsCapturing(stream, &capture);
         if (err != cudaSuccess) {
@@ -315,11 +337,20 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           return refuseOwn(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) +
                                                         ">: checked mode: this call's stream differs from the previous "
                                                         "call's; calls on one communicator must be ordered on one stream");
-        // The call check runs before the program (epoch.cuh callCheckKernel).
-        callCheckKernel<><<<1, 32, 0, stream>>>(dc, callCheckFor(K, n, r, args));
+        // The call check runs before the program (epoch.cuh callCheckKernel);
+        // a device-count call's counts kernel checks the call too.
+        if (!pl.deviceCounts) {
+          callCheckKernel<><<<1, 32, 0, stream>>>(dc, callCheckFor(K, n, r, args));
+          if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+            return refuseOwn(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) +
+                                                    ">: the call check kernel: " + cudaGetErrorString(e));
+        }
+      }
+      if (pl.deviceCounts) {
+        deviceCountsKernel<><<<1, 32, 0, stream>>>(dc, countsCall);
         if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
           return refuseOwn(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) +
-                                                  ">: the call check kernel: " + cudaGetErrorString(e));
+                                                  ">: the counts kernel: " + cudaGetErrorString(e));
       }
       const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
       cudaEvent_t chunkEvents[Communicator::kCaptureChunkEvents];

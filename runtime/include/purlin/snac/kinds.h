@@ -67,7 +67,20 @@ constexpr Root root(Any k) {
 /// ReduceScatterV); or send and receive counts and displacements plus the
 /// bound maxCount (a transposedV output, read per (source, destination)
 /// pair: AllToAllV). A composition takes its first stage's.
-enum class SizeArgs { Count, Counts, SendRecvCounts };
+/// The V collectives also have a form whose counts are in device memory
+/// (docs/device-counts.md; the function's name + "Device"): DeviceCounts
+/// (counts, then the bound maxCount) and DeviceSendRecvCounts (the four
+/// AllToAllV arrays, then maxCount). The values are the C ABI's
+/// purlin_collective_t::sizes.
+enum class SizeArgs { Count, Counts, SendRecvCounts, DeviceCounts, DeviceSendRecvCounts };
+/// The device-count form of a V collective's sizes (Count: none, itself).
+constexpr SizeArgs deviceForm(SizeArgs s) {
+  return s == SizeArgs::Counts ? SizeArgs::DeviceCounts
+         : s == SizeArgs::SendRecvCounts ? SizeArgs::DeviceSendRecvCounts
+                                         : s;
+}
+/// Whether sizes `s` are a device-count form.
+constexpr bool isDeviceForm(SizeArgs s) { return s == SizeArgs::DeviceCounts || s == SizeArgs::DeviceSendRecvCounts; }
 constexpr SizeArgs sizeArgs(Any k) {
   switch (k) {
 #define PURLIN_LEAF(Name, O, In, Out, R, Runs)                                                     \

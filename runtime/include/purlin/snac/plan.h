@@ -123,7 +123,41 @@ struct CallArgs {
   const std::size_t* recvCounts = nullptr;
   const std::size_t* recvDispls = nullptr;
   std::size_t maxCount = 0;
+  /// The V forms' counts in device memory (docs/device-counts.md): counts
+  /// (AllGatherV, ReduceScatterV) or the four AllToAllV arrays are device
+  /// pointers the kernels read when the call runs, maxCount bounds every
+  /// entry on every rank and picks the program, and the buffers hold the
+  /// bound's capacity (deviceCountsCapacity). Not the direct program.
+  bool countsOnDevice = false;
 };
+
+/// Elements of the input and output a device-count call may touch
+/// (docs/device-counts.md): a packed side holds one block (maxCount), a
+/// scattered or transposed side n blocks (n*maxCount). The counts kernel
+/// refuses counts or displacements that would reach past them.
+PURLIN_HD void deviceCountsCapacity(CollKind kind, int n, std::size_t maxCount, std::size_t& inElems,
+                                    std::size_t& outElems) {
+  inElems = hasPackedInput(kind) ? maxCount : std::size_t(n) * maxCount;
+  outElems = hasPackedOutput(kind) ? maxCount : std::size_t(n) * maxCount;
+}
+
+/// The byte ranges of a fixed or V layout's call (not a composition, not
+/// pair counts) from its blocks: block k is blockLen[k] bytes at blockOff[k]
+/// of the scattered side, `own` this rank's block. A packed input sends the
+/// whole own block to every peer and a scattered one block k to rank k; a
+/// packed output receives one block and a scattered one block k from rank
+/// k (kinds.h layouts). The one rule of the host plan (planByteRanges) and
+/// of a device-count call's counts kernel.
+PURLIN_HD void layoutRanges(CollKind kind, int n, const std::size_t* blockOff, const std::size_t* blockLen,
+                            std::size_t own, std::size_t* txOff, std::size_t* txLen, std::size_t* rxOff,
+                            std::size_t* rxLen) {
+  for (int k = 0; k < n; ++k) {
+    txOff[k] = hasPackedInput(kind) ? 0 : blockOff[k];
+    txLen[k] = hasPackedInput(kind) ? own : blockLen[k];
+    rxOff[k] = hasPackedOutput(kind) ? 0 : blockOff[k];
+    rxLen[k] = hasPackedOutput(kind) ? own : blockLen[k];
+  }
+}
 
 // CollKind (the collectives the runtime runs), toString, isReduction:
 // kinds.h, from collectives.def.
@@ -146,6 +180,10 @@ struct Plan {
   int root = 0;           ///< rooted collectives (isRooted): the root rank, checked < n
   bool empty = false;     ///< no data on any rank: nothing is launched, the epoch stays
   bool latency = false;   ///< packet program (else throughput program)
+  /// CallArgs::countsOnDevice: the byte ranges below are the bound's
+  /// (maxCount per block); the kernels read the call's own from
+  /// DeviceState::ranges, which its counts kernel wrote.
+  bool deviceCounts = false;
   std::size_t msgBytes = 0;
   std::size_t txOff[kMaxRanks] = {}, txLen[kMaxRanks] = {};
   std::size_t rxOff[kMaxRanks] = {}, rxLen[kMaxRanks] = {};

@@ -94,6 +94,44 @@ inline Status planPairCounts(CollKind kind, int n, int rank, const CallArgs& a, 
   return Status::Ok;
 }
 
+/// A V call whose counts are in device memory (CallArgs::countsOnDevice):
+/// the count pointers present, n*maxCount*E within 2^40 bytes; every block
+/// planned at the bound (maxCount elements at k*maxCount), so the program
+/// and its shape follow the bound alone and are the same on every rank. The
+/// input and output extents are the capacities the counts kernel holds the
+/// counts to (deviceCountsCapacity).
+inline Status planDeviceCounts(CollKind kind, int n, const CallArgs& a, Plan& p, std::size_t& inBytes,
+                               std::size_t& outBytes, std::string& error, RefusalScope* scope) {
+  const std::size_t E = p.elemSize;
+  if (!isVariable(kind))
+    return fail(error, Status::InvalidArgument, kind,
+                "counts in device memory are for the V collectives (AllGatherV, ReduceScatterV, AllToAllV)");
+  if (hasPairCounts(kind) ? !a.sendCounts || !a.sendDispls || !a.recvCounts || !a.recvDispls : !a.counts)
+    return failOwn(error, Status::InvalidArgument, kind,
+                   hasPairCounts(kind) ? "sendCounts, sendDispls, recvCounts and recvDispls (device memory) must not be null"
+                                       : "counts (device memory, n entries) must not be null",
+                   scope);
+  if (a.maxCount > (std::size_t(1) << 40) / E / std::size_t(n))
+    return fail(error, Status::InvalidArgument, kind,
+                "maxCount " + std::to_string(a.maxCount) + " too large (n*maxCount at most 2^40 bytes)");
+  const std::size_t block = a.maxCount * E;
+  std::size_t blockOff[kMaxRanks] = {}, blockLen[kMaxRanks] = {};
+  for (int k = 0; k < n; ++k) blockOff[k] = std::size_t(k) * block, blockLen[k] = block;
+  if (hasPairCounts(kind)) {
+    for (int k = 0; k < n; ++k) p.txOff[k] = p.rxOff[k] = blockOff[k], p.txLen[k] = p.rxLen[k] = block;
+  } else {
+    layoutRanges(kind, n, blockOff, blockLen, block, p.txOff, p.txLen, p.rxOff, p.rxLen);
+  }
+  std::size_t inElems = 0, outElems = 0;
+  deviceCountsCapacity(kind, n, a.maxCount, inElems, outElems);
+  inBytes = inElems * E;
+  outBytes = outElems * E;
+  p.msgBytes = std::size_t(n) * block;
+  p.maxLen = block;
+  p.empty = a.maxCount == 0;
+  return Status::Ok;
+}
+
 /// Chunk size: the policy's, but small partitions are cut in about 4 chunks
 /// (not below 64 KiB) so staging and consuming overlap; a multiple of 16.
 inline std::size_t pickChunk(std::size_t maxLen, std::size_t policyChunk) {
@@ -205,12 +243,12 @@ inline void latencyShape(std::size_t slots, const WorldConsts& w, int& ctas, int
 
 namespace detail {
 /// One FNV-1a step over the 8 bytes of `v` (callCheckOf).
-inline uint64_t fnvMix(uint64_t h, uint64_t v) {
+PURLIN_HD uint64_t fnvMix(uint64_t h, uint64_t v) {
   for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xffu)) * 1099511628211ull;
   return h;
 }
 /// The 32-bit check value of hash `h`, bit 32 set (the check is on).
-inline uint64_t checkValueOf(uint64_t h) { return (uint64_t(1) << 32) | ((h ^ (h >> 32)) & 0xffffffffu); }
+PURLIN_HD uint64_t checkValueOf(uint64_t h) { return (uint64_t(1) << 32) | ((h ^ (h >> 32)) & 0xffffffffu); }
 } // namespace detail
 
 /// Checked mode: the call's hash, compared across ranks on the device
@@ -225,7 +263,11 @@ inline uint64_t callCheckOf(CollKind k, int n, const CallArgs& a) {
   using detail::fnvMix;
   uint64_t h = 1469598103934665603ull;
   h = fnvMix(h, uint64_t(k));
-  if (hasPairCounts(k)) {
+  if (a.countsOnDevice) {
+    // The counts are on the device: their counts kernel mixes them in
+    // (device_counts.cuh); a host-count call on another rank differs here.
+    h = fnvMix(fnvMix(h, ~uint64_t(0)), a.maxCount);
+  } else if (hasPairCounts(k)) {
     h = fnvMix(h, a.maxCount);
   } else if (isVariable(k)) {
     for (int p = 0; p < n; ++p) h = fnvMix(h, a.counts != nullptr ? a.counts[p] : ~uint64_t(0));
@@ -255,7 +297,7 @@ inline CallCheck callCheckFor(CollKind k, int n, int rank, const CallArgs& a) {
   const uint64_t base = callCheckOf(k, n, a);
   for (int q = 0; q < n; ++q) {
     c.toPeer[q] = c.fromPeer[q] = base;
-    if (hasPairCounts(k) && q != rank) {
+    if (hasPairCounts(k) && q != rank && !a.countsOnDevice) {
       c.toPeer[q] = detail::checkValueOf(fnvMix(fnvMix(base, a.sendCounts[q]), a.recvCounts[q]));
       c.fromPeer[q] = detail::checkValueOf(fnvMix(fnvMix(base, a.recvCounts[q]), a.sendCounts[q]));
     }
@@ -289,6 +331,7 @@ inline Status planByteRanges(CollKind kind, int n, int rank, const CallArgs& a, 
   using detail::fail;
   const std::size_t E = p.elemSize;
   const bool isRoot = rank == p.root;
+  if (a.countsOnDevice) return detail::planDeviceCounts(kind, n, a, p, inBytes, outBytes, error, scope);
   // The V forms: counts[n] elements per rank's partition (the same array on
   // every rank), displacements their prefix sums; `count` is unused.
   std::size_t total = a.count;  // elements of the whole message (V forms: sum of counts)
@@ -383,6 +426,7 @@ Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldCo
   p.dtype = a.dtype;
   p.op = a.op;
   p.elemSize = uint32_t(dtypeSize(a.dtype));
+  p.deviceCounts = a.countsOnDevice;
   const std::size_t E = p.elemSize;
   // Overflow: n*count*E must fit comfortably (also keeps round numbers < 2^20).
   if (a.count > (std::size_t(1) << 40) / E / std::size_t(n))
@@ -420,6 +464,7 @@ Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldCo
     if (isComposition(kind)) inPlace = in == out;
     if (hasPackedInput(kind)) inPlace = out != nullptr && in == out + p.rxOff[rank];
     if (hasPackedOutput(kind)) inPlace = in != nullptr && out == in + p.txOff[rank];
+    if (a.countsOnDevice) inPlace = false;  // the own block's place is on the device: no in-place form
     if (!inPlace && detail::rangesOverlap(in, inBytes, out, outBytes))
       return failOwn(error, Status::InvalidArgument, kind,
                      "input and output overlap other than in NCCL's in-place form", scope);
@@ -454,6 +499,7 @@ Status makePlan(CollKind kind, int n, int rank, const CallArgs& a, const WorldCo
     std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a.in) | reinterpret_cast<std::uintptr_t>(a.out) | a.count * E;
     if (isVariable(kind))
       for (int k = 0; k < n; ++k) bits |= p.txOff[k] | p.txLen[k] | p.rxOff[k] | p.rxLen[k];
+    if (a.countsOnDevice) bits |= E;  // any count: whole words only for 8-byte elements
     p.words8 = bits % 8 == 0;
     return Status::Ok;
   }
@@ -561,19 +607,22 @@ inline std::string describePlan(const Plan& p, const WorldConsts& w, DirectBy by
            (by == DirectBy::Capture ? ", the peers' outputs registered on every rank" : "") +
            (p.directEngine ? ", and >= the copy-engine threshold " + B(engineMin) : "");
   }
+  // A device-count call is planned at its bound (n*maxCount elements).
+  const std::string message = p.deviceCounts ? "message bound " : "message ";
   if (p.latency)
     return "latency (packets): " + ctas + ", flows of up to " + B(p.packetFlowBytes) + (p.words8 ? " (whole words)" : "") +
-           ": message " + B(p.msgBytes) + " <= the latency crossover " + B(w.latencyMaxBytes) +
-           " and its packets fit the window";
+           ": " + message + B(p.msgBytes) + " <= the latency crossover " + B(w.latencyMaxBytes) +
+           " and its packets fit the window" + (p.deviceCounts ? "; counts in device memory" : "");
   const std::size_t slotsNeeded = packetSlots(p.packetFlowBytes);
   const std::string why = w.latencyMaxBytes == 0 || w.latencyCtas <= 0 || w.latencyThreads <= 0
                               ? std::string("the policy has no latency program for this world size")
                           : p.msgBytes > w.latencyMaxBytes
-                              ? "message " + B(p.msgBytes) + " > the latency crossover " + B(w.latencyMaxBytes)
+                              ? message + B(p.msgBytes) + " > the latency crossover " + B(w.latencyMaxBytes)
                               : "a flow's " + std::to_string(slotsNeeded) + " packet slots exceed the window's " +
                                     std::to_string(p.packetRegion) + " per source";
   return std::string("throughput (") + (p.push ? "push" : "pull") + "): " + ctas + ", chunk " + B(p.chunk) + ", " +
-         std::to_string(p.cpp) + " chunk(s) per partition, " + std::to_string(p.slots) + " slots: " + why;
+         std::to_string(p.cpp) + " chunk(s) per partition, " + std::to_string(p.slots) + " slots: " + why +
+         (p.deviceCounts ? "; counts in device memory" : "");
 }
 
 inline uint64_t planShapeKey(const Plan& p, DirectBy by) {
@@ -583,7 +632,8 @@ inline uint64_t planShapeKey(const Plan& p, DirectBy by) {
   };
   mix(uint64_t(p.kind)), mix(uint64_t(p.n)), mix(p.msgBytes), mix(uint64_t(p.dtype)), mix(uint64_t(p.op));
   mix(uint64_t(p.root)), mix(uint64_t(p.empty) | uint64_t(p.latency) << 1 | uint64_t(p.push) << 2 |
-                             uint64_t(p.direct) << 3 | uint64_t(p.directEngine) << 4 | uint64_t(p.words8) << 5);
+                             uint64_t(p.direct) << 3 | uint64_t(p.directEngine) << 4 | uint64_t(p.words8) << 5 |
+                             uint64_t(p.deviceCounts) << 6);
   mix(uint64_t(p.ctas())), mix(uint64_t(p.threadsPerCta())), mix(p.chunk), mix(p.packetFlowBytes);
   if (p.direct) mix(uint64_t(by));
   return h;

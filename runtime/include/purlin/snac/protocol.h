@@ -72,7 +72,14 @@ inline constexpr uint32_t kCallCheckBase = kFailedIndex + 1;
 /// kernel waits for this CTA's PUT of call e, sent after the read. A direct
 /// program without that PUT dependency would need a slot per parity.
 inline constexpr uint32_t kArrivedTagBase = kCallCheckBase + uint32_t(2 * kMaxRanks);
-inline constexpr uint32_t kNumSignals = kArrivedTagBase + uint32_t(kMaxRanks * kMaxEpochSlots);
+/// A V call with counts in device memory (docs/device-counts.md; every
+/// mode): its counts kernel first compares each pair's counts through CALL
+/// (as the checked mode's call check, CALL[parity][src]), then tells every
+/// peer whether it accepts the call through VERDICT[parity][src]
+/// (callCheckValue(e, 1) accepted, (e, 2) refused), so that a call refused
+/// between any two ranks moves nothing on every rank.
+inline constexpr uint32_t kVerdictBase = kArrivedTagBase + uint32_t(kMaxRanks * kMaxEpochSlots);
+inline constexpr uint32_t kNumSignals = kVerdictBase + uint32_t(2 * kMaxRanks);
 static_assert(kArrivedBase >= kDoneBase + kMaxRanks, "direct signals follow DONE");
 
 /// Largest number of cyclic staging slots one throughput call uses (keeps
@@ -104,6 +111,9 @@ PURLIN_HD uint32_t enginePutIndex(int chunk) { return kEnginePutBase + uint32_t(
 PURLIN_HD uint32_t engineBackIndex(int chunk) { return kEngineBackBase + uint32_t(chunk); }
 PURLIN_HD uint32_t callCheckIndex(uint64_t epoch, int src) {
   return kCallCheckBase + uint32_t(epoch & 1u) * uint32_t(kMaxRanks) + uint32_t(src);
+}
+PURLIN_HD uint32_t verdictIndex(uint64_t epoch, int src) {
+  return kVerdictBase + uint32_t(epoch & 1u) * uint32_t(kMaxRanks) + uint32_t(src);
 }
 /// The FAILED value rank `origin` writes: its rank + 1 and the kind of its
 /// failure (WaitErrorKind) above bit 8; never 0.
