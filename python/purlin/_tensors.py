@@ -97,6 +97,27 @@ def check_numel(t: Any, want: int, what: str) -> None:
         raise PurlinError("InvalidArgument", 1, f"{what}: {t.numel()} elements, expected {want}")
 
 
+def check_capacity(t: Any, want: int, what: str) -> None:
+    """A buffer of a call whose counts are in device memory holds at least
+    `want` elements (the bound's capacity, docs/device-counts.md)."""
+    if t.numel() < want:
+        raise PurlinError("InvalidArgument", 1, f"{what}: {t.numel()} elements, fewer than the {want} the bound "
+                          "max_count gives it (docs/device-counts.md)")
+
+
+def device_counts(counts: Any, n: int, device_index: int, what: str) -> Any:
+    """Counts in device memory as the library reads them: a CUDA tensor of
+    n integers on the communicator's device, as int64 (size_t's bits; a
+    negative entry reads as a huge count and is refused on the device)."""
+    import torch
+    check_tensor(counts, what, device_index)
+    if counts.dim() != 1 or counts.numel() != n:
+        raise PurlinError("InvalidArgument", 1, f"{what}: shape {tuple(counts.shape)}, expected ({n},)")
+    if counts.dtype.is_floating_point or counts.dtype.is_complex or counts.dtype == torch.bool:
+        raise PurlinError("InvalidArgument", 1, f"{what}: dtype {counts.dtype}, expected an integer dtype")
+    return counts.to(torch.int64).contiguous()
+
+
 def split_counts(splits: Optional[Sequence[int]], numel: int, rows: int, n: int, what: str) -> list[int]:
     """Element counts per rank of all_to_all_single's split sizes (rows of
     dim 0); None = equal splits."""

@@ -26,8 +26,8 @@ import torch.distributed as dist
 
 from . import _core
 from ._capi import PurlinError
-from ._tensors import (bool_op, check_numel, check_same, check_tensor, purlin_dtype_name, reduce_op_name,
-                       split_counts)
+from ._tensors import (bool_op, check_capacity, check_numel, check_same, check_tensor, device_counts,
+                       purlin_dtype_name, reduce_op_name, split_counts)
 
 __all__ = ["Communicator", "ReduceOp", "PurlinError"]
 
@@ -266,6 +266,63 @@ class Communicator:
         self._comm.reduce_scatter_v(inp.data_ptr(), out.data_ptr(), [int(c) for c in counts], dtype, o,
                                     self._call_stream())
 
+    # -- V forms with their counts in device memory (docs/device-counts.md) --
+    def _bound(self, max_count: Optional[int], what: str) -> int:
+        if max_count is None or int(max_count) < 0:
+            raise PurlinError("InvalidArgument", 1, f"{what}: counts in device memory need max_count (elements, "
+                              "at least every count of every rank, the same on every rank: it picks the program)")
+        return int(max_count)
+
+    def _v_device(self, which: str, out: torch.Tensor, inp: torch.Tensor, counts: torch.Tensor,
+                  max_count: Optional[int], op: Optional[str]) -> None:
+        """all_gather_v / reduce_scatter_v with `counts` a CUDA tensor: the
+        ...Device functions; the buffers hold the bound's capacity."""
+        n = self.size
+        with self._own():
+            self._check(out, which + ": output")
+            self._check(inp, which + ": input")
+            check_same(out, inp, which)
+            bound = self._bound(max_count, which)
+            dev = device_counts(counts, n, self.device.index, which + ": counts")
+            packed_in = which == "all_gather_v"
+            check_capacity(inp, bound if packed_in else n * bound, which + ": input")
+            check_capacity(out, n * bound if packed_in else bound, which + ": output")
+        if op is None:
+            self._comm.all_gather_v_device(inp.data_ptr(), out.data_ptr(), dev.data_ptr(), bound,
+                                           purlin_dtype_name(inp.dtype), self._call_stream())
+        else:
+            dtype, o = _dtype_op(inp, op)
+            self._comm.reduce_scatter_v_device(inp.data_ptr(), out.data_ptr(), dev.data_ptr(), bound, dtype, o,
+                                               self._call_stream())
+
+    def _all_to_all_device(self, out: torch.Tensor, inp: torch.Tensor, out_splits: torch.Tensor,
+                           in_splits: torch.Tensor, max_count: Optional[int]) -> None:
+        """all_to_all_single with split sizes (rows of dim 0) in CUDA tensors,
+        like torch symmetric memory's all_to_all_vdev: the counts and packed
+        displacements are computed on the device (no synchronization), and
+        allToAllVDevice reads them when it runs."""
+        n = self.size
+        with self._own():
+            self._check(out, "all_to_all_single: output")
+            self._check(inp, "all_to_all_single: input")
+            check_same(out, inp, "all_to_all_single")
+            if tuple(inp.shape[1:]) != tuple(out.shape[1:]):
+                raise PurlinError("InvalidArgument", 1, f"all_to_all_single: input rows {tuple(inp.shape[1:])} and "
+                                  f"output rows {tuple(out.shape[1:])} differ")
+            bound = self._bound(max_count, "all_to_all_single")
+            send = device_counts(in_splits, n, self.device.index, "all_to_all_single: input_split_sizes")
+            recv = device_counts(out_splits, n, self.device.index, "all_to_all_single: output_split_sizes")
+            check_capacity(inp, n * bound, "all_to_all_single: input")
+            check_capacity(out, n * bound, "all_to_all_single: output")
+        row = 1
+        for d in inp.shape[1:]:
+            row *= int(d)
+        send, recv = send * row, recv * row
+        arrays = torch.cat([send, torch.cumsum(send, 0) - send, recv, torch.cumsum(recv, 0) - recv])
+        p, z = arrays.data_ptr(), arrays.element_size() * n
+        self._comm.all_to_all_v_device(inp.data_ptr(), out.data_ptr(), p, p + z, p + 2 * z, p + 3 * z, bound,
+                                       purlin_dtype_name(inp.dtype), self._call_stream())
+
     def _all_gather(self, out: torch.Tensor, inp: torch.Tensor) -> None:
         with self._own():
             self._check(out, "all_gather_into_tensor: output")
@@ -384,19 +441,32 @@ class Communicator:
             self._all_reduce(tensor, o, output)
 
     @torch.compiler.disable  # no custom op yet: torch.compile runs it eagerly (a graph break)
-    def all_gather_v(self, output: torch.Tensor, input: torch.Tensor, counts: Sequence[int]) -> None:
+    def all_gather_v(self, output: torch.Tensor, input: torch.Tensor, counts: Any,
+                     max_count: Optional[int] = None) -> None:
         """Uneven all-gather: rank r contributes counts[r] elements (its
         `input`); `output` (sum of counts) gets them in rank order. Every
-        rank passes the same counts."""
-        self._all_gather_v(output, input, counts)
+        rank passes the same counts. `counts` may be a CUDA tensor (n
+        integers, e.g. a router's output): read on the device when the call
+        runs (a CUDA graph replays with the counts of each replay), with
+        `max_count` bounding every count; `input` then holds max_count
+        elements and `output` n * max_count (docs/device-counts.md)."""
+        if isinstance(counts, torch.Tensor):
+            self._v_device("all_gather_v", output, input, counts, max_count, None)
+        else:
+            self._all_gather_v(output, input, counts)
 
     @torch.compiler.disable  # no custom op yet: torch.compile runs it eagerly (a graph break)
-    def reduce_scatter_v(self, output: torch.Tensor, input: torch.Tensor, counts: Sequence[int],
-                         op: Any = ReduceOp.SUM) -> None:
+    def reduce_scatter_v(self, output: torch.Tensor, input: torch.Tensor, counts: Any,
+                         op: Any = ReduceOp.SUM, max_count: Optional[int] = None) -> None:
         """Uneven reduce-scatter: `input` (sum of counts elements) is cut in
         rank order into partitions of counts[r]; rank r's `output` gets the
-        reduction over ranks of partition r. Every rank passes the same counts."""
-        self._reduce_scatter_v(output, input, counts, reduce_op_name(op))
+        reduction over ranks of partition r. Every rank passes the same counts.
+        `counts` may be a CUDA tensor, as in all_gather_v (`input` then holds
+        n * max_count elements, `output` max_count)."""
+        if isinstance(counts, torch.Tensor):
+            self._v_device("reduce_scatter_v", output, input, counts, max_count, reduce_op_name(op))
+        else:
+            self._reduce_scatter_v(output, input, counts, reduce_op_name(op))
 
     # -- registration, graphs, eligibility --------------------------------
     def register(self, tensor: torch.Tensor) -> int:
@@ -460,7 +530,19 @@ class Communicator:
         ones) run the AllToAll program. Unequal split sizes need `max_count`
         (elements): at least every block any rank sends, and the same on
         every rank (it picks the program); pass it on every rank or on
-        none."""
+        none. Split sizes in CUDA tensors (both; like torch symmetric
+        memory's all_to_all_vdev) are read on the device when the call runs,
+        with no synchronization (a CUDA graph replays with the splits of each
+        replay): `max_count` is then required and both buffers hold
+        size * max_count elements (docs/device-counts.md)."""
+        if isinstance(output_split_sizes, torch.Tensor) or isinstance(input_split_sizes, torch.Tensor):
+            if not (isinstance(output_split_sizes, torch.Tensor) and isinstance(input_split_sizes, torch.Tensor)):
+                with self._own():
+                    raise PurlinError("InvalidArgument", 1, "all_to_all_single: split sizes in device memory need "
+                                      "both output_split_sizes and input_split_sizes as CUDA tensors")
+            torch.compiler.disable(self._all_to_all_device)(output, input, output_split_sizes, input_split_sizes,
+                                                            max_count)
+            return
         if torch.compiler.is_compiling():
             torch.ops.purlin.all_to_all_single_(output, input, self.id, list(output_split_sizes or []),
                                                 list(input_split_sizes or []), -1 if max_count is None else max_count,
