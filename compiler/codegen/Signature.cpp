@@ -25,24 +25,14 @@ std::vector<Param> hostParams(CollectiveKind k, SizeArgs sizes) {
     ps.push_back({"std::size_t ", "size_t ", "count", ""});
     break;
   case SizeArgs::Counts:
+  case SizeArgs::DeviceCounts:  // the device form's in device memory, n entries; then the bound
     ps.push_back({"const std::size_t *", "const size_t *", "counts", ""});
+    if (sizes == SizeArgs::DeviceCounts) ps.push_back({"std::size_t ", "size_t ", "maxCount", ""});
     break;
   case SizeArgs::SendRecvCounts:  // MPI's alltoallv, and the bound that picks the program
-    ps.push_back({"const std::size_t *", "const size_t *", "sendCounts", ""});
-    ps.push_back({"const std::size_t *", "const size_t *", "sendDispls", ""});
-    ps.push_back({"const std::size_t *", "const size_t *", "recvCounts", ""});
-    ps.push_back({"const std::size_t *", "const size_t *", "recvDispls", ""});
-    ps.push_back({"std::size_t ", "size_t ", "maxCount", ""});
-    break;
-  case SizeArgs::DeviceCounts:  // device memory, n entries; the bound that picks the program
-    ps.push_back({"const std::size_t *", "const size_t *", "counts", ""});
-    ps.push_back({"std::size_t ", "size_t ", "maxCount", ""});
-    break;
-  case SizeArgs::DeviceSendRecvCounts:
-    ps.push_back({"const std::size_t *", "const size_t *", "sendCounts", ""});
-    ps.push_back({"const std::size_t *", "const size_t *", "sendDispls", ""});
-    ps.push_back({"const std::size_t *", "const size_t *", "recvCounts", ""});
-    ps.push_back({"const std::size_t *", "const size_t *", "recvDispls", ""});
+  case SizeArgs::DeviceSendRecvCounts:  // the same arrays in device memory
+    for (const char *name : {"sendCounts", "sendDispls", "recvCounts", "recvDispls"})
+      ps.push_back({"const std::size_t *", "const size_t *", name, ""});
     ps.push_back({"std::size_t ", "size_t ", "maxCount", ""});
     break;
   }

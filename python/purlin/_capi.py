@@ -81,6 +81,19 @@ _SIZE_ARGS = {0: [ctypes.c_size_t], 1: [_size_p], 2: [_size_p, _size_p, _size_p,
               4: [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]}
 
 
+def size_arg_count(sizes: int) -> int:
+    """How many size arguments a collective of table row `sizes` takes."""
+    if sizes not in _SIZE_ARGS:
+        raise PurlinError("InvalidArgument", -1, f"unknown size arguments {sizes} in the collective table")
+    return len(_SIZE_ARGS[sizes])
+
+
+def is_device_form(sizes: int) -> bool:
+    """Whether table row `sizes` is a V collective's form with its counts in
+    device memory (its count pointers are device addresses)."""
+    return sizes in (3, 4)
+
+
 def collective_signature(info: CollectiveInfo) -> list:
     """The argtypes of a collective's C function, from its table row
     (purlin.h purlin_collective_t): comm, in, out, the sizes, dtype, op if

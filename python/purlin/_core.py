@@ -243,7 +243,7 @@ class Comm:
         libpurlin.so's or a purlin.jit library's) on this communicator with
         the method arguments above after (inp, out)."""
         n = self.size
-        size_count = {0: 1, 1: 1, 2: 5, 3: 2, 4: 5}[info.sizes]
+        size_count = _capi.size_arg_count(info.sizes)
         want = size_count + 2 + int(bool(info.reduces)) + int(bool(info.rooted))
         if len(args) != want:
             raise PurlinError("InvalidArgument", 1, f"{_method_name(function)} takes {want} arguments after inp, out; "
@@ -253,8 +253,8 @@ class Comm:
             sizes = [int(sizes[0])]
         elif info.sizes == 1:
             sizes = [_sizes(sizes[0], n, "counts")]
-        elif info.sizes in (3, 4):  # device addresses, then the bound
-            sizes = [int(s) for s in sizes]
+        elif _capi.is_device_form(info.sizes):  # device addresses (or tensors), then the bound
+            sizes = [s.data_ptr() if hasattr(s, "data_ptr") else int(s) for s in sizes]
         else:
             sizes = [_sizes(sizes[0], n, "send counts"), _sizes(sizes[1], n, "send displacements"),
                      _sizes(sizes[2], n, "receive counts"), _sizes(sizes[3], n, "receive displacements"),

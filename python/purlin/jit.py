@@ -223,7 +223,9 @@ class Library:
                 if p["c_type"] not in _C_TYPES:
                     raise _compile_error(f"{c['function']}: parameter {p['name']} of C type {p['c_type']!r}, "
                                          "which purlin.jit does not know (a newer purlinc?)")
-                declared.append(_C_TYPES[p["c_type"]])
+                # A device-count form's count arrays are device addresses (docs/device-counts.md).
+                device_array = _capi.is_device_form(info.sizes) and p["c_type"] == "const size_t *"
+                declared.append(ctypes.c_void_p if device_array else _C_TYPES[p["c_type"]])
             if [getattr(t, "__name__", str(t)) for t in declared] != [getattr(t, "__name__", str(t)) for t in argtypes]:
                 raise _compile_error(f"{c['function']}: purlinc's parameters {[p['c_type'] for p in c['params']]} "
                                      "differ from the C ABI's rule (purlin.h purlin_collective_t)")
@@ -259,7 +261,7 @@ class Library:
         if args and args[-1] is None:
             import torch
             args[-1] = torch.cuda.current_stream(comm.device).cuda_stream
-        dtype_at = {0: 1, 1: 1, 2: 5}[info.sizes]
+        dtype_at = _capi.size_arg_count(info.sizes)
         if len(args) > dtype_at and not isinstance(args[dtype_at], str):
             from ._tensors import purlin_dtype_name
             args[dtype_at] = purlin_dtype_name(args[dtype_at])

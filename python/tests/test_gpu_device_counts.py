@@ -61,9 +61,10 @@ def test_all_to_all_single_with_device_splits(gpu, n):
 
 
 @pytest.mark.parametrize("n", WORLDS)
-def test_all_gather_v_and_reduce_scatter_v_with_device_counts(gpu, n):
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])  # f64: the latency kernels' whole-word form
+def test_all_gather_v_and_reduce_scatter_v_with_device_counts(gpu, n, dtype_name):
     torch = gpu
-    dtype = torch.float32
+    dtype = getattr(torch, dtype_name)
     counts = [(3 * p + 1) * 100 for p in range(n)]
     bound = max(counts)
     xs = [rank_input(torch, dtype, bound, r) for r in range(n)]
@@ -82,7 +83,7 @@ def test_all_gather_v_and_reduce_scatter_v_with_device_counts(gpu, n):
         torch.cuda.current_stream().synchronize()
         return out[:total].clone(), rs[:counts[r]].clone()
     for r, (ag, rs) in enumerate(run_ranks(torch, n, body)):
-        assert torch.equal(ag, torch.cat([xs[p][:counts[p]] for p in range(n)])), f"all_gather_v n={n} rank {r}"
+        assert torch.equal(ag, torch.cat([xs[p][:counts[p]] for p in range(n)])), f"all_gather_v n={n} {dtype} rank {r}"
         start = sum(counts[:r])
         assert torch.equal(rs, red[start:start + counts[r]]), f"reduce_scatter_v n={n} rank {r}"
 

@@ -146,3 +146,23 @@ def test_cache_key_follows_every_input(lib, cache, tmp_path):
     assert jit._source_path(str(f), None, cache) == (str(f.resolve()), "mine")
     with pytest.raises(purlin.PurlinError):
         jit._source_path(str(tmp_path / "nope.pl"), None, cache)
+
+
+def test_a_v_collective_library_loads_with_its_device_form(lib, tmp_path):
+    # purlinc's API document of a V collective lists its form with the counts
+    # in device memory (docs/device-counts.md, sizes 3 / 4): purlin.jit takes
+    # their count arrays as device addresses. The library is libpurlin.so,
+    # which has the generated allGatherV and allToAllV functions of dsl_examples/.
+    purlinc, _ = _tools_or_skip()
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for stem in ("allgatherv", "alltoallv"):
+        out = tmp_path / f"{stem}.json"
+        subprocess.run([purlinc, os.path.join(repo, "dsl_examples", f"{stem}.pl"), "--emit=api", "-o", str(out)],
+                       check=True)
+        api = json.loads(out.read_text())
+        loaded = jit.Library(lib._name, "test", api)
+        device = {"allgatherv": "all_gather_v_device", "alltoallv": "all_to_all_v_device"}[stem]
+        assert device in loaded.collectives
+        _, info, fn = loaded._functions[device]
+        assert info.sizes == (3 if stem == "allgatherv" else 4)
+        assert fn.argtypes[3] is ctypes.c_void_p  # the counts: a device address

@@ -184,6 +184,9 @@ struct BadCall {
   VColl c;
   std::size_t bound;
   std::function<std::vector<std::size_t>(int r)> counts;
+  /// What rank r's asyncError message must say ("" = any of the failures'
+  /// texts: BadCounts, Mismatch, or PeerFailed naming either).
+  std::function<std::string(int r)> says = [](int) { return std::string(); };
 };
 
 std::vector<BadCall> badCalls(int n) {
@@ -196,13 +199,15 @@ std::vector<BadCall> badCalls(int n) {
   };
   return {
       {"AllGatherV, an entry above the bound on every rank", VColl::AllGatherV, 8,
-       [=](int) { auto v = even(4); v[n - 1] = 9; return v; }},
+       [=](int) { auto v = even(4); v[n - 1] = 9; return v; },
+       [=](int) { return "counts (or sendCounts)[" + std::to_string(n - 1) + "] in device memory is 9, above maxCount (at most 8)"; }},
       {"AllGatherV, rank 0's counts differ from the others'", VColl::AllGatherV, 8,
        [=](int r) { auto v = even(4); if (r == 0) v[1] = 3; return v; }},
       {"ReduceScatterV, rank 1's counts hold an entry above the bound", VColl::ReduceScatterV, 8,
        [=](int r) { auto v = even(4); if (r == 1) v[0] = 9; return v; }},
       {"AllToAllV, rank n-1's recvDispls[0] past the capacity", VColl::AllToAllV, 8,
-       [=](int r) { return pair(r, 4, n - 1, 3 * n, 8 * std::size_t(n) - 3); }},
+       [=](int r) { return pair(r, 4, n - 1, 3 * n, 8 * std::size_t(n) - 3); },
+       [=](int r) { return r == n - 1 ? std::string("recvDispls[0] in device memory is ") : std::string(); }},
       {"AllToAllV, rank 0 expects 3 elements from rank n-1, which sends 4", VColl::AllToAllV, 8,
        [=](int r) { return pair(r, 4, 0, 2 * n + n - 1, 3); }},
   };
@@ -239,8 +244,13 @@ int badCountCalls(Bootstrap& boot, int dev, cudaStream_t s) {
         const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::string msg;
         const Status after = comm.asyncError(&msg);
-        if (why.empty() && after != Status::InvalidArgument && after != Status::RemoteError)
-          why = std::string("asyncError: ") + toString(after) + ": " + msg;
+        const std::string want = bc.says(r);
+        const bool named = want.empty() ? msg.find("in device memory") != std::string::npos ||
+                                              msg.find("called a different collective") != std::string::npos ||
+                                              msg.find("its call differed") != std::string::npos
+                                        : msg.find(want) != std::string::npos;
+        if (why.empty() && ((after != Status::InvalidArgument && after != Status::RemoteError) || !named))
+          why = std::string("asyncError: ") + toString(after) + ": " + msg + (want.empty() ? "" : " (expected: " + want + ")");
         if (why.empty() && sec > 4.0) why = "found after " + std::to_string(sec) + " s (a timeout, not the counts kernel)";
         std::vector<unsigned char> got(capBytes);
         CT_CUDA(cudaMemcpy(got.data(), out, capBytes, cudaMemcpyDeviceToHost));
@@ -266,16 +276,22 @@ int rankMain(Bootstrap& boot, int dev) {
   cudaStream_t s = beginRank(dev);
   const int n = boot.size(), r = boot.rank();
   {
-    Communicator comm(boot, dev, sharedGpuOptions(4u << 20, false));
+    // Every other case on a checked communicator: there the counts kernel
+    // takes the place of the call check.
+    Communicator unchecked(boot, dev, sharedGpuOptions(4u << 20, false));
+    Communicator checked(boot, dev, sharedGpuOptions(4u << 20, true));
+    std::vector<Case> all;
+    for (const Case& k : cases(n))
+      if (!k.inPlace) all.push_back(k);  // no in-place form with counts in device memory
     uint32_t seed = 101;
-    for (const Case& k : cases(n)) {
-      if (k.inPlace) continue;  // no in-place form with counts in device memory
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const Case& k = all[i];
       seed += 4;
-      const std::string why = runCase(k, comm, boot, s, seed);
+      const std::string why = runCase(k, i % 2 ? checked : unchecked, boot, s, seed);
       char b[240];
-      std::snprintf(b, sizeof b, "%s %s/%s counts(%s) in device memory%s%s, eager + graph replayed with rotated counts, n=%d",
+      std::snprintf(b, sizeof b, "%s %s/%s counts(%s) in device memory%s%s%s, eager + graph replayed with rotated counts, n=%d",
                     name(k.c), toString(k.t), k.c == VColl::ReduceScatterV ? toString(k.op) : "copy", k.shape,
-                    k.tput ? " throughput-policy" : "", k.skew ? " skewed" : "", n);
+                    k.tput ? " throughput-policy" : "", k.skew ? " skewed" : "", i % 2 ? " checked" : "", n);
       reportCase(r, b, why, failures);
       boot.barrier();
       if (anyRank(boot, !why.empty())) break;  // the epochs may no longer agree

@@ -242,23 +242,20 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       // A V call with counts in device memory (docs/device-counts.md): the
       // counts kernel (device_counts.cuh) on this call's stream, from the
       // call's pointers and the host's hash of what every rank passes alike.
-      DeviceCountsCall countsCall;
+      CountsLaunch counts{dc, {}};
       if (pl.deviceCounts) {
-        countsCall.kind = K, countsCall.n = n, countsCall.rank = r, countsCall.elemSize = pl.elemSize;
-        countsCall.maxCount = args.maxCount;
-        countsCall.counts = args.counts;
-        countsCall.sendCounts = args.sendCounts, countsCall.sendDispls = args.sendDispls;
-        countsCall.recvCounts = args.recvCounts, countsCall.recvDispls = args.recvDispls;
-        countsCall.base = callCheckOf(K, n, args);
+        DeviceCountsCall& c = counts.call;
+        c.kind = K, c.n = n, c.rank = r, c.elemSize = pl.elemSize, c.maxCount = args.maxCount;
+        c.counts = args.counts;
+        c.sendCounts = args.sendCounts, c.sendDispls = args.sendDispls;
+        c.recvCounts = args.recvCounts, c.recvDispls = args.recvDispls;
+        c.base = callCheckOf(K, n, args);
       }
       if (n == 1 && pl.deviceCounts) {  // its block to itself, at the offsets its counts give
         logPlan();
         const std::size_t blocks = pl.msgBytes / (std::size_t(256) * 16 * 4) + 1;
-        deviceCountsLocalCopyKernel<><<<unsigned(blocks < 32 ? blocks : 32), 256, 0, stream>>>(
-            dc, countsCall, static_cast<const std::byte*>(args.in), static_cast<std::byte*>(args.out));
-        if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
-          return report(Status::CudaError, std::string("purlin::snac::launch: the counts kernel: ") + cudaGetErrorString(e));
-        return Status::Ok;
+        return launchCountsLocalCopy(stream, int(blocks < 32 ? blocks : 32), dc, counts.call,
+                                     static_cast<const std::byte*>(args.in), static_cast<std::byte*>(args.out));
       }
       if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
         logPlan();
@@ -346,12 +343,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                                     ">: the call check kernel: " + cudaGetErrorString(e));
         }
       }
-      if (pl.deviceCounts) {
-        deviceCountsKernel<><<<1, 32, 0, stream>>>(dc, countsCall);
-        if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
-          return refuseOwn(Status::CudaError, std::string("purlin::snac::launch<") + toString(K) +
-                                                  ">: the counts kernel: " + cudaGetErrorString(e));
-      }
+
       const bool pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
       cudaEvent_t chunkEvents[Communicator::kCaptureChunkEvents];
       for (int i = 0; i < Communicator::kCaptureChunkEvents; ++i)
@@ -365,6 +357,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.join = static_cast<cudaEvent_t>(comm.captureJoinEvent());
       lc.chunks = chunkEvents;
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
+      if (pl.deviceCounts) lc.prelude = launchCountsKernel, lc.preludeArg = &counts;  // right before the program
       const Status st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       // A CUDA error enqueueing the program is this rank's (the printed

@@ -23,6 +23,7 @@
 #include "purlin/snac/packet_lane.cuh"
 #include "purlin/snac/plan.h"
 #include "purlin/snac/primitives.cuh"
+#include "purlin/snac/program_launch.cuh"
 
 namespace purlin::snac {
 
@@ -170,6 +171,10 @@ inline constexpr uint64_t kVerdictAccept = 1, kVerdictRefuse = 2;
 /// reports it on every rank. Costs two round trips between the ranks.
 template <int = 0>
 __global__ void __launch_bounds__(32) deviceCountsKernel(DeviceComm dc, DeviceCountsCall call) {
+  // The program (launched next, with programmatic serialization where the
+  // launch uses it) may be scheduled now: its first grid dependency wait
+  // still waits for this whole kernel, and it reads nothing before.
+  gridLaunchDependents();
   __shared__ ResolvedCounts rc;
   const int lane = int(threadIdx.x), n = call.n;
   detail::loadCounts(call, rc, lane);
@@ -223,6 +228,46 @@ __global__ void deviceCountsLocalCopyKernel(DeviceComm dc, DeviceCountsCall call
   } else {
     for (std::size_t i = tid; i < bytes; i += stride) dst[i] = src[i];
   }
+}
+
+/// What launchCountsKernel takes (LaunchContext::preludeArg).
+struct CountsLaunch {
+  DeviceComm dc;
+  DeviceCountsCall call;
+};
+
+/// LaunchContext::prelude of a device-count call: the counts kernel, one
+/// warp, on the call's stream, without programmatic serialization (it runs
+/// once the previous call's kernels ended). cudaLaunchKernelEx reports this
+/// launch's own failure only (program_launch.cuh launchProgram).
+inline Status launchCountsKernel(const LaunchContext& lc, const void* arg) {
+  const auto& c = *static_cast<const CountsLaunch*>(arg);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(1);
+  cfg.blockDim = dim3(32);
+  cfg.stream = lc.stream;
+  if (const cudaError_t err = cudaLaunchKernelEx(&cfg, deviceCountsKernel<>, c.dc, c.call); err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return detail::report(Status::CudaError, lc.who() + "counts kernel launch: " + cudaGetErrorString(err));
+  }
+  return Status::Ok;
+}
+
+/// The one-rank form's launch (deviceCountsLocalCopyKernel): `ctas` CTAs of
+/// 256 threads on `stream`.
+inline Status launchCountsLocalCopy(cudaStream_t stream, int ctas, const DeviceComm& dc, const DeviceCountsCall& call,
+                                    const std::byte* in, std::byte* out) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(ctas));
+  cfg.blockDim = dim3(256);
+  cfg.stream = stream;
+  if (const cudaError_t err = cudaLaunchKernelEx(&cfg, deviceCountsLocalCopyKernel<>, dc, call, in, out);
+      err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return detail::report(Status::CudaError, std::string("purlin::snac::launch: the counts kernel (one rank): ") +
+                                                 cudaGetErrorString(err));
+  }
+  return Status::Ok;
 }
 
 namespace packet {

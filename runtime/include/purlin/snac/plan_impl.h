@@ -591,7 +591,9 @@ inline void planDirect(Plan& p, const WorldConsts& w, bool engine, bool engineRe
 inline std::string describePlan(const Plan& p, const WorldConsts& w, DirectBy by) {
   const auto B = [](std::size_t b) { return std::to_string(b) + " B"; };
   if (p.empty) return "nothing launched: no data on any rank";
-  if (p.n == 1) return "one rank: a copy of its block (cudaMemcpyAsync)";
+  if (p.n == 1)
+    return p.deviceCounts ? "one rank: a copy of its block by a kernel that reads its counts in device memory"
+                          : "one rank: a copy of its block (cudaMemcpyAsync)";
   const std::string ctas = [&] {
     if (p.direct || p.latency) return std::to_string(p.ctas()) + " CTAs x " + std::to_string(p.threadsPerCta()) + " threads";
     std::string c = std::to_string(p.stageCtas) + " stage + " + std::to_string(p.consumeCtas) + " consume";

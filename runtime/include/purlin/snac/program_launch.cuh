@@ -43,6 +43,13 @@ struct LaunchContext {
   cudaEvent_t fork = nullptr, join = nullptr;
   const cudaEvent_t* chunks = nullptr;
   int chunkEvents = 0;
+  /// A kernel launchProgram enqueues right before the program, once every
+  /// refusal of the printed code has passed (a device-count call's counts
+  /// kernel: device_counts.cuh launchCountsKernel, whose argument is
+  /// `preludeArg`); null: none. Enqueued earlier, a refusal after it would
+  /// leave its signals at an epoch no program advanced.
+  Status (*prelude)(const LaunchContext&, const void*) = nullptr;
+  const void* preludeArg = nullptr;
 
   /// The prefix of every message: "purlin::snac::launch<NAME>: ".
   std::string who() const { return std::string("purlin::snac::launch<") + collective + ">: "; }
@@ -74,6 +81,8 @@ Status launchProgram(const LaunchContext& lc, const char* program, void (*kernel
       return detail::report(Status::CudaError, lc.who() + "cudaFuncSetAttribute(" + std::to_string(smem) +
                                                    " B shared memory): " + cudaGetErrorString(err));
   }
+  if (lc.prelude != nullptr)
+    if (const Status s = lc.prelude(lc, lc.preludeArg); s != Status::Ok) return s;
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute attr[1];
   cfg.gridDim = dim3(unsigned(grid));
