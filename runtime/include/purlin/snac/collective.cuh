@@ -251,11 +251,13 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
         c.recvCounts = args.recvCounts, c.recvDispls = args.recvDispls;
         c.base = callCheckOf(K, n, args);
       }
-      if (n == 1 && pl.deviceCounts) {  // its block to itself, at the offsets its counts give
-        logPlan();
-        const std::size_t blocks = pl.msgBytes / (std::size_t(256) * 16 * 4) + 1;
-        return launchCountsLocalCopy(stream, int(blocks < 32 ? blocks : 32), dc, counts.call,
-                                     static_cast<const std::byte*>(args.in), static_cast<std::byte*>(args.out));
+      if constexpr (isVariable(K)) {  // only the V forms compile the counts kernels
+        if (n == 1 && pl.deviceCounts) {  // its block to itself, at the offsets its counts give
+          logPlan();
+          const std::size_t blocks = pl.msgBytes / (std::size_t(256) * 16 * 4) + 1;
+          return launchCountsLocalCopy(stream, int(blocks < 32 ? blocks : 32), dc, counts.call,
+                                       static_cast<const std::byte*>(args.in), static_cast<std::byte*>(args.out));
+        }
       }
       if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
         logPlan();
@@ -357,7 +359,8 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.join = static_cast<cudaEvent_t>(comm.captureJoinEvent());
       lc.chunks = chunkEvents;
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
-      if (pl.deviceCounts) lc.prelude = launchCountsKernel, lc.preludeArg = &counts;  // right before the program
+      if constexpr (isVariable(K))
+        if (pl.deviceCounts) lc.prelude = launchCountsKernel<>, lc.preludeArg = &counts;  // right before the program
       const Status st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       // A CUDA error enqueueing the program is this rank's (the printed

@@ -239,8 +239,11 @@ struct CountsLaunch {
 /// LaunchContext::prelude of a device-count call: the counts kernel, one
 /// warp, on the call's stream, without programmatic serialization (it runs
 /// once the previous call's kernels ended). cudaLaunchKernelEx reports this
-/// launch's own failure only (program_launch.cuh launchProgram).
-inline Status launchCountsKernel(const LaunchContext& lc, const void* arg) {
+/// launch's own failure only (program_launch.cuh launchProgram). A
+/// template, so that only a V collective's launch (which names it)
+/// compiles the kernels of this file, not every unit that includes it.
+template <int = 0>
+Status launchCountsKernel(const LaunchContext& lc, const void* arg) {
   const auto& c = *static_cast<const CountsLaunch*>(arg);
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(1);
@@ -255,7 +258,8 @@ inline Status launchCountsKernel(const LaunchContext& lc, const void* arg) {
 
 /// The one-rank form's launch (deviceCountsLocalCopyKernel): `ctas` CTAs of
 /// 256 threads on `stream`.
-inline Status launchCountsLocalCopy(cudaStream_t stream, int ctas, const DeviceComm& dc, const DeviceCountsCall& call,
+template <int = 0>
+Status launchCountsLocalCopy(cudaStream_t stream, int ctas, const DeviceComm& dc, const DeviceCountsCall& call,
                                     const std::byte* in, std::byte* out) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(ctas));
