@@ -76,7 +76,9 @@ def run(n, tokens, hidden, iters, reps):
                                            max_count=bound)
 
                 graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                # On this rank's stream: torch's default capture stream is one
+                # per process, and the ranks are threads capturing at once.
+                with torch.cuda.graph(graph, stream=torch.cuda.current_stream(), capture_error_mode="thread_local"):
                     comm.all_to_all_single(buf, x, output_split_sizes=drecv, input_split_sizes=dsend, max_count=bound)
                     comm.all_to_all_single(back, buf, output_split_sizes=dsend, input_split_sizes=drecv,
                                            max_count=bound)

@@ -40,9 +40,12 @@ def test_all_to_all_single_with_device_splits(gpu, n):
             out = torch.zeros(n * bound // width, width, dtype=dtype, device="cuda")
             comm.all_to_all_single(out, xs[r], output_split_sizes=recv, input_split_sizes=send, max_count=bound)
             eager = out[:int(recv.sum())].clone()
-            # A graph, replayed with other splits written into the same tensors.
+            # A graph, replayed with other splits written into the same tensors;
+            # captured on this rank's stream (torch's default capture stream is
+            # one per process: two rank threads capturing on it at once
+            # interleave; session 16's first device run hung so).
             g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, capture_error_mode="thread_local"):
+            with torch.cuda.graph(g, stream=torch.cuda.current_stream(), capture_error_mode="thread_local"):
                 comm.all_to_all_single(out, xs[r], output_split_sizes=recv, input_split_sizes=send, max_count=bound)
             replays = []
             for shift in (1, 2):
