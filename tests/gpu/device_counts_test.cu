@@ -2,7 +2,7 @@
 /// @brief The V collectives with their counts in device memory
 /// (CallArgs::countsOnDevice; docs/device-counts.md), as purlinc printed
 /// them (generated/), N ranks as threads of one process sharing the visible
-/// GPUs (N = 2, 3, 5 or --ranks N):
+/// GPUs (N = 1, 2, 3, 5 or --ranks N):
 ///  - every case of vform_test but the in-place ones (vform_cases.cuh: zeros,
 ///    one rank only, primes, the crossover, one block beyond the staging,
 ///    AllToAllV's gapped layouts, skewed pointers; latency and throughput
@@ -197,7 +197,7 @@ std::vector<BadCall> badCalls(int n) {
     if (r == badRank) v[std::size_t(which)] = value;
     return v;
   };
-  return {
+  std::vector<BadCall> calls = {
       {"AllGatherV, an entry above the bound on every rank", VColl::AllGatherV, 8,
        [=](int) { auto v = even(4); v[n - 1] = 9; return v; },
        [=](int) { return "counts (or sendCounts)[" + std::to_string(n - 1) + "] in device memory is 9, above maxCount (at most 8)"; }},
@@ -211,6 +211,9 @@ std::vector<BadCall> badCalls(int n) {
       {"AllToAllV, rank 0 expects 3 elements from rank n-1, which sends 4", VColl::AllToAllV, 8,
        [=](int r) { return pair(r, 4, 0, 2 * n + n - 1, 3); }},
   };
+  // One rank: no peer to disagree with (the second and third need ranks 0 and 1).
+  if (n == 1) calls.erase(calls.begin() + 1, calls.begin() + 3);
+  return calls;
 }
 
 int badCountCalls(Bootstrap& boot, int dev, cudaStream_t s) {
@@ -305,7 +308,8 @@ int rankMain(Bootstrap& boot, int dev) {
 } // namespace
 
 int main(int argc, char** argv) {
-  return sharedGpuMain(argc, argv, "device_counts_test", {2, 3, 5}, rankMain, [](Rank& R) {
+  // One rank too: its call is a copy kernel that reads the counts (collective.cuh).
+  return sharedGpuMain(argc, argv, "device_counts_test", {1, 2, 3, 5}, rankMain, [](Rank& R) {
     std::printf("device_counts_test: the NCCL comparison is vform_test's (the same cases, host counts)\n");
     R.fail();
   });
