@@ -136,25 +136,6 @@ __device__ inline void resolveCounts(const DeviceCountsCall& c, ResolvedCounts& 
   if (!out.ok) g = CallRanges{};
 }
 
-/// Thread p: writes `mine` (epoch e) into peer p's slot `toIndex(e, rank)`,
-/// waits for peer p's value of epoch e in this rank's slot `fromIndex(e, p)`
-/// and returns whether it equals `want` (false also when the wait gave up:
-/// it recorded why).
-template <uint32_t (*Index)(uint64_t, int)>
-__device__ inline bool exchangeWith(const DeviceComm& dc, uint64_t mine, uint64_t want, uint64_t e, int p,
-                                    WaitKind onMismatch) {
-  arch::stReleaseSys(dc.signals[p] + Index(e, dc.rank), callCheckValue(e, mine));
-  const uint64_t expect = callCheckValue(e, want);
-  const uint64_t* slot = dc.signals[dc.rank] + Index(e, p);
-  SpinBound bound;
-  uint64_t v;
-  while (((v = arch::ldAcquireSys(slot)) >> 32) != (expect >> 32))
-    if (!bound.step(dc, WaitKind::Signal, Index(e, p), expect, v)) return false;
-  if (v == expect) return true;
-  recordWaitError(dc, onMismatch, uint32_t(p), onMismatch == WaitKind::Mismatch ? expect & 0xffffffffu : uint32_t(WaitKind::BadCounts),
-                  v & 0xffffffffu);
-  return false;
-}
 } // namespace detail
 
 /// Verdict values (protocol.h VERDICT): this rank accepts the call, or not.
@@ -185,12 +166,17 @@ __global__ void __launch_bounds__(32) deviceCountsKernel(DeviceComm dc, DeviceCo
   if (lane == 0 && !rc.ok) recordWaitError(dc, WaitKind::BadCounts, rc.badEntry, rc.badLimit, rc.badValue);
   bool agree = true;
   if (lane < n && lane != dc.rank)
-    agree = detail::exchangeWith<callCheckIndex>(dc, rc.toPeer[lane], rc.fromPeer[lane], e, lane, WaitKind::Mismatch);
+    agree = checkCallWith(dc, rc.toPeer[lane], rc.fromPeer[lane], e, lane, true);  // a difference records Mismatch
   const bool mineOk = __all_sync(0xffffffffu, agree) && rc.ok;
   bool accepted = true;
-  if (lane < n && lane != dc.rank)
-    accepted = detail::exchangeWith<verdictIndex>(dc, mineOk ? kVerdictAccept : kVerdictRefuse, kVerdictAccept, e, lane,
-                                                  WaitKind::PeerFailed);
+  if (lane < n && lane != dc.rank) {
+    uint64_t seen = 0;
+    const Exchange x = exchangeWith<verdictIndex>(dc, mineOk ? kVerdictAccept : kVerdictRefuse, kVerdictAccept, e, lane,
+                                                  true, seen);
+    if (x == Exchange::Differs)
+      recordWaitError(dc, WaitKind::PeerFailed, uint32_t(lane), uint32_t(WaitKind::BadCounts), seen & 0xffffffffu);
+    accepted = x == Exchange::Match;
+  }
   const bool all = __all_sync(0xffffffffu, accepted) && mineOk;
   if (lane < n) {
     CallRanges& g = dc.state->ranges;

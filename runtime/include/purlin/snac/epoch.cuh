@@ -65,16 +65,37 @@ __device__ __forceinline__ uint64_t ctaEpoch(const DeviceComm& dc) {
 /// gives up has recorded why. Costs one round trip between the ranks per
 /// call, in checked mode only. Inlined, as recordWaitError (primitives.cuh)
 /// says why.
-__device__ __forceinline__ void checkCallWith(const DeviceComm& dc, uint64_t toPeer, uint64_t fromPeer,
-                                              uint64_t epoch, int p, bool write) {
-  const uint64_t mine = callCheckValue(epoch, toPeer), want = callCheckValue(epoch, fromPeer);
-  if (write) arch::stReleaseSys(dc.signals[p] + callCheckIndex(epoch, dc.rank), mine);
-  const uint64_t* slot = dc.signals[dc.rank] + callCheckIndex(epoch, p);
+/// What exchangeWith found.
+enum class Exchange { Match, Differs, GaveUp };
+
+/// One thread: if `write`, writes callCheckValue(epoch, mine) into peer p's
+/// slot Index(epoch, this rank); waits for peer p's value of this epoch in
+/// this rank's slot Index(epoch, p) (*seen) and compares it with
+/// callCheckValue(epoch, want). GaveUp: the wait gave up (it recorded why).
+/// The call check's exchange (CALL) and a device-count call's two rounds
+/// (CALL, VERDICT: device_counts.cuh).
+template <uint32_t (*Index)(uint64_t, int)>
+__device__ __forceinline__ Exchange exchangeWith(const DeviceComm& dc, uint64_t mine, uint64_t want, uint64_t epoch,
+                                                 int p, bool write, uint64_t& seen) {
+  const uint64_t value = callCheckValue(epoch, mine), expect = callCheckValue(epoch, want);
+  if (write) arch::stReleaseSys(dc.signals[p] + Index(epoch, dc.rank), value);
+  const uint64_t* slot = dc.signals[dc.rank] + Index(epoch, p);
   SpinBound bound;
-  uint64_t v;
-  while (((v = arch::ldAcquireSys(slot)) >> 32) != (want >> 32))
-    if (!bound.step(dc, WaitKind::Signal, callCheckIndex(epoch, p), want, v)) return;
-  if (v != want) recordWaitError(dc, WaitKind::Mismatch, uint32_t(p), want & 0xffffffffu, v & 0xffffffffu);
+  while (((seen = arch::ldAcquireSys(slot)) >> 32) != (expect >> 32))
+    if (!bound.step(dc, WaitKind::Signal, Index(epoch, p), expect, seen)) return Exchange::GaveUp;
+  return seen == expect ? Exchange::Match : Exchange::Differs;
+}
+
+/// checkCallWith returns whether peer p's value matched (false: a
+/// mismatch, recorded, or a wait that gave up, recorded too).
+__device__ __forceinline__ bool checkCallWith(const DeviceComm& dc, uint64_t toPeer, uint64_t fromPeer,
+                                              uint64_t epoch, int p, bool write) {
+  uint64_t v = 0;
+  const Exchange x = exchangeWith<callCheckIndex>(dc, toPeer, fromPeer, epoch, p, write, v);
+  if (x == Exchange::Differs)
+    recordWaitError(dc, WaitKind::Mismatch, uint32_t(p), callCheckValue(epoch, fromPeer) & 0xffffffffu,
+                    v & 0xffffffffu);
+  return x == Exchange::Match;
 }
 
 /// Checked mode: the call check as a kernel of its own, which the launcher

@@ -378,14 +378,12 @@ inline Status planByteRanges(CollKind kind, int n, int rank, const CallArgs& a, 
     const bool variable = isVariable(kind);
     const std::size_t own = variable ? a.counts[rank] * E : cE;  // this rank's block
     const std::size_t all = variable ? total * E : std::size_t(n) * cE;
+    std::size_t blockOff[kMaxRanks], blockLen[kMaxRanks];
     for (int k = 0; k < n; ++k) {
-      const std::size_t blockOff = variable ? displ[k] * E : std::size_t(k) * cE;
-      const std::size_t blockLen = variable ? a.counts[k] * E : cE;
-      p.txOff[k] = hasPackedInput(kind) ? 0 : blockOff;
-      p.txLen[k] = hasPackedInput(kind) ? own : blockLen;
-      p.rxOff[k] = hasPackedOutput(kind) ? 0 : blockOff;
-      p.rxLen[k] = hasPackedOutput(kind) ? own : blockLen;
+      blockOff[k] = variable ? displ[k] * E : std::size_t(k) * cE;
+      blockLen[k] = variable ? a.counts[k] * E : cE;
     }
+    layoutRanges(kind, n, blockOff, blockLen, own, p.txOff, p.txLen, p.rxOff, p.rxLen);
     p.msgBytes = all;
     inBytes = hasPackedInput(kind) ? own : all;
     outBytes = hasPackedOutput(kind) ? own : all;
