@@ -182,4 +182,25 @@ Status allGather_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
   return allGather_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
+/// Device API (docs/device-api.md): allGather's call (its checks, plan and checked mode, as
+/// allGather's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
+/// allGather_device<Pair>(call) (allGather.device.cuh). A call that takes another program
+/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// (dtype, op) pair the kernel's allGather_device is compiled for (kAnyPair: any).
+template <int Pair = kAnyPair, class... K, class... A>
+Status allGather_launchDevice(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, cudaStream_t stream,
+    void (*kernel)(snac::DeviceCall, K...), A&&... kernelArgs) {
+  static_assert(sizeof...(K) == sizeof...(A), "allGather_launchDevice: one value per kernel parameter after the DeviceCall");
+  snac::DeviceArgs<K...> values(std::forward<A>(kernelArgs)...);
+  const snac::DeviceLaunch launch = snac::deviceLaunchOf<Pair>(kernel, values);
+  snac::CallArgs args{};
+  args.in = in;
+  args.out = out;
+  args.count = count;
+  args.dtype = dtype;
+  args.deviceLaunch = &launch;
+  return snac::launch<allGather_Collective, allGather_Policy, allGather_Datapath, allGather_Programs>(comm, args, stream);
+}
+
 } // namespace purlin::gen

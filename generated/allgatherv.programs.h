@@ -154,4 +154,25 @@ Status allGatherV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac
   return allGatherV_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
+/// Device API (docs/device-api.md): allGatherV's call (its checks, plan and checked mode, as
+/// allGatherV's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
+/// allGatherV_device<Pair>(call) (allGatherV.device.cuh). A call that takes another program
+/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// (dtype, op) pair the kernel's allGatherV_device is compiled for (kAnyPair: any).
+template <int Pair = kAnyPair, class... K, class... A>
+Status allGatherV_launchDevice(Communicator &comm, const void *in, void *out, const std::size_t *counts, DType dtype, cudaStream_t stream,
+    void (*kernel)(snac::DeviceCall, K...), A&&... kernelArgs) {
+  static_assert(sizeof...(K) == sizeof...(A), "allGatherV_launchDevice: one value per kernel parameter after the DeviceCall");
+  snac::DeviceArgs<K...> values(std::forward<A>(kernelArgs)...);
+  const snac::DeviceLaunch launch = snac::deviceLaunchOf<Pair>(kernel, values);
+  snac::CallArgs args{};
+  args.in = in;
+  args.out = out;
+  args.counts = counts;
+  args.dtype = dtype;
+  args.deviceLaunch = &launch;
+  return snac::launch<allGatherV_Collective, allGatherV_Policy, allGatherV_Datapath, allGatherV_Programs>(comm, args, stream);
+}
+
 } // namespace purlin::gen

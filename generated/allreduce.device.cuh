@@ -76,14 +76,16 @@ __device__ void allReduce_latency(const DeviceComm& dc, const Plan& pl, const pa
   }
 }
 
-/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
-/// no dynamic shared memory. Words: whole aligned words (Plan::words8), any length, or
-/// Plan::words8 read at run time (packet::WordForm).
+/// The latency program's CTA body (every thread of every CTA; grid = plan.latencyCtas x
+/// plan.latencyThreads, latencyShape, or any other: warp w takes every warps-th packet
+/// group): the latency kernel below and the device API's allReduce_device
+/// (docs/device-api.md). Returns the call's epoch. Words: whole aligned words
+/// (Plan::words8), any length, or Plan::words8 read at run time (packet::WordForm).
 /// Ranks: two only, three and more only (the launch picks by Plan::n), or any
 /// (the two-rank form picked by Plan::n here; packet::RankForm). Pair: kAnyPair, or
 /// the one (dtype, op) pair it is specialized for.
 template <packet::WordForm Words, packet::RankForm Ranks, int Pair>
-__global__ void allReduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+__device__ __forceinline__ uint64_t allReduce_latencyCta(const DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = false;  // one load feeds every put: let the next grid in right after the wait (E12)
   __shared__ packet::Regions rg;
   packet::ctaRegions(dc, pl, rg);  // parameters only: before the wait
@@ -103,6 +105,32 @@ __global__ void allReduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte*
     allReduce_latency<Words, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   ctaEndCall(dc, ce.e);
+  return ce.e;
+}
+
+/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
+/// no dynamic shared memory; allReduce_latencyCta says what the parameters pick.
+template <packet::WordForm Words, packet::RankForm Ranks, int Pair>
+__global__ void allReduce_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+  (void)allReduce_latencyCta<Words, Ranks, Pair>(dc, pl, in, out);
+}
+
+/// Device API (docs/device-api.md): this collective's latency program run by the
+/// caller's kernel, which allReduce_launchDevice launched with `call` as its first
+/// parameter. Every thread of every CTA calls it once, before the kernel reads
+/// anything earlier work on the stream writes (it waits for that work first).
+/// True in every thread when the call succeeded on this rank; with
+/// GridSync::After (the default) every CTA has then finished the program, so the
+/// whole output is written and any CTA may read any of it.
+/// Pair: kAnyPair (every pair of the instantiation table), or the one pair the caller's
+/// kernel is for (allReduce_launchDevice<Pair> refuses calls of another).
+template <int Pair = kAnyPair>
+__device__ __forceinline__ bool allReduce_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
+  static_assert((kernelClasses<Pair>(~uint64_t(0)) & allReduce_Reductions) != 0,
+                "allReduce_device<Pair>: a pair outside the instantiation table");
+  if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);  // a copy of this rank's block
+  const uint64_t e = allReduce_latencyCta<packet::WordForm::Either, packet::RankForm::Any, Pair>(call.dc, call.pl, call.in, call.out);
+  return snac::deviceCallEnd(call.dc, e, sync);
 }
 
 // ---- allReduce: program throughput (pull), printed from the SNAC IR of world n = 8 ----

@@ -154,4 +154,29 @@ Status allToAllV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
   return allToAllV_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
+/// Device API (docs/device-api.md): allToAllV's call (its checks, plan and checked mode, as
+/// allToAllV's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
+/// allToAllV_device<Pair>(call) (allToAllV.device.cuh). A call that takes another program
+/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// (dtype, op) pair the kernel's allToAllV_device is compiled for (kAnyPair: any).
+template <int Pair = kAnyPair, class... K, class... A>
+Status allToAllV_launchDevice(Communicator &comm, const void *in, void *out, const std::size_t *sendCounts, const std::size_t *sendDispls, const std::size_t *recvCounts, const std::size_t *recvDispls, std::size_t maxCount, DType dtype, cudaStream_t stream,
+    void (*kernel)(snac::DeviceCall, K...), A&&... kernelArgs) {
+  static_assert(sizeof...(K) == sizeof...(A), "allToAllV_launchDevice: one value per kernel parameter after the DeviceCall");
+  snac::DeviceArgs<K...> values(std::forward<A>(kernelArgs)...);
+  const snac::DeviceLaunch launch = snac::deviceLaunchOf<Pair>(kernel, values);
+  snac::CallArgs args{};
+  args.in = in;
+  args.out = out;
+  args.sendCounts = sendCounts;
+  args.sendDispls = sendDispls;
+  args.recvCounts = recvCounts;
+  args.recvDispls = recvDispls;
+  args.maxCount = maxCount;
+  args.dtype = dtype;
+  args.deviceLaunch = &launch;
+  return snac::launch<allToAllV_Collective, allToAllV_Policy, allToAllV_Datapath, allToAllV_Programs>(comm, args, stream);
+}
+
 } // namespace purlin::gen

@@ -58,11 +58,13 @@ __device__ void broadcast_latency(const DeviceComm& dc, const Plan& pl, const pa
   }
 }
 
-/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
-/// no dynamic shared memory. Words: whole aligned words (Plan::words8), any length, or
-/// Plan::words8 read at run time (packet::WordForm).
+/// The latency program's CTA body (every thread of every CTA; grid = plan.latencyCtas x
+/// plan.latencyThreads, latencyShape, or any other: warp w takes every warps-th packet
+/// group): the latency kernel below and the device API's broadcast_device
+/// (docs/device-api.md). Returns the call's epoch. Words: whole aligned words
+/// (Plan::words8), any length, or Plan::words8 read at run time (packet::WordForm).
 template <packet::WordForm Words>
-__global__ void broadcast_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+__device__ __forceinline__ uint64_t broadcast_latencyCta(const DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = true;  // let the next grid in once the epoch load is issued (E12)
   __shared__ packet::Regions rg;
   packet::ctaRegions(dc, pl, rg);  // parameters only: before the wait
@@ -91,6 +93,29 @@ __global__ void broadcast_latencyKernel(DeviceComm dc, Plan pl, const std::byte*
     (void)__syncthreads_and(ok);  // a checked wait that gave up has recorded it
   }
   ctaEndCall(dc, ce.e);
+  return ce.e;
+}
+
+/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
+/// no dynamic shared memory; broadcast_latencyCta says what the parameters pick.
+template <packet::WordForm Words>
+__global__ void broadcast_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+  (void)broadcast_latencyCta<Words>(dc, pl, in, out);
+}
+
+/// Device API (docs/device-api.md): this collective's latency program run by the
+/// caller's kernel, which broadcast_launchDevice launched with `call` as its first
+/// parameter. Every thread of every CTA calls it once, before the kernel reads
+/// anything earlier work on the stream writes (it waits for that work first).
+/// True in every thread when the call succeeded on this rank; with
+/// GridSync::After (the default) every CTA has then finished the program, so the
+/// whole output is written and any CTA may read any of it.
+/// Pair: kAnyPair (a copy: no reduction).
+template <int Pair = kAnyPair>
+__device__ __forceinline__ bool broadcast_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
+  if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);  // a copy of this rank's block
+  const uint64_t e = broadcast_latencyCta<packet::WordForm::Either>(call.dc, call.pl, call.in, call.out);
+  return snac::deviceCallEnd(call.dc, e, sync);
 }
 
 // ---- broadcast: program throughput (pull), printed from the SNAC IR of world n = 8 ----

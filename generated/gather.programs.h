@@ -154,4 +154,26 @@ Status gather_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::Di
   return gather_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
+/// Device API (docs/device-api.md): gather's call (its checks, plan and checked mode, as
+/// gather's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
+/// gather_device<Pair>(call) (gather.device.cuh). A call that takes another program
+/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// (dtype, op) pair the kernel's gather_device is compiled for (kAnyPair: any).
+template <int Pair = kAnyPair, class... K, class... A>
+Status gather_launchDevice(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, int root, cudaStream_t stream,
+    void (*kernel)(snac::DeviceCall, K...), A&&... kernelArgs) {
+  static_assert(sizeof...(K) == sizeof...(A), "gather_launchDevice: one value per kernel parameter after the DeviceCall");
+  snac::DeviceArgs<K...> values(std::forward<A>(kernelArgs)...);
+  const snac::DeviceLaunch launch = snac::deviceLaunchOf<Pair>(kernel, values);
+  snac::CallArgs args{};
+  args.in = in;
+  args.out = out;
+  args.count = count;
+  args.dtype = dtype;
+  args.root = root;
+  args.deviceLaunch = &launch;
+  return snac::launch<gather_Collective, gather_Policy, gather_Datapath, gather_Programs>(comm, args, stream);
+}
+
 } // namespace purlin::gen

@@ -262,4 +262,26 @@ Status reduceScatter_enqueue(const snac::Plan& pl, const DeviceComm& dc, const s
   return reduceScatter_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
+/// Device API (docs/device-api.md): reduceScatter's call (its checks, plan and checked mode, as
+/// reduceScatter's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
+/// reduceScatter_device<Pair>(call) (reduceScatter.device.cuh). A call that takes another program
+/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// (dtype, op) pair the kernel's reduceScatter_device is compiled for (kAnyPair: any).
+template <int Pair = kAnyPair, class... K, class... A>
+Status reduceScatter_launchDevice(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, RedOp op, cudaStream_t stream,
+    void (*kernel)(snac::DeviceCall, K...), A&&... kernelArgs) {
+  static_assert(sizeof...(K) == sizeof...(A), "reduceScatter_launchDevice: one value per kernel parameter after the DeviceCall");
+  snac::DeviceArgs<K...> values(std::forward<A>(kernelArgs)...);
+  const snac::DeviceLaunch launch = snac::deviceLaunchOf<Pair>(kernel, values);
+  snac::CallArgs args{};
+  args.in = in;
+  args.out = out;
+  args.count = count;
+  args.dtype = dtype;
+  args.op = op;
+  args.deviceLaunch = &launch;
+  return snac::launch<reduceScatter_Collective, reduceScatter_Policy, reduceScatter_Datapath, reduceScatter_Programs>(comm, args, stream);
+}
+
 } // namespace purlin::gen

@@ -85,14 +85,16 @@ __device__ void reduceScatterV_latency(const DeviceComm& dc, const Plan& pl, con
   }
 }
 
-/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
-/// no dynamic shared memory. Words: whole aligned words (Plan::words8), any length, or
-/// Plan::words8 read at run time (packet::WordForm).
+/// The latency program's CTA body (every thread of every CTA; grid = plan.latencyCtas x
+/// plan.latencyThreads, latencyShape, or any other: warp w takes every warps-th packet
+/// group): the latency kernel below and the device API's reduceScatterV_device
+/// (docs/device-api.md). Returns the call's epoch. Words: whole aligned words
+/// (Plan::words8), any length, or Plan::words8 read at run time (packet::WordForm).
 /// Ranks: two only, three and more only (the launch picks by Plan::n), or any
 /// (the two-rank form picked by Plan::n here; packet::RankForm). Pair: kAnyPair, or
 /// the one (dtype, op) pair it is specialized for.
 template <packet::WordForm Words, packet::RankForm Ranks, int Pair>
-__global__ void reduceScatterV_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+__device__ __forceinline__ uint64_t reduceScatterV_latencyCta(const DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out) {
   constexpr bool kTriggerOnRead = true;  // let the next grid in once the epoch load is issued (E12)
   __shared__ packet::Regions rg;
   packet::ctaRegions<true>(dc, pl, rg);  // parameters only: before the wait
@@ -113,6 +115,32 @@ __global__ void reduceScatterV_latencyKernel(DeviceComm dc, Plan pl, const std::
     reduceScatterV_latency<Words, false, Pair>(dc, pl, rg, cs, in, out, ce, warp, warps);
   ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)
   ctaEndCall(dc, ce.e);
+  return ce.e;
+}
+
+/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),
+/// no dynamic shared memory; reduceScatterV_latencyCta says what the parameters pick.
+template <packet::WordForm Words, packet::RankForm Ranks, int Pair>
+__global__ void reduceScatterV_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {
+  (void)reduceScatterV_latencyCta<Words, Ranks, Pair>(dc, pl, in, out);
+}
+
+/// Device API (docs/device-api.md): this collective's latency program run by the
+/// caller's kernel, which reduceScatterV_launchDevice launched with `call` as its first
+/// parameter. Every thread of every CTA calls it once, before the kernel reads
+/// anything earlier work on the stream writes (it waits for that work first).
+/// True in every thread when the call succeeded on this rank; with
+/// GridSync::After (the default) every CTA has then finished the program, so the
+/// whole output is written and any CTA may read any of it.
+/// Pair: kAnyPair (every pair of the instantiation table), or the one pair the caller's
+/// kernel is for (reduceScatterV_launchDevice<Pair> refuses calls of another).
+template <int Pair = kAnyPair>
+__device__ __forceinline__ bool reduceScatterV_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
+  static_assert((kernelClasses<Pair>(~uint64_t(0)) & reduceScatterV_Reductions) != 0,
+                "reduceScatterV_device<Pair>: a pair outside the instantiation table");
+  if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);  // a copy of this rank's block
+  const uint64_t e = reduceScatterV_latencyCta<packet::WordForm::Either, packet::RankForm::Any, Pair>(call.dc, call.pl, call.in, call.out);
+  return snac::deviceCallEnd(call.dc, e, sync);
 }
 
 // ---- reduceScatterV: program throughput (pull), printed from the SNAC IR of world n = 8 ----

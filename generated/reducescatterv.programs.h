@@ -231,4 +231,26 @@ Status reduceScatterV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const 
   return reduceScatterV_enqueueFor<AtomT, kAnyPair>(pl, dc, peers, in, out, lc);
 }
 
+/// Device API (docs/device-api.md): reduceScatterV's call (its checks, plan and checked mode, as
+/// reduceScatterV's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
+/// reduceScatterV_device<Pair>(call) (reduceScatterV.device.cuh). A call that takes another program
+/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// (dtype, op) pair the kernel's reduceScatterV_device is compiled for (kAnyPair: any).
+template <int Pair = kAnyPair, class... K, class... A>
+Status reduceScatterV_launchDevice(Communicator &comm, const void *in, void *out, const std::size_t *counts, DType dtype, RedOp op, cudaStream_t stream,
+    void (*kernel)(snac::DeviceCall, K...), A&&... kernelArgs) {
+  static_assert(sizeof...(K) == sizeof...(A), "reduceScatterV_launchDevice: one value per kernel parameter after the DeviceCall");
+  snac::DeviceArgs<K...> values(std::forward<A>(kernelArgs)...);
+  const snac::DeviceLaunch launch = snac::deviceLaunchOf<Pair>(kernel, values);
+  snac::CallArgs args{};
+  args.in = in;
+  args.out = out;
+  args.counts = counts;
+  args.dtype = dtype;
+  args.op = op;
+  args.deviceLaunch = &launch;
+  return snac::launch<reduceScatterV_Collective, reduceScatterV_Policy, reduceScatterV_Datapath, reduceScatterV_Programs>(comm, args, stream);
+}
+
 } // namespace purlin::gen

@@ -241,16 +241,20 @@ private:
   void kernel() {
     // Where the next call's grid is let in: the lowering's choice (E12).
     const bool trigger = k_.triggerOnRead;
-    o_ << "/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),\n"
-       << "/// no dynamic shared memory. Words: whole aligned words (Plan::words8), any length, or\n"
-       << "/// Plan::words8 read at run time (packet::WordForm).\n";
+    const std::string params = k_.reduces ? "Words, Ranks, Pair" : "Words";
+    const char *templ = k_.reduces ? "template <packet::WordForm Words, packet::RankForm Ranks, int Pair>\n"
+                                   : "template <packet::WordForm Words>\n";
+    o_ << "/// The latency program's CTA body (every thread of every CTA; grid = plan.latencyCtas x\n"
+       << "/// plan.latencyThreads, latencyShape, or any other: warp w takes every warps-th packet\n"
+       << "/// group): the latency kernel below and the device API's " << id_ << "_device\n"
+       << "/// (docs/device-api.md). Returns the call's epoch. Words: whole aligned words\n"
+       << "/// (Plan::words8), any length, or Plan::words8 read at run time (packet::WordForm).\n";
     if (k_.reduces)
       o_ << "/// Ranks: two only, three and more only (the launch picks by Plan::n), or any\n"
          << "/// (the two-rank form picked by Plan::n here; packet::RankForm). Pair: kAnyPair, or\n"
          << "/// the one (dtype, op) pair it is specialized for.\n";
-    o_ << (k_.reduces ? "template <packet::WordForm Words, packet::RankForm Ranks, int Pair>\n"
-                      : "template <packet::WordForm Words>\n")
-       << "__global__ void " << id_ << "_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {\n"
+    o_ << templ << "__device__ __forceinline__ uint64_t " << id_
+       << "_latencyCta(const DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out) {\n"
        << "  constexpr bool kTriggerOnRead = " << (trigger ? "true" : "false")
        << ";  // " << (trigger ? "let the next grid in once the epoch load is issued"
                                 : "one load feeds every put: let the next grid in right after the wait")
@@ -279,6 +283,37 @@ private:
     o_ << "  ce.ensure(dc, rg);  // threads that pushed nothing (a warp without a group)\n";
     if (k_.hasDoneAcks) doneAcks();
     o_ << "  ctaEndCall(dc, ce.e);\n"
+       << "  return ce.e;\n"
+       << "}\n\n";
+
+    o_ << "/// The latency kernel: grid = plan.latencyCtas x plan.latencyThreads (latencyShape),\n"
+       << "/// no dynamic shared memory; " << id_ << "_latencyCta says what the parameters pick.\n"
+       << templ << "__global__ void " << id_ << "_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {\n"
+       << "  (void)" << id_ << "_latencyCta<" << params << ">(dc, pl, in, out);\n"
+       << "}\n\n";
+
+    o_ << "/// Device API (docs/device-api.md): this collective's latency program run by the\n"
+       << "/// caller's kernel, which " << id_ << "_launchDevice launched with `call` as its first\n"
+       << "/// parameter. Every thread of every CTA calls it once, before the kernel reads\n"
+       << "/// anything earlier work on the stream writes (it waits for that work first).\n"
+       << "/// True in every thread when the call succeeded on this rank; with\n"
+       << "/// GridSync::After (the default) every CTA has then finished the program, so the\n"
+       << "/// whole output is written and any CTA may read any of it.\n";
+    if (k_.reduces)
+      o_ << "/// Pair: kAnyPair (every pair of the instantiation table), or the one pair the caller's\n"
+         << "/// kernel is for (" << id_ << "_launchDevice<Pair> refuses calls of another).\n";
+    else
+      o_ << "/// Pair: kAnyPair (a copy: no reduction).\n";
+    o_ << "template <int Pair = kAnyPair>\n"
+       << "__device__ __forceinline__ bool " << id_
+       << "_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {\n";
+    if (k_.reduces)
+      o_ << "  static_assert((kernelClasses<Pair>(~uint64_t(0)) & " << reductionsName(id_) << ") != 0,\n"
+         << "                \"" << id_ << "_device<Pair>: a pair outside the instantiation table\");\n";
+    o_ << "  if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);  // a copy of this rank's block\n"
+       << "  const uint64_t e = " << id_ << "_latencyCta<packet::WordForm::Either"
+       << (k_.reduces ? ", packet::RankForm::Any, Pair" : "") << ">(call.dc, call.pl, call.in, call.out);\n"
+       << "  return snac::deviceCallEnd(call.dc, e, sync);\n"
        << "}\n";
   }
 

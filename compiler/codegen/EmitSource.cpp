@@ -156,6 +156,33 @@ void emitCApi(std::ostringstream &o, const EmitCollective &c, SizeArgs sizes) {
     << "}\n";
 }
 
+/// The device API's host launcher (NAME_launchDevice, docs/device-api.md):
+/// NAME's arguments (its host form), then the caller's kernel and the values
+/// of its parameters after the DeviceCall; snac::launch checks and plans
+/// the call as NAME's and launches that kernel in place of the latency one.
+void emitLaunchDevice(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
+  const SizeArgs sizes = apiForms(c.kind).front();
+  o << "/// Device API (docs/device-api.md): " << c.name << "'s call (its checks, plan and checked mode, as\n"
+    << "/// " << baseName(c.name) << "'s) run by the caller's `kernel`, launched in place of the latency kernel with\n"
+    << "/// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls\n"
+    << "/// " << id << "_device<Pair>(call) (" << id << ".device.cuh). A call that takes another program\n"
+    << "/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the\n"
+    << "/// (dtype, op) pair the kernel's " << id << "_device is compiled for (kAnyPair: any).\n"
+    << "template <int Pair = kAnyPair, class... K, class... A>\n"
+    << "Status " << id << "_launchDevice(Communicator &comm";
+  for (const Param &p : hostParams(c.kind, sizes)) o << ", " << p.cxxType << p.name;
+  o << ",\n    void (*kernel)(snac::DeviceCall, K...), A&&... kernelArgs) {\n"
+    << "  static_assert(sizeof...(K) == sizeof...(A), \"" << id
+    << "_launchDevice: one value per kernel parameter after the DeviceCall\");\n"
+    << "  snac::DeviceArgs<K...> values(std::forward<A>(kernelArgs)...);\n"
+    << "  const snac::DeviceLaunch launch = snac::deviceLaunchOf<Pair>(kernel, values);\n"
+    << callArgsBody(c, sizes)
+    << "  args.deviceLaunch = &launch;\n"
+    << "  return snac::launch<" << id << "_Collective, " << id << "_Policy, " << id << "_Datapath, " << id
+    << "_Programs>(comm, args, stream);\n"
+    << "}\n\n";
+}
+
 /// The host code that picks the program of a planned call and enqueues it
 /// (NAME_enqueue): the plan's flags are the IR's dispatch (snac::makePlan,
 /// planDirect: latency by the crossover, direct for captured calls from
@@ -317,6 +344,7 @@ void emitPrograms(std::ostringstream &o, const EmitInput &in, const EmitCollecti
     << "  using Rules = " << id << "_PlanRules;\n"
     << "};\n\n";
   emitEnqueue(o, c, id);
+  emitLaunchDevice(o, c, id);
 }
 
 /// The device code printed from the IR (NAME.device.cuh).

@@ -80,7 +80,9 @@ std::string describeSignal(uint32_t s) {
   }
   if (s == kSignalFailed)
     return std::to_string(s) + " (FAILED)";
-  if (s >= snac::kVerdictBase && s < kNumSignals)
+  if (s == snac::kGridBarrierIndex)
+    return std::to_string(s) + " (GRID: the device API's grid barrier)";
+  if (s >= snac::kVerdictBase && s < snac::kGridBarrierIndex)
     return std::to_string(s) + " (VERDICT parity " + std::to_string((s - snac::kVerdictBase) / kMaxRanks) + " src " +
            std::to_string((s - snac::kVerdictBase) % kMaxRanks) + ")";
   if (s >= snac::kArrivedTagBase && s < snac::kVerdictBase) {

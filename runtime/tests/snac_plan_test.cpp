@@ -69,8 +69,12 @@ TEST_CASE("signal regions match the workspace layout and do not overlap") {
       CHECK(verdictIndex(e, src) < snac::kNumSignals);
       CHECK(seen.insert(verdictIndex(e, src)).second);
     }
-  CHECK(verdictIndex(3, kMaxRanks - 1) == snac::kNumSignals - 1);
+  CHECK(verdictIndex(3, kMaxRanks - 1) + 1 == snac::kGridBarrierIndex);
+  CHECK(seen.insert(snac::kGridBarrierIndex).second);
+  CHECK(snac::kGridBarrierIndex == snac::kNumSignals - 1);
   CHECK(kNumCounters <= 4096);
+  CHECK(kGridBarrierCounter > kNumCounters);  // after the rooted programs' DONE counter (kNumCounters)
+  CHECK(kGridBarrierCounter < 4096);
 }
 
 TEST_CASE("signal values increase over rounds and epochs and are never 0") {

@@ -145,6 +145,9 @@ TEST_CASE("describeSignal names every signal region") {
   CHECK(describeSignal(sn::callCheckIndex(3, 7)) == std::to_string(sn::callCheckIndex(3, 7)) + " (CALL parity 1 src 7)");
   CHECK(describeSignal(sn::verdictIndex(3, 2)) == std::to_string(sn::verdictIndex(3, 2)) + " (VERDICT parity 1 src 2)");
   CHECK(describeSignal(sn::verdictIndex(4, 7)) == std::to_string(sn::verdictIndex(4, 7)) + " (VERDICT parity 0 src 7)");
-  CHECK(sn::verdictIndex(5, 7) + 1 == sn::kNumSignals);
+  CHECK(sn::verdictIndex(5, 7) + 1 == sn::kGridBarrierIndex);
+  CHECK(describeSignal(sn::kGridBarrierIndex) ==
+        std::to_string(sn::kGridBarrierIndex) + " (GRID: the device API's grid barrier)");
+  CHECK(sn::kGridBarrierIndex + 1 == sn::kNumSignals);
   CHECK(describeSignal(sn::kNumSignals) == std::to_string(sn::kNumSignals));
 }

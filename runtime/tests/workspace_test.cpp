@@ -11,9 +11,9 @@ using namespace purlin;
 TEST_CASE("default layout holds the protocol's regions, 256-byte aligned") {
   CommOptions o;
   WorkspaceLayout l = computeLayout(o, 2);
-  CHECK(l.numSignals == 38049);  // docs/snac-protocol.md: numSignals
+  CHECK(l.numSignals == 38050);  // docs/snac-protocol.md: numSignals
   CHECK(l.signalsOffset == 0);
-  CHECK(l.signalsBytes >= 38049 * sizeof(uint64_t));
+  CHECK(l.signalsBytes >= 38050 * sizeof(uint64_t));
   for (std::size_t off : {l.signalsOffset, l.packetsOffset, l.stagingOffset,
                           l.stateOffset, l.totalBytes, l.packetHalfBytes,
                           l.stagingHalfBytes})

@@ -49,6 +49,7 @@
 #include "purlin/atom/atom.cuh"
 #include "purlin/host/communicator.h"
 #include "purlin/host/stream_memops.h"
+#include "purlin/snac/device_api.cuh"
 #include "purlin/snac/device_counts.cuh"
 #include "purlin/snac/direct.cuh"
 #include "purlin/snac/graph.cuh"
@@ -157,6 +158,20 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const La
                                              static_cast<std::byte*>(a.out), lc);
 }
 
+/// The device API's launch (device_api.cuh): the user's kernel of
+/// `a.deviceLaunch` in place of the planned latency kernel, its grid capped
+/// at the CTAs resident with the ranks sharing the GPU (the latency
+/// program runs on any grid: a warp takes every warps-th packet group).
+inline Status launchDevice(Plan pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc, int device,
+                           int ranksPerDevice, std::string& ownError) {
+  const DeviceLaunch& d = *a.deviceLaunch;
+  const int resident = residentDeviceCtas(d, device, pl.latencyThreads, ranksPerDevice, ownError);
+  if (resident < 1) return Status::CudaError;
+  if (pl.latencyCtas > resident) pl.latencyCtas = resident;
+  const DeviceCall call{dc, pl, static_cast<const std::byte*>(a.in), static_cast<std::byte*>(a.out)};
+  return launchDeviceKernel(lc, d, call, pl.latencyCtas, pl.latencyThreads);
+}
+
 } // namespace detail
 
 /// Runs collective `Collective` with policy `P`, datapath `AtomArch` and
@@ -193,6 +208,20 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
                                                  ">: the policy compiles no reduction class for " +
                                                  dtypeName(args.dtype) + " " + toString(args.op) +
                                                  " (its reductions masks: purlinc's instantiation table)");
+      }
+      // The device API (device_api.cuh): a user's kernel compiled for one
+      // pair runs no other; its program reads no counts in device memory.
+      if (args.deviceLaunch != nullptr) {
+        if (args.countsOnDevice)
+          return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) +
+                                                     ">: the device API takes no counts in device memory");
+        const int pair = args.deviceLaunch->pair;
+        if (isReduction(K) && pair != kAnyPair && (!isValid(args.dtype) || !isValid(args.op) ||
+                                                   pairIndex(args.dtype, args.op) != pair))
+          return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) +
+                                                     ">: the device API's kernel is compiled for another (dtype, op) "
+                                                     "pair than this call's " + dtypeName(args.dtype) + " " +
+                                                     toString(args.op) + " (NAME_device<Pair>)");
       }
       // A refusal of this rank's own (its pointers, its stream, its
       // AllToAllV row, a CUDA error): its peers may be making the call, so
@@ -261,6 +290,18 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       }
       if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
         logPlan();
+        if (args.deviceLaunch != nullptr) {  // the user's kernel runs; NAME_device copies (deviceLocalCall)
+          LaunchContext lc;
+          lc.stream = stream;
+          lc.pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
+          lc.collective = toString(K);
+          pl.latencyThreads = w.latencyThreads > 0 ? w.latencyThreads : kDeviceLocalThreads;
+          pl.latencyCtas = w.latencyCtas > 0 && w.latencyCtas < kDeviceLocalCtas ? w.latencyCtas : kDeviceLocalCtas;
+          std::string ownError;
+          const Status st = detail::launchDevice(pl, dc, args, lc, comm.device(), 1, ownError);
+          if (!ownError.empty()) return report(st, lc.who() + ownError);
+          return st;
+        }
         const auto* src = static_cast<const std::byte*>(args.in) + pl.txOff[0];
         auto* dst = static_cast<std::byte*>(args.out) + pl.rxOff[0];
         if (src == dst || pl.txLen[0] == 0) return Status::Ok;
@@ -278,7 +319,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       // alignment on every rank). Whether a call wants it (the same on
       // every rank) and its copy-engine form: the printed rules.
       DirectPeers peers;
-      if (Programs::hasDirect && !pl.deviceCounts && Rules::direct(pl, w)) {
+      if (Programs::hasDirect && !pl.deviceCounts && args.deviceLaunch == nullptr && Rules::direct(pl, w)) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         cudaError_t err = cudaStreamIsCapturing(stream, &capture);
         if (err != cudaSuccess) {
@@ -323,6 +364,12 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       logPlan();
       if (!pl.latency && !pl.direct && !throughputFits)
         return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
+      if (args.deviceLaunch != nullptr && !pl.latency)
+        return report(Status::Unsupported,
+                      std::string("purlin::snac::launch<") + toString(K) + ">: the device API runs the latency "
+                          "program; this call's " + std::to_string(pl.msgBytes) + " B take the throughput program (" +
+                          std::to_string(n) + " ranks: latency up to " + std::to_string(w.latencyMaxBytes) +
+                          " B and the packet window; docs/device-api.md)");
       if (pl.ctas() > kMaxEpochSlots)
         return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) + ">: " +
                                                    std::to_string(pl.ctas()) + " CTAs; a collective kernel has at most " +
@@ -361,7 +408,14 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
       if constexpr (isVariable(K))
         if (pl.deviceCounts) lc.prelude = launchCountsKernel<>, lc.preludeArg = &counts;  // right before the program
-      const Status st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
+      Status st;
+      if (args.deviceLaunch != nullptr) {
+        std::string ownError;
+        st = detail::launchDevice(pl, dc, args, lc, comm.device(), comm.ranksPerDevice(), ownError);
+        if (!ownError.empty()) return refuseOwn(st, lc.who() + ownError);
+      } else {
+        st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
+      }
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       // A CUDA error enqueueing the program is this rank's (the printed
       // code's refusals, e.g. of push lanes, come from the policy: shared).

@@ -105,6 +105,8 @@ inline constexpr int kDirectEngineReduceThreads = 1024;
 
 /// Arguments of one call, as NCCL takes them (see docs/snac-protocol.md for
 /// what `count` means per collective).
+struct DeviceLaunch;  // device_api.cuh
+
 struct CallArgs {
   const void* in = nullptr;
   void* out = nullptr;
@@ -129,6 +131,12 @@ struct CallArgs {
   /// entry on every rank and picks the program, and the buffers hold the
   /// bound's capacity (deviceCountsCapacity). Not the direct program.
   bool countsOnDevice = false;
+  /// The device API (device_api.cuh, docs/device-api.md): the user's
+  /// kernel that runs the latency program through NAME_device, launched in
+  /// place of the latency kernel (null: the printed programs). Such a call
+  /// takes the latency program or is refused (Unsupported): never the
+  /// direct or throughput program, never counts in device memory.
+  const DeviceLaunch* deviceLaunch = nullptr;
 };
 
 /// Elements of the input and output a device-count call may touch

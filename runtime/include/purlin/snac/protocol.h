@@ -79,7 +79,12 @@ inline constexpr uint32_t kArrivedTagBase = kCallCheckBase + uint32_t(2 * kMaxRa
 /// (callCheckValue(e, 1) accepted, (e, 2) refused), so that a call refused
 /// between any two ranks moves nothing on every rank.
 inline constexpr uint32_t kVerdictBase = kArrivedTagBase + uint32_t(kMaxRanks * kMaxEpochSlots);
-inline constexpr uint32_t kNumSignals = kVerdictBase + uint32_t(2 * kMaxRanks);
+/// The device API's grid barrier (device_api.cuh ctaGridBarrier,
+/// docs/device-api.md): GRID, this rank's own; the last CTA of a call's grid
+/// to arrive writes signalValue(e, 0) of the call's epoch e, every CTA
+/// waits for it. Monotonic over calls, never reset.
+inline constexpr uint32_t kGridBarrierIndex = kVerdictBase + uint32_t(2 * kMaxRanks);
+inline constexpr uint32_t kNumSignals = kGridBarrierIndex + 1;
 static_assert(kArrivedBase >= kDoneBase + kMaxRanks, "direct signals follow DONE");
 
 /// Largest number of cyclic staging slots one throughput call uses (keeps
@@ -94,7 +99,11 @@ inline constexpr uint32_t kStageCounterBase = 0;
 inline constexpr uint32_t kConsumeCounterBase = kMaxSlots;                          // 256
 inline constexpr uint32_t kGatherCounterBase = kConsumeCounterBase + kMaxRanks * kMaxSlots; // 2304
 inline constexpr uint32_t kNumCounters = kGatherCounterBase + kMaxRanks * kMaxYSlots;     // 3328
-static_assert(kNumCounters <= 4096, "counters must fit DeviceState::counters");
+/// After the role counters: the rooted latency programs' DONE arrival
+/// (compiler/ir/IR.h kDoneCounter = kNumCounters) and the device API's grid
+/// barrier (device_api.cuh ctaGridBarrier).
+inline constexpr uint32_t kGridBarrierCounter = kNumCounters + 1;
+static_assert(kGridBarrierCounter < 4096, "counters must fit DeviceState::counters");
 
 PURLIN_HD uint32_t stagedIndex(int src, int slot) { return kStagedBase + uint32_t(src) * kSlotsPerSource + uint32_t(slot); }
 PURLIN_HD uint32_t reducedIndex(int src, int slot) { return kReducedBase + uint32_t(src) * kSlotsPerSource + uint32_t(slot); }

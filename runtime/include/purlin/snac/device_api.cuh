@@ -1,0 +1,207 @@
+/// @file device_api.cuh
+/// @brief The device API (docs/device-api.md): a user's kernel runs a
+/// printed collective's latency program and then its own code on the
+/// result, in one kernel (AllReduce + residual add + RMSNorm:
+/// examples/fused_rmsnorm). purlinc prints, per collective, the device
+/// entry NAME_device (NAME.device.cuh: the latency kernel's CTA body, then
+/// deviceCallEnd) and the host launcher NAME_launchDevice (NAME.programs.h:
+/// the call's checks and plan, as NAME's, then the user's kernel launched in
+/// place of the latency kernel with a DeviceCall as its first parameter).
+/// This header holds what those two share: the DeviceCall, the grid
+/// barrier and the type-erased launch of the user's kernel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include <cuda_runtime.h>
+
+#include "purlin/device_comm.h"
+#include "purlin/snac/epoch.cuh"
+#include "purlin/snac/plan.h"
+#include "purlin/snac/primitives.cuh"
+#include "purlin/snac/program_launch.cuh"
+#include "purlin/snac/protocol.h"
+
+namespace purlin::snac {
+
+/// One call of the device API, the first parameter (by value) of the user's
+/// kernel: the communicator's device view, the call's plan (the latency
+/// program's) and the call's buffers, as the printed latency kernel takes them.
+struct DeviceCall {
+  DeviceComm dc;
+  Plan pl;
+  const std::byte* in;
+  std::byte* out;
+};
+
+/// What NAME_device does after the program: GridSync::After (the default)
+/// waits until every CTA of the grid has finished it, so that every CTA may
+/// then read any part of the output (a row that several CTAs wrote);
+/// GridSync::None returns as soon as this CTA's part is done (its packet
+/// groups: docs/device-api.md says which bytes those are).
+enum class GridSync { After, None };
+
+/// The launch shape of a one-rank call (no latency plan: a communicator of
+/// one rank copies its block, deviceLocalCall), unless the policy's
+/// world[1] gives the latency shape.
+inline constexpr int kDeviceLocalCtas = 32;
+inline constexpr int kDeviceLocalThreads = 512;
+
+#if defined(__CUDACC__)
+/// Grid barrier of one device-API call (CTA-collective, every CTA of the
+/// grid): the last CTA to arrive (ctaArriveLast, counter
+/// kGridBarrierCounter) notifies this rank's GRID signal with the call's
+/// epoch value; every CTA waits for it. The arrivals' acq_rel RMW, the
+/// release notify and the acquire wait order every CTA's writes before
+/// every CTA's reads after it. False in every thread if the wait gave up
+/// (a failure of this rank or a peer; checked mode: the timeout).
+__device__ __forceinline__ bool ctaGridBarrier(const DeviceComm& dc, uint64_t epoch) {
+  const bool last = ctaArriveLast(dc, kGridBarrierCounter, int(gridDim.x));
+  if (last && threadIdx.x == 0) notify(dc, dc.rank, kGridBarrierIndex, signalValue(epoch, 0));
+  return ctaWaitSignal(dc, kGridBarrierIndex, signalValue(epoch, 0));
+}
+
+/// The end of NAME_device (CTA-collective): the grid barrier when `sync`
+/// asks for it, then true in every thread of the CTA when no wait of this
+/// rank gave up (aborted(): a wait of the program that gave up returned
+/// early and left its part of the output unwritten).
+__device__ __forceinline__ bool deviceCallEnd(const DeviceComm& dc, uint64_t epoch, GridSync sync) {
+  if (sync == GridSync::After && !ctaGridBarrier(dc, epoch)) return false;
+  return __syncthreads_and(threadIdx.x != 0 || !aborted(dc)) != 0;
+}
+
+/// NAME_device on a communicator of one rank (CTA-collective): every
+/// collective is then a copy of this rank's block to itself (as
+/// snac::launch's cudaMemcpyAsync for the printed programs), here by the
+/// grid's threads (16-byte words where both ends are co-aligned), within
+/// the call's epoch, then deviceCallEnd.
+__device__ __forceinline__ bool deviceLocalCall(const DeviceCall& c, GridSync sync) {
+  gridDependencyWait();
+  const uint64_t e = ctaEpoch(c.dc);
+  const std::byte* src = c.in + c.pl.txOff[0];
+  std::byte* dst = c.out + c.pl.rxOff[0];
+  const std::size_t bytes = c.pl.txLen[0];
+  if (src != dst) {
+    const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::size_t threads = std::size_t(gridDim.x) * blockDim.x;
+    std::size_t head = 0;
+    if (((reinterpret_cast<std::uintptr_t>(src) ^ reinterpret_cast<std::uintptr_t>(dst)) & 15) == 0) {
+      head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
+      if (head > bytes) head = bytes;
+      const std::size_t words = (bytes - head) / 16;
+      for (std::size_t i = tid; i < words; i += threads)
+        reinterpret_cast<uint4*>(dst + head)[i] = reinterpret_cast<const uint4*>(src + head)[i];
+      for (std::size_t i = head + words * 16 + tid; i < bytes; i += threads) dst[i] = src[i];
+      for (std::size_t i = tid; i < head; i += threads) dst[i] = src[i];
+    } else {
+      for (std::size_t i = tid; i < bytes; i += threads) dst[i] = src[i];
+    }
+  }
+  ctaEndCall(c.dc, e);
+  return deviceCallEnd(c.dc, e, sync);
+}
+#endif
+
+/// The user's kernel as NAME_launchDevice hands it to snac::launch
+/// (CallArgs::deviceLaunch): its address, and the addresses of its
+/// parameters after the DeviceCall, in order (cudaLaunchKernelExC's form).
+/// `pair`: the reduction pair the kernel's NAME_device<Pair> is compiled
+/// for (kAnyPair: every pair of the instantiation table).
+struct DeviceLaunch {
+  const void* kernel = nullptr;
+  void* const* args = nullptr;
+  int argc = 0;
+  int pair = -1;
+  /// The most parameters after the DeviceCall.
+  static constexpr int kMaxArgs = 24;
+};
+
+/// The values of the user's kernel parameters after the DeviceCall, each
+/// converted to its parameter's type, and their addresses (what
+/// DeviceLaunch::args points to: valid while this object lives, i.e. for
+/// the NAME_launchDevice call that made it).
+template <class... K> struct DeviceArgs {
+  std::tuple<K...> values;
+  void* ptrs[sizeof...(K) + 1] = {};
+  template <class... A> explicit DeviceArgs(A&&... a) : values(static_cast<K>(std::forward<A>(a))...) {
+    fill(std::index_sequence_for<K...>{});
+  }
+  DeviceArgs(const DeviceArgs&) = delete;
+  DeviceArgs& operator=(const DeviceArgs&) = delete;
+
+ private:
+  template <std::size_t... I> void fill(std::index_sequence<I...>) { ((ptrs[I] = &std::get<I>(values)), ...); }
+};
+
+/// The DeviceLaunch of `kernel` with the parameter values `args`, for the
+/// reduction pair `Pair` (kAnyPair: any) its NAME_device is compiled for.
+template <int Pair, class... K>
+DeviceLaunch deviceLaunchOf(void (*kernel)(DeviceCall, K...), DeviceArgs<K...>& args) {
+  static_assert(sizeof...(K) <= DeviceLaunch::kMaxArgs, "the device API takes at most DeviceLaunch::kMaxArgs "
+                                                          "kernel parameters after the DeviceCall");
+  DeviceLaunch d;
+  d.kernel = reinterpret_cast<const void*>(kernel);
+  d.args = args.ptrs;
+  d.argc = int(sizeof...(K));
+  d.pair = Pair;
+  return d;
+}
+
+/// Launches the user's kernel of `d` with `call` as its first parameter,
+/// grid x block threads, no dynamic shared memory, on lc's stream (with
+/// programmatic stream serialization when lc.pdl, as the latency kernel:
+/// NAME_device waits for the previous grid first). Host only.
+inline Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d, const DeviceCall& call, int grid,
+                                 int block) {
+  if (d.argc < 0 || d.argc > DeviceLaunch::kMaxArgs)
+    return detail::report(Status::InvalidArgument, lc.who() + "the device API takes at most " +
+                                                       std::to_string(DeviceLaunch::kMaxArgs) +
+                                                       " kernel parameters after the DeviceCall");
+  void* argv[DeviceLaunch::kMaxArgs + 1];
+  argv[0] = const_cast<DeviceCall*>(&call);
+  for (int i = 0; i < d.argc; ++i) argv[i + 1] = d.args[i];
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  cfg.gridDim = dim3(unsigned(grid));
+  cfg.blockDim = dim3(unsigned(block));
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = lc.stream;
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = lc.pdl ? 1 : 0;
+  const cudaError_t err = cudaLaunchKernelExC(&cfg, d.kernel, argv);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return detail::report(Status::CudaError, lc.who() + "the device API's kernel launch (" + std::to_string(grid) +
+                                                 " CTAs x " + std::to_string(block) + "): " + cudaGetErrorString(err));
+  }
+  return Status::Ok;
+}
+
+/// CTAs of the user's kernel that are resident at once on this GPU, shared
+/// by `ranksPerDevice` ranks (each running the same kernel): the grid
+/// barrier and the peers' packet waits need every CTA of every rank
+/// sharing the GPU resident together. 0 if none fits or the query failed
+/// (`error` says which). Host only.
+inline int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int ranksPerDevice, std::string& error) {
+  int perSm = 0, sms = 0;
+  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, d.kernel, block, 0);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    error = std::string("the device API's kernel: occupancy query: ") + cudaGetErrorString(err);
+    return 0;
+  }
+  const int resident = perSm * sms / (ranksPerDevice > 0 ? ranksPerDevice : 1);
+  if (resident < 1)
+    error = "the device API's kernel: no CTA of " + std::to_string(block) +
+            " threads is resident (its registers or shared memory exceed the SM's share)";
+  return resident;
+}
+
+} // namespace purlin::snac
