@@ -254,3 +254,24 @@ def collectives() -> dict:
     size arguments, whether it reduces, whether it is rooted)."""
     load()
     return dict(_collectives)
+
+
+_FUSED_RMS_NORM = "purlin_allReduceAddRmsNorm"
+
+
+def fused_rms_norm() -> Callable[..., int]:
+    """The device API's shipped op (examples/fused_rmsnorm/fused_rmsnorm.h,
+    part of libpurlin.so): purlin_allReduceAddRmsNorm. PurlinError
+    (Unsupported) from a library without it."""
+    lib = load()
+    fn = getattr(lib, _FUSED_RMS_NORM, None)
+    if fn is None:
+        raise PurlinError("Unsupported", 2, f"{library_path()} has no {_FUSED_RMS_NORM} (a library built without "
+                                            "examples/fused_rmsnorm)")
+    with _lock:
+        if fn.restype is not _c_status:
+            fn.argtypes = [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                           ctypes.c_void_p, ctypes.c_int, ctypes.c_float, ctypes.c_size_t, ctypes.c_size_t,
+                           ctypes.c_float, _stream_t, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+            fn.restype = _c_status
+    return fn

@@ -13,9 +13,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -188,16 +190,41 @@ inline Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d,
 /// barrier and the peers' packet waits need every CTA of every rank
 /// sharing the GPU resident together. 0 if none fits or the query failed
 /// (`error` says which). Host only.
+/// The queries are made once per (kernel, block, device) and kept: a few
+/// microseconds of host time each, on every call's path otherwise.
 inline int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int ranksPerDevice, std::string& error) {
-  int perSm = 0, sms = 0;
-  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, d.kernel, block, 0);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    error = std::string("the device API's kernel: occupancy query: ") + cudaGetErrorString(err);
-    return 0;
+  struct Key {
+    const void* kernel;
+    int block, device;
+    bool operator==(const Key&) const = default;
+  };
+  struct Known {
+    Key key;
+    int ctas;  ///< resident CTAs on the whole GPU
+  };
+  static std::mutex mutex;
+  static std::vector<Known> known;
+  const Key key{d.kernel, block, device};
+  int gpuCtas = -1;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Known& k : known)
+      if (k.key == key) gpuCtas = k.ctas;
   }
-  const int resident = perSm * sms / (ranksPerDevice > 0 ? ranksPerDevice : 1);
+  if (gpuCtas < 0) {
+    int perSm = 0, sms = 0;
+    cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, d.kernel, block, 0);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      error = std::string("the device API's kernel: occupancy query: ") + cudaGetErrorString(err);
+      return 0;
+    }
+    gpuCtas = perSm * sms;
+    std::lock_guard<std::mutex> lock(mutex);
+    known.push_back({key, gpuCtas});
+  }
+  const int resident = gpuCtas / (ranksPerDevice > 0 ? ranksPerDevice : 1);
   if (resident < 1)
     error = "the device API's kernel: no CTA of " + std::to_string(block) +
             " threads is resident (its registers or shared memory exceed the SM's share)";
