@@ -269,7 +269,7 @@ def fused_rms_norm() -> Callable[..., int]:
         raise PurlinError("Unsupported", 2, f"{library_path()} has no {_FUSED_RMS_NORM} (a library built without "
                                             "examples/fused_rmsnorm)")
     with _lock:
-        if fn.restype is not _c_status:
+        if fn.argtypes is None:
             fn.argtypes = [_comm_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                            ctypes.c_void_p, ctypes.c_int, ctypes.c_float, ctypes.c_size_t, ctypes.c_size_t,
                            ctypes.c_float, _stream_t, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]

@@ -271,3 +271,16 @@ def test_comm_from_env_reads_torchrun_variables(lib, monkeypatch):
         assert (comm.rank, comm.size) == (0, 1)
     finally:
         comm.destroy()
+
+
+def test_fused_rms_norm_binding_has_its_c_signature(lib):
+    """purlin_allReduceAddRmsNorm (the device API's example, in libpurlin.so):
+    bound with its argtypes, so Python floats and ints convert; a NULL
+    communicator is refused with the function's own message."""
+    fn = _capi.fused_rms_norm()
+    assert len(fn.argtypes) == 14
+    assert fn.argtypes[7] is ctypes.c_float and fn.argtypes[10] is ctypes.c_float  # scale, eps
+    assert fn.argtypes[8] is ctypes.c_size_t and fn.argtypes[9] is ctypes.c_size_t  # tokens, hidden
+    code = fn(None, 0, 0, 0, 0, 0, 0, 1.0, 1, 8, 1e-6, None, 0, None)
+    assert _capi.status_name(code) == "InvalidArgument"
+    assert "communicator is NULL" in _capi.last_error()

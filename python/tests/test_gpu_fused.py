@@ -39,14 +39,19 @@ def test_fused_against_unfused_and_torch(gpu, n, tokens, hidden, fp8):
     data = [inputs(torch, tokens, hidden, r, 0) for r in range(n)]
 
     def body(comm, r):
+        # Every tensor allocated before the first call: a rank thread's
+        # cudaMalloc may wait for the GPU while a peer's kernel waits for
+        # this rank's next launch (tests/gpu/demo_allreduce_test.cu).
         got = []
         for mode in ("auto", "unfused"):
             x, res, w = (t.clone() for t in data[r])
             out = torch.empty(tokens, hidden, dtype=torch.float8_e4m3fn if fp8 else torch.bfloat16, device="cuda")
-            all_reduce_add_rms_norm(comm, x, res, w, eps, out=out, scale=scale if fp8 else None, fused=mode)
-            got.append((x, res, out))
+            got.append((mode, x, res, w, out))
         torch.cuda.current_stream().synchronize()
-        return got
+        for mode, x, res, w, out in got:
+            all_reduce_add_rms_norm(comm, x, res, w, eps, out=out, scale=scale if fp8 else None, fused=mode)
+        torch.cuda.current_stream().synchronize()
+        return [(x, res, out) for _, x, res, _, out in got]
 
     s, h, y = reference(torch, [d[0] for d in data], data[0][1], data[0][2], eps)
     for r, ((xa, ra, oa), (xb, rb, ob)) in enumerate(run_ranks(torch, n, body)):
@@ -65,27 +70,33 @@ def test_fused_in_a_graph_and_refusals(gpu):
     n, eps = 3, 1e-6
 
     def body(comm, r):
+        # Every tensor allocated before the first call (see the test above).
         x, res, w = inputs(torch, 7, 4096, r, 1)
         out = torch.empty_like(x)
         rout = torch.empty_like(res)
+        later = {seed: inputs(torch, 7, 4096, r, seed) for seed in (2, 3)}
+        results = {seed: (torch.empty_like(x), torch.empty_like(rout), torch.empty_like(out)) for seed in (2, 3)}
+        big = torch.zeros(256, 8192, dtype=torch.bfloat16, device="cuda")
+        big_res, big_w = big.clone(), w.new_ones(8192)
+        bad_x, bad_res, bad_w = x[:, :100].contiguous(), res[:, :100].contiguous(), w[:100].contiguous()
+        torch.cuda.current_stream().synchronize()
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g, stream=torch.cuda.current_stream(), capture_error_mode="thread_local"):
             all_reduce_add_rms_norm(comm, x, res, w, eps, residual_out=rout, out=out, fused="fused")
-        results = []
         for seed in (2, 3):
-            x.copy_(inputs(torch, 7, 4096, r, seed)[0])
-            res.copy_(inputs(torch, 7, 4096, r, seed)[1])
+            x.copy_(later[seed][0])
+            res.copy_(later[seed][1])
             g.replay()
-            results.append((x.clone(), rout.clone(), out.clone()))
+            for dst, src in zip(results[seed], (x, rout, out)):
+                dst.copy_(src)
         # Past the latency bound (3 ranks: 256 KiB), "fused" is refused on every rank.
-        big = torch.zeros(256, 8192, dtype=torch.bfloat16, device="cuda")
         with pytest.raises(purlin.PurlinError) as e:
-            all_reduce_add_rms_norm(comm, big, big.clone(), w.new_ones(8192), eps, fused="fused")
+            all_reduce_add_rms_norm(comm, big, big_res, big_w, eps, fused="fused")
         assert e.value.status == "Unsupported"
         with pytest.raises(purlin.PurlinError) as bad:
-            all_reduce_add_rms_norm(comm, x[:, :100].contiguous(), res[:, :100].contiguous(), w[:100], eps)
+            all_reduce_add_rms_norm(comm, bad_x, bad_res, bad_w, eps)
         torch.cuda.current_stream().synchronize()
-        return results, bad.value.status
+        return [results[seed] for seed in (2, 3)], bad.value.status
 
     for r, (results, bad) in enumerate(run_ranks(torch, n, body)):
         assert bad == "InvalidArgument"

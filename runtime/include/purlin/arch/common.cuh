@@ -122,6 +122,17 @@ __device__ __forceinline__ uint32_t ldAcquireSys(const uint32_t* p) {
   return v;
 }
 
+/// ld.acquire.gpu / st.release.gpu: as the .sys forms, among the threads of
+/// one GPU (a flag no peer reads: the device API's grid barrier).
+__device__ __forceinline__ uint64_t ldAcquireGpu(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void stReleaseGpu(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+}
+
 /// ld.relaxed.sys: a strong read without ordering (cheap polling; follow a
 /// successful poll with fenceAcqRelSys() or re-read with ldAcquireSys()).
 __device__ __forceinline__ uint64_t ldRelaxedSys(const uint64_t* p) {

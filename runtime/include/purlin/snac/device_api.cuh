@@ -55,16 +55,40 @@ inline constexpr int kDeviceLocalThreads = 512;
 
 #if defined(__CUDACC__)
 /// Grid barrier of one device-API call (CTA-collective, every CTA of the
-/// grid): the last CTA to arrive (ctaArriveLast, counter
-/// kGridBarrierCounter) notifies this rank's GRID signal with the call's
-/// epoch value; every CTA waits for it. The arrivals' acq_rel RMW, the
-/// release notify and the acquire wait order every CTA's writes before
-/// every CTA's reads after it. False in every thread if the wait gave up
-/// (a failure of this rank or a peer; checked mode: the timeout).
+/// grid), at gpu scope: the output it orders is this GPU's memory, written
+/// and read by this grid only. Each CTA's thread 0, after a CTA barrier,
+/// arrives on the counter kGridBarrierCounter (atom.add.acq_rel.gpu); the
+/// last to arrive resets it and releases this rank's GRID signal with the
+/// call's epoch value (st.release.gpu); the others acquire it (a bounded
+/// spin: it gives up as every wait does, SpinBound). So every CTA's writes
+/// before the barrier are visible to every CTA after it. One CTA: a CTA
+/// barrier only. False in every thread if the wait gave up.
 __device__ __forceinline__ bool ctaGridBarrier(const DeviceComm& dc, uint64_t epoch) {
-  const bool last = ctaArriveLast(dc, kGridBarrierCounter, int(gridDim.x));
-  if (last && threadIdx.x == 0) notify(dc, dc.rank, kGridBarrierIndex, signalValue(epoch, 0));
-  return ctaWaitSignal(dc, kGridBarrierIndex, signalValue(epoch, 0));
+  if (gridDim.x == 1) {
+    __syncthreads();
+    return true;
+  }
+  int ok = 1;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint32_t* arrivals = &dc.state->counters[kGridBarrierCounter];
+    uint64_t* grid = dc.signals[dc.rank] + kGridBarrierIndex;
+    const uint64_t value = signalValue(epoch, 0);
+    arch::fenceAcqRelGpu();  // the CTA's writes, observed through the CTA barrier
+    if (arch::atomAddAcqRelGpu(arrivals, 1u) == gridDim.x - 1) {
+      atomicExch(arrivals, 0u);  // ready for the next call (ordered before the release)
+      arch::stReleaseGpu(grid, value);
+    } else {
+      SpinBound bound;
+      uint64_t v;
+      while ((v = arch::ldAcquireGpu(grid)) < value)
+        if (!bound.step(dc, WaitKind::Signal, kGridBarrierIndex, value, v)) {
+          ok = 0;
+          break;
+        }
+    }
+  }
+  return __syncthreads_and(ok) != 0;
 }
 
 /// The end of NAME_device (CTA-collective): the grid barrier when `sync`
