@@ -64,11 +64,16 @@ def run(n, tokens, hidden, iters, reps):
                         step(form, comm, x, res, w, out, 1e-6)
                     stream.synchronize()
                     barrier.wait()
+                    # One rank after another: torch.cuda.graph's capture
+                    # synchronizes the device, which invalidates a peer's
+                    # capture in progress.
                     g = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(g, stream=stream, capture_error_mode="thread_local"):
-                        for _ in range(iters):
-                            step(form, comm, x, res, w, out, 1e-6)
-                    barrier.wait()
+                    for turn in range(n):
+                        if turn == r:
+                            with torch.cuda.graph(g, stream=stream, capture_error_mode="thread_local"):
+                                for _ in range(iters):
+                                    step(form, comm, x, res, w, out, 1e-6)
+                        barrier.wait()
                     for mode in ("graph", "eager"):
                         times = []
                         for _ in range(reps):
@@ -85,7 +90,14 @@ def run(n, tokens, hidden, iters, reps):
                             times.append(start.elapsed_time(end) * 1000 / iters)
                         if r == 0:
                             results[(form, mode)] = statistics.median(times)
+                    # Graph destruction and torch.cuda.graph's capture may wait
+                    # for the whole device: never while a peer's kernel waits
+                    # for this rank.
+                    stream.synchronize()
+                    barrier.wait()
                     del g
+                    torch.cuda.synchronize()
+                    barrier.wait()
                 stream.synchronize()
                 barrier.wait()
                 comm.destroy()

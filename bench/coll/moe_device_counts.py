@@ -65,8 +65,11 @@ def run(n, tokens, hidden, iters, reps):
 
                 def step_host(s):
                     sp, rp = host_send[s].tolist(), host_recv[s].tolist()  # the D2H read of the router's splits
-                    comm.all_to_all_single(buf, x, output_split_sizes=rp, input_split_sizes=sp, max_count=bound)
-                    comm.all_to_all_single(back, buf, output_split_sizes=sp, input_split_sizes=rp, max_count=bound)
+                    a, b = sum(sp), sum(rp)  # list splits: the tensors hold exactly the rows they move
+                    comm.all_to_all_single(buf[:b], x[:a], output_split_sizes=rp, input_split_sizes=sp,
+                                           max_count=bound)
+                    comm.all_to_all_single(back[:a], buf[:b], output_split_sizes=sp, input_split_sizes=rp,
+                                           max_count=bound)
 
                 def step_device(s):
                     dsend.copy_(host_send[s])
@@ -76,12 +79,21 @@ def run(n, tokens, hidden, iters, reps):
                                            max_count=bound)
 
                 graph = torch.cuda.CUDAGraph()
-                # On this rank's stream: torch's default capture stream is one
-                # per process, and the ranks are threads capturing at once.
-                with torch.cuda.graph(graph, stream=torch.cuda.current_stream(), capture_error_mode="thread_local"):
-                    comm.all_to_all_single(buf, x, output_split_sizes=drecv, input_split_sizes=dsend, max_count=bound)
-                    comm.all_to_all_single(back, buf, output_split_sizes=dsend, input_split_sizes=drecv,
-                                           max_count=bound)
+                # On this rank's stream (torch's default capture stream is one
+                # per process), one rank after another: torch.cuda.graph's
+                # __enter__ synchronizes the device, which invalidates a peer's
+                # capture in progress and waits for a peer's running kernel.
+                torch.cuda.current_stream().synchronize()
+                for turn in range(n):
+                    barrier.wait()
+                    if turn == r:
+                        with torch.cuda.graph(graph, stream=torch.cuda.current_stream(),
+                                              capture_error_mode="thread_local"):
+                            comm.all_to_all_single(buf, x, output_split_sizes=drecv, input_split_sizes=dsend,
+                                                   max_count=bound)
+                            comm.all_to_all_single(back, buf, output_split_sizes=dsend, input_split_sizes=drecv,
+                                                   max_count=bound)
+                barrier.wait()
 
                 def step_graph(s):
                     dsend.copy_(host_send[s])

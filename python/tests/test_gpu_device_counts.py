@@ -5,6 +5,8 @@ reduce_scatter_v with counts in a CUDA tensor; ranks as threads sharing
 one GPU, checked bitwise against torch, eagerly and in a CUDA graph
 replayed with new splits written into the same tensors. Skipped without a
 GPU (scripts/gpu-all.sh runs it on the device machines)."""
+import threading
+
 import pytest
 
 import purlin
@@ -22,6 +24,7 @@ def splits_of(n, r, shift, scale):
 def test_all_to_all_single_with_device_splits(gpu, n):
     torch = gpu
     dtype, width = torch.bfloat16, 7
+    gate = threading.Barrier(n, timeout=120)
     for scale in (1, 300):  # the latency and the throughput program (max_count picks it)
         bound = 3 * scale * width  # elements: at least every block of every rank
         xs = [rank_input(torch, dtype, n * bound, r, seed=scale).reshape(-1, width) for r in range(n)]
@@ -44,9 +47,18 @@ def test_all_to_all_single_with_device_splits(gpu, n):
             # captured on this rank's stream (torch's default capture stream is
             # one per process: two rank threads capturing on it at once
             # interleave; session 16's first device run hung so).
+            # One rank after another: torch.cuda.graph's __enter__ synchronizes
+            # the device, which invalidates a peer's capture in progress (seen
+            # at 4 ranks, session 17's device run).
             g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=torch.cuda.current_stream(), capture_error_mode="thread_local"):
-                comm.all_to_all_single(out, xs[r], output_split_sizes=recv, input_split_sizes=send, max_count=bound)
+            torch.cuda.current_stream().synchronize()
+            for turn in range(n):
+                gate.wait()
+                if turn == r:
+                    with torch.cuda.graph(g, stream=torch.cuda.current_stream(), capture_error_mode="thread_local"):
+                        comm.all_to_all_single(out, xs[r], output_split_sizes=recv, input_split_sizes=send,
+                                               max_count=bound)
+            gate.wait()
             replays = []
             for shift in (1, 2):
                 send.copy_(torch.tensor(splits_of(n, r, shift, scale)))

@@ -4,6 +4,8 @@ against the unfused path (AllReduce, then the add-and-norm kernel)
 bitwise, and both against torch (x + residual exact; RMSNorm within bf16 /
 fp8 rounding), eagerly and in a CUDA graph; the refusal of fused="fused"
 past the latency bound; bad shapes. Skipped without a GPU."""
+import threading
+
 import pytest
 
 import purlin
@@ -68,6 +70,11 @@ def test_fused_in_a_graph_and_refusals(gpu):
     torch = gpu
     from purlin.fused import all_reduce_add_rms_norm
     n, eps = 3, 1e-6
+    # torch.cuda.graph's __enter__ synchronizes the whole device: not while a
+    # peer replays (the peer's kernel would wait for this rank, the
+    # synchronization for that kernel) nor while a peer captures (its capture
+    # is invalidated), so the ranks capture one after another.
+    gate = threading.Barrier(n, timeout=120)
 
     def body(comm, r):
         # Every tensor allocated before the first call (see the test above).
@@ -81,8 +88,12 @@ def test_fused_in_a_graph_and_refusals(gpu):
         bad_x, bad_res, bad_w = x[:, :100].contiguous(), res[:, :100].contiguous(), w[:100].contiguous()
         torch.cuda.current_stream().synchronize()
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=torch.cuda.current_stream(), capture_error_mode="thread_local"):
-            all_reduce_add_rms_norm(comm, x, res, w, eps, residual_out=rout, out=out, fused="fused")
+        for turn in range(n):
+            gate.wait()
+            if turn == r:
+                with torch.cuda.graph(g, stream=torch.cuda.current_stream(), capture_error_mode="thread_local"):
+                    all_reduce_add_rms_norm(comm, x, res, w, eps, residual_out=rout, out=out, fused="fused")
+        gate.wait()
         for seed in (2, 3):
             x.copy_(later[seed][0])
             res.copy_(later[seed][1])
