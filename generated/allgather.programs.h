@@ -185,7 +185,7 @@ Status allGather_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 /// Device API (docs/device-api.md): allGather's call (its checks, plan and checked mode, as
 /// allGather's) run by the caller's `kernel`, launched in place of the latency kernel with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allGather_device<Pair>(call) (allGather.device.cuh). A call that takes another program
+/// allGather_device<Pair>(call) (allgather.device.cuh). A call that takes another program
 /// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allGather_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
@@ -200,7 +200,7 @@ Status allGather_launchDevice(Communicator &comm, const void *in, void *out, std
   args.count = count;
   args.dtype = dtype;
   args.deviceLaunch = &launch;
-  return snac::launch<allGather_Collective, allGather_Policy, allGather_Datapath, allGather_Programs>(comm, args, stream);
+  return snac::launch<allGather_Collective, allGather_Policy, allGather_Datapath, allGather_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

@@ -157,7 +157,7 @@ Status allGatherV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac
 /// Device API (docs/device-api.md): allGatherV's call (its checks, plan and checked mode, as
 /// allGatherV's) run by the caller's `kernel`, launched in place of the latency kernel with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allGatherV_device<Pair>(call) (allGatherV.device.cuh). A call that takes another program
+/// allGatherV_device<Pair>(call) (allgatherv.device.cuh). A call that takes another program
 /// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allGatherV_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
@@ -172,7 +172,7 @@ Status allGatherV_launchDevice(Communicator &comm, const void *in, void *out, co
   args.counts = counts;
   args.dtype = dtype;
   args.deviceLaunch = &launch;
-  return snac::launch<allGatherV_Collective, allGatherV_Policy, allGatherV_Datapath, allGatherV_Programs>(comm, args, stream);
+  return snac::launch<allGatherV_Collective, allGatherV_Policy, allGatherV_Datapath, allGatherV_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

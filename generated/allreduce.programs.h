@@ -272,7 +272,7 @@ Status allReduce_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 /// Device API (docs/device-api.md): allReduce's call (its checks, plan and checked mode, as
 /// allReduce's) run by the caller's `kernel`, launched in place of the latency kernel with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allReduce_device<Pair>(call) (allReduce.device.cuh). A call that takes another program
+/// allReduce_device<Pair>(call) (allreduce.device.cuh). A call that takes another program
 /// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allReduce_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
@@ -288,7 +288,7 @@ Status allReduce_launchDevice(Communicator &comm, const void *in, void *out, std
   args.dtype = dtype;
   args.op = op;
   args.deviceLaunch = &launch;
-  return snac::launch<allReduce_Collective, allReduce_Policy, allReduce_Datapath, allReduce_Programs>(comm, args, stream);
+  return snac::launch<allReduce_Collective, allReduce_Policy, allReduce_Datapath, allReduce_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

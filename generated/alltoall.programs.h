@@ -185,7 +185,7 @@ Status allToAll_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::
 /// Device API (docs/device-api.md): allToAll's call (its checks, plan and checked mode, as
 /// allToAll's) run by the caller's `kernel`, launched in place of the latency kernel with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allToAll_device<Pair>(call) (allToAll.device.cuh). A call that takes another program
+/// allToAll_device<Pair>(call) (alltoall.device.cuh). A call that takes another program
 /// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allToAll_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
@@ -200,7 +200,7 @@ Status allToAll_launchDevice(Communicator &comm, const void *in, void *out, std:
   args.count = count;
   args.dtype = dtype;
   args.deviceLaunch = &launch;
-  return snac::launch<allToAll_Collective, allToAll_Policy, allToAll_Datapath, allToAll_Programs>(comm, args, stream);
+  return snac::launch<allToAll_Collective, allToAll_Policy, allToAll_Datapath, allToAll_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

@@ -157,7 +157,7 @@ Status allToAllV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 /// Device API (docs/device-api.md): allToAllV's call (its checks, plan and checked mode, as
 /// allToAllV's) run by the caller's `kernel`, launched in place of the latency kernel with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allToAllV_device<Pair>(call) (allToAllV.device.cuh). A call that takes another program
+/// allToAllV_device<Pair>(call) (alltoallv.device.cuh). A call that takes another program
 /// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allToAllV_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
@@ -176,7 +176,7 @@ Status allToAllV_launchDevice(Communicator &comm, const void *in, void *out, con
   args.maxCount = maxCount;
   args.dtype = dtype;
   args.deviceLaunch = &launch;
-  return snac::launch<allToAllV_Collective, allToAllV_Policy, allToAllV_Datapath, allToAllV_Programs>(comm, args, stream);
+  return snac::launch<allToAllV_Collective, allToAllV_Policy, allToAllV_Datapath, allToAllV_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

@@ -178,7 +178,7 @@ Status broadcast_launchDevice(Communicator &comm, const void *in, void *out, std
   args.dtype = dtype;
   args.root = root;
   args.deviceLaunch = &launch;
-  return snac::launch<broadcast_Collective, broadcast_Policy, broadcast_Datapath, broadcast_Programs>(comm, args, stream);
+  return snac::launch<broadcast_Collective, broadcast_Policy, broadcast_Datapath, broadcast_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

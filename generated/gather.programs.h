@@ -173,7 +173,7 @@ Status gather_launchDevice(Communicator &comm, const void *in, void *out, std::s
   args.dtype = dtype;
   args.root = root;
   args.deviceLaunch = &launch;
-  return snac::launch<gather_Collective, gather_Policy, gather_Datapath, gather_Programs>(comm, args, stream);
+  return snac::launch<gather_Collective, gather_Policy, gather_Datapath, gather_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

@@ -256,7 +256,7 @@ Status reduce_launchDevice(Communicator &comm, const void *in, void *out, std::s
   args.op = op;
   args.root = root;
   args.deviceLaunch = &launch;
-  return snac::launch<reduce_Collective, reduce_Policy, reduce_Datapath, reduce_Programs>(comm, args, stream);
+  return snac::launch<reduce_Collective, reduce_Policy, reduce_Datapath, reduce_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

@@ -265,7 +265,7 @@ Status reduceScatter_enqueue(const snac::Plan& pl, const DeviceComm& dc, const s
 /// Device API (docs/device-api.md): reduceScatter's call (its checks, plan and checked mode, as
 /// reduceScatter's) run by the caller's `kernel`, launched in place of the latency kernel with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// reduceScatter_device<Pair>(call) (reduceScatter.device.cuh). A call that takes another program
+/// reduceScatter_device<Pair>(call) (reducescatter.device.cuh). A call that takes another program
 /// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's reduceScatter_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
@@ -281,7 +281,7 @@ Status reduceScatter_launchDevice(Communicator &comm, const void *in, void *out,
   args.dtype = dtype;
   args.op = op;
   args.deviceLaunch = &launch;
-  return snac::launch<reduceScatter_Collective, reduceScatter_Policy, reduceScatter_Datapath, reduceScatter_Programs>(comm, args, stream);
+  return snac::launch<reduceScatter_Collective, reduceScatter_Policy, reduceScatter_Datapath, reduceScatter_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

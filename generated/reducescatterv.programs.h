@@ -234,7 +234,7 @@ Status reduceScatterV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const 
 /// Device API (docs/device-api.md): reduceScatterV's call (its checks, plan and checked mode, as
 /// reduceScatterV's) run by the caller's `kernel`, launched in place of the latency kernel with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// reduceScatterV_device<Pair>(call) (reduceScatterV.device.cuh). A call that takes another program
+/// reduceScatterV_device<Pair>(call) (reducescatterv.device.cuh). A call that takes another program
 /// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's reduceScatterV_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
@@ -250,7 +250,7 @@ Status reduceScatterV_launchDevice(Communicator &comm, const void *in, void *out
   args.dtype = dtype;
   args.op = op;
   args.deviceLaunch = &launch;
-  return snac::launch<reduceScatterV_Collective, reduceScatterV_Policy, reduceScatterV_Datapath, reduceScatterV_Programs>(comm, args, stream);
+  return snac::launch<reduceScatterV_Collective, reduceScatterV_Policy, reduceScatterV_Datapath, reduceScatterV_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

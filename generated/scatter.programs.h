@@ -173,7 +173,7 @@ Status scatter_launchDevice(Communicator &comm, const void *in, void *out, std::
   args.dtype = dtype;
   args.root = root;
   args.deviceLaunch = &launch;
-  return snac::launch<scatter_Collective, scatter_Policy, scatter_Datapath, scatter_Programs>(comm, args, stream);
+  return snac::launch<scatter_Collective, scatter_Policy, scatter_Datapath, scatter_Programs, true>(comm, args, stream);
 }
 
 } // namespace purlin::gen

@@ -160,12 +160,12 @@ void emitCApi(std::ostringstream &o, const EmitCollective &c, SizeArgs sizes) {
 /// NAME's arguments (its host form), then the caller's kernel and the values
 /// of its parameters after the DeviceCall; snac::launch checks and plans
 /// the call as NAME's and launches that kernel in place of the latency one.
-void emitLaunchDevice(std::ostringstream &o, const EmitCollective &c, const std::string &id) {
+void emitLaunchDevice(std::ostringstream &o, const EmitInput &in, const EmitCollective &c, const std::string &id) {
   const SizeArgs sizes = apiForms(c.kind).front();
   o << "/// Device API (docs/device-api.md): " << c.name << "'s call (its checks, plan and checked mode, as\n"
     << "/// " << baseName(c.name) << "'s) run by the caller's `kernel`, launched in place of the latency kernel with\n"
     << "/// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls\n"
-    << "/// " << id << "_device<Pair>(call) (" << id << ".device.cuh). A call that takes another program\n"
+    << "/// " << id << "_device<Pair>(call) (" << in.deviceName << "). A call that takes another program\n"
     << "/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the\n"
     << "/// (dtype, op) pair the kernel's " << id << "_device is compiled for (kAnyPair: any).\n"
     << "template <int Pair = kAnyPair, class... K, class... A>\n"
@@ -179,7 +179,7 @@ void emitLaunchDevice(std::ostringstream &o, const EmitCollective &c, const std:
     << callArgsBody(c, sizes)
     << "  args.deviceLaunch = &launch;\n"
     << "  return snac::launch<" << id << "_Collective, " << id << "_Policy, " << id << "_Datapath, " << id
-    << "_Programs>(comm, args, stream);\n"
+    << "_Programs, true>(comm, args, stream);\n"
     << "}\n\n";
 }
 
@@ -344,7 +344,7 @@ void emitPrograms(std::ostringstream &o, const EmitInput &in, const EmitCollecti
     << "  using Rules = " << id << "_PlanRules;\n"
     << "};\n\n";
   emitEnqueue(o, c, id);
-  emitLaunchDevice(o, c, id);
+  emitLaunchDevice(o, in, c, id);
 }
 
 /// The device code printed from the IR (NAME.device.cuh).

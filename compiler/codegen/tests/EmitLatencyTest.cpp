@@ -197,3 +197,31 @@ TEST_CASE("a V form's latency kernel takes a device-count call's ranges after th
   CHECK(v.find("gridDependencyWait();\n" + line) != std::string::npos);  // after the wait: the counts kernel wrote them
   CHECK(printLatencyProgram("allGather", ag.ir().latency, false).text.find("ctaDeviceRanges") == std::string::npos);
 }
+
+TEST_CASE("the latency kernel is the CTA body the device API's entry runs too", "[codegen][latency][device-api]") {
+  auto cs = runnable();
+  ir::VerifiedIR ar = ir::lowerVerified(*cs[2], test::samplePolicy(), 2);
+  LatencyCode c = printLatencyProgram("allReduce", ar.ir().latency);
+  // One body: the kernel and allReduce_device both call allReduce_latencyCta.
+  CHECK(c.text.find("__device__ __forceinline__ uint64_t allReduce_latencyCta(const DeviceComm& dc, const Plan& pl,") !=
+        std::string::npos);
+  CHECK(c.text.find("  (void)allReduce_latencyCta<Words, Ranks, Pair>(dc, pl, in, out);\n}") != std::string::npos);
+  CHECK(c.text.find("  ctaEndCall(dc, ce.e);\n  return ce.e;\n}") != std::string::npos);
+  const auto entry = c.text.find("__device__ __forceinline__ bool allReduce_device(const snac::DeviceCall& call, "
+                                 "snac::GridSync sync = snac::GridSync::After) {");
+  REQUIRE(entry != std::string::npos);
+  const std::string body = c.text.substr(entry);
+  CHECK(body.find("if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);") != std::string::npos);
+  CHECK(body.find("allReduce_latencyCta<packet::WordForm::Either, packet::RankForm::Any, Pair>(call.dc, call.pl, "
+                  "call.in, call.out);") != std::string::npos);
+  CHECK(body.find("return snac::deviceCallEnd(call.dc, e, sync);") != std::string::npos);
+  CHECK(body.find("(kernelClasses<Pair>(~uint64_t(0)) & allReduce_Reductions) != 0") != std::string::npos);
+  // A copy: no Pair in the body's parameters, the entry still takes one (kAnyPair).
+  ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), 2);
+  c = printLatencyProgram("allGather", ag.ir().latency);
+  CHECK(c.text.find("  (void)allGather_latencyCta<Words>(dc, pl, in, out);\n}") != std::string::npos);
+  CHECK(c.text.find("allGather_latencyCta<packet::WordForm::Either>(call.dc, call.pl, call.in, call.out);") !=
+        std::string::npos);
+  CHECK(c.text.find("template <int Pair = kAnyPair>\n__device__ __forceinline__ bool allGather_device(") !=
+        std::string::npos);
+}

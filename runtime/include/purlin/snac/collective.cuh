@@ -158,26 +158,36 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const La
                                              static_cast<std::byte*>(a.out), lc);
 }
 
-/// The device API's launch (device_api.cuh): the user's kernel of
-/// `a.deviceLaunch` in place of the planned latency kernel, its grid capped
-/// at the CTAs resident with the ranks sharing the GPU (the latency
-/// program runs on any grid: a warp takes every warps-th packet group).
-inline Status launchDevice(Plan pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc, int device,
-                           int ranksPerDevice, std::string& ownError) {
-  const DeviceLaunch& d = *a.deviceLaunch;
-  const int resident = residentDeviceCtas(d, device, pl.latencyThreads, ranksPerDevice, ownError);
-  if (resident < 1) return Status::CudaError;
+/// The device API (device_api.cuh): caps the latency plan's grid at the
+/// CTAs of the user's kernel resident with the ranks sharing the GPU (the
+/// latency program runs on any grid: a warp takes every warps-th packet
+/// group). Ok; Unsupported when no CTA fits (every rank alike); CudaError
+/// when the query failed (this rank's). `error` says why.
+template <int = 0>
+Status fitDeviceGrid(Plan& pl, const CallArgs& a, int device, int ranksPerDevice, std::string& error) {
+  const int resident = residentDeviceCtas(*a.deviceLaunch, device, pl.latencyThreads, ranksPerDevice, error);
+  if (resident < 0) return Status::CudaError;
+  if (resident == 0) return Status::Unsupported;
   if (pl.latencyCtas > resident) pl.latencyCtas = resident;
+  return Status::Ok;
+}
+/// The device API's launch: the user's kernel of `a.deviceLaunch` in place
+/// of the planned latency kernel (fitDeviceGrid first).
+template <int = 0>
+Status launchDevice(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc) {
   const DeviceCall call{dc, pl, static_cast<const std::byte*>(a.in), static_cast<std::byte*>(a.out)};
-  return launchDeviceKernel(lc, d, call, pl.latencyCtas, pl.latencyThreads);
+  return launchDeviceKernel(lc, *a.deviceLaunch, call, pl.latencyCtas, pl.latencyThreads);
 }
 
 } // namespace detail
 
 /// Runs collective `Collective` with policy `P`, datapath `AtomArch` and
 /// the printed programs `Programs` on `stream`. Never throws. See the file
-/// comment.
-template <class Collective, class P, class AtomArch, class Programs>
+/// comment. DeviceApi: the device API's call (NAME_launchDevice,
+/// device_api.cuh): args.deviceLaunch's kernel in place of the latency
+/// program's, refused unless the latency program takes the call; a
+/// template parameter, so that NAME's own units do not compile that path.
+template <class Collective, class P, class AtomArch, class Programs, bool DeviceApi = false>
 Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
   using detail::report;
   (void)PurlinModuleRegistration<Collective>::registered;  // creation loads this unit's kernels (module_anchor.cuh)
@@ -211,7 +221,9 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       }
       // The device API (device_api.cuh): a user's kernel compiled for one
       // pair runs no other; its program reads no counts in device memory.
-      if (args.deviceLaunch != nullptr) {
+      if constexpr (DeviceApi) {
+        if (args.deviceLaunch == nullptr)
+          return report(Status::InvalidArgument, "purlin::snac::launch: the device API's call names no kernel");
         if (args.countsOnDevice)
           return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) +
                                                      ">: the device API takes no counts in device memory");
@@ -290,17 +302,17 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       }
       if (n == 1) {  // every collective is a copy of the input on one rank: its block to itself
         logPlan();
-        if (args.deviceLaunch != nullptr) {  // the user's kernel runs; NAME_device copies (deviceLocalCall)
+        if constexpr (DeviceApi) {  // the user's kernel runs; NAME_device copies (deviceLocalCall)
           LaunchContext lc;
           lc.stream = stream;
           lc.pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
           lc.collective = toString(K);
           pl.latencyThreads = w.latencyThreads > 0 ? w.latencyThreads : kDeviceLocalThreads;
           pl.latencyCtas = w.latencyCtas > 0 && w.latencyCtas < kDeviceLocalCtas ? w.latencyCtas : kDeviceLocalCtas;
-          std::string ownError;
-          const Status st = detail::launchDevice(pl, dc, args, lc, comm.device(), 1, ownError);
-          if (!ownError.empty()) return report(st, lc.who() + ownError);
-          return st;
+          std::string why;
+          if (const Status s = detail::fitDeviceGrid(pl, args, comm.device(), 1, why); s != Status::Ok)
+            return report(s, lc.who() + why);
+          return detail::launchDevice(pl, dc, args, lc);
         }
         const auto* src = static_cast<const std::byte*>(args.in) + pl.txOff[0];
         auto* dst = static_cast<std::byte*>(args.out) + pl.rxOff[0];
@@ -319,7 +331,7 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       // alignment on every rank). Whether a call wants it (the same on
       // every rank) and its copy-engine form: the printed rules.
       DirectPeers peers;
-      if (Programs::hasDirect && !pl.deviceCounts && args.deviceLaunch == nullptr && Rules::direct(pl, w)) {
+      if (Programs::hasDirect && !pl.deviceCounts && !DeviceApi && Rules::direct(pl, w)) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         cudaError_t err = cudaStreamIsCapturing(stream, &capture);
         if (err != cudaSuccess) {
@@ -364,12 +376,19 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       logPlan();
       if (!pl.latency && !pl.direct && !throughputFits)
         return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
-      if (args.deviceLaunch != nullptr && !pl.latency)
+      if (DeviceApi && !pl.latency)
         return report(Status::Unsupported,
                       std::string("purlin::snac::launch<") + toString(K) + ">: the device API runs the latency "
                           "program; this call's " + std::to_string(pl.msgBytes) + " B take the throughput program (" +
                           std::to_string(n) + " ranks: latency up to " + std::to_string(w.latencyMaxBytes) +
                           " B and the packet window; docs/device-api.md)");
+      if constexpr (DeviceApi) {  // before the call check: a refusal here moves nothing
+        std::string why;
+        const Status s = detail::fitDeviceGrid(pl, args, comm.device(), comm.ranksPerDevice(), why);
+        const std::string message = std::string("purlin::snac::launch<") + toString(K) + ">: " + why;
+        if (s == Status::CudaError) return refuseOwn(s, message);
+        if (s != Status::Ok) return report(s, message);
+      }
       if (pl.ctas() > kMaxEpochSlots)
         return report(Status::InvalidArgument, std::string("purlin::snac::launch<") + toString(K) + ">: " +
                                                    std::to_string(pl.ctas()) + " CTAs; a collective kernel has at most " +
@@ -409,13 +428,8 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if constexpr (isVariable(K))
         if (pl.deviceCounts) lc.prelude = launchCountsKernel<>, lc.preludeArg = &counts;  // right before the program
       Status st;
-      if (args.deviceLaunch != nullptr) {
-        std::string ownError;
-        st = detail::launchDevice(pl, dc, args, lc, comm.device(), comm.ranksPerDevice(), ownError);
-        if (!ownError.empty()) return refuseOwn(st, lc.who() + ownError);
-      } else {
-        st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
-      }
+      if constexpr (DeviceApi) st = detail::launchDevice(pl, dc, args, lc);
+      else st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       // A CUDA error enqueueing the program is this rank's (the printed
       // code's refusals, e.g. of push lanes, come from the policy: shared).

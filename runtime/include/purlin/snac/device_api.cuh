@@ -13,11 +13,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
-#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -63,6 +61,7 @@ inline constexpr int kDeviceLocalThreads = 512;
 /// spin: it gives up as every wait does, SpinBound). So every CTA's writes
 /// before the barrier are visible to every CTA after it. One CTA: a CTA
 /// barrier only. False in every thread if the wait gave up.
+template <int = 0>
 __device__ __forceinline__ bool ctaGridBarrier(const DeviceComm& dc, uint64_t epoch) {
   if (gridDim.x == 1) {
     __syncthreads();
@@ -95,6 +94,7 @@ __device__ __forceinline__ bool ctaGridBarrier(const DeviceComm& dc, uint64_t ep
 /// asks for it, then true in every thread of the CTA when no wait of this
 /// rank gave up (aborted(): a wait of the program that gave up returned
 /// early and left its part of the output unwritten).
+template <int = 0>
 __device__ __forceinline__ bool deviceCallEnd(const DeviceComm& dc, uint64_t epoch, GridSync sync) {
   if (sync == GridSync::After && !ctaGridBarrier(dc, epoch)) return false;
   return __syncthreads_and(threadIdx.x != 0 || !aborted(dc)) != 0;
@@ -105,6 +105,7 @@ __device__ __forceinline__ bool deviceCallEnd(const DeviceComm& dc, uint64_t epo
 /// snac::launch's cudaMemcpyAsync for the printed programs), here by the
 /// grid's threads (16-byte words where both ends are co-aligned), within
 /// the call's epoch, then deviceCallEnd.
+template <int = 0>
 __device__ __forceinline__ bool deviceLocalCall(const DeviceCall& c, GridSync sync) {
   gridDependencyWait();
   const uint64_t e = ctaEpoch(c.dc);
@@ -181,7 +182,8 @@ DeviceLaunch deviceLaunchOf(void (*kernel)(DeviceCall, K...), DeviceArgs<K...>& 
 /// grid x block threads, no dynamic shared memory, on lc's stream (with
 /// programmatic stream serialization when lc.pdl, as the latency kernel:
 /// NAME_device waits for the previous grid first). Host only.
-inline Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d, const DeviceCall& call, int grid,
+template <int = 0>
+Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d, const DeviceCall& call, int grid,
                                  int block) {
   if (d.argc < 0 || d.argc > DeviceLaunch::kMaxArgs)
     return detail::report(Status::InvalidArgument, lc.who() + "the device API takes at most " +
@@ -212,29 +214,25 @@ inline Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d,
 /// CTAs of the user's kernel that are resident at once on this GPU, shared
 /// by `ranksPerDevice` ranks (each running the same kernel): the grid
 /// barrier and the peers' packet waits need every CTA of every rank
-/// sharing the GPU resident together. 0 if none fits or the query failed
-/// (`error` says which). Host only.
-/// The queries are made once per (kernel, block, device) and kept: a few
-/// microseconds of host time each, on every call's path otherwise.
-inline int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int ranksPerDevice, std::string& error) {
-  struct Key {
-    const void* kernel;
-    int block, device;
-    bool operator==(const Key&) const = default;
-  };
+/// sharing the GPU resident together. 0 if none fits (the same on every
+/// rank: one kernel, GPUs of one model), -1 if the query failed (this
+/// rank's CUDA error); `error` says which. Host only.
+/// The queries are made once per (kernel, block, device) and thread, and
+/// kept (the last kKnown of them): a few microseconds of host time each,
+/// on every call's path otherwise. Inline in the caller's unit: its CUDA
+/// runtime is the one that knows the kernel (purlin/snac/module_anchor.cuh).
+template <int = 0>
+int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int ranksPerDevice, std::string& error) {
   struct Known {
-    Key key;
-    int ctas;  ///< resident CTAs on the whole GPU
+    const void* kernel = nullptr;
+    int block = 0, device = -1, ctas = 0;
   };
-  static std::mutex mutex;
-  static std::vector<Known> known;
-  const Key key{d.kernel, block, device};
+  constexpr int kKnown = 8;
+  static thread_local Known known[kKnown];
+  static thread_local int next = 0;
   int gpuCtas = -1;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const Known& k : known)
-      if (k.key == key) gpuCtas = k.ctas;
-  }
+  for (const Known& k : known)
+    if (k.kernel == d.kernel && k.block == block && k.device == device) gpuCtas = k.ctas;
   if (gpuCtas < 0) {
     int perSm = 0, sms = 0;
     cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, d.kernel, block, 0);
@@ -242,11 +240,11 @@ inline int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int 
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       error = std::string("the device API's kernel: occupancy query: ") + cudaGetErrorString(err);
-      return 0;
+      return -1;
     }
     gpuCtas = perSm * sms;
-    std::lock_guard<std::mutex> lock(mutex);
-    known.push_back({key, gpuCtas});
+    known[next] = Known{d.kernel, block, device, gpuCtas};
+    next = (next + 1) % kKnown;
   }
   const int resident = gpuCtas / (ranksPerDevice > 0 ? ranksPerDevice : 1);
   if (resident < 1)
