@@ -33,80 +33,50 @@ constexpr int kBf16Sum = pairIndex(DType::BF16, RedOp::Sum);
 /// lane's partial added to its partner's; a + b == b + a, so every lane
 /// holds the same sum) gives the row's; pass 2 reads back the lane's own
 /// chunks of residualOut and writes out. Independent of the grid and the
-/// block size: the fused and the unfused kernel give the same bits. Each
-/// pass loads kBatch chunks per lane before it computes (one memory round
-/// trip per batch: residual may be residualOut, so the compiler could not
-/// move a later chunk's loads above a store).
-constexpr int kBatch = 8;
-
+/// block size: the fused and the unfused kernel give the same bits.
 template <class Out>
 __device__ __forceinline__ void addRmsNormRow(const Bf16* x, const Bf16* residual, Bf16* residualOut,
                                               const Bf16* weight, Out* out, int hidden, float eps, float invScale,
                                               int lane) {
   const int chunks = hidden / 8;
   float sumSq = 0.f;
-  for (int base = lane; base < chunks; base += 32 * kBatch) {
-    uint4 xv[kBatch], rv[kBatch];
+  for (int c = lane; c < chunks; c += 32) {
+    const uint4 xv = reinterpret_cast<const uint4*>(x)[c];
+    const uint4 rv = reinterpret_cast<const uint4*>(residual)[c];
+    const Bf16* xe = reinterpret_cast<const Bf16*>(&xv);
+    const Bf16* re = reinterpret_cast<const Bf16*>(&rv);
+    uint4 hv;
+    Bf16* he = reinterpret_cast<Bf16*>(&hv);
 #pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int c = base + 32 * k;
-      if (c < chunks) {
-        xv[k] = reinterpret_cast<const uint4*>(x)[c];
-        rv[k] = reinterpret_cast<const uint4*>(residual)[c];
-      }
+    for (int j = 0; j < 8; ++j) {
+      he[j] = __float2bfloat16_rn(__bfloat162float(xe[j]) + __bfloat162float(re[j]));
+      const float h = __bfloat162float(he[j]);
+      sumSq = __fmaf_rn(h, h, sumSq);
     }
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int c = base + 32 * k;
-      if (c >= chunks) break;
-      const Bf16* xe = reinterpret_cast<const Bf16*>(&xv[k]);
-      const Bf16* re = reinterpret_cast<const Bf16*>(&rv[k]);
-      uint4 hv;
-      Bf16* he = reinterpret_cast<Bf16*>(&hv);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        he[j] = __float2bfloat16_rn(__bfloat162float(xe[j]) + __bfloat162float(re[j]));
-        const float h = __bfloat162float(he[j]);
-        sumSq = __fmaf_rn(h, h, sumSq);
-      }
-      reinterpret_cast<uint4*>(residualOut)[c] = hv;
-    }
+    reinterpret_cast<uint4*>(residualOut)[c] = hv;
   }
 #pragma unroll
   for (int m = 16; m >= 1; m /= 2) sumSq += __shfl_xor_sync(0xffffffffu, sumSq, m);
   const float rms = rsqrtf(sumSq / float(hidden) + eps);
-  for (int base = lane; base < chunks; base += 32 * kBatch) {
-    uint4 hv[kBatch], wv[kBatch];
+  for (int c = lane; c < chunks; c += 32) {
+    const uint4 hv = reinterpret_cast<const uint4*>(residualOut)[c];  // this lane's own stores
+    const uint4 wv = reinterpret_cast<const uint4*>(weight)[c];
+    const Bf16* he = reinterpret_cast<const Bf16*>(&hv);
+    const Bf16* we = reinterpret_cast<const Bf16*>(&wv);
+    if constexpr (sizeof(Out) == 2) {
+      uint4 ov;
+      Bf16* oe = reinterpret_cast<Bf16*>(&ov);
 #pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int c = base + 32 * k;
-      if (c < chunks) {
-        hv[k] = reinterpret_cast<const uint4*>(residualOut)[c];  // this lane's own stores
-        wv[k] = reinterpret_cast<const uint4*>(weight)[c];
-      }
-    }
+      for (int j = 0; j < 8; ++j) oe[j] = __float2bfloat16_rn((__bfloat162float(he[j]) * rms) * __bfloat162float(we[j]));
+      reinterpret_cast<uint4*>(out)[c] = ov;
+    } else {
+      uint2 ov;
+      auto* oe = reinterpret_cast<__nv_fp8_storage_t*>(&ov);
 #pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int c = base + 32 * k;
-      if (c >= chunks) break;
-      const Bf16* he = reinterpret_cast<const Bf16*>(&hv[k]);
-      const Bf16* we = reinterpret_cast<const Bf16*>(&wv[k]);
-      if constexpr (sizeof(Out) == 2) {
-        uint4 ov;
-        Bf16* oe = reinterpret_cast<Bf16*>(&ov);
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-          oe[j] = __float2bfloat16_rn((__bfloat162float(he[j]) * rms) * __bfloat162float(we[j]));
-        reinterpret_cast<uint4*>(out)[c] = ov;
-      } else {
-        uint2 ov;
-        auto* oe = reinterpret_cast<__nv_fp8_storage_t*>(&ov);
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-          oe[j] = __nv_cvt_float_to_fp8(((__bfloat162float(he[j]) * rms) * __bfloat162float(we[j])) * invScale,
-                                        __NV_SATFINITE, __NV_E4M3);
-        reinterpret_cast<uint2*>(out)[c] = ov;
-      }
+      for (int j = 0; j < 8; ++j)
+        oe[j] = __nv_cvt_float_to_fp8(((__bfloat162float(he[j]) * rms) * __bfloat162float(we[j])) * invScale,
+                                      __NV_SATFINITE, __NV_E4M3);
+      reinterpret_cast<uint2*>(out)[c] = ov;
     }
   }
 }
