@@ -98,7 +98,8 @@ __global__ void allToAllV_latencyKernel(DeviceComm dc, Plan pl, const std::byte*
 /// Device API (docs/device-api.md): this collective's latency program run by the
 /// caller's kernel, which allToAllV_launchDevice launched with `call` as its first
 /// parameter. Every thread of every CTA calls it once, before the kernel reads
-/// anything earlier work on the stream writes (it waits for that work first).
+/// anything earlier work on the stream writes or writes anything it reads (it
+/// waits for that work first; docs/device-api.md).
 /// True in every thread when the call succeeded on this rank; with
 /// GridSync::After (the default) every CTA has then finished the program, so the
 /// whole output is written and any CTA may read any of it.

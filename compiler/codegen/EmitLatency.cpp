@@ -295,7 +295,8 @@ private:
     o_ << "/// Device API (docs/device-api.md): this collective's latency program run by the\n"
        << "/// caller's kernel, which " << id_ << "_launchDevice launched with `call` as its first\n"
        << "/// parameter. Every thread of every CTA calls it once, before the kernel reads\n"
-       << "/// anything earlier work on the stream writes (it waits for that work first).\n"
+       << "/// anything earlier work on the stream writes or writes anything it reads (it\n"
+       << "/// waits for that work first; docs/device-api.md).\n"
        << "/// True in every thread when the call succeeded on this rank; with\n"
        << "/// GridSync::After (the default) every CTA has then finished the program, so the\n"
        << "/// whole output is written and any CTA may read any of it.\n";

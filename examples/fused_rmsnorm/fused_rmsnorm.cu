@@ -122,28 +122,38 @@ bool overlaps(const void* a, std::size_t aBytes, const void* b, std::size_t bByt
   return aBytes != 0 && bBytes != 0 && x < y + bBytes && y < x + aBytes;
 }
 
-/// The checks every path makes (the same arguments on every rank, so the
-/// same answer: a refusal here is every rank's).
-Status check(const void* x, const Bf16* residual, const Bf16* residualOut, const Bf16* weight, const void* out,
-             DType outType, float scale, std::size_t tokens, std::size_t hidden) {
+/// The checks of what every rank passes alike (the output type, the scale,
+/// the shape): a refusal here is every rank's, and the communicator stays
+/// usable.
+Status checkShared(DType outType, float scale, std::size_t tokens, std::size_t hidden) {
   if (outType != DType::BF16 && outType != DType::F8E4M3)
     return refuse(std::string("the output is bf16 or f8e4m3, not ") + dtypeName(outType));
   if (outType == DType::F8E4M3 && !(scale > 0.f)) return refuse("an f8e4m3 output needs a scale > 0");
   if (hidden == 0 || hidden % 8 != 0 || hidden > 65536)
     return refuse("hidden = " + std::to_string(hidden) + ": a multiple of 8 in [8, 65536]");
   if (tokens > (std::size_t(1) << 31) / hidden) return refuse("tokens * hidden exceeds 2^31 elements");
-  if (tokens == 0) return Status::Ok;
+  return Status::Ok;
+}
+
+/// The checks of this rank's own buffers (null, alignment, overlap): "" or
+/// why. A collective call refuses them on every rank (Communicator::refuseCall),
+/// since its peers may be making the call.
+std::string checkOwn(const void* x, const Bf16* residual, const Bf16* residualOut, const Bf16* weight,
+                     const void* out, DType outType, std::size_t tokens, std::size_t hidden) {
   for (const void* p : {x, static_cast<const void*>(residual), static_cast<const void*>(residualOut),
                         static_cast<const void*>(weight), out})
     if (p == nullptr || reinterpret_cast<std::uintptr_t>(p) % 16 != 0)
-      return refuse("every buffer must be non-null and 16-byte aligned");
+      return "every buffer must be non-null and 16-byte aligned";
   const std::size_t rowsBytes = tokens * hidden * 2, outBytes = tokens * hidden * (outType == DType::BF16 ? 2 : 1);
+  const std::size_t weightBytes = hidden * 2;
   if (overlaps(x, rowsBytes, residual, rowsBytes) || overlaps(x, rowsBytes, residualOut, rowsBytes) ||
       overlaps(x, rowsBytes, out, outBytes) || overlaps(residualOut, rowsBytes, out, outBytes) ||
       overlaps(residual, rowsBytes, out, outBytes) ||
-      (residual != residualOut && overlaps(residual, rowsBytes, residualOut, rowsBytes)))
-    return refuse("the buffers overlap (only residualOut == residual is allowed)");
-  return Status::Ok;
+      (residual != residualOut && overlaps(residual, rowsBytes, residualOut, rowsBytes)) ||
+      overlaps(weight, weightBytes, x, rowsBytes) || overlaps(weight, weightBytes, residualOut, rowsBytes) ||
+      overlaps(weight, weightBytes, out, outBytes))
+    return "the buffers overlap (only residualOut == residual is allowed)";
+  return "";
 }
 
 Status launchAddRmsNorm(const Bf16* x, const Bf16* residual, Bf16* residualOut, const Bf16* weight, void* out,
@@ -170,9 +180,11 @@ using detail::kBf16Sum;
 
 Status addRmsNorm(const Bf16* x, const Bf16* residual, Bf16* residualOut, const Bf16* weight, void* out,
                   DType outType, float scale, std::size_t tokens, std::size_t hidden, float eps, cudaStream_t stream) {
-  if (const Status s = detail::check(x, residual, residualOut, weight, out, outType, scale, tokens, hidden); s != Status::Ok)
-    return s;
+  if (const Status s = detail::checkShared(outType, scale, tokens, hidden); s != Status::Ok) return s;
   if (tokens == 0) return Status::Ok;
+  if (const std::string why = detail::checkOwn(x, residual, residualOut, weight, out, outType, tokens, hidden);
+      !why.empty())
+    return detail::refuse(why);
   return detail::launchAddRmsNorm(x, residual, residualOut, weight, out, outType, scale, int(tokens), int(hidden), eps,
                           stream);
 }
@@ -181,9 +193,16 @@ Status allReduceAddRmsNorm(Communicator& comm, Bf16* x, const Bf16* residual, Bf
                            const Bf16* weight, void* out, DType outType, float scale, std::size_t tokens,
                            std::size_t hidden, float eps, cudaStream_t stream, Fusion mode, bool* fused) {
   if (fused != nullptr) *fused = false;
-  if (const Status s = detail::check(x, residual, residualOut, weight, out, outType, scale, tokens, hidden); s != Status::Ok)
-    return s;
+  if (const Status s = detail::checkShared(outType, scale, tokens, hidden); s != Status::Ok) return s;
   if (tokens == 0) return Status::Ok;
+  if (const std::string why = detail::checkOwn(x, residual, residualOut, weight, out, outType, tokens, hidden);
+      !why.empty()) {
+    // This rank's own buffers: its peers may be making the call, so the
+    // communicator fails on every rank (docs/failure-model.md).
+    setLastError("purlin::fused::allReduceAddRmsNorm: " + why +
+                 "; a refusal of this rank's own arguments fails the communicator on every rank");
+    return comm.refuseCall(Status::InvalidArgument, why, stream);
+  }
   const std::size_t count = tokens * hidden;
   const int t = int(tokens), h = int(hidden);
   if (mode != Fusion::Unfused) {

@@ -165,7 +165,11 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const La
 /// when the query failed (this rank's). `error` says why.
 template <int = 0>
 Status fitDeviceGrid(Plan& pl, const CallArgs& a, int device, int ranksPerDevice, std::string& error) {
-  const int resident = residentDeviceCtas(*a.deviceLaunch, device, pl.latencyThreads, ranksPerDevice, error);
+  // Ranks sharing a GPU: each may hold two grids at once (its next one,
+  // let in by programmatic dependent launch, beside the one that spins),
+  // as resident.cuh sizes the printed programs (kGridsPerRankWithPdl).
+  const int grids = ranksPerDevice > 1 ? ranksPerDevice * kGridsPerRankWithPdl : 1;
+  const int resident = residentDeviceCtas(*a.deviceLaunch, device, pl.latencyThreads, grids, error);
   if (resident < 0) return Status::CudaError;
   if (resident == 0) return Status::Unsupported;
   if (pl.latencyCtas > resident) pl.latencyCtas = resident;
@@ -307,7 +311,9 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           lc.stream = stream;
           lc.pdl = detail::policyWantsPdl<P>() && detail::deviceSupportsPdl(comm.device());
           lc.collective = toString(K);
-          pl.latencyThreads = w.latencyThreads > 0 ? w.latencyThreads : kDeviceLocalThreads;
+          // Whole warps (the user's kernel may shuffle over full warps), at most 1024.
+          pl.latencyThreads = w.latencyThreads > 0 ? (w.latencyThreads + 31) / 32 * 32 : kDeviceLocalThreads;
+          if (pl.latencyThreads > 1024) pl.latencyThreads = 1024;
           pl.latencyCtas = w.latencyCtas > 0 && w.latencyCtas < kDeviceLocalCtas ? w.latencyCtas : kDeviceLocalCtas;
           std::string why;
           if (const Status s = detail::fitDeviceGrid(pl, args, comm.device(), 1, why); s != Status::Ok)

@@ -104,7 +104,9 @@ __device__ __forceinline__ bool deviceCallEnd(const DeviceComm& dc, uint64_t epo
 /// collective is then a copy of this rank's block to itself (as
 /// snac::launch's cudaMemcpyAsync for the printed programs), here by the
 /// grid's threads (16-byte words where both ends are co-aligned), within
-/// the call's epoch, then deviceCallEnd.
+/// the call's epoch, then deviceCallEnd with the grid barrier whatever
+/// `sync` asks: the copy's bytes are spread over the whole grid, not over
+/// packet groups, so no CTA's part is done before every CTA's is.
 template <int = 0>
 __device__ __forceinline__ bool deviceLocalCall(const DeviceCall& c, GridSync sync) {
   gridDependencyWait();
@@ -129,7 +131,8 @@ __device__ __forceinline__ bool deviceLocalCall(const DeviceCall& c, GridSync sy
     }
   }
   ctaEndCall(c.dc, e);
-  return deviceCallEnd(c.dc, e, sync);
+  (void)sync;
+  return deviceCallEnd(c.dc, e, GridSync::After);
 }
 #endif
 
@@ -154,7 +157,9 @@ struct DeviceLaunch {
 template <class... K> struct DeviceArgs {
   std::tuple<K...> values;
   void* ptrs[sizeof...(K) + 1] = {};
-  template <class... A> explicit DeviceArgs(A&&... a) : values(static_cast<K>(std::forward<A>(a))...) {
+  // Direct-initialized, not cast: a value that does not convert to its
+  // parameter's type (e.g. a void* for a T*) does not compile.
+  template <class... A> explicit DeviceArgs(A&&... a) : values(std::forward<A>(a)...) {
     fill(std::index_sequence_for<K...>{});
   }
   DeviceArgs(const DeviceArgs&) = delete;
@@ -212,7 +217,8 @@ Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d, const 
 }
 
 /// CTAs of the user's kernel that are resident at once on this GPU, shared
-/// by `ranksPerDevice` ranks (each running the same kernel): the grid
+/// by `grids` grids (the ranks sharing it, each running the same
+/// kernel, two grids each with programmatic dependent launch): the grid
 /// barrier and the peers' packet waits need every CTA of every rank
 /// sharing the GPU resident together. 0 if none fits (the same on every
 /// rank: one kernel, GPUs of one model), -1 if the query failed (this
@@ -222,7 +228,7 @@ Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d, const 
 /// on every call's path otherwise. Inline in the caller's unit: its CUDA
 /// runtime is the one that knows the kernel (purlin/snac/module_anchor.cuh).
 template <int = 0>
-int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int ranksPerDevice, std::string& error) {
+int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int grids, std::string& error) {
   struct Known {
     const void* kernel = nullptr;
     int block = 0, device = -1, ctas = 0;
@@ -246,7 +252,7 @@ int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int ranksPe
     known[next] = Known{d.kernel, block, device, gpuCtas};
     next = (next + 1) % kKnown;
   }
-  const int resident = gpuCtas / (ranksPerDevice > 0 ? ranksPerDevice : 1);
+  const int resident = gpuCtas / (grids > 0 ? grids : 1);
   if (resident < 1)
     error = "the device API's kernel: no CTA of " + std::to_string(block) +
             " threads is resident (its registers or shared memory exceed the SM's share)";
