@@ -106,7 +106,7 @@ __global__ void allGatherV_latencyKernel(DeviceComm dc, Plan pl, const std::byte
 /// Pair: kAnyPair (a copy: no reduction).
 template <int Pair = kAnyPair>
 __device__ __forceinline__ bool allGatherV_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
-  if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);  // a copy of this rank's block
+  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block
   const uint64_t e = allGatherV_latencyCta<packet::WordForm::Either>(call.dc, call.pl, call.in, call.out);
   return snac::deviceCallEnd(call.dc, e, sync);
 }

@@ -114,7 +114,7 @@ __global__ void broadcast_latencyKernel(DeviceComm dc, Plan pl, const std::byte*
 /// Pair: kAnyPair (a copy: no reduction).
 template <int Pair = kAnyPair>
 __device__ __forceinline__ bool broadcast_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
-  if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);  // a copy of this rank's block
+  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block
   const uint64_t e = broadcast_latencyCta<packet::WordForm::Either>(call.dc, call.pl, call.in, call.out);
   return snac::deviceCallEnd(call.dc, e, sync);
 }

@@ -113,7 +113,7 @@ __global__ void gather_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in
 /// Pair: kAnyPair (a copy: no reduction).
 template <int Pair = kAnyPair>
 __device__ __forceinline__ bool gather_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
-  if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);  // a copy of this rank's block
+  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block
   const uint64_t e = gather_latencyCta<packet::WordForm::Either>(call.dc, call.pl, call.in, call.out);
   return snac::deviceCallEnd(call.dc, e, sync);
 }

@@ -147,7 +147,7 @@ template <int Pair = kAnyPair>
 __device__ __forceinline__ bool reduce_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
   static_assert((kernelClasses<Pair>(~uint64_t(0)) & reduce_Reductions) != 0,
                 "reduce_device<Pair>: a pair outside the instantiation table");
-  if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);  // a copy of this rank's block
+  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block
   const uint64_t e = reduce_latencyCta<packet::WordForm::Either, packet::RankForm::Any, Pair>(call.dc, call.pl, call.in, call.out);
   return snac::deviceCallEnd(call.dc, e, sync);
 }

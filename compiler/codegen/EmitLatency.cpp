@@ -311,7 +311,7 @@ private:
     if (k_.reduces)
       o_ << "  static_assert((kernelClasses<Pair>(~uint64_t(0)) & " << reductionsName(id_) << ") != 0,\n"
          << "                \"" << id_ << "_device<Pair>: a pair outside the instantiation table\");\n";
-    o_ << "  if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);  // a copy of this rank's block\n"
+    o_ << "  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block\n"
        << "  const uint64_t e = " << id_ << "_latencyCta<packet::WordForm::Either"
        << (k_.reduces ? ", packet::RankForm::Any, Pair" : "") << ">(call.dc, call.pl, call.in, call.out);\n"
        << "  return snac::deviceCallEnd(call.dc, e, sync);\n"

@@ -211,7 +211,7 @@ TEST_CASE("the latency kernel is the CTA body the device API's entry runs too", 
                                  "snac::GridSync sync = snac::GridSync::After) {");
   REQUIRE(entry != std::string::npos);
   const std::string body = c.text.substr(entry);
-  CHECK(body.find("if (call.pl.n == 1) return snac::deviceLocalCall(call, sync);") != std::string::npos);
+  CHECK(body.find("if (call.pl.n == 1) return snac::deviceLocalCall(call);") != std::string::npos);
   CHECK(body.find("allReduce_latencyCta<packet::WordForm::Either, packet::RankForm::Any, Pair>(call.dc, call.pl, "
                   "call.in, call.out);") != std::string::npos);
   CHECK(body.find("return snac::deviceCallEnd(call.dc, e, sync);") != std::string::npos);

@@ -104,11 +104,11 @@ __device__ __forceinline__ bool deviceCallEnd(const DeviceComm& dc, uint64_t epo
 /// collective is then a copy of this rank's block to itself (as
 /// snac::launch's cudaMemcpyAsync for the printed programs), here by the
 /// grid's threads (16-byte words where both ends are co-aligned), within
-/// the call's epoch, then deviceCallEnd with the grid barrier whatever
-/// `sync` asks: the copy's bytes are spread over the whole grid, not over
-/// packet groups, so no CTA's part is done before every CTA's is.
+/// the call's epoch, then deviceCallEnd with the grid barrier whatever the
+/// caller's GridSync: the copy's bytes are spread over the whole grid, not
+/// over packet groups, so no CTA's part is done before every CTA's is.
 template <int = 0>
-__device__ __forceinline__ bool deviceLocalCall(const DeviceCall& c, GridSync sync) {
+__device__ __forceinline__ bool deviceLocalCall(const DeviceCall& c) {
   gridDependencyWait();
   const uint64_t e = ctaEpoch(c.dc);
   const std::byte* src = c.in + c.pl.txOff[0];
@@ -131,7 +131,6 @@ __device__ __forceinline__ bool deviceLocalCall(const DeviceCall& c, GridSync sy
     }
   }
   ctaEndCall(c.dc, e);
-  (void)sync;
   return deviceCallEnd(c.dc, e, GridSync::After);
 }
 #endif
