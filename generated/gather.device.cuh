@@ -102,22 +102,6 @@ __global__ void gather_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in
   (void)gather_latencyCta<Words>(dc, pl, in, out);
 }
 
-/// Device API (docs/device-api.md): this collective's latency program run by the
-/// caller's kernel, which gather_launchDevice launched with `call` as its first
-/// parameter. Every thread of every CTA calls it once, before the kernel reads
-/// anything earlier work on the stream writes or writes anything it reads (it
-/// waits for that work first; docs/device-api.md).
-/// True in every thread when the call succeeded on this rank; with
-/// GridSync::After (the default) every CTA has then finished the program, so the
-/// whole output is written and any CTA may read any of it.
-/// Pair: kAnyPair (a copy: no reduction).
-template <int Pair = kAnyPair>
-__device__ __forceinline__ bool gather_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
-  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block
-  const uint64_t e = gather_latencyCta<packet::WordForm::Either>(call.dc, call.pl, call.in, call.out);
-  return snac::deviceCallEnd(call.dc, e, sync);
-}
-
 // ---- gather: program throughput (pull), printed from the SNAC IR of world n = 8 ----
 
 /// Role stage (pull; IR ops %7, %8, %9, %10, %11), CTA i of ctas, a slice of every chunk.
@@ -217,6 +201,26 @@ __device__ void gather_pull_consume(const TpContext& cx, const std::byte* in, st
 
 // ---- gather: the throughput kernel (pull or push by Plan::push) ----
 
+/// The throughput program's CTA body (every thread of every CTA; grid = plan.ctas(), the
+/// roles' CTA ranges in order; block = plan.threads; `workspace`: AtomT::kWorkspaceBytes of
+/// dynamic shared memory): the throughput kernel below and the device API's gather_device
+/// (docs/device-api.md). Returns the call's epoch.
+template <class AtomT>
+__device__ __forceinline__ uint64_t gather_throughputCta(const DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out, std::byte* workspace) {
+  const uint64_t e = ctaBeginCall(dc);
+  const TpContext cx{dc, pl, e, workspace};
+  const int b = int(blockIdx.x);
+  if (pl.push) {
+    __trap();  // no world size of this policy takes the push transfer (launch refuses such a plan)
+  } else {
+    const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
+    if (b < begin1) gather_pull_stage<AtomT>(cx, in, out, b - begin0, pl.stageCtas);
+    else gather_pull_consume<AtomT>(cx, in, out, b - begin1, pl.consumeCtas);
+  }
+  ctaEndCall(dc, e);
+  return e;
+}
+
 /// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =
 /// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
 /// resident at once (they wait on each other: launch sizes the grid to fit). In a
@@ -227,17 +231,41 @@ __global__ void __launch_bounds__(limits::kMaxThroughputThreads) gather_throughp
   if constexpr (!atom::kAtomCompiled<AtomT>) {
     __trap();  // this pass's architecture is older than the datapath needs
   } else {
-    const uint64_t e = ctaBeginCall(dc);
-    const TpContext cx{dc, pl, e, atomWorkspace};
-    const int b = int(blockIdx.x);
-    if (pl.push) {
-      __trap();  // no world size of this policy takes the push transfer (launch refuses such a plan)
-    } else {
-      const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
-      if (b < begin1) gather_pull_stage<AtomT>(cx, in, out, b - begin0, pl.stageCtas);
-      else gather_pull_consume<AtomT>(cx, in, out, b - begin1, pl.consumeCtas);
-    }
-    ctaEndCall(dc, e);
+    (void)gather_throughputCta<AtomT>(dc, pl, in, out, atomWorkspace);
+  }
+}
+
+// ---- gather: the device API's entry (the latency or the throughput program) ----
+
+/// Device API (docs/device-api.md): this collective run by the caller's kernel, which
+/// gather_launchDevice launched with `call` as its first parameter, in place of the
+/// kernel of the program the call's plan takes: the latency program (Plan::latency; the
+/// latency plan's grid and block, no dynamic shared memory), else the throughput program
+/// (its grid, block and AtomT::kWorkspaceBytes of dynamic shared memory, which this entry
+/// uses as its workspace). Every thread of every CTA calls it once, before the kernel
+/// reads anything earlier work on the stream writes or writes anything it reads (it
+/// waits for that work first).
+/// True in every thread when the call succeeded on this rank; with GridSync::After (the
+/// default; the throughput program and one rank always) every CTA has then finished the
+/// program, so the whole output is written and any CTA may read any of it.
+/// Pair: kAnyPair (a copy: no reduction).
+template <int Pair = kAnyPair>
+__device__ __forceinline__ bool gather_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
+  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block
+  if (call.pl.latency) {
+    const uint64_t e = gather_latencyCta<packet::WordForm::Either>(call.dc, call.pl, call.in, call.out);
+    return snac::deviceCallEnd(call.dc, e, sync);
+  }
+  // The throughput program: its roles write the output from every part of the grid, so
+  // every CTA waits at the grid barrier whatever `sync` asks.
+  using AtomT = atom::AtomFor<gather_Atom, Pair>;
+  if constexpr (!atom::kAtomCompiled<AtomT>) {
+    __trap();  // this pass's architecture is older than the datapath needs
+    return false;
+  } else {
+    extern __shared__ __align__(128) std::byte atomWorkspace[];
+    const uint64_t e = gather_throughputCta<AtomT>(call.dc, call.pl, call.in, call.out, atomWorkspace);
+    return snac::deviceCallEnd(call.dc, e, snac::GridSync::After);
   }
 }
 

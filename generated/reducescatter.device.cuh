@@ -115,25 +115,6 @@ __global__ void reduceScatter_latencyKernel(DeviceComm dc, Plan pl, const std::b
   (void)reduceScatter_latencyCta<Words, Ranks, Pair>(dc, pl, in, out);
 }
 
-/// Device API (docs/device-api.md): this collective's latency program run by the
-/// caller's kernel, which reduceScatter_launchDevice launched with `call` as its first
-/// parameter. Every thread of every CTA calls it once, before the kernel reads
-/// anything earlier work on the stream writes or writes anything it reads (it
-/// waits for that work first; docs/device-api.md).
-/// True in every thread when the call succeeded on this rank; with
-/// GridSync::After (the default) every CTA has then finished the program, so the
-/// whole output is written and any CTA may read any of it.
-/// Pair: kAnyPair (every pair of the instantiation table), or the one pair the caller's
-/// kernel is for (reduceScatter_launchDevice<Pair> refuses calls of another).
-template <int Pair = kAnyPair>
-__device__ __forceinline__ bool reduceScatter_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
-  static_assert((kernelClasses<Pair>(~uint64_t(0)) & reduceScatter_Reductions) != 0,
-                "reduceScatter_device<Pair>: a pair outside the instantiation table");
-  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block
-  const uint64_t e = reduceScatter_latencyCta<packet::WordForm::Either, packet::RankForm::Any, Pair>(call.dc, call.pl, call.in, call.out);
-  return snac::deviceCallEnd(call.dc, e, sync);
-}
-
 // ---- reduceScatter: program throughput (pull), printed from the SNAC IR of world n = 8 ----
 
 /// Role stage (pull; IR ops %3, %4, %5, %6), CTA i of ctas, a slice of every chunk.
@@ -317,6 +298,30 @@ __device__ void reduceScatter_pushCta(const TpContext& cx, const std::byte* in, 
 
 // ---- reduceScatter: the throughput kernel (pull or push by Plan::push) ----
 
+/// The throughput program's CTA body (every thread of every CTA; grid = plan.ctas(), the
+/// roles' CTA ranges in order; block = plan.threads; `workspace`: AtomT::kWorkspaceBytes of
+/// dynamic shared memory): the throughput kernel below and the device API's reduceScatter_device
+/// (docs/device-api.md). Returns the call's epoch.
+template <class AtomT>
+__device__ __forceinline__ uint64_t reduceScatter_throughputCta(const DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out, std::byte* workspace) {
+  const uint64_t e = ctaBeginCall(dc);
+  const TpContext cx{dc, pl, e, workspace};
+  const int b = int(blockIdx.x);
+  if (pl.push) {
+    // The push CTA shapes (stage lanes, consume lanes) the policy binds (snac::pushLanes): (2, 1).
+    // The launch refuses another (reduceScatter_enqueueFor).
+    static_assert(LaneAtomOf<AtomT, 2>::supported, "the policy binds 2 push lanes: its Atom's stages split in two");
+    if (pl.lanes == 2 && pl.consumeLanes == 1) reduceScatter_pushCta<AtomT, 2, 1>(cx, in, out, b);
+    else __trap();  // a shape the launch refuses
+  } else {
+    const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
+    if (b < begin1) reduceScatter_pull_stage<AtomT>(cx, in, out, b - begin0, pl.stageCtas);
+    else reduceScatter_pull_reduce<AtomT>(cx, in, out, b - begin1, pl.consumeCtas);
+  }
+  ctaEndCall(dc, e);
+  return e;
+}
+
 /// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =
 /// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be
 /// resident at once (they wait on each other: launch sizes the grid to fit). In a
@@ -327,21 +332,44 @@ __global__ void __launch_bounds__(limits::kMaxThroughputThreads) reduceScatter_t
   if constexpr (!atom::kAtomCompiled<AtomT>) {
     __trap();  // this pass's architecture is older than the datapath needs
   } else {
-    const uint64_t e = ctaBeginCall(dc);
-    const TpContext cx{dc, pl, e, atomWorkspace};
-    const int b = int(blockIdx.x);
-    if (pl.push) {
-      // The push CTA shapes (stage lanes, consume lanes) the policy binds (snac::pushLanes): (2, 1).
-      // The launch refuses another (reduceScatter_enqueueFor).
-      static_assert(LaneAtomOf<AtomT, 2>::supported, "the policy binds 2 push lanes: its Atom's stages split in two");
-      if (pl.lanes == 2 && pl.consumeLanes == 1) reduceScatter_pushCta<AtomT, 2, 1>(cx, in, out, b);
-      else __trap();  // a shape the launch refuses
-    } else {
-      const int begin0 = 0, begin1 = begin0 + pl.stageCtas;
-      if (b < begin1) reduceScatter_pull_stage<AtomT>(cx, in, out, b - begin0, pl.stageCtas);
-      else reduceScatter_pull_reduce<AtomT>(cx, in, out, b - begin1, pl.consumeCtas);
-    }
-    ctaEndCall(dc, e);
+    (void)reduceScatter_throughputCta<AtomT>(dc, pl, in, out, atomWorkspace);
+  }
+}
+
+// ---- reduceScatter: the device API's entry (the latency or the throughput program) ----
+
+/// Device API (docs/device-api.md): this collective run by the caller's kernel, which
+/// reduceScatter_launchDevice launched with `call` as its first parameter, in place of the
+/// kernel of the program the call's plan takes: the latency program (Plan::latency; the
+/// latency plan's grid and block, no dynamic shared memory), else the throughput program
+/// (its grid, block and AtomT::kWorkspaceBytes of dynamic shared memory, which this entry
+/// uses as its workspace). Every thread of every CTA calls it once, before the kernel
+/// reads anything earlier work on the stream writes or writes anything it reads (it
+/// waits for that work first).
+/// True in every thread when the call succeeded on this rank; with GridSync::After (the
+/// default; the throughput program and one rank always) every CTA has then finished the
+/// program, so the whole output is written and any CTA may read any of it.
+/// Pair: kAnyPair (every pair of the instantiation table), or the one pair the caller's
+/// kernel is for (reduceScatter_launchDevice<Pair> refuses calls of another).
+template <int Pair = kAnyPair>
+__device__ __forceinline__ bool reduceScatter_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {
+  static_assert((kernelClasses<Pair>(~uint64_t(0)) & reduceScatter_Reductions) != 0,
+                "reduceScatter_device<Pair>: a pair outside the instantiation table");
+  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block
+  if (call.pl.latency) {
+    const uint64_t e = reduceScatter_latencyCta<packet::WordForm::Either, packet::RankForm::Any, Pair>(call.dc, call.pl, call.in, call.out);
+    return snac::deviceCallEnd(call.dc, e, sync);
+  }
+  // The throughput program: its roles write the output from every part of the grid, so
+  // every CTA waits at the grid barrier whatever `sync` asks.
+  using AtomT = atom::AtomFor<reduceScatter_Atom, Pair>;
+  if constexpr (!atom::kAtomCompiled<AtomT>) {
+    __trap();  // this pass's architecture is older than the datapath needs
+    return false;
+  } else {
+    extern __shared__ __align__(128) std::byte atomWorkspace[];
+    const uint64_t e = reduceScatter_throughputCta<AtomT>(call.dc, call.pl, call.in, call.out, atomWorkspace);
+    return snac::deviceCallEnd(call.dc, e, snac::GridSync::After);
   }
 }
 

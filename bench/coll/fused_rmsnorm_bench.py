@@ -3,7 +3,7 @@ docs/device-api.md), ranks as threads sharing one GPU (purlin.InProcessGroup),
 bf16 x of (tokens, hidden):
 
   fused:        purlin.fused.all_reduce_add_rms_norm(fused="fused"): one kernel
-                (the device API: allReduce's latency program, then the rows);
+                (the device API: allReduce's latency or throughput program, then the rows);
   unfused:      the same op with fused="unfused": purlin's AllReduce, then
                 the example's add-and-norm kernel (the same bits);
   torch:        purlin's AllReduce (comm.all_reduce), then torch: x + residual

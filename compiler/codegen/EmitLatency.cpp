@@ -290,31 +290,6 @@ private:
        << "/// no dynamic shared memory; " << id_ << "_latencyCta says what the parameters pick.\n"
        << templ << "__global__ void " << id_ << "_latencyKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {\n"
        << "  (void)" << id_ << "_latencyCta<" << params << ">(dc, pl, in, out);\n"
-       << "}\n\n";
-
-    o_ << "/// Device API (docs/device-api.md): this collective's latency program run by the\n"
-       << "/// caller's kernel, which " << id_ << "_launchDevice launched with `call` as its first\n"
-       << "/// parameter. Every thread of every CTA calls it once, before the kernel reads\n"
-       << "/// anything earlier work on the stream writes or writes anything it reads (it\n"
-       << "/// waits for that work first; docs/device-api.md).\n"
-       << "/// True in every thread when the call succeeded on this rank; with\n"
-       << "/// GridSync::After (the default) every CTA has then finished the program, so the\n"
-       << "/// whole output is written and any CTA may read any of it.\n";
-    if (k_.reduces)
-      o_ << "/// Pair: kAnyPair (every pair of the instantiation table), or the one pair the caller's\n"
-         << "/// kernel is for (" << id_ << "_launchDevice<Pair> refuses calls of another).\n";
-    else
-      o_ << "/// Pair: kAnyPair (a copy: no reduction).\n";
-    o_ << "template <int Pair = kAnyPair>\n"
-       << "__device__ __forceinline__ bool " << id_
-       << "_device(const snac::DeviceCall& call, snac::GridSync sync = snac::GridSync::After) {\n";
-    if (k_.reduces)
-      o_ << "  static_assert((kernelClasses<Pair>(~uint64_t(0)) & " << reductionsName(id_) << ") != 0,\n"
-         << "                \"" << id_ << "_device<Pair>: a pair outside the instantiation table\");\n";
-    o_ << "  if (call.pl.n == 1) return snac::deviceLocalCall(call);  // a copy of this rank's block\n"
-       << "  const uint64_t e = " << id_ << "_latencyCta<packet::WordForm::Either"
-       << (k_.reduces ? ", packet::RankForm::Any, Pair" : "") << ">(call.dc, call.pl, call.in, call.out);\n"
-       << "  return snac::deviceCallEnd(call.dc, e, sync);\n"
        << "}\n";
   }
 

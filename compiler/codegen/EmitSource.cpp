@@ -12,6 +12,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "codegen/EmitDeviceEntry.h"
 #include "codegen/Signature.h"
 #include "codegen/EmitInstances.h"
 #include "codegen/Spelling.h"
@@ -362,7 +363,9 @@ void emitDevice(std::ostringstream &o, const EmitCollective &c) {
       << world(c.pushIR) << " ----\n\n"
       << tp.pushText;
   o << "// ---- " << c.name << ": the throughput kernel (pull or push by Plan::push) ----\n\n"
-    << tp.kernelText << "\n";
+    << tp.kernelText << "\n"
+    << "// ---- " << c.name << ": the device API's entry (the latency or the throughput program) ----\n\n"
+    << printDeviceEntry(flatName(c.name), lat.reduces) << "\n";
   if (c.direct)
     o << "// ---- " << c.name << ": program direct, printed from the SNAC IR of world n = " << c.directWorld
       << " ----\n\n"

@@ -75,6 +75,57 @@ std::string pushLaneShapesText(const std::vector<PushLaneShape> &shapes) {
 std::string printThroughputKernel(const std::string &id, const ir::Program *pull, const ir::Program *push,
                                   const std::vector<PushLaneShape> &pushLanes, bool variable) {
   std::ostringstream k;
+  // The CTA body: the kernel below and the device API's NAME_device (EmitDeviceEntry.cpp).
+  k << "/// The throughput program's CTA body (every thread of every CTA; grid = plan.ctas(), the\n"
+    << "/// roles' CTA ranges in order; block = plan.threads; `workspace`: AtomT::kWorkspaceBytes of\n"
+    << "/// dynamic shared memory): the throughput kernel below and the device API's " << id << "_device\n"
+    << "/// (docs/device-api.md). Returns the call's epoch.\n"
+    << "template <class AtomT>\n"
+    << "__device__ __forceinline__ uint64_t " << id
+    << "_throughputCta(const DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out, std::byte* workspace) {\n"
+    << "  const uint64_t e = ctaBeginCall(dc);\n";
+  if (variable)
+    k << "  __shared__ PlanStorage resolved;  // a device-count call's plan with its ranges (docs/device-counts.md)\n"
+      << "  const TpContext cx{dc, ctaResolvedPlan(dc, pl, resolved), e, workspace};\n";
+  else
+    k << "  const TpContext cx{dc, pl, e, workspace};\n";
+  k << "  const int b = int(blockIdx.x);\n"
+    << "  if (pl.push) {\n";
+  if (push && pushLanes.empty())
+    throw EmitError("throughput program: a push program, but no push CTA shape to instantiate");
+  if (push) {
+    bool twoLanes = false;
+    for (const PushLaneShape &l : pushLanes) twoLanes |= l.first == 2 || l.second == 2;
+    k << "    // The push CTA shapes (stage lanes, consume lanes) the policy binds (snac::pushLanes): "
+      << pushLaneShapesText(pushLanes)
+      << ".\n"
+      << "    // The launch refuses another (" << id << "_enqueueFor).\n";
+    if (twoLanes)
+      k << "    static_assert(LaneAtomOf<AtomT, 2>::supported, \"the policy binds 2 push lanes: its Atom's stages split in two\");\n";
+    for (std::size_t i = 0; i < pushLanes.size(); ++i)
+      k << "    " << (i ? "else " : "") << "if (" << pushLaneCondition(pushLanes[i]) << ") " << id << "_pushCta<AtomT, "
+        << pushLanes[i].first << ", " << pushLanes[i].second << ">(cx, in, out, b);\n";
+    k << "    else __trap();  // a shape the launch refuses\n";
+  } else {
+    k << "    __trap();  // no world size of this policy takes the push transfer (launch refuses such a plan)\n";
+  }
+  if (pull) {
+    k << "  } else {\n" << roleBegins(pull->roles, "    ");
+    for (std::size_t i = 0; i < pull->roles.size(); ++i) {
+      const ir::Role &role = pull->roles[i];
+      const bool lastRole = i + 1 == pull->roles.size();
+      k << "    " << (i ? "else " : "") << (lastRole ? "" : "if (b < begin" + std::to_string(i + 1) + ") ")
+        << roleFn(id, false, role) << "<AtomT>(cx, in, out, b - begin" << i << ", " << ctasField(role)
+        << ");\n";
+    }
+  } else {
+    k << "  } else {\n"
+      << "    __trap();  // no world size of this policy takes the pull transfer (launch refuses such a plan)\n";
+  }
+  k << "  }\n"
+    << "  ctaEndCall(dc, e);\n"
+    << "  return e;\n"
+    << "}\n\n";
   k << "/// The throughput kernel: grid = plan.ctas() (the roles' CTA ranges in order), block =\n"
     << "/// plan.threads (<= limits::kMaxThroughputThreads), dynamic shared memory = AtomT::kWorkspaceBytes. Every CTA must be\n"
     << "/// resident at once (they wait on each other: launch sizes the grid to fit). In a\n"
@@ -85,47 +136,7 @@ std::string printThroughputKernel(const std::string &id, const ir::Program *pull
     << "  if constexpr (!atom::kAtomCompiled<AtomT>) {\n"
     << "    __trap();  // this pass's architecture is older than the datapath needs\n"
     << "  } else {\n"
-    << "    const uint64_t e = ctaBeginCall(dc);\n";
-  if (variable)
-    k << "    __shared__ PlanStorage resolved;  // a device-count call's plan with its ranges (docs/device-counts.md)\n"
-      << "    const TpContext cx{dc, ctaResolvedPlan(dc, pl, resolved), e, atomWorkspace};\n";
-  else
-    k << "    const TpContext cx{dc, pl, e, atomWorkspace};\n";
-  k << "    const int b = int(blockIdx.x);\n"
-    << "    if (pl.push) {\n";
-  if (push && pushLanes.empty())
-    throw EmitError("throughput program: a push program, but no push CTA shape to instantiate");
-  if (push) {
-    bool twoLanes = false;
-    for (const PushLaneShape &l : pushLanes) twoLanes |= l.first == 2 || l.second == 2;
-    k << "      // The push CTA shapes (stage lanes, consume lanes) the policy binds (snac::pushLanes): "
-      << pushLaneShapesText(pushLanes)
-      << ".\n"
-      << "      // The launch refuses another (" << id << "_enqueueFor).\n";
-    if (twoLanes)
-      k << "      static_assert(LaneAtomOf<AtomT, 2>::supported, \"the policy binds 2 push lanes: its Atom's stages split in two\");\n";
-    for (std::size_t i = 0; i < pushLanes.size(); ++i)
-      k << "      " << (i ? "else " : "") << "if (" << pushLaneCondition(pushLanes[i]) << ") " << id << "_pushCta<AtomT, "
-        << pushLanes[i].first << ", " << pushLanes[i].second << ">(cx, in, out, b);\n";
-    k << "      else __trap();  // a shape the launch refuses\n";
-  } else {
-    k << "      __trap();  // no world size of this policy takes the push transfer (launch refuses such a plan)\n";
-  }
-  if (pull) {
-    k << "    } else {\n" << roleBegins(pull->roles, "      ");
-    for (std::size_t i = 0; i < pull->roles.size(); ++i) {
-      const ir::Role &role = pull->roles[i];
-      const bool lastRole = i + 1 == pull->roles.size();
-      k << "      " << (i ? "else " : "") << (lastRole ? "" : "if (b < begin" + std::to_string(i + 1) + ") ")
-        << roleFn(id, false, role) << "<AtomT>(cx, in, out, b - begin" << i << ", " << ctasField(role)
-        << ");\n";
-    }
-  } else {
-    k << "    } else {\n"
-      << "      __trap();  // no world size of this policy takes the pull transfer (launch refuses such a plan)\n";
-  }
-  k << "    }\n"
-    << "    ctaEndCall(dc, e);\n"
+    << "    (void)" << id << "_throughputCta<AtomT>(dc, pl, in, out, atomWorkspace);\n"
     << "  }\n"
     << "}\n";
   return k.str();

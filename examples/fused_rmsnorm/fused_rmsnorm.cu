@@ -1,6 +1,6 @@
 /// @file fused_rmsnorm.cu
 /// @brief AllReduce + residual add + RMSNorm (fused_rmsnorm.h): the fused
-/// kernel runs allReduce's latency program through the device API
+/// kernel runs allReduce's latency or throughput program through the device API
 /// (allReduce_device, generated/allreduce.device.cuh; launched by
 /// allReduce_launchDevice, generated/allreduce.programs.h), then the
 /// add-and-norm of every row; the unfused path runs allReduce (the host
@@ -94,11 +94,13 @@ __device__ __forceinline__ void addRmsNormRows(const Bf16* x, const Bf16* residu
   }
 }
 
-/// The fused kernel: allReduce's latency program on x (in place: call.in
-/// == call.out == x), every CTA waiting for the whole grid's (GridSync::After),
-/// then the rows. Compiled for bf16 sum alone (allReduce_device<Pair>).
+/// The fused kernel: allReduce's latency or throughput program (the one
+/// the call's plan takes) on x (in place: call.in == call.out == x), every
+/// CTA waiting for the whole grid's (GridSync::After), then the rows.
+/// Compiled for bf16 sum alone (allReduce_device<Pair>); the launch bound
+/// the throughput program's CTAs need (snac::kDeviceMaxThreads).
 template <class Out>
-__global__ void fusedKernel(snac::DeviceCall call, const Bf16* residual, Bf16* residualOut, const Bf16* weight,
+__global__ void __launch_bounds__(snac::kDeviceMaxThreads) fusedKernel(snac::DeviceCall call, const Bf16* residual, Bf16* residualOut, const Bf16* weight,
                             Out* out, int tokens, int hidden, float eps, float invScale) {
   if (!::allReduce_device<kBf16Sum>(call)) return;  // a wait gave up: asyncError() says why
   addRmsNormRows<Out>(reinterpret_cast<const Bf16*>(call.out), residual, residualOut, weight, out, tokens, hidden,
@@ -214,8 +216,8 @@ Status allReduceAddRmsNorm(Communicator& comm, Bf16* x, const Bf16* residual, Bf
       s = gen::allReduce_launchDevice<kBf16Sum>(comm, x, x, count, DType::BF16, RedOp::Sum, stream,
                                                 detail::fusedKernel<__nv_fp8_e4m3>, residual, residualOut, weight,
                                                 static_cast<__nv_fp8_e4m3*>(out), t, h, eps, 1.f / scale);
-    // Unsupported: the call takes another program than the latency one
-    // (the same on every rank); nothing ran, so Auto runs the two kernels.
+    // Unsupported: the kernel cannot hold the planned program's grid (the
+    // same on every rank); nothing ran, so Auto runs the two kernels.
     if (s != Status::Unsupported || mode == Fusion::Fused) {
       if (s == Status::Ok && fused != nullptr) *fused = true;
       return s;

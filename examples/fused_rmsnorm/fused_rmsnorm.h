@@ -35,11 +35,12 @@
 
 namespace purlin::fused {
 
-/// How allReduceAddRmsNorm runs: Fused (one kernel, the device API; a call
-/// the latency program does not take is refused with Status::Unsupported
-/// and nothing runs), Unfused (the AllReduce, then the add-and-norm
-/// kernel), or Auto (fused where the latency program takes the call, else
-/// unfused: the same results).
+/// How allReduceAddRmsNorm runs: Fused (one kernel, the device API, with
+/// the latency or the throughput program as the call's plan takes; a call
+/// whose program the kernel cannot hold, e.g. ranks sharing a GPU beyond
+/// its residency, is refused with Status::Unsupported and nothing runs),
+/// Unfused (the AllReduce, then the add-and-norm kernel), or Auto (fused,
+/// else unfused where Fused is refused: the same results).
 enum class Fusion { Auto, Fused, Unfused };
 
 /// The call above. `out` holds bf16 (outType DType::BF16) or e4m3

@@ -9,9 +9,10 @@ example (examples/fused_rmsnorm, part of libpurlin.so)::
 x (tokens x hidden bf16, this rank's partial sums) is reduced in place;
 residual becomes x + residual (in place unless residual_out is given); out
 is RMSNorm of it times weight, bf16 or float8_e4m3fn (divided by `scale`).
-The fused kernel runs where the latency program takes the call, the
-AllReduce and an add-and-norm kernel otherwise (fused="auto"); both give
-the same bits. On the current stream; may be captured by torch.cuda.graph.
+The fused kernel runs the latency program up to the policy's bound and the
+throughput program past it; where it cannot (its grid does not fit the
+GPU), the AllReduce and an add-and-norm kernel run (fused="auto"); both
+give the same bits. On the current stream; may be captured by torch.cuda.graph.
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def all_reduce_add_rms_norm(comm, x: torch.Tensor, residual: torch.Tensor, weigh
     float8_e4m3fn `out` that value / scale, saturated. x, residual,
     residual_out: (tokens, hidden) bf16 contiguous; weight: (hidden,) bf16;
     hidden a multiple of 8. fused: "auto", "fused" (PurlinError Unsupported
-    where the latency program does not take the call) or "unfused".
+    where the fused kernel's grid does not fit the GPU) or "unfused".
     Returns out."""
     _require(fused in _MODES, f"fused is one of {sorted(_MODES)}, not {fused!r}")
     if residual_out is None:

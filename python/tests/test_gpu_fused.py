@@ -2,8 +2,9 @@
 docs/device-api.md): ranks as threads sharing one GPU; the fused kernel
 against the unfused path (AllReduce, then the add-and-norm kernel)
 bitwise, and both against torch (x + residual exact; RMSNorm within bf16 /
-fp8 rounding), eagerly and in a CUDA graph; the refusal of fused="fused"
-past the latency bound; bad shapes. Skipped without a GPU."""
+fp8 rounding), eagerly and in a CUDA graph; past the latency bound (256 x
+8192 at 3 and 4 ranks) the fused kernel runs the throughput program; bad
+shapes. Skipped without a GPU."""
 import threading
 
 import pytest
@@ -32,7 +33,7 @@ def reference(torch, xs, res, w, eps):
 
 
 @pytest.mark.parametrize("n", WORLDS)
-@pytest.mark.parametrize("tokens,hidden", [(1, 4096), (7, 2048), (64, 8192)])
+@pytest.mark.parametrize("tokens,hidden", [(1, 4096), (7, 2048), (64, 8192), (256, 8192)])
 @pytest.mark.parametrize("fp8", [False, True])
 def test_fused_against_unfused_and_torch(gpu, n, tokens, hidden, fp8):
     torch = gpu
@@ -66,7 +67,7 @@ def test_fused_against_unfused_and_torch(gpu, n, tokens, hidden, fp8):
             torch.testing.assert_close(oa.float(), y, rtol=1 / 64, atol=1e-3)
 
 
-def test_fused_in_a_graph_and_refusals(gpu):
+def test_fused_in_a_graph_and_bad_shapes(gpu):
     torch = gpu
     from purlin.fused import all_reduce_add_rms_norm
     n, eps = 3, 1e-6
@@ -83,8 +84,6 @@ def test_fused_in_a_graph_and_refusals(gpu):
         rout = torch.empty_like(res)
         later = {seed: inputs(torch, 7, 4096, r, seed) for seed in (2, 3)}
         results = {seed: (torch.empty_like(x), torch.empty_like(rout), torch.empty_like(out)) for seed in (2, 3)}
-        big = torch.zeros(256, 8192, dtype=torch.bfloat16, device="cuda")
-        big_res, big_w = big.clone(), w.new_ones(8192)
         bad_x, bad_res, bad_w = x[:, :100].contiguous(), res[:, :100].contiguous(), w[:100].contiguous()
         torch.cuda.current_stream().synchronize()
         g = torch.cuda.CUDAGraph()
@@ -100,10 +99,6 @@ def test_fused_in_a_graph_and_refusals(gpu):
             g.replay()
             for dst, src in zip(results[seed], (x, rout, out)):
                 dst.copy_(src)
-        # Past the latency bound (3 ranks: 256 KiB), "fused" is refused on every rank.
-        with pytest.raises(purlin.PurlinError) as e:
-            all_reduce_add_rms_norm(comm, big, big_res, big_w, eps, fused="fused")
-        assert e.value.status == "Unsupported"
         with pytest.raises(purlin.PurlinError) as bad:
             all_reduce_add_rms_norm(comm, bad_x, bad_res, bad_w, eps)
         torch.cuda.current_stream().synchronize()

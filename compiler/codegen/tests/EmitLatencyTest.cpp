@@ -7,6 +7,7 @@
 
 
 #include "SampleInput.h"
+#include "codegen/EmitDeviceEntry.h"
 #include "codegen/EmitLatency.h"
 #include "ir/Mutation.h"
 #include "ir/Printer.h"
@@ -207,21 +208,32 @@ TEST_CASE("the latency kernel is the CTA body the device API's entry runs too", 
         std::string::npos);
   CHECK(c.text.find("  (void)allReduce_latencyCta<Words, Ranks, Pair>(dc, pl, in, out);\n}") != std::string::npos);
   CHECK(c.text.find("  ctaEndCall(dc, ce.e);\n  return ce.e;\n}") != std::string::npos);
-  const auto entry = c.text.find("__device__ __forceinline__ bool allReduce_device(const snac::DeviceCall& call, "
-                                 "snac::GridSync sync = snac::GridSync::After) {");
-  REQUIRE(entry != std::string::npos);
-  const std::string body = c.text.substr(entry);
+  CHECK(c.text.find("_device(") == std::string::npos);  // the entry is printed after the throughput kernel
+  const std::string body = printDeviceEntry("allReduce", true);
+  CHECK(body.find("__device__ __forceinline__ bool allReduce_device(const snac::DeviceCall& call, "
+                  "snac::GridSync sync = snac::GridSync::After) {") != std::string::npos);
   CHECK(body.find("if (call.pl.n == 1) return snac::deviceLocalCall(call);") != std::string::npos);
-  CHECK(body.find("allReduce_latencyCta<packet::WordForm::Either, packet::RankForm::Any, Pair>(call.dc, call.pl, "
-                  "call.in, call.out);") != std::string::npos);
-  CHECK(body.find("return snac::deviceCallEnd(call.dc, e, sync);") != std::string::npos);
+  // The latency program where the plan takes it, with the caller's sync...
+  const auto latency = body.find("  if (call.pl.latency) {\n    const uint64_t e = allReduce_latencyCta<packet::WordForm::Either, "
+                                 "packet::RankForm::Any, Pair>(call.dc, call.pl, call.in, call.out);\n"
+                                 "    return snac::deviceCallEnd(call.dc, e, sync);\n  }");
+  CHECK(latency != std::string::npos);
+  // ...else the throughput program's body, on the dynamic shared memory, always with the grid barrier.
+  const auto tp = body.find("allReduce_throughputCta<AtomT>(call.dc, call.pl, call.in, call.out, atomWorkspace);\n"
+                            "    return snac::deviceCallEnd(call.dc, e, snac::GridSync::After);");
+  CHECK(tp != std::string::npos);
+  CHECK(tp > latency);
+  CHECK(body.find("using AtomT = atom::AtomFor<allReduce_Atom, Pair>;") != std::string::npos);
+  CHECK(body.find("if constexpr (!atom::kAtomCompiled<AtomT>)") != std::string::npos);
   CHECK(body.find("(kernelClasses<Pair>(~uint64_t(0)) & allReduce_Reductions) != 0") != std::string::npos);
-  // A copy: no Pair in the body's parameters, the entry still takes one (kAnyPair).
+  // A copy: no Pair in the latency body's parameters, the entry still takes one (kAnyPair).
   ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), 2);
   c = printLatencyProgram("allGather", ag.ir().latency);
   CHECK(c.text.find("  (void)allGather_latencyCta<Words>(dc, pl, in, out);\n}") != std::string::npos);
-  CHECK(c.text.find("allGather_latencyCta<packet::WordForm::Either>(call.dc, call.pl, call.in, call.out);") !=
+  const std::string copy = printDeviceEntry("allGather", false);
+  CHECK(copy.find("allGather_latencyCta<packet::WordForm::Either>(call.dc, call.pl, call.in, call.out);") !=
         std::string::npos);
-  CHECK(c.text.find("template <int Pair = kAnyPair>\n__device__ __forceinline__ bool allGather_device(") !=
+  CHECK(copy.find("template <int Pair = kAnyPair>\n__device__ __forceinline__ bool allGather_device(") !=
         std::string::npos);
+  CHECK(copy.find("kernelClasses") == std::string::npos);
 }

@@ -89,7 +89,7 @@ TEST_CASE("the printed throughput code follows the IR's orders, counters and slo
   CHECK(c.pushLanes == kEveryPushLaneShape);
   c = printThroughputPrograms("allReduce", &ar.ir().throughput, &arPush.ir().throughput, {{2, 1}});
   CHECK(has(c.kernelText, "if (pl.lanes == 2 && pl.consumeLanes == 1) allReduce_pushCta<AtomT, 2, 1>(cx, in, out, b);\n"
-                          "      else __trap();"));
+                          "    else __trap();"));
   CHECK_FALSE(has(c.kernelText, "allReduce_pushCta<AtomT, 1, 1>"));
   CHECK_FALSE(has(c.kernelText, "allReduce_pushCta<AtomT, 2, 2>"));
   CHECK_THROWS_AS(printThroughputPrograms("allReduce", &ar.ir().throughput, &arPush.ir().throughput, {}), EmitError);
@@ -178,9 +178,35 @@ TEST_CASE("a V form's throughput kernel runs its roles on the resolved plan", "[
   auto cs = runnable();
   ir::VerifiedIR ag = ir::lowerVerified(*cs[1], test::samplePolicy(), kPullWorld);
   const std::string v = printThroughputPrograms("allGather", &ag.ir().throughput, nullptr, {}, true).kernelText;
-  CHECK(has(v, "    const uint64_t e = ctaBeginCall(dc);\n    __shared__ PlanStorage resolved;"));
-  CHECK(has(v, "const TpContext cx{dc, ctaResolvedPlan(dc, pl, resolved), e, atomWorkspace};"));
+  CHECK(has(v, "  const uint64_t e = ctaBeginCall(dc);\n  __shared__ PlanStorage resolved;"));
+  CHECK(has(v, "const TpContext cx{dc, ctaResolvedPlan(dc, pl, resolved), e, workspace};"));
   const std::string fixed = printThroughputPrograms("allGather", &ag.ir().throughput, nullptr, {}, false).kernelText;
-  CHECK(has(fixed, "const TpContext cx{dc, pl, e, atomWorkspace};"));
+  CHECK(has(fixed, "const TpContext cx{dc, pl, e, workspace};"));
   CHECK_FALSE(has(fixed, "ctaResolvedPlan"));
+}
+
+TEST_CASE("the throughput kernel is the CTA body the device API's entry runs too", "[codegen][throughput][device-api]") {
+  auto cs = runnable();
+  ir::VerifiedIR pull = ir::lowerVerified(*cs[2], test::samplePolicy(), kPullWorld);
+  ir::VerifiedIR push = ir::lowerVerified(*cs[2], test::samplePolicy(), kPushWorld);
+  const std::string k =
+      printThroughputPrograms("allReduce", &pull.ir().throughput, &push.ir().throughput, {{2, 1}}).kernelText;
+  const auto body = k.find("template <class AtomT>\n__device__ __forceinline__ uint64_t allReduce_throughputCta(const "
+                           "DeviceComm& dc, const Plan& pl, const std::byte* in, std::byte* out, std::byte* workspace) {\n"
+                           "  const uint64_t e = ctaBeginCall(dc);\n");
+  REQUIRE(body != std::string::npos);
+  const auto end = k.find("  ctaEndCall(dc, e);\n  return e;\n}", body);
+  const auto kernel = k.find("allReduce_throughputKernel(DeviceComm dc, Plan pl, const std::byte* in, std::byte* out) {");
+  CHECK(end != std::string::npos);
+  CHECK(kernel > end);
+  // The kernel: the datapath guard, its dynamic shared memory as the body's workspace, nothing else.
+  CHECK(has(k.substr(kernel), "  extern __shared__ __align__(128) std::byte atomWorkspace[];\n"
+                              "  if constexpr (!atom::kAtomCompiled<AtomT>) {\n"
+                              "    __trap();  // this pass's architecture is older than the datapath needs\n"
+                              "  } else {\n"
+                              "    (void)allReduce_throughputCta<AtomT>(dc, pl, in, out, atomWorkspace);\n  }\n}"));
+  CHECK_FALSE(has(k.substr(kernel), "ctaBeginCall"));
+  // The roles and the push CTA are dispatched in the body.
+  CHECK(has(k.substr(body, end - body), "allReduce_pushCta<AtomT, 2, 1>(cx, in, out, b);"));
+  for (const auto &r : pull.ir().throughput.roles) CHECK(has(k.substr(body, end - body), "allReduce_pull_" + r.name + "<AtomT>"));
 }

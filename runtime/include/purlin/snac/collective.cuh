@@ -158,29 +158,41 @@ Status enqueue(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const La
                                              static_cast<std::byte*>(a.out), lc);
 }
 
-/// The device API (device_api.cuh): caps the latency plan's grid at the
-/// CTAs of the user's kernel resident with the ranks sharing the GPU (the
-/// latency program runs on any grid: a warp takes every warps-th packet
-/// group). Ok; Unsupported when no CTA fits (every rank alike); CudaError
-/// when the query failed (this rank's). `error` says why.
+/// The device API (device_api.cuh): fits the planned program to the CTAs
+/// of the user's kernel resident with the ranks sharing the GPU. The
+/// latency program runs on any grid (a warp takes every warps-th packet
+/// group): its grid is capped there. The throughput program's grid is the
+/// plan's (every role's CTAs resident at once, `smem` bytes of workspace
+/// each): a kernel that cannot hold it is refused. Ok; Unsupported when
+/// it does not fit (every rank alike); CudaError when the query failed
+/// (this rank's). `error` says why.
 template <int = 0>
-Status fitDeviceGrid(Plan& pl, const CallArgs& a, int device, int ranksPerDevice, std::string& error) {
-  // Ranks sharing a GPU: each may hold two grids at once (its next one,
-  // let in by programmatic dependent launch, beside the one that spins),
-  // as resident.cuh sizes the printed programs (kGridsPerRankWithPdl).
-  const int grids = ranksPerDevice > 1 ? ranksPerDevice * kGridsPerRankWithPdl : 1;
-  const int resident = residentDeviceCtas(*a.deviceLaunch, device, pl.latencyThreads, grids, error);
+Status fitDeviceGrid(Plan& pl, const CallArgs& a, int device, int ranksPerDevice, std::size_t smem,
+                     std::string& error) {
+  if (pl.latency) {
+    // Ranks sharing a GPU: each may hold two grids at once (its next one,
+    // let in by programmatic dependent launch, beside the one that spins),
+    // as resident.cuh sizes the printed programs (kGridsPerRankWithPdl).
+    const int grids = ranksPerDevice > 1 ? ranksPerDevice * kGridsPerRankWithPdl : 1;
+    const int resident = residentDeviceCtas(*a.deviceLaunch, device, pl.latencyThreads, 0, grids, error);
+    if (resident < 0) return Status::CudaError;
+    if (resident == 0) return Status::Unsupported;
+    if (pl.latencyCtas > resident) pl.latencyCtas = resident;
+    return Status::Ok;
+  }
+  // The throughput kernel is launched without programmatic dependent
+  // launch: one grid per rank.
+  const int resident = residentDeviceCtas(*a.deviceLaunch, device, pl.threads, smem, ranksPerDevice, error);
   if (resident < 0) return Status::CudaError;
-  if (resident == 0) return Status::Unsupported;
-  if (pl.latencyCtas > resident) pl.latencyCtas = resident;
+  if (resident < pl.ctas()) {
+    if (resident > 0)
+      error = "the device API's kernel: " + std::to_string(resident) + " CTAs of " + std::to_string(pl.threads) +
+              " threads and " + std::to_string(smem) + " B of dynamic shared memory are resident per rank; the "
+              "throughput program needs its " + std::to_string(pl.ctas()) + " at once (give the kernel "
+              "__launch_bounds__(snac::kDeviceMaxThreads) and fewer registers)";
+    return Status::Unsupported;
+  }
   return Status::Ok;
-}
-/// The device API's launch: the user's kernel of `a.deviceLaunch` in place
-/// of the planned latency kernel (fitDeviceGrid first).
-template <int = 0>
-Status launchDevice(const Plan& pl, const DeviceComm& dc, const CallArgs& a, const LaunchContext& lc) {
-  const DeviceCall call{dc, pl, static_cast<const std::byte*>(a.in), static_cast<std::byte*>(a.out)};
-  return launchDeviceKernel(lc, *a.deviceLaunch, call, pl.latencyCtas, pl.latencyThreads);
 }
 
 } // namespace detail
@@ -316,9 +328,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
           if (pl.latencyThreads > 1024) pl.latencyThreads = 1024;
           pl.latencyCtas = w.latencyCtas > 0 && w.latencyCtas < kDeviceLocalCtas ? w.latencyCtas : kDeviceLocalCtas;
           std::string why;
-          if (const Status s = detail::fitDeviceGrid(pl, args, comm.device(), 1, why); s != Status::Ok)
+          pl.latency = true;  // the grid fitDeviceGrid caps: the latency shape above
+          if (const Status s = detail::fitDeviceGrid(pl, args, comm.device(), 1, 0, why); s != Status::Ok)
             return report(s, lc.who() + why);
-          return detail::launchDevice(pl, dc, args, lc);
+          const DeviceCall call{dc, pl, static_cast<const std::byte*>(args.in), static_cast<std::byte*>(args.out)};
+          return launchDeviceKernel(lc, *args.deviceLaunch, call, pl.latencyCtas, pl.latencyThreads, 0, lc.pdl);
         }
         const auto* src = static_cast<const std::byte*>(args.in) + pl.txOff[0];
         auto* dst = static_cast<std::byte*>(args.out) + pl.rxOff[0];
@@ -382,15 +396,10 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       logPlan();
       if (!pl.latency && !pl.direct && !throughputFits)
         return report(Status::Unsupported, std::string("purlin::snac::launch<") + toString(K) + ">: " + fitError);
-      if (DeviceApi && !pl.latency)
-        return report(Status::Unsupported,
-                      std::string("purlin::snac::launch<") + toString(K) + ">: the device API runs the latency "
-                          "program; this call's " + std::to_string(pl.msgBytes) + " B take the throughput program (" +
-                          std::to_string(n) + " ranks: latency up to " + std::to_string(w.latencyMaxBytes) +
-                          " B and the packet window; docs/device-api.md)");
       if constexpr (DeviceApi) {  // before the call check: a refusal here moves nothing
         std::string why;
-        const Status s = detail::fitDeviceGrid(pl, args, comm.device(), comm.ranksPerDevice(), why);
+        const Status s =
+            detail::fitDeviceGrid(pl, args, comm.device(), comm.ranksPerDevice(), AtomT::kWorkspaceBytes, why);
         const std::string message = std::string("purlin::snac::launch<") + toString(K) + ">: " + why;
         if (s == Status::CudaError) return refuseOwn(s, message);
         if (s != Status::Ok) return report(s, message);
@@ -433,9 +442,11 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       lc.chunkEvents = Communicator::kCaptureChunkEvents;
       if constexpr (isVariable(K))
         if (pl.deviceCounts) lc.prelude = launchCountsKernel<>, lc.preludeArg = &counts;  // right before the program
-      Status st;
-      if constexpr (DeviceApi) st = detail::launchDevice(pl, dc, args, lc);
-      else st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
+      if constexpr (DeviceApi) {  // the user's kernel in place of the planned program's (launchProgram)
+        lc.device = launchDeviceProgram<>;
+        lc.deviceArg = args.deviceLaunch;
+      }
+      Status st = detail::enqueue<AtomT, Programs>(pl, dc, args, lc, peers);
       if (st == Status::Ok && pl.direct && directBy == DirectBy::Registration) comm.countRegisteredCall();
       // A CUDA error enqueueing the program is this rank's (the printed
       // code's refusals, e.g. of push lanes, come from the policy: shared).

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "purlin/device_comm.h"
+#include "purlin/limits.h"
 #include "purlin/snac/epoch.cuh"
 #include "purlin/snac/plan.h"
 #include "purlin/snac/primitives.cuh"
@@ -44,6 +45,15 @@ struct DeviceCall {
 /// GridSync::None returns as soon as this CTA's part is done (its packet
 /// groups: docs/device-api.md says which bytes those are).
 enum class GridSync { After, None };
+
+/// The launch bound a user's kernel declares, `__launch_bounds__(snac::
+/// kDeviceMaxThreads)`, when its NAME_device may run the throughput
+/// program (its CTAs of up to limits::kMaxThroughputThreads threads must
+/// be resident, at most 128 registers per thread, as the printed
+/// throughput kernel's). A policy whose latency program has more threads
+/// per CTA than this bound gets its calls refused (Unsupported: no CTA of
+/// that size is resident).
+inline constexpr int kDeviceMaxThreads = limits::kMaxThroughputThreads;
 
 /// The launch shape of a one-rank call (no latency plan: a communicator of
 /// one rank copies its block, deviceLocalCall), unless the policy's
@@ -183,16 +193,26 @@ DeviceLaunch deviceLaunchOf(void (*kernel)(DeviceCall, K...), DeviceArgs<K...>& 
 }
 
 /// Launches the user's kernel of `d` with `call` as its first parameter,
-/// grid x block threads, no dynamic shared memory, on lc's stream (with
-/// programmatic stream serialization when lc.pdl, as the latency kernel:
-/// NAME_device waits for the previous grid first). Host only.
+/// grid x block threads and `smem` bytes of dynamic shared memory (the
+/// throughput program's workspace; 0 for the latency program) on lc's
+/// stream, with programmatic stream serialization when `serialize` (as the
+/// printed kernel it replaces: NAME_device waits for the previous grid
+/// first). Host only.
 template <int = 0>
-Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d, const DeviceCall& call, int grid,
-                                 int block) {
+Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d, const DeviceCall& call, int grid, int block,
+                          std::size_t smem, bool serialize) {
   if (d.argc < 0 || d.argc > DeviceLaunch::kMaxArgs)
     return detail::report(Status::InvalidArgument, lc.who() + "the device API takes at most " +
                                                        std::to_string(DeviceLaunch::kMaxArgs) +
                                                        " kernel parameters after the DeviceCall");
+  if (smem > 48 * 1024) {
+    if (const cudaError_t err = cudaFuncSetAttribute(d.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+        err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return detail::report(Status::CudaError, lc.who() + "the device API's kernel: cudaFuncSetAttribute(" +
+                                                   std::to_string(smem) + " B shared memory): " + cudaGetErrorString(err));
+    }
+  }
   void* argv[DeviceLaunch::kMaxArgs + 1];
   argv[0] = const_cast<DeviceCall*>(&call);
   for (int i = 0; i < d.argc; ++i) argv[i + 1] = d.args[i];
@@ -200,12 +220,12 @@ Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d, const 
   cudaLaunchAttribute attr[1];
   cfg.gridDim = dim3(unsigned(grid));
   cfg.blockDim = dim3(unsigned(block));
-  cfg.dynamicSmemBytes = 0;
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = lc.stream;
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = lc.pdl ? 1 : 0;
+  cfg.numAttrs = serialize ? 1 : 0;
   const cudaError_t err = cudaLaunchKernelExC(&cfg, d.kernel, argv);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
@@ -215,32 +235,48 @@ Status launchDeviceKernel(const LaunchContext& lc, const DeviceLaunch& d, const 
   return Status::Ok;
 }
 
-/// CTAs of the user's kernel that are resident at once on this GPU, shared
-/// by `grids` grids (the ranks sharing it, each running the same
-/// kernel, two grids each with programmatic dependent launch): the grid
-/// barrier and the peers' packet waits need every CTA of every rank
-/// sharing the GPU resident together. 0 if none fits (the same on every
-/// rank: one kernel, GPUs of one model), -1 if the query failed (this
-/// rank's CUDA error); `error` says which. Host only.
-/// The queries are made once per (kernel, block, device) and thread, and
-/// kept (the last kKnown of them): a few microseconds of host time each,
-/// on every call's path otherwise. Inline in the caller's unit: its CUDA
-/// runtime is the one that knows the kernel (purlin/snac/module_anchor.cuh).
+/// LaunchContext::device for the device API: the user's kernel of
+/// `deviceArg` (a DeviceLaunch) in place of the printed program's kernel,
+/// with its launch shape and a DeviceCall of its parameters. Host only.
 template <int = 0>
-int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int grids, std::string& error) {
+Status launchDeviceProgram(const LaunchContext& lc, const void* deviceArg, const DeviceComm& dc, const Plan& pl,
+                           const std::byte* in, std::byte* out, int grid, int block, std::size_t smem,
+                           bool serialize) {
+  const DeviceCall call{dc, pl, in, out};
+  return launchDeviceKernel(lc, *static_cast<const DeviceLaunch*>(deviceArg), call, grid, block, smem, serialize);
+}
+
+/// CTAs of the user's kernel (`block` threads, `smem` bytes of dynamic
+/// shared memory) that are resident at once on this GPU, shared by `grids`
+/// grids (the ranks sharing it, each running the same kernel, two grids
+/// each with programmatic dependent launch): the grid barrier and the
+/// programs' waits need every CTA of every rank sharing the GPU resident
+/// together. 0 if none fits (the same on every rank: one kernel, GPUs of
+/// one model), -1 if the query failed (this rank's CUDA error); `error`
+/// says which. Host only.
+/// The queries are made once per (kernel, block, shared memory, device)
+/// and thread, and kept (the last kKnown of them): a few microseconds of
+/// host time each, on every call's path otherwise. Inline in the caller's
+/// unit: its CUDA runtime is the one that knows the kernel
+/// (purlin/snac/module_anchor.cuh).
+template <int = 0>
+int residentDeviceCtas(const DeviceLaunch& d, int device, int block, std::size_t smem, int grids, std::string& error) {
   struct Known {
     const void* kernel = nullptr;
     int block = 0, device = -1, ctas = 0;
+    std::size_t smem = 0;
   };
   constexpr int kKnown = 8;
   static thread_local Known known[kKnown];
   static thread_local int next = 0;
   int gpuCtas = -1;
   for (const Known& k : known)
-    if (k.kernel == d.kernel && k.block == block && k.device == device) gpuCtas = k.ctas;
+    if (k.kernel == d.kernel && k.block == block && k.smem == smem && k.device == device) gpuCtas = k.ctas;
   if (gpuCtas < 0) {
     int perSm = 0, sms = 0;
-    cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, d.kernel, block, 0);
+    cudaError_t err = cudaSuccess;
+    if (smem > 48 * 1024) err = cudaFuncSetAttribute(d.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, d.kernel, block, smem);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
@@ -248,13 +284,14 @@ int residentDeviceCtas(const DeviceLaunch& d, int device, int block, int grids, 
       return -1;
     }
     gpuCtas = perSm * sms;
-    known[next] = Known{d.kernel, block, device, gpuCtas};
+    known[next] = Known{d.kernel, block, device, gpuCtas, smem};
     next = (next + 1) % kKnown;
   }
   const int resident = gpuCtas / (grids > 0 ? grids : 1);
   if (resident < 1)
-    error = "the device API's kernel: no CTA of " + std::to_string(block) +
-            " threads is resident (its registers or shared memory exceed the SM's share)";
+    error = "the device API's kernel: no CTA of " + std::to_string(block) + " threads" +
+            (smem ? " and " + std::to_string(smem) + " B of dynamic shared memory" : std::string()) +
+            " is resident (its registers or shared memory exceed the SM's share)";
   return resident;
 }
 

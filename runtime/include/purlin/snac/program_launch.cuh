@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "purlin/atom/elem.cuh"
+#include "purlin/device_comm.h"
 #include "purlin/last_error.h"
 #include "purlin/snac/graph.cuh"
 
@@ -50,6 +51,15 @@ struct LaunchContext {
   /// leave its signals at an epoch no program advanced.
   Status (*prelude)(const LaunchContext&, const void*) = nullptr;
   const void* preludeArg = nullptr;
+  /// The device API (device_api.cuh launchDeviceProgram): when set,
+  /// launchProgram launches the user's kernel of `deviceArg` in place of
+  /// the latency or throughput kernel the printed code picked, with that
+  /// kernel's grid, block, dynamic shared memory and serialization, and a
+  /// DeviceCall of its parameters (dc, pl, in, out). Another program is
+  /// refused (Internal: the device API's launch never plans one).
+  Status (*device)(const LaunchContext&, const void* deviceArg, const DeviceComm&, const Plan&, const std::byte*,
+                   std::byte*, int grid, int block, std::size_t smem, bool serialize) = nullptr;
+  const void* deviceArg = nullptr;
 
   /// The prefix of every message: "purlin::snac::launch<NAME>: ".
   std::string who() const { return std::string("purlin::snac::launch<") + collective + ">: "; }
@@ -75,6 +85,16 @@ using ProgramEnqueue = Status (*)(const Plan&, const DeviceComm&, const DirectPe
 template <class... P, class... A>
 Status launchProgram(const LaunchContext& lc, const char* program, void (*kernel)(P...), int grid, int block,
                      std::size_t smem, bool serialize, A&&... args) {
+  if (lc.device != nullptr) {  // the device API: the user's kernel in this one's place
+    if constexpr (sizeof...(A) == 4) {
+      if (lc.prelude != nullptr)
+        if (const Status s = lc.prelude(lc, lc.preludeArg); s != Status::Ok) return s;
+      return lc.device(lc, lc.deviceArg, std::forward<A>(args)..., grid, block, smem, serialize);
+    } else {
+      return lc.refuse(Status::Internal, std::string("the device API runs the latency or the throughput program, "
+                                                     "not the ") + program);
+    }
+  }
   if (smem > 48 * 1024) {
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (err != cudaSuccess)
