@@ -96,15 +96,22 @@ __device__ __forceinline__ void addRmsNormRows(const Bf16* x, const Bf16* residu
 
 /// The fused kernel: allReduce's latency or throughput program (the one
 /// the call's plan takes) on x (in place: call.in == call.out == x), every
-/// CTA waiting for the whole grid's (GridSync::After), then the rows.
-/// Compiled for bf16 sum alone (allReduce_device<Pair>); the launch bound
-/// the throughput program's CTAs need (snac::kDeviceMaxThreads).
-template <class Out>
-__global__ void __launch_bounds__(snac::kDeviceMaxThreads) fusedKernel(snac::DeviceCall call, const Bf16* residual, Bf16* residualOut, const Bf16* weight,
-                            Out* out, int tokens, int hidden, float eps, float invScale) {
+/// CTA waiting for the whole grid's (GridSync::After), then the rows into
+/// a bf16 `out`, or an e4m3 one when `fp8`. One kernel for both output
+/// types (a uniform branch after the program): the programs' code is
+/// compiled once, not per output type. Compiled for bf16 sum alone
+/// (allReduce_device<Pair>); the launch bound the throughput program's
+/// CTAs need (snac::kDeviceMaxThreads).
+__global__ void __launch_bounds__(snac::kDeviceMaxThreads)
+    fusedKernel(snac::DeviceCall call, const Bf16* residual, Bf16* residualOut, const Bf16* weight, void* out,
+                bool fp8, int tokens, int hidden, float eps, float invScale) {
   if (!::allReduce_device<kBf16Sum>(call)) return;  // a wait gave up: asyncError() says why
-  addRmsNormRows<Out>(reinterpret_cast<const Bf16*>(call.out), residual, residualOut, weight, out, tokens, hidden,
-                      eps, invScale);
+  const auto* x = reinterpret_cast<const Bf16*>(call.out);
+  if (fp8)
+    addRmsNormRows<__nv_fp8_e4m3>(x, residual, residualOut, weight, static_cast<__nv_fp8_e4m3*>(out), tokens, hidden,
+                                  eps, invScale);
+  else
+    addRmsNormRows<Bf16>(x, residual, residualOut, weight, static_cast<Bf16*>(out), tokens, hidden, eps, invScale);
 }
 
 /// The unfused path's second kernel.
@@ -208,14 +215,10 @@ Status allReduceAddRmsNorm(Communicator& comm, Bf16* x, const Bf16* residual, Bf
   const std::size_t count = tokens * hidden;
   const int t = int(tokens), h = int(hidden);
   if (mode != Fusion::Unfused) {
-    Status s;
-    if (outType == DType::BF16)
-      s = gen::allReduce_launchDevice<kBf16Sum>(comm, x, x, count, DType::BF16, RedOp::Sum, stream, detail::fusedKernel<Bf16>,
-                                                residual, residualOut, weight, static_cast<Bf16*>(out), t, h, eps, 1.f);
-    else
-      s = gen::allReduce_launchDevice<kBf16Sum>(comm, x, x, count, DType::BF16, RedOp::Sum, stream,
-                                                detail::fusedKernel<__nv_fp8_e4m3>, residual, residualOut, weight,
-                                                static_cast<__nv_fp8_e4m3*>(out), t, h, eps, 1.f / scale);
+    const bool fp8 = outType == DType::F8E4M3;
+    const Status s = gen::allReduce_launchDevice<kBf16Sum>(comm, x, x, count, DType::BF16, RedOp::Sum, stream,
+                                                           detail::fusedKernel, residual, residualOut, weight, out, fp8,
+                                                           t, h, eps, fp8 ? 1.f / scale : 1.f);
     // Unsupported: the kernel cannot hold the planned program's grid (the
     // same on every rank); nothing ran, so Auto runs the two kernels.
     if (s != Status::Unsupported || mode == Fusion::Fused) {
