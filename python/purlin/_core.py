@@ -183,7 +183,12 @@ class Comm:
         streams are synchronized and every peer is done with it (a barrier):
         a peer's kernel may still read this rank's workspace. Not called on
         garbage collection for that reason (an undestroyed communicator
-        lives until the process exits)."""
+        lives until the process exits). It waits for this rank's kernels;
+        one still waiting on a peer that is gone (a dead process, a call it
+        never made) is aborted after 10 s (checked mode: the wait timeout
+        plus 1 s when longer; PURLIN_DESTROY_TIMEOUT_MS) and destroy
+        returns; call abort() first to end such waits at once
+        (docs/failure-model.md "Destruction")."""
         if self._handle:
             h, self._handle = self._handle, None
             _capi.check(_capi.call("purlin_comm_destroy")(h))

@@ -150,7 +150,9 @@ class Communicator:
 
     # -- lifetime and failure ---------------------------------------------
     def destroy(self) -> None:
-        """Frees this rank's communicator (synchronize its streams first)."""
+        """Frees this rank's communicator (synchronize its streams first;
+        kernels still waiting on a peer that is gone are aborted after a
+        bound: purlin._core.Communicator.destroy)."""
         self._comm.destroy()
 
     def abort(self) -> None:

@@ -31,6 +31,7 @@
 
 #include <cuda_runtime.h>
 
+#include "bounded_sync.h"
 #include "device_scope.h"
 #include "direct_registry.h"
 #include "purlin/host/kernel_modules.h"
@@ -164,10 +165,12 @@ struct Communicator::Impl {
     if (planLog) std::fclose(planLog);
     if (device >= 0 && base) {
       // This rank's kernels may still use the mappings closed below: wait
-      // for the device first (as cudaFree would). After abort() every wait
-      // gives up within ~1024 polls, so this ends even if a peer is gone.
+      // for the device first (as cudaFree would), bounded: a kernel still
+      // waiting on a peer that is gone is aborted (synchronizeBounded).
       detail::QuietDeviceScope scope(device);
-      (void)cudaDeviceSynchronize();
+      (void)detail::synchronizeBounded([](void *) { (void)cudaDeviceSynchronize(); }, nullptr,
+                                       hostStatus ? &hostStatus->abortRequested : nullptr,
+                                       detail::destroyWaitMs(options), rank);
     }
     direct.reset();  // closes its IPC mappings on `device`
     if (device < 0)

@@ -7,7 +7,9 @@
 /// writes nothing outside the buffers passed (checked mode; unchecked, in
 /// the latency program, whose packet headers name the call); eager calls of a checked
 /// communicator stay on one stream; destroying an aborted communicator does
-/// not hang; the C ABI's purlin_comm_abort and purlin_comm_async_error.
+/// not hang, nor does destroying one whose kernel still waits on a peer
+/// (without abort: destruction's bound, PURLIN_DESTROY_TIMEOUT_MS); the C
+/// ABI's purlin_comm_abort and purlin_comm_async_error.
 /// N ranks as threads of one process (ranks share GPUs when N > #GPUs).
 ///
 /// Run: gpu-bin/failure_test [--ranks N]   (N in 2..8; default: 2, then 3)
@@ -154,6 +156,41 @@ int abortCase(Bootstrap& boot, int dev, cudaStream_t s, Coll c, std::size_t coun
   }
   if (why.empty() && destroySec > 5.0) why = "destroying the aborted communicator took " + std::to_string(destroySec) + " s";
   reportCase(r, ("abort: rank 1 skips the " + std::string(name(c)) + " call, rank 0's watchdog aborts, n=" +
+                 std::to_string(n)).c_str(), why, failures);
+  return failures;
+}
+
+/// Issue 35 item 7: destroying a communicator whose kernel still waits on a
+/// peer, without abort(): rank 0 calls, rank 1 never makes the call, and
+/// rank 0 destroys its (unchecked) communicator while the kernel spins.
+/// Destruction's bounded wait (PURLIN_DESTROY_TIMEOUT_MS = 300 here)
+/// aborts the kernel and returns; then the peers destroy theirs.
+int destroyCase(Bootstrap& boot, int dev, cudaStream_t s, Coll c, std::size_t count) {
+  const int n = boot.size(), r = boot.rank();
+  int failures = 0;
+  std::string why;
+  const DType t = DType::BF16;
+  Buffers b(inBytesOf(c, n, t, count), outBytesOf(c, n, t, count));
+  double destroySec = 0;
+  {
+    auto comm = std::make_unique<Communicator>(boot, dev, sharedGpuOptions(64u << 20, /*checked=*/false));
+    boot.barrier();
+    if (r == 0) {
+      const Status st = launchColl<PAuto>(c, *comm, argsOf(b, count, t), s);
+      if (st != Status::Ok) why = std::string("launch: ") + sn::lastError();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (why.empty() && cudaStreamQuery(s) != cudaErrorNotReady) why = "the call finished although its peer never called";
+      const auto t0 = Clock::now();
+      comm.reset();  // no abort(): the destructor's bound ends the kernel
+      destroySec = secondsSince(t0);
+      if (why.empty()) why = waitStream(s, 5.0);
+      if (why.empty()) why = b.guardIntact();
+    }
+    boot.barrier();  // rank 0's communicator is gone; the others made no call
+  }
+  if (why.empty() && destroySec > 3.0)
+    why = "destroying the communicator with a waiting kernel took " + std::to_string(destroySec) + " s";
+  reportCase(r, ("destroy without abort: rank 1 skips the " + std::string(name(c)) + " call, rank 0 destroys, n=" +
                  std::to_string(n)).c_str(), why, failures);
   return failures;
 }
@@ -441,6 +478,8 @@ int rankMain(Bootstrap& boot, int dev) {
   cudaStream_t s = beginRank(dev);
   failures += abortCase(boot, dev, s, Coll::AllGather, 1000);         // latency program
   failures += abortCase(boot, dev, s, Coll::AllReduce, 1 << 20);      // throughput program
+  failures += destroyCase(boot, dev, s, Coll::AllGather, 1000);       // latency program
+  failures += destroyCase(boot, dev, s, Coll::AllReduce, 1 << 20);    // throughput program
   failures += timeoutCase(boot, dev, s);
   const MismatchCase cases[] = {
       {"count, latency", Coll::AllReduce, Coll::AllReduce, 1000, 2000, DType::BF16, DType::BF16, RedOp::Sum, RedOp::Sum},
@@ -515,6 +554,8 @@ int main(int argc, char** argv) {
   // (docs/runtime.md "Ranks sharing a GPU"; seen on one H200: the op case
   // at 2 ranks ended by the 5 s timeout instead of the check).
   setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  // destroyCase: destruction aborts kernels still waiting after 0.3 s.
+  setenv("PURLIN_DESTROY_TIMEOUT_MS", "300", 1);
   int gpus = 0;
   if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
     std::printf("failure_test: no GPU\n");
