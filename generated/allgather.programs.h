@@ -183,10 +183,11 @@ Status allGather_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 }
 
 /// Device API (docs/device-api.md): allGather's call (its checks, plan and checked mode, as
-/// allGather's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// allGather's) run by the caller's `kernel`, launched in place of the kernel of the
+/// program the plan takes (latency or throughput: its grid, block and shared memory) with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allGather_device<Pair>(call) (allgather.device.cuh). A call that takes another program
-/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// allGather_device<Pair>(call) (allgather.device.cuh). A kernel that cannot hold that
+/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allGather_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
 Status allGather_launchDevice(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, cudaStream_t stream,

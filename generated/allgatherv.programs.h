@@ -155,10 +155,11 @@ Status allGatherV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac
 }
 
 /// Device API (docs/device-api.md): allGatherV's call (its checks, plan and checked mode, as
-/// allGatherV's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// allGatherV's) run by the caller's `kernel`, launched in place of the kernel of the
+/// program the plan takes (latency or throughput: its grid, block and shared memory) with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allGatherV_device<Pair>(call) (allgatherv.device.cuh). A call that takes another program
-/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// allGatherV_device<Pair>(call) (allgatherv.device.cuh). A kernel that cannot hold that
+/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allGatherV_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
 Status allGatherV_launchDevice(Communicator &comm, const void *in, void *out, const std::size_t *counts, DType dtype, cudaStream_t stream,

@@ -270,10 +270,11 @@ Status allReduce_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 }
 
 /// Device API (docs/device-api.md): allReduce's call (its checks, plan and checked mode, as
-/// allReduce's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// allReduce's) run by the caller's `kernel`, launched in place of the kernel of the
+/// program the plan takes (latency or throughput: its grid, block and shared memory) with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allReduce_device<Pair>(call) (allreduce.device.cuh). A call that takes another program
-/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// allReduce_device<Pair>(call) (allreduce.device.cuh). A kernel that cannot hold that
+/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allReduce_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
 Status allReduce_launchDevice(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, RedOp op, cudaStream_t stream,

@@ -183,10 +183,11 @@ Status allToAll_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::
 }
 
 /// Device API (docs/device-api.md): allToAll's call (its checks, plan and checked mode, as
-/// allToAll's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// allToAll's) run by the caller's `kernel`, launched in place of the kernel of the
+/// program the plan takes (latency or throughput: its grid, block and shared memory) with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allToAll_device<Pair>(call) (alltoall.device.cuh). A call that takes another program
-/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// allToAll_device<Pair>(call) (alltoall.device.cuh). A kernel that cannot hold that
+/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allToAll_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
 Status allToAll_launchDevice(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, cudaStream_t stream,

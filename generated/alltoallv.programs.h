@@ -155,10 +155,11 @@ Status allToAllV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac:
 }
 
 /// Device API (docs/device-api.md): allToAllV's call (its checks, plan and checked mode, as
-/// allToAllV's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// allToAllV's) run by the caller's `kernel`, launched in place of the kernel of the
+/// program the plan takes (latency or throughput: its grid, block and shared memory) with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// allToAllV_device<Pair>(call) (alltoallv.device.cuh). A call that takes another program
-/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// allToAllV_device<Pair>(call) (alltoallv.device.cuh). A kernel that cannot hold that
+/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's allToAllV_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
 Status allToAllV_launchDevice(Communicator &comm, const void *in, void *out, const std::size_t *sendCounts, const std::size_t *sendDispls, const std::size_t *recvCounts, const std::size_t *recvDispls, std::size_t maxCount, DType dtype, cudaStream_t stream,

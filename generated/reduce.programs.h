@@ -237,10 +237,11 @@ Status reduce_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::Di
 }
 
 /// Device API (docs/device-api.md): reduce's call (its checks, plan and checked mode, as
-/// reduce's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// reduce's) run by the caller's `kernel`, launched in place of the kernel of the
+/// program the plan takes (latency or throughput: its grid, block and shared memory) with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// reduce_device<Pair>(call) (reduce.device.cuh). A call that takes another program
-/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// reduce_device<Pair>(call) (reduce.device.cuh). A kernel that cannot hold that
+/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's reduce_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
 Status reduce_launchDevice(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, RedOp op, int root, cudaStream_t stream,

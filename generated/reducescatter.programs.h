@@ -263,10 +263,11 @@ Status reduceScatter_enqueue(const snac::Plan& pl, const DeviceComm& dc, const s
 }
 
 /// Device API (docs/device-api.md): reduceScatter's call (its checks, plan and checked mode, as
-/// reduceScatter's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// reduceScatter's) run by the caller's `kernel`, launched in place of the kernel of the
+/// program the plan takes (latency or throughput: its grid, block and shared memory) with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// reduceScatter_device<Pair>(call) (reducescatter.device.cuh). A call that takes another program
-/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// reduceScatter_device<Pair>(call) (reducescatter.device.cuh). A kernel that cannot hold that
+/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's reduceScatter_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
 Status reduceScatter_launchDevice(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, RedOp op, cudaStream_t stream,

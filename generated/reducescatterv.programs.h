@@ -232,10 +232,11 @@ Status reduceScatterV_enqueue(const snac::Plan& pl, const DeviceComm& dc, const 
 }
 
 /// Device API (docs/device-api.md): reduceScatterV's call (its checks, plan and checked mode, as
-/// reduceScatterV's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// reduceScatterV's) run by the caller's `kernel`, launched in place of the kernel of the
+/// program the plan takes (latency or throughput: its grid, block and shared memory) with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// reduceScatterV_device<Pair>(call) (reducescatterv.device.cuh). A call that takes another program
-/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// reduceScatterV_device<Pair>(call) (reducescatterv.device.cuh). A kernel that cannot hold that
+/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's reduceScatterV_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
 Status reduceScatterV_launchDevice(Communicator &comm, const void *in, void *out, const std::size_t *counts, DType dtype, RedOp op, cudaStream_t stream,

@@ -155,10 +155,11 @@ Status scatter_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::D
 }
 
 /// Device API (docs/device-api.md): scatter's call (its checks, plan and checked mode, as
-/// scatter's) run by the caller's `kernel`, launched in place of the latency kernel with
+/// scatter's) run by the caller's `kernel`, launched in place of the kernel of the
+/// program the plan takes (latency or throughput: its grid, block and shared memory) with
 /// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls
-/// scatter_device<Pair>(call) (scatter.device.cuh). A call that takes another program
-/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the
+/// scatter_device<Pair>(call) (scatter.device.cuh). A kernel that cannot hold that
+/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the
 /// (dtype, op) pair the kernel's scatter_device is compiled for (kAnyPair: any).
 template <int Pair = kAnyPair, class... K, class... A>
 Status scatter_launchDevice(Communicator &comm, const void *in, void *out, std::size_t count, DType dtype, int root, cudaStream_t stream,

@@ -160,14 +160,16 @@ void emitCApi(std::ostringstream &o, const EmitCollective &c, SizeArgs sizes) {
 /// The device API's host launcher (NAME_launchDevice, docs/device-api.md):
 /// NAME's arguments (its host form), then the caller's kernel and the values
 /// of its parameters after the DeviceCall; snac::launch checks and plans
-/// the call as NAME's and launches that kernel in place of the latency one.
+/// the call as NAME's and launches that kernel in place of the planned
+/// program's (latency or throughput).
 void emitLaunchDevice(std::ostringstream &o, const EmitInput &in, const EmitCollective &c, const std::string &id) {
   const SizeArgs sizes = apiForms(c.kind).front();
   o << "/// Device API (docs/device-api.md): " << c.name << "'s call (its checks, plan and checked mode, as\n"
-    << "/// " << baseName(c.name) << "'s) run by the caller's `kernel`, launched in place of the latency kernel with\n"
+    << "/// " << baseName(c.name) << "'s) run by the caller's `kernel`, launched in place of the kernel of the\n"
+    << "/// program the plan takes (latency or throughput: its grid, block and shared memory) with\n"
     << "/// the call (snac::DeviceCall) first and `kernelArgs` after it; the kernel calls\n"
-    << "/// " << id << "_device<Pair>(call) (" << in.deviceName << "). A call that takes another program\n"
-    << "/// than the latency one is refused (Status::Unsupported) with nothing launched. Pair: the\n"
+    << "/// " << id << "_device<Pair>(call) (" << in.deviceName << "). A kernel that cannot hold that\n"
+    << "/// grid at once is refused (Status::Unsupported) with nothing launched. Pair: the\n"
     << "/// (dtype, op) pair the kernel's " << id << "_device is compiled for (kAnyPair: any).\n"
     << "template <int Pair = kAnyPair, class... K, class... A>\n"
     << "Status " << id << "_launchDevice(Communicator &comm";

@@ -46,7 +46,7 @@ def test_fused_against_unfused_and_torch(gpu, n, tokens, hidden, fp8):
         # cudaMalloc may wait for the GPU while a peer's kernel waits for
         # this rank's next launch (tests/gpu/demo_allreduce_test.cu).
         got = []
-        for mode in ("auto", "unfused"):
+        for mode in ("fused", "unfused"):  # "fused": refused rather than silently unfused
             x, res, w = (t.clone() for t in data[r])
             out = torch.empty(tokens, hidden, dtype=torch.float8_e4m3fn if fp8 else torch.bfloat16, device="cuda")
             got.append((mode, x, res, w, out))

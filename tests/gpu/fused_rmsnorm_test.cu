@@ -15,7 +15,9 @@
 ///    (the inputs are multiples of 1/16 whose sums bf16 holds), out within
 ///    bf16's (fp8's) rounding of the double-precision norm;
 ///  - Fusion::Fused on 512 tokens of 8192 (8 MiB: the throughput program at
-///    every world size) against the unfused path, then a latency call;
+///    every world size, checked by the plan log), bf16 and e4m3 out, against
+///    the unfused path, then a latency call; the same shape captured and on
+///    a checked communicator;
 ///  - the fused call captured in a CUDA graph and replayed with new inputs;
 ///  - bad arguments (hidden not a multiple of 8): InvalidArgument on every rank;
 ///  - in place (residualOut == residual), and a checked communicator.
@@ -93,6 +95,8 @@ class Rank {
     cudaSetDevice(device);
     CommOptions o;
     if (checked) o.checked = true, o.waitTimeoutUs = 5'000'000;
+    o.logPlans = true;  // lastPlan(): which program a call took
+    o.planLogPath = "/dev/null";
     comm_ = std::make_unique<Communicator>(b, device, o);
     cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
     buf_.alloc();
@@ -236,21 +240,24 @@ class Rank {
     // Fusion::Fused on 8 MiB of x: past the latency bound at every world
     // size (the throughput program in the user's kernel), bitwise as
     // unfused; then a call of the latency program.
-    if (n_ > 1) {
-      const Shape big{512, 8192, DType::BF16};
+    for (DType outType : {DType::BF16, DType::F8E4M3}) {
+      if (n_ == 1) break;
+      const Shape big{512, 8192, outType};
       setInputs(big, 1, false);
       bool ran = false;
       const Status st = fusedCall(big, fused::Fusion::Fused, false, &ran);
+      const std::string plan = comm_->lastPlan();  // the first call of this shape: its plan line
       bool ok = finish();
       const Status ust = unfusedCall(big, false);
       ok = finish() && ok;
       const std::string why = st != Status::Ok || ust != Status::Ok || !ok || !ran
                                   ? std::string("status ") + toString(st) + " / " + toString(ust)
-                                  : compare(big, 1);
-      expect(why.empty(), "n=" + std::to_string(n_) + " Fusion::Fused, 512 x 8192 (the throughput program)" +
-                              (why.empty() ? "" : ": " + why));
-      runShape({7, 4096, DType::BF16}, false);
+                              : plan.rfind("throughput", 0) != 0 ? "the plan was not the throughput program: " + plan
+                                                                  : compare(big, 1);
+      expect(why.empty(), "n=" + std::to_string(n_) + " Fusion::Fused, 512 x 8192, out " + toString(outType) +
+                              " (the throughput program)" + (why.empty() ? "" : ": " + why));
     }
+    if (n_ > 1) runShape({7, 4096, DType::BF16}, false);
     // Bad arguments: every rank refuses.
     const Status st = fused::allReduceAddRmsNorm(*comm_, buf_.xA, buf_.residual, buf_.resA, buf_.weight, buf_.outA,
                                                  DType::BF16, 1.f, 4, 100, kEps, stream_);
@@ -258,8 +265,7 @@ class Rank {
     expect(st == Status::InvalidArgument, std::string("hidden=100 refused: ") + toString(st));
   }
 
-  void runGraph() {
-    const Shape s{7, 4096, DType::BF16};
+  void runGraph(const Shape& s) {
     setInputs(s, 2, false);
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
@@ -280,7 +286,8 @@ class Rank {
       ok = why.empty();
       if (!ok) std::printf("rank %d replay %d: %s\n", rank_, replay, why.c_str());
     }
-    expect(ok, "n=" + std::to_string(n_) + " fused call captured in a graph, 3 replays with new inputs");
+    expect(ok, "n=" + std::to_string(n_) + " fused call of " + std::to_string(s.tokens) + " x " +
+                   std::to_string(s.hidden) + " captured in a graph, 3 replays with new inputs");
     if (exec) cudaGraphExecDestroy(exec);
     if (graph) cudaGraphDestroy(graph);
   }
@@ -333,7 +340,8 @@ void runRank(Bootstrap& b, int device) {
         for (DType t : {DType::BF16, DType::F8E4M3}) r.runShape({tokens, hidden, t}, false);
     r.runShape({7, 2048, DType::BF16}, true);
     r.runRefusals();
-    r.runGraph();
+    r.runGraph({7, 4096, DType::BF16});
+    r.runGraph({512, 8192, DType::BF16});  // the throughput program (ranks > 1)
     if (gBench) r.runBench();
   }
   Rank checked(b, device, true);
@@ -347,6 +355,7 @@ void runRank(Bootstrap& b, int device) {
   }
   checked.runShape({64, 4096, DType::BF16}, false);
   checked.runShape({1, 8192, DType::F8E4M3}, true);
+  checked.runShape({512, 8192, DType::BF16}, false);  // the throughput program (ranks > 1)
 }
 
 } // namespace

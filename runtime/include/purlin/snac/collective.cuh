@@ -200,9 +200,9 @@ Status fitDeviceGrid(Plan& pl, const CallArgs& a, int device, int ranksPerDevice
 /// Runs collective `Collective` with policy `P`, datapath `AtomArch` and
 /// the printed programs `Programs` on `stream`. Never throws. See the file
 /// comment. DeviceApi: the device API's call (NAME_launchDevice,
-/// device_api.cuh): args.deviceLaunch's kernel in place of the latency
-/// program's, refused unless the latency program takes the call; a
-/// template parameter, so that NAME's own units do not compile that path.
+/// device_api.cuh): args.deviceLaunch's kernel in place of the planned
+/// latency or throughput program's (never the direct program); a template
+/// parameter, so that NAME's own units do not compile that path.
 template <class Collective, class P, class AtomArch, class Programs, bool DeviceApi = false>
 Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
   using detail::report;
@@ -443,6 +443,8 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       if constexpr (isVariable(K))
         if (pl.deviceCounts) lc.prelude = launchCountsKernel<>, lc.preludeArg = &counts;  // right before the program
       if constexpr (DeviceApi) {  // the user's kernel in place of the planned program's (launchProgram)
+        if (pl.direct)  // never planned above: the direct program's launches take other parameters
+          return report(Status::Internal, lc.who() + "the device API planned the direct program");
         lc.device = launchDeviceProgram<>;
         lc.deviceArg = args.deviceLaunch;
       }

@@ -1,12 +1,13 @@
 /// @file device_api.cuh
 /// @brief The device API (docs/device-api.md): a user's kernel runs a
-/// printed collective's latency program and then its own code on the
-/// result, in one kernel (AllReduce + residual add + RMSNorm:
+/// printed collective's latency or throughput program and then its own
+/// code on the result, in one kernel (AllReduce + residual add + RMSNorm:
 /// examples/fused_rmsnorm). purlinc prints, per collective, the device
-/// entry NAME_device (NAME.device.cuh: the latency kernel's CTA body, then
-/// deviceCallEnd) and the host launcher NAME_launchDevice (NAME.programs.h:
-/// the call's checks and plan, as NAME's, then the user's kernel launched in
-/// place of the latency kernel with a DeviceCall as its first parameter).
+/// entry NAME_device (NAME.device.cuh: the latency or throughput kernel's
+/// CTA body, then deviceCallEnd) and the host launcher NAME_launchDevice
+/// (NAME.programs.h: the call's checks and plan, as NAME's, then the user's
+/// kernel launched in place of the planned program's kernel with a
+/// DeviceCall as its first parameter).
 /// This header holds what those two share: the DeviceCall, the grid
 /// barrier and the type-erased launch of the user's kernel.
 #pragma once
@@ -30,8 +31,8 @@
 namespace purlin::snac {
 
 /// One call of the device API, the first parameter (by value) of the user's
-/// kernel: the communicator's device view, the call's plan (the latency
-/// program's) and the call's buffers, as the printed latency kernel takes them.
+/// kernel: the communicator's device view, the call's plan (its program:
+/// Plan::latency) and the call's buffers, as the printed kernels take them.
 struct DeviceCall {
   DeviceComm dc;
   Plan pl;
@@ -273,9 +274,25 @@ int residentDeviceCtas(const DeviceLaunch& d, int device, int block, std::size_t
   for (const Known& k : known)
     if (k.kernel == d.kernel && k.block == block && k.smem == smem && k.device == device) gpuCtas = k.ctas;
   if (gpuCtas < 0) {
-    int perSm = 0, sms = 0;
-    cudaError_t err = cudaSuccess;
-    if (smem > 48 * 1024) err = cudaFuncSetAttribute(d.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    int perSm = 0, sms = 0, optin = 0;
+    cudaFuncAttributes fa{};
+    cudaError_t err = cudaFuncGetAttributes(&fa, d.kernel);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (err == cudaSuccess && fa.sharedSizeBytes + smem > std::size_t(optin)) {
+      // The kernel's static shared memory and the workspace exceed what a
+      // CTA may have on this GPU (every rank alike): no CTA fits.
+      error = "the device API's kernel: its " + std::to_string(fa.sharedSizeBytes) + " B of static shared memory and " +
+              "the program's " + std::to_string(smem) + " B of workspace exceed this GPU's " + std::to_string(optin) +
+              " B per CTA";
+      return 0;
+    }
+    if (err == cudaSuccess && fa.maxThreadsPerBlock < block) {  // its __launch_bounds__ or its registers
+      error = "the device API's kernel: at most " + std::to_string(fa.maxThreadsPerBlock) + " threads per CTA (its "
+              "launch bound or registers); the program's CTAs have " + std::to_string(block);
+      return 0;
+    }
+    if (err == cudaSuccess && smem > 48 * 1024)
+      err = cudaFuncSetAttribute(d.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, d.kernel, block, smem);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (err != cudaSuccess) {

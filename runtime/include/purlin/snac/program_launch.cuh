@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -86,7 +87,9 @@ template <class... P, class... A>
 Status launchProgram(const LaunchContext& lc, const char* program, void (*kernel)(P...), int grid, int block,
                      std::size_t smem, bool serialize, A&&... args) {
   if (lc.device != nullptr) {  // the device API: the user's kernel in this one's place
-    if constexpr (sizeof...(A) == 4) {
+    // The latency and throughput kernels' parameters; the direct kernel's
+    // differ (the device API never plans it).
+    if constexpr (std::is_same_v<void (*)(P...), void (*)(DeviceComm, Plan, const std::byte*, std::byte*)>) {
       if (lc.prelude != nullptr)
         if (const Status s = lc.prelude(lc, lc.preludeArg); s != Status::Ok) return s;
       return lc.device(lc, lc.deviceArg, std::forward<A>(args)..., grid, block, smem, serialize);
