@@ -1,7 +1,8 @@
 #!/bin/bash
-# nvcc of AllReduce and AllGather units, before (995c5cd) and after (HEAD), alternating rounds
+# nvcc of AllReduce and AllGather units, before (OLD: a tree of runtime/ and generated/, default
+# /tmp/sass/old = 995c5cd) and after (HEAD), alternating rounds
 for round in 1 2; do
-  for tree in /tmp/sass/old /work/main; do
+  for tree in ${OLD:-/tmp/sass/old} /work/main; do
     tag=$([ $tree = /work/main ] && echo after || echo before)
     for s in allreduce allgather; do
       tot=0

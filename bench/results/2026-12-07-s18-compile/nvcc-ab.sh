@@ -1,17 +1,4 @@
 #!/bin/bash
-# nvcc of AllReduce and AllGather units, before (18b15c7) and after (HEAD), alternating rounds
-for round in 1 2; do
-  for tree in /tmp/old18 /work/main; do
-    tag=$([ $tree = /work/main ] && echo after || echo before)
-    for s in allreduce allgather; do
-      tot=0
-      for u in "" latency throughput direct pairs; do
-        a=$(date +%s.%N)
-        /usr/local/cuda/bin/nvcc -std=c++20 -O3 -DNDEBUG -arch=sm_90 -c -I$tree/runtime/include -I$tree/generated $tree/generated/$s${u:+.$u}.cu -o /tmp/ab17/x.o || echo FAIL
-        b=$(date +%s.%N); t=$(echo "$b - $a" | bc); tot=$(echo "$tot + $t" | bc)
-        printf "round %d %s %s.%s %.1f\n" $round $tag $s "$u" $t
-      done
-      printf "round %d %s %s SUM %.1f\n" $round $tag $s $tot
-    done
-  done
-done
+# nvcc of AllReduce and AllGather units, before (18b15c7: git archive 18b15c7 runtime generated | tar -x -C /tmp/old18)
+# and after (HEAD), alternating rounds: the s17 script with OLD=/tmp/old18.
+OLD=${OLD:-/tmp/old18} exec bash "$(dirname "$0")/../2026-12-07-s17-compile/nvcc-ab.sh"
