@@ -458,18 +458,29 @@ def test_capture_context_compares_captured_calls(gpu, mismatch):
     raise before any replay."""
     torch = gpu
     n, count = 2, 1000  # the latency program: capture makes no host exchange
+    # The ranks capture one after another: torch.cuda.graph's __enter__
+    # synchronizes the whole device, and a rank that has left capture()
+    # already runs its compare (an eager all-reduce whose kernel waits for
+    # the peer's): the peer's synchronization would wait for that kernel,
+    # and the kernel for the peer (hung on one H100, session 18).
+    gate = threading.Barrier(n, timeout=120)
 
     def body(comm, r):
         x = torch.zeros(count, dtype=torch.float32, device="cuda")
         s = torch.cuda.current_stream()
         comm.all_reduce(x)  # warm-up, eager
+        s.synchronize()
         g = torch.cuda.CUDAGraph()
         try:
             with comm.capture():
-                with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
-                    comm.all_reduce(x)
-                    if mismatch and r == 1:
-                        comm.all_reduce(x)
+                for turn in range(n):
+                    gate.wait()
+                    if turn == r:
+                        with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
+                            comm.all_reduce(x)
+                            if mismatch and r == 1:
+                                comm.all_reduce(x)
+                gate.wait()
         except purlin.PurlinError as e:
             return str(e)
         x.copy_(rank_input(torch, torch.float32, count, r, seed=77))

@@ -38,7 +38,7 @@ echo "pack: $(head -1 $P/COMMIT)"; nvidia-smi --query-gpu=name,driver_version --
 H=bench/results/2026-12-04-instances
 for s in "$@"; do
   case $s in
-    pygpu) timeout ${PYG:-300} python3 -m pytest -q -rs -o faulthandler_timeout=150 python/tests/test_gpu.py python/tests/test_gpu_fused.py > "$OUT/pyt-gpu.txt" 2>&1
+    pygpu) timeout ${PYG:-300} python3 -m pytest -q -rs -o faulthandler_timeout=150 ${PYTESTS:-python/tests/test_gpu.py python/tests/test_gpu_fused.py} > "$OUT/pyt-gpu.txt" 2>&1
            echo "pytest gpu rc=$?"; grep -E "passed|failed|FAILED|Timeout" "$OUT/pyt-gpu.txt" | tail -12 | cut -c1-300;;
     fused) for k in 1 2 3 5; do
              timeout ${FUSED_T:-100} $P/fused_rmsnorm_test --ranks $k > "$OUT/fused-$k.txt" 2>&1
