@@ -26,7 +26,6 @@
 #include <map>
 #include <string>
 #include <tuple>
-#include <unordered_set>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -35,6 +34,7 @@
 #include "device_scope.h"
 #include "direct_registry.h"
 #include "purlin/host/kernel_modules.h"
+#include "purlin/host/plan_lines.h"
 #include "purlin/snac/protocol.h"
 
 namespace purlin {
@@ -152,11 +152,11 @@ struct Communicator::Impl {
   int multiprocessors = 0;              ///< SMs of this rank's GPU
   Bootstrap *bootstrap = nullptr;       ///< not owned; outlives the communicator
   bool logPlans = false;                ///< options.logPlans or PURLIN_LOG_PLANS=1
-  std::unordered_set<uint64_t> loggedShapes;  ///< firstOfShape
+  detail::PlanLines planLines;          ///< firstOfShape, logPlan, lastPlan
+  uint64_t planKey = 0;                 ///< the shape firstOfShape saw last (logPlan records its line)
   mutable std::mutex occupancyMutex;    ///< occupancy
   mutable std::map<std::tuple<const void *, int, std::size_t>, int> occupancy;  ///< occupancy
   std::size_t registeredCalls = 0;      ///< countRegisteredCall
-  std::string lastPlan;                 ///< logPlan
   std::FILE *planLog = nullptr;         ///< CommOptions::planLogPath, opened at the first plan line
   bool planLogFailed = false;           ///< it could not be opened (said once; stderr then)
   std::unique_ptr<detail::DirectRegistry> direct; ///< peers' output mappings (registerDirect)
@@ -484,7 +484,10 @@ std::size_t Communicator::directGraphHeld() const { return impl_->direct->graphH
 std::size_t Communicator::directGraphHoldObjects() const { return impl_->direct->graphHoldObjects(); }
 std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
 bool Communicator::logPlans() const { return impl_->logPlans; }
-bool Communicator::firstOfShape(uint64_t shapeKey) { return impl_->loggedShapes.insert(shapeKey).second; }
+bool Communicator::firstOfShape(uint64_t shapeKey) {
+  impl_->planKey = shapeKey;
+  return impl_->planLines.note(shapeKey);
+}
 int Communicator::occupancy(const void *kernel, int threads, std::size_t smem) const {
   std::lock_guard<std::mutex> lock(impl_->occupancyMutex);
   const auto it = impl_->occupancy.find({kernel, threads, smem});
@@ -494,11 +497,11 @@ void Communicator::setOccupancy(const void *kernel, int threads, std::size_t sme
   std::lock_guard<std::mutex> lock(impl_->occupancyMutex);
   impl_->occupancy[{kernel, threads, smem}] = ctasPerSm;
 }
-const std::string &Communicator::lastPlan() const { return impl_->lastPlan; }
+const std::string &Communicator::lastPlan() const { return impl_->planLines.last(); }
 void Communicator::logPlan(const std::string &call, std::string line) {
   Impl &m = *impl_;
-  m.lastPlan = std::move(line);
-  const std::string text = "purlin: rank " + std::to_string(m.rank) + ": " + call + ": " + m.lastPlan + "\n";
+  const std::string text = "purlin: rank " + std::to_string(m.rank) + ": " + call + ": " +
+                           m.planLines.record(m.planKey, std::move(line)) + "\n";
   if (!m.options.planLogPath.empty() && !m.planLog && !m.planLogFailed) {
     m.planLog = std::fopen(m.options.planLogPath.c_str(), "a");
     m.planLogFailed = !m.planLog;

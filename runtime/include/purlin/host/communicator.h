@@ -250,7 +250,8 @@ public:
   /// Whether plans are logged (CommOptions::logPlans or PURLIN_LOG_PLANS=1).
   bool logPlans() const;
   /// True the first time `shapeKey` (snac::planShapeKey) is seen on this
-  /// communicator: the launcher logs that call's plan.
+  /// communicator: the launcher logs that call's plan. Called for every
+  /// planned call while plans are logged (lastPlan follows it).
   bool firstOfShape(uint64_t shapeKey);
   /// The launcher's memo of occupancy queries (ranks sharing a GPU,
   /// snac/resident.cuh): CTAs per multiprocessor of `kernel` with `threads`
@@ -267,12 +268,14 @@ private:
   template <class F> auto exchanging(F &&exchange) -> decltype(exchange());
 
 public:
-  /// The plan line logged last ("" before the first; logPlans only): what
-  /// the first call of the latest new shape runs and why (the benchmark
-  /// records it beside each row).
+  /// The plan line of the call planned last ("" before the first; logPlans
+  /// only): what it runs and why, whether its shape was new (logged now)
+  /// or seen before (logged then). The benchmark records it beside each
+  /// row.
   const std::string &lastPlan() const;
-  /// Records `line` as lastPlan() and writes "purlin: rank R: <call>: <line>"
-  /// to the plan log (CommOptions::planLogPath, else stderr).
+  /// Records `line` as the line of the shape firstOfShape just saw (and so
+  /// lastPlan()) and writes "purlin: rank R: <call>: <line>" to the plan log
+  /// (CommOptions::planLogPath, else stderr).
   void logPlan(const std::string &call, std::string line);
   /// A private stream and two events (timing disabled) with which the
   /// launcher forks a captured call's local copy off the capturing stream
