@@ -3,7 +3,8 @@
 # (.gpu/, ignored):
 #   $PACK.txz   - the GPU programs and libpurlin.so of the commit under test
 #                 (scripts/pack-gpu.sh of a slim gpu-bin; unpacks to packtest/):
-#                 pack18 = 18b15c7, pack18b = 265146a (the throughput device entry)
+#                 pack18 = 18b15c7, pack18b = 82cb79c (the throughput device entry, run 1),
+#                 pack18c = 902ac93 (lastPlan per call; for the next device session)
 #   prev.txz    - e564c9d's libpurlin.so, lat_floor_micro, tp_loopback_micro
 #                 (before session 15's latency-kernel split)
 #   lib17.txz   - 18b15c7's libpurlin.so (the fused kernel before the throughput
