@@ -153,7 +153,6 @@ struct Communicator::Impl {
   Bootstrap *bootstrap = nullptr;       ///< not owned; outlives the communicator
   bool logPlans = false;                ///< options.logPlans or PURLIN_LOG_PLANS=1
   detail::PlanLines planLines;          ///< firstOfShape, logPlan, lastPlan
-  uint64_t planKey = 0;                 ///< the shape firstOfShape saw last (logPlan records its line)
   mutable std::mutex occupancyMutex;    ///< occupancy
   mutable std::map<std::tuple<const void *, int, std::size_t>, int> occupancy;  ///< occupancy
   std::size_t registeredCalls = 0;      ///< countRegisteredCall
@@ -484,10 +483,7 @@ std::size_t Communicator::directGraphHeld() const { return impl_->direct->graphH
 std::size_t Communicator::directGraphHoldObjects() const { return impl_->direct->graphHoldObjects(); }
 std::size_t Communicator::directRegistrations() const { return impl_->direct->acceptedCount(); }
 bool Communicator::logPlans() const { return impl_->logPlans; }
-bool Communicator::firstOfShape(uint64_t shapeKey) {
-  impl_->planKey = shapeKey;
-  return impl_->planLines.note(shapeKey);
-}
+bool Communicator::firstOfShape(uint64_t shapeKey) { return impl_->planLines.note(shapeKey); }
 int Communicator::occupancy(const void *kernel, int threads, std::size_t smem) const {
   std::lock_guard<std::mutex> lock(impl_->occupancyMutex);
   const auto it = impl_->occupancy.find({kernel, threads, smem});
@@ -498,10 +494,10 @@ void Communicator::setOccupancy(const void *kernel, int threads, std::size_t sme
   impl_->occupancy[{kernel, threads, smem}] = ctasPerSm;
 }
 const std::string &Communicator::lastPlan() const { return impl_->planLines.last(); }
-void Communicator::logPlan(const std::string &call, std::string line) {
+void Communicator::logPlan(uint64_t shapeKey, const std::string &call, std::string line) {
   Impl &m = *impl_;
   const std::string text = "purlin: rank " + std::to_string(m.rank) + ": " + call + ": " +
-                           m.planLines.record(m.planKey, std::move(line)) + "\n";
+                           m.planLines.record(shapeKey, std::move(line)) + "\n";
   if (!m.options.planLogPath.empty() && !m.planLog && !m.planLogFailed) {
     m.planLog = std::fopen(m.options.planLogPath.c_str(), "a");
     m.planLogFailed = !m.planLog;

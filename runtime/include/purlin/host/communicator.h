@@ -273,10 +273,11 @@ public:
   /// or seen before (logged then). The benchmark records it beside each
   /// row.
   const std::string &lastPlan() const;
-  /// Records `line` as the line of the shape firstOfShape just saw (and so
-  /// lastPlan()) and writes "purlin: rank R: <call>: <line>" to the plan log
+  /// Records `line` as the line of shape `shapeKey` (after firstOfShape
+  /// found it new; lastPlan() is then this line) and writes
+  /// "purlin: rank R: <call>: <line>" to the plan log
   /// (CommOptions::planLogPath, else stderr).
-  void logPlan(const std::string &call, std::string line);
+  void logPlan(uint64_t shapeKey, const std::string &call, std::string line);
   /// A private stream and two events (timing disabled) with which the
   /// launcher forks a captured call's local copy off the capturing stream
   /// and joins it back (the copy-engine form of the direct program).

@@ -291,10 +291,10 @@ Status launch(Communicator& comm, const CallArgs& args, cudaStream_t stream) {
       // The plan log (CommOptions::logPlans): once per distinct call shape.
       DirectBy directBy = DirectBy::Capture;
       const auto logPlan = [&] {
-        if (comm.logPlans() && comm.firstOfShape(planShapeKey(pl, directBy))) {
-          comm.logPlan(std::string(toString(K)) + " " + std::to_string(pl.msgBytes) + " B " + toString(pl.dtype),
+        if (!comm.logPlans()) return;
+        if (const uint64_t key = planShapeKey(pl, directBy); comm.firstOfShape(key))
+          comm.logPlan(key, std::string(toString(K)) + " " + std::to_string(pl.msgBytes) + " B " + toString(pl.dtype),
                        describePlan(pl, w, directBy));
-        }
       };
       // A V call with counts in device memory (docs/device-counts.md): the
       // counts kernel (device_counts.cuh) on this call's stream, from the
