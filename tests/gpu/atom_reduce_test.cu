@@ -1,9 +1,13 @@
 /// @file atom_reduce_test.cu
 /// @brief Atom::reduce<E, op> against a host reference (fp32 accumulation in
-/// ascending source order, compared bitwise) for every datapath: E in
+/// ascending source order, compared bitwise) for every datapath, and for the
+/// pipelined ones also Atom::reduce<Classes> (the call's class dispatched
+/// once per range into the any-depth range loop the printed programs run,
+/// at depths 2, 3, 4 per lane and 8): E in
 /// {float, __half, __nv_bfloat16}, op in {Sum, Max, Min}, 1..8 sources, odd
 /// element counts, element-aligned offsets (co-aligned and not), in place,
-/// 1 to 3 CTAs; sources local, mixed local/peer, and a peer destination.
+/// 1 to 3 CTAs; sources local, mixed local/peer, and a peer destination;
+/// and Atom::reducePair<Classes> (two sources, 16-byte vectors).
 /// Bytes around the destination must stay unchanged. Prints a PASS/FAIL/SKIP
 /// line per (datapath, locality, type, op); exits non-zero on any failure.
 #include <cstring>
@@ -27,7 +31,14 @@ struct SrcPtrs {
 /// Each CTA reduces its share of the elements (split at element
 /// boundaries); with kLanes, each half of the CTA (a lane of lane.cuh, its
 /// own workspace of A::kWorkspaceBytes) half of that share.
-template <class A, class E, RedOp Op, bool kLanes>
+template <class E>
+__host__ __device__ constexpr purlin::DType dtypeOfElem() {
+  return std::is_same_v<E, float> ? purlin::DType::F32 : std::is_same_v<E, __half> ? purlin::DType::F16 : purlin::DType::BF16;
+}
+
+/// kDispatch: through Atom::reduce<Classes> with the classes of E's sum and
+/// extremum, the call's (dtype, op) a run-time Reduction.
+template <class A, class E, RedOp Op, bool kLanes, bool kDispatch>
 __global__ void __launch_bounds__(1024) reduceKernel(std::byte* dst, SrcPtrs srcs, std::size_t bytes, int n) {
   extern __shared__ __align__(16) std::byte ws[];
   if constexpr (pa::kAtomCompiled<A>) {
@@ -39,8 +50,15 @@ __global__ void __launch_bounds__(1024) reduceKernel(std::byte* dst, SrcPtrs src
     for (int p = 0; p < n; ++p) mine[p] = srcs.p[p] + lo * sizeof(E);
     // the last share also owns the trailing partial element, which must stay untouched
     const std::size_t myBytes = (hi - lo) * sizeof(E) + (k + 1 == share ? bytes % sizeof(E) : 0);
-    A::template reduce<E, Op>(dst + lo * sizeof(E), mine, myBytes, n, ws + part * A::kWorkspaceBytes,
-                              pa::Slice{threadIdx.x % per, per});
+    const pa::Slice slice{threadIdx.x % per, per};
+    if constexpr (kDispatch) {
+      constexpr uint64_t kClasses = purlin::reductionClassesOf(
+          1u << int(dtypeOfElem<E>()), (1u << int(RedOp::Sum)) | (1u << int(RedOp::Max)) | (1u << int(RedOp::Min)));
+      A::template reduce<kClasses>(purlin::reductionOf(dtypeOfElem<E>(), Op), dst + lo * sizeof(E), mine, myBytes, n,
+                                   ws + part * A::kWorkspaceBytes, slice);
+    } else {
+      A::template reduce<E, Op>(dst + lo * sizeof(E), mine, myBytes, n, ws + part * A::kWorkspaceBytes, slice);
+    }
   } else {
     __trap();
   }
@@ -71,7 +89,7 @@ E hostReduce(const Pools& pools, int n, const int* srcOff, std::size_t i) {
 }
 
 /// One case. inPlace >= 0: the destination is source `inPlace` itself.
-template <class A, class E, RedOp Op, bool kLanes>
+template <class A, class E, RedOp Op, bool kLanes, bool kDispatch>
 bool runOne(Pools& pools, const Locality& loc, int n, std::size_t count, int extraBytes, const int* srcOff,
             int dstOff, int inPlace, int threads, int grid) {
   const std::size_t bytes = count * sizeof(E) + extraBytes;
@@ -88,7 +106,7 @@ bool runOne(Pools& pools, const Locality& loc, int n, std::size_t count, int ext
   const std::size_t lo = dOff >= kGuard ? dOff - kGuard : 0, hi = dOff + bytes + kGuard;
   std::vector<unsigned char> before(hi - lo), after(hi - lo);
   ATOMTEST_CK(cudaMemcpy(before.data(), dstBase + lo, hi - lo, cudaMemcpyDefault));
-  auto k = reduceKernel<A, E, Op, kLanes>;
+  auto k = reduceKernel<A, E, Op, kLanes, kDispatch>;
   const std::size_t smem = A::kWorkspaceBytes * (kLanes ? 2 : 1);
   if (!allowSmem(k, smem)) { std::printf("  cannot set shared memory\n"); return false; }
   ATOMTEST_CK(cudaSetDevice(0));
@@ -122,7 +140,7 @@ bool runOne(Pools& pools, const Locality& loc, int n, std::size_t count, int ext
 /// racecheck of every count did not finish in 530 s on one H200.
 bool gSmallOnly = false;
 
-template <class A, class E, RedOp Op, bool kLanes>
+template <class A, class E, RedOp Op, bool kLanes, bool kDispatch>
 bool runOp(const char* name, Pools& pools, const Locality& loc) {
   static const std::size_t smallCounts[] = {0, 1, 3, 8, 9, 1003, 4097};
   static const std::size_t largeCounts[] = {65536 + 7, (1u << 20) / sizeof(E) - 512 + 5};
@@ -139,7 +157,7 @@ bool runOp(const char* name, Pools& pools, const Locality& loc) {
       const int threads = threadsCycle[idx % 4], grid = 1 + idx % 3;
       ++idx;
       ++cases;
-      return runOne<A, E, Op, kLanes>(pools, loc, n, count, extra, srcOff, kGuard + dofs, inPlace, threads, grid);
+      return runOne<A, E, Op, kLanes, kDispatch>(pools, loc, n, count, extra, srcOff, kGuard + dofs, inPlace, threads, grid);
     };
     for (std::size_t c : smallCounts) {
       ok = ok && run(c, 0, 0, 0, -1, false);                      // all aligned
@@ -162,7 +180,7 @@ bool runOp(const char* name, Pools& pools, const Locality& loc) {
   return ok;
 }
 
-template <class A, bool kLanes = false>
+template <class A, bool kLanes = false, bool kDispatch = false>
 bool runDatapath(const char* name, Pools& pools, const Locality& loc, int gpuArch) {
   if (gpuArch < A::kMinArch) {
     std::printf("SKIP reduce %-14s %-5s: needs sm_%d, device is sm_%d\n", name, loc.name, A::kMinArch / 10,
@@ -170,15 +188,15 @@ bool runDatapath(const char* name, Pools& pools, const Locality& loc, int gpuArc
     return true;
   }
   bool ok = true;
-  ok &= runOp<A, float, RedOp::Sum, kLanes>(name, pools, loc);
-  ok &= runOp<A, float, RedOp::Max, kLanes>(name, pools, loc);
-  ok &= runOp<A, float, RedOp::Min, kLanes>(name, pools, loc);
-  ok &= runOp<A, __half, RedOp::Sum, kLanes>(name, pools, loc);
-  ok &= runOp<A, __half, RedOp::Max, kLanes>(name, pools, loc);
-  ok &= runOp<A, __half, RedOp::Min, kLanes>(name, pools, loc);
-  ok &= runOp<A, __nv_bfloat16, RedOp::Sum, kLanes>(name, pools, loc);
-  ok &= runOp<A, __nv_bfloat16, RedOp::Max, kLanes>(name, pools, loc);
-  ok &= runOp<A, __nv_bfloat16, RedOp::Min, kLanes>(name, pools, loc);
+  ok &= runOp<A, float, RedOp::Sum, kLanes, kDispatch>(name, pools, loc);
+  ok &= runOp<A, float, RedOp::Max, kLanes, kDispatch>(name, pools, loc);
+  ok &= runOp<A, float, RedOp::Min, kLanes, kDispatch>(name, pools, loc);
+  ok &= runOp<A, __half, RedOp::Sum, kLanes, kDispatch>(name, pools, loc);
+  ok &= runOp<A, __half, RedOp::Max, kLanes, kDispatch>(name, pools, loc);
+  ok &= runOp<A, __half, RedOp::Min, kLanes, kDispatch>(name, pools, loc);
+  ok &= runOp<A, __nv_bfloat16, RedOp::Sum, kLanes, kDispatch>(name, pools, loc);
+  ok &= runOp<A, __nv_bfloat16, RedOp::Max, kLanes, kDispatch>(name, pools, loc);
+  ok &= runOp<A, __nv_bfloat16, RedOp::Min, kLanes, kDispatch>(name, pools, loc);
   return ok;
 }
 
@@ -198,6 +216,83 @@ bool runAll(Pools& pools, const Locality& loc, int gpuArch) {
   ok &= runDatapath<pa::Atom<pa::HopperTma>>("HopperTma", pools, loc, gpuArch);
   ok &= runDatapath<TmaSmall>("HopperTma<3,2K>", pools, loc, gpuArch);
   ok &= runDatapath<pa::Atom<pa::HopperTma, 4>, true>("HopperTma/lanes", pools, loc, gpuArch);
+  // The class dispatch into the any-depth range loop (runPipelineUniform):
+  // depth 8 and 2, 3 (not dividing 16), and 4 per lane (a push CTA's lanes).
+  ok &= runDatapath<pa::Atom<pa::Hopper>, false, true>("Hopper/cls", pools, loc, gpuArch);
+  ok &= runDatapath<AmpereSmall, false, true>("Ampere<2,1K>/cls", pools, loc, gpuArch);
+  ok &= runDatapath<HopperSmall, false, true>("Hopper<3,2K>/cls", pools, loc, gpuArch);
+  ok &= runDatapath<pa::Atom<pa::Hopper, 4>, true, true>("Hopper/lanes/cls", pools, loc, gpuArch);
+  return ok;
+}
+
+/// Atom::reducePair<Classes>, the class loop of the direct and copy-engine
+/// programs (detail::reducePairRange, its remainder folded into the
+/// unrolled loop): each CTA a contiguous share of whole vectors, dst0 =
+/// op(a, b) and dst1 a copy, or in place into a. Sources: regions 0 and 1.
+template <class E, RedOp Op>
+__global__ void __launch_bounds__(1024) reducePairKernel(std::byte* dst0, std::byte* dst1, const std::byte* a,
+                                                         const std::byte* b, std::size_t nvec) {
+  constexpr uint64_t kClasses = purlin::reductionClassesOf(
+      1u << int(dtypeOfElem<E>()), (1u << int(RedOp::Sum)) | (1u << int(RedOp::Max)) | (1u << int(RedOp::Min)));
+  const std::size_t lo = nvec * blockIdx.x / gridDim.x, hi = nvec * (blockIdx.x + 1) / gridDim.x;
+  pa::Atom<pa::Generic>::template reducePair<kClasses>(purlin::reductionOf(dtypeOfElem<E>(), Op), dst0 + lo * 16,
+                                                       dst1 != nullptr ? dst1 + lo * 16 : nullptr, a + lo * 16,
+                                                       b + lo * 16, (hi - lo) * 16, pa::ctaSlice());
+}
+
+template <class E, RedOp Op>
+bool runPairOp(Pools& pools) {
+  // Around the unrolled loop's step (kReduceUnroll x threads vectors).
+  static const std::size_t counts[] = {1, 3, 95, 383, 384, 385, 4096 + 17, 65536 + 3};
+  static const int threadsCycle[] = {96, 256, 1024};
+  const int srcOff[2] = {kGuard, kGuard};
+  bool ok = true;
+  int idx = 0;
+  for (std::size_t nvec : counts) {
+    for (int inPlace = 0; inPlace < 2 && ok; ++inPlace, ++idx) {
+      const std::size_t bytes = nvec * 16, span = bytes + 2 * kGuard;
+      std::byte* a = pools.dev[0][0] + kGuard;
+      std::byte* dst0 = inPlace ? a : pools.dev[0][kRegions - 1] + kGuard;
+      std::byte* dst1 = inPlace ? nullptr : pools.dev[0][kRegions - 2] + kGuard;
+      const int threads = threadsCycle[idx % 3], grid = 1 + idx % 3;
+      reducePairKernel<E, Op><<<grid, threads>>>(dst0, dst1, a, pools.dev[0][1] + kGuard, nvec);
+      ATOMTEST_CK(cudaGetLastError());
+      ATOMTEST_CK(cudaDeviceSynchronize());
+      std::vector<unsigned char> result(bytes);
+      for (std::size_t i = 0; i < bytes / sizeof(E); ++i) {
+        const E e = hostReduce<E, Op>(pools, 2, srcOff, i);
+        std::memcpy(result.data() + i * sizeof(E), &e, sizeof(E));
+      }
+      for (int d = 0; d < (inPlace ? 1 : 2) && ok; ++d) {
+        // the region's bytes around the output unchanged, the result inside
+        const int region = inPlace ? 0 : d == 0 ? kRegions - 1 : kRegions - 2;
+        std::vector<unsigned char> want(pools.host[region].begin(), pools.host[region].begin() + span), got(span);
+        std::memcpy(want.data() + kGuard, result.data(), bytes);
+        ATOMTEST_CK(cudaMemcpy(got.data(), pools.dev[0][region], span, cudaMemcpyDefault));
+        for (std::size_t k = 0; k < span; ++k)
+          if (got[k] != want[k]) {
+            std::printf("  reducePair mismatch: nvec=%zu inPlace=%d dst%d threads=%d grid=%d at byte %+ld\n", nvec,
+                        inPlace, d, threads, grid, static_cast<long>(k) - kGuard);
+            ok = false;
+            break;
+          }
+      }
+      // restore the regions written
+      for (int r : {0, kRegions - 2, kRegions - 1})
+        ATOMTEST_CK(cudaMemcpy(pools.dev[0][r], pools.host[r].data(), span, cudaMemcpyDefault));
+    }
+  }
+  std::printf("%s reducePair %-4s %s cases=%d\n", ok ? "PASS" : "FAIL", typeName<E>(), opName(Op), idx);
+  return ok;
+}
+
+bool runPairs(Pools& pools) {
+  bool ok = true;
+  ok &= runPairOp<float, RedOp::Sum>(pools);
+  ok &= runPairOp<float, RedOp::Max>(pools);
+  ok &= runPairOp<__half, RedOp::Sum>(pools);
+  ok &= runPairOp<__nv_bfloat16, RedOp::Sum>(pools);
+  ok &= runPairOp<__nv_bfloat16, RedOp::Min>(pools);
   return ok;
 }
 
@@ -242,6 +337,7 @@ int main(int argc, char** argv) {
   Pools pools;
   if (!fillPools(pools, ngpu)) { std::printf("FAIL allocation\n"); return 1; }
   bool ok = runAll(pools, {"local", false, 0}, gpuArch);
+  ok &= runPairs(pools);
   if (ngpu >= 2) {
     ok &= runAll(pools, {"mixed", true, 0}, gpuArch);
     ok &= runAll(pools, {"push", true, 1}, gpuArch);
