@@ -2,6 +2,7 @@
 /// @brief printInstantiationTable(): see EmitInstances.h.
 #include "codegen/EmitInstances.h"
 
+#include <iterator>
 #include <sstream>
 #include <utility>
 
@@ -87,10 +88,13 @@ std::vector<KernelRow> kernelRowsOf(const EmitCollective &c, const std::string &
   for (int pair : specializedPairsOf(c)) pairs.push_back(pair);
   for (int pair : pairs) {
     const bool any = pair == kAnyPair;
+    // A specialized pair's kernels, in the programs the policy specializes
+    // (reductions.specializePrograms); its calls run the others' of every pair.
+    auto has = [&](unsigned program) { return any || (c.policy.reductions.specializePrograms & program) != 0; };
     const std::string tag = any ? "any" : pairTag(pair);
     const std::string arg = any ? "kAnyPair" : pairSpelling(pair);
     auto unitOf = [&](KernelUnit family) { return any ? family : KernelUnit::Pairs; };
-    if (c.latency) {
+    if (c.latency && has(kSpecializeLatency)) {
       using Words = KernelRow::Words;
       using Ranks = KernelRow::Ranks;
       // Every pair of a reduction: W8 and W4 for two ranks, one kernel for more.
@@ -117,7 +121,7 @@ std::vector<KernelRow> kernelRowsOf(const EmitCollective &c, const std::string &
         rows.push_back(r);
       }
     }
-    if (c.throughput) {
+    if (c.throughput && has(kSpecializeThroughput)) {
       KernelRow r;
       r.program = KernelRow::Program::Throughput;
       r.pair = pair;
@@ -127,7 +131,7 @@ std::vector<KernelRow> kernelRowsOf(const EmitCollective &c, const std::string &
       r.type = "snac::ProgramKernel";
       rows.push_back(r);
     }
-    if (c.direct) {
+    if (c.direct && has(kSpecializeDirect)) {
       KernelRow r;
       r.program = KernelRow::Program::Direct;
       r.pair = pair;
@@ -163,7 +167,11 @@ std::string printInstantiationTable(const EmitInput &in, const EmitCollective &c
   if (reduction && !special.empty()) {
     o << "// Specialized pairs (policy reductions.specialize):";
     for (int pair : special) o << " " << dtypeName(pairDType(pair)) << " " << redOpName(pairOp(pair));
-    o << ".\n";
+    o << "; their kernels in the programs (reductions.specializePrograms):";
+    std::string programs;
+    for (int i = 0; i < int(std::size(kSpecializedProgramNames)); ++i)
+      if (c.policy.reductions.specializePrograms >> i & 1u) programs += std::string(" ") + kSpecializedProgramNames[i];
+    o << (programs.empty() ? " none" : programs) << " (the others' calls: the kernels of every pair).\n";
   }
   if (c.engine) o << "// The copy-engine form (" << c.engine->host << "): one kernel per node, every pair, in "
                   << in.unitNames[int(KernelUnit::Direct)] << ".\n";

@@ -279,6 +279,7 @@ void emitRowChoice(std::ostringstream &o, const EmitCollective &c, const std::ve
       else (r.words == KernelRow::Words::Whole ? w8 : w4) = r.accessor + "()";
     }
     if (program != KernelRow::Program::Latency) return one;
+    if (w8.empty() && many.empty()) return std::string();  // none of this pair's own
     const std::string two = "W8 ? " + w8 + " : " + w4;
     return many.empty() ? two : "n == 2 ? (" + two + ") : " + many;
   };
@@ -287,8 +288,12 @@ void emitRowChoice(std::ostringstream &o, const EmitCollective &c, const std::ve
     return;
   }
   o << "    if constexpr (Pair == kAnyPair) return " << call(kAnyPair) << ";\n";
-  for (int pair : specializedPairsOf(c))
-    o << "    else if constexpr (Pair == " << pairSpelling(pair) << ") return " << call(pair) << ";\n";
+  for (int pair : specializedPairsOf(c)) {
+    const std::string own = call(pair);  // empty: the policy does not specialize this program
+    o << "    else if constexpr (Pair == " << pairSpelling(pair) << ") return "
+      << (own.empty() ? call(kAnyPair) + ";  // the kernel of every pair (reductions.specializePrograms)" : own + ";")
+      << "\n";
+  }
   o << "    else static_assert(Pair == kAnyPair, \"" << c.name << ": no " << what
     << " kernel of this pair in the instantiation table\");\n";
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string_view>
 #include <vector>
@@ -223,6 +224,26 @@ uint64_t readSpecialize(const json &v, const std::string &path, const ReductionP
   return set;
 }
 
+/// "specializePrograms": ["latency", ...]: the programs whose kernels a
+/// specialized pair gets (an empty list: none).
+unsigned readSpecializePrograms(const json &v, const std::string &path) {
+  auto it = v.find("specializePrograms");
+  if (it == v.end()) return kDefaultSpecializedPrograms;
+  const std::string p = path + ".specializePrograms";
+  std::string names;
+  for (const char *n : kSpecializedProgramNames) names += std::string(names.empty() ? "" : ", ") + "\"" + n + "\"";
+  if (!it->is_array()) fail(p, "a list of program names (" + names + ")", *it);
+  unsigned mask = 0;
+  for (const json &e : *it) {
+    int found = -1;
+    for (int i = 0; i < int(std::size(kSpecializedProgramNames)) && e.is_string(); ++i)
+      if (e.get<std::string>() == kSpecializedProgramNames[i]) found = i;
+    if (found < 0) fail(p, "program names among " + names, e);
+    mask |= 1u << found;
+  }
+  return mask;
+}
+
 Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
   std::string path = "policies." + name;
   requireObject(v, path,
@@ -239,10 +260,11 @@ Policy readPolicy(const json &v, const std::string &name, const Policy &base) {
              limits::kStageBytesUnit, p.atom.stageBytes);
   }
   if (auto it = v.find("reductions"); it != v.end()) {
-    requireObject(*it, path + ".reductions", {"dtypes", "ops", "specialize"});
+    requireObject(*it, path + ".reductions", {"dtypes", "ops", "specialize", "specializePrograms"});
     p.reductions.dtypes = readNameMask(*it, "dtypes", path + ".reductions", true);
     p.reductions.ops = readNameMask(*it, "ops", path + ".reductions", false);
     p.reductions.specialize = readSpecialize(*it, path + ".reductions", p.reductions);
+    p.reductions.specializePrograms = readSpecializePrograms(*it, path + ".reductions");
   }
   for (int n = kMinWorld; n <= kMaxWorld; ++n)
     readWorldFields(v, path, p.world[n]);

@@ -275,6 +275,29 @@ TEST_CASE("reductions.specialize: pairs the masks compile, default bf16 sum, rou
   CHECK(e.find("a list of pairs") != std::string::npos);
 }
 
+TEST_CASE("reductions.specializePrograms: program names, default latency, round-tripped") {
+  std::string e;
+  PolicySet s = parse(R"({"policies": {"all": {"reductions": {"specializePrograms": ["latency", "throughput", "direct"]}},
+      "tp": {"reductions": {"specializePrograms": ["throughput"]}},
+      "none": {"reductions": {"specializePrograms": []}}}})",
+                      e);
+  REQUIRE(e == "");
+  CHECK(s.policies.at("all").reductions.specializePrograms ==
+        (kSpecializeLatency | kSpecializeThroughput | kSpecializeDirect));
+  CHECK(s.policies.at("tp").reductions.specializePrograms == kSpecializeThroughput);
+  CHECK(s.policies.at("none").reductions.specializePrograms == 0);
+  CHECK(s.policies.at("Policy").reductions.specializePrograms == kSpecializeLatency);  // the default
+  PolicySet back = parsePolicies(policyToJson(s), "rt.json", Arch::Sm90, e);
+  REQUIRE(e == "");
+  for (const char *name : {"all", "tp", "none", "Policy"})
+    CHECK(back.policies.at(name).reductions.specializePrograms == s.policies.at(name).reductions.specializePrograms);
+  parse(R"({"policies": {"t": {"reductions": {"specializePrograms": ["pull"]}}}})", e);
+  CHECK(e.find("policies.t.reductions.specializePrograms") != std::string::npos);
+  CHECK(e.find("\"latency\", \"throughput\", \"direct\"") != std::string::npos);
+  parse(R"({"policies": {"t": {"reductions": {"specializePrograms": "latency"}}}})", e);
+  CHECK(e.find("a list of program names") != std::string::npos);
+}
+
 TEST_CASE("reductions masks: names of types.def, optional, round-tripped") {
   std::string e;
   PolicySet s = parse(R"({"policies": {"t": {"reductions": {"dtypes": ["bf16", "f8e4m3"], "ops": ["sum"]}},

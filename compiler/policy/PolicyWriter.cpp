@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -22,7 +23,8 @@ std::string policyToJson(const PolicySet &set) {
     j["stagingBytes"] = p.stagingBytes;
     j["atom"] = {{"pipelineStages", p.atom.pipelineStages}, {"stageBytes", p.atom.stageBytes}};
     if (p.reductions.dtypes != kAllDTypesMask || p.reductions.ops != kAllOpsMask ||
-        p.reductions.specialize != kDefaultSpecializedPairs) {
+        p.reductions.specialize != kDefaultSpecializedPairs ||
+        p.reductions.specializePrograms != kDefaultSpecializedPrograms) {
       json dtypes = json::array(), ops = json::array(), specialize = json::array();
       for (int i = 0; i < kNumDTypes; ++i)
         if (p.reductions.dtypes >> i & 1u) dtypes.push_back(dtypeName(DType(i)));
@@ -32,7 +34,10 @@ std::string policyToJson(const PolicySet &set) {
       for (int pair = 0; pair < kNumPairs; ++pair)
         if ((p.reductions.specialize >> pair & 1u) && reducesPair(classes, pairDType(pair), pairOp(pair)))
           specialize.push_back(std::string(dtypeName(pairDType(pair))) + " " + redOpName(pairOp(pair)));
-      j["reductions"] = {{"dtypes", dtypes}, {"ops", ops}, {"specialize", specialize}};
+      json programs = json::array();
+      for (int i = 0; i < int(std::size(kSpecializedProgramNames)); ++i)
+        if (p.reductions.specializePrograms >> i & 1u) programs.push_back(kSpecializedProgramNames[i]);
+      j["reductions"] = {{"dtypes", dtypes}, {"ops", ops}, {"specialize", specialize}, {"specializePrograms", programs}};
     }
     json worlds = json::object();
     for (int n = kMinWorld; n <= kMaxWorld; ++n) {

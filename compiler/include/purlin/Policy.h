@@ -85,6 +85,18 @@ constexpr int kMaxWorld = 8;
 /// The pairs a policy without `reductions.specialize` specializes.
 inline constexpr uint64_t kDefaultSpecializedPairs = pairBit(DType::BF16, RedOp::Sum);
 
+/// The programs whose kernels a specialized pair gets (bits of
+/// `reductions.specializePrograms`), by their names in a policy.
+enum SpecializedProgram : unsigned { kSpecializeLatency = 1u, kSpecializeThroughput = 2u, kSpecializeDirect = 4u };
+inline constexpr const char *kSpecializedProgramNames[] = {"latency", "throughput", "direct"};
+/// The default: the latency kernels only. Measured, two ranks sharing an
+/// H100: the kernels of every pair run bf16 sum 6-11% slower than its own
+/// at latency sizes (bench/results/2026-12-07-s18-device), and within
+/// 0.995-1.015x at 256 MiB in the throughput and direct programs
+/// (bench/results/2026-12-06-s12-device, pairs.csv), where its own kernels
+/// cost about 2.5 s of nvcc per reduction (bench/results/2026-12-07-s19-compile).
+inline constexpr unsigned kDefaultSpecializedPrograms = kSpecializeLatency;
+
 /// The (dtype, op) pairs a reduction's programs compile (bits of the
 /// runtime's DType and RedOp indices, purlin/types.def): purlinc's
 /// instantiation table lists the reduction classes (purlin/reduction.h)
@@ -93,16 +105,19 @@ inline constexpr uint64_t kDefaultSpecializedPairs = pairBit(DType::BF16, RedOp:
 /// class is not compiled is refused with Unsupported.
 /// Default: every pair.
 /// `specialize`: the pairs (bits of purlin/reduction.h's pairIndex) whose
-/// reduction kernels are also compiled for that pair alone (the latency,
-/// throughput and direct kernels: one class, the op a constant). Default:
-/// bf16 sum (measured: the generic kernels are 6-11% slower for small
-/// messages and 6-25% for large ones, bench/results/2026-12-04-instances;
-/// each specialized pair costs compile time). The class of every pair
+/// reduction kernels are also compiled for that pair alone (one class, the
+/// op a constant). Default: bf16 sum (measured: the generic latency
+/// kernels are 6-11% slower for small messages; each specialized pair
+/// costs compile time). The class of every pair
 /// named must be compiled by the masks.
+/// `specializePrograms`: which of those kernels a specialized pair gets
+/// (SpecializedProgram bits; the others run its calls in the kernels of
+/// every pair). Default: kDefaultSpecializedPrograms.
 struct ReductionPolicy {
   unsigned dtypes = kAllDTypesMask;
   unsigned ops = kAllOpsMask;
   uint64_t specialize = kDefaultSpecializedPairs;
+  unsigned specializePrograms = kDefaultSpecializedPrograms;
 };
 
 /// One named policy.
