@@ -149,13 +149,61 @@ struct PipelineReduce {
   template <class E, OpFamily F, int StaticStages = 0>
   __device__ static void reduceVec16(std::byte* dstBase, const detail::Sources& srcs, std::size_t off,
                                      std::size_t nvec, std::byte* ws, Slice s, int variant, int S) {
+    if constexpr (StaticStages > 0) reduceStatic<E, F, StaticStages>(dstBase, srcs, off, nvec, ws, s, variant);
+    else reduceAnyDepth<E, F>(dstBase, srcs, off, nvec, ws, s, variant, S);
+  }
+
+ private:
+  /// A kernel of one pair (the loop inlined, the depth S a constant):
+  /// Algorithm 2's compile-time form over the full stages; requests smaller
+  /// than the pipeline and the rest after the last full stage go through
+  /// registers (one inlined register loop).
+  template <class E, OpFamily F, int S>
+  __device__ __forceinline__ static void reduceStatic(std::byte* dstBase, const detail::Sources& srcs,
+                                                      std::size_t off, std::size_t nvec, std::byte* ws, Slice s,
+                                                      int variant) {
     const std::size_t cv = kVecsPerStage / static_cast<std::size_t>(srcs.n);  // vectors per source per stage
-    const std::size_t N = nvec / cv;                                          // full stages
+    const std::size_t N = nvec / cv;
+    const std::size_t done = N < static_cast<std::size_t>(S) ? 0 : N * cv;
+    if (done != 0) {
+      uint4* dst = reinterpret_cast<uint4*>(dstBase + off);
+      auto fetch = [&](std::size_t j, int slot) {
+        const uint32_t sm = arch::smemAddr(ws + static_cast<std::size_t>(slot) * SB);
+#pragma unroll 1
+        for (int p = 0; p < srcs.n; ++p) {
+          const uint4* g = reinterpret_cast<const uint4*>(srcs.p[p] + off) + j * cv;
+          const uint32_t smp = sm + static_cast<uint32_t>(p * cv * 16);
+          for (unsigned i = s.tid; i < cv; i += s.nthr) detail::fetch16<T::kL2Hint256>(smp + i * 16u, g + i);
+          if constexpr (T::kBulkPrefetch) {
+            if (s.tid == 0 && j + S < N) arch::bulkPrefetchL2(g + S * cv, static_cast<uint32_t>(cv * 16));
+          }
+        }
+      };
+      auto process = [&](std::size_t j, int slot) {
+        const uint4* sm = reinterpret_cast<const uint4*>(ws + static_cast<std::size_t>(slot) * SB);
+        detail::reduceSlot<E, F, T::kStore>(dst + j * cv, sm, cv, cv, srcs.n, s, variant);
+      };
+      detail::runPipeline<S>(N, fetch, process);
+    }
+    detail::reduceVec16<E, F>(dstBase, srcs, off + done * 16, nvec - done, s, variant);
+  }
+
+  /// The range loop of a reduction class (any depth S, a run-time value):
+  /// every vector through the one pipeline loop (runPipelineUniform), the
+  /// rest after the last full stage as a partial stage, so the class's
+  /// process step is compiled once. Stage j holds `count` vectors of each
+  /// source (cv, or what is left), source p's at piece p * cv: the same
+  /// pieces belong to the same thread in every stage, full or not.
+  template <class E, OpFamily F>
+  __device__ __forceinline__ static void reduceAnyDepth(std::byte* dstBase, const detail::Sources& srcs,
+                                                        std::size_t off, std::size_t nvec, std::byte* ws, Slice s,
+                                                        int variant, int S) {
+    const std::size_t cv = kVecsPerStage / static_cast<std::size_t>(srcs.n);  // vectors per source per stage
+    const std::size_t N = nvec / cv, rest = nvec - N * cv, stages = N + (rest != 0);
+    if (stages == 0) return;
     uint4* dst = reinterpret_cast<uint4*>(dstBase + off);
-    // Stage j holds `count` vectors of each source (cv, or what is left for
-    // a last partial stage), source p's at piece p * cv: the same pieces
-    // belong to the same thread in every stage, full or not.
-    auto fetch = [&](std::size_t j, int slot, std::size_t count, std::size_t stages) {
+    auto fetch = [&](std::size_t j, int slot) {
+      const std::size_t count = j < N ? cv : rest;
       const uint32_t sm = arch::smemAddr(ws + static_cast<std::size_t>(slot) * SB);
 #pragma unroll 1
       for (int p = 0; p < srcs.n; ++p) {
@@ -167,31 +215,11 @@ struct PipelineReduce {
         }
       }
     };
-    auto process = [&](std::size_t j, int slot, std::size_t count) {
+    auto process = [&](std::size_t j, int slot) {
       const uint4* sm = reinterpret_cast<const uint4*>(ws + static_cast<std::size_t>(slot) * SB);
-      detail::reduceSlot<E, F, T::kStore>(dst + j * cv, sm, cv, count, srcs.n, s, variant);
+      detail::reduceSlot<E, F, T::kStore>(dst + j * cv, sm, cv, j < N ? cv : rest, srcs.n, s, variant);
     };
-    if constexpr (StaticStages > 0) {
-      // A kernel of one pair (the loop inlined, the depth a constant):
-      // Algorithm 2's compile-time form over the full stages; requests
-      // smaller than the pipeline and the rest after the last full stage
-      // go through registers (one inlined register loop).
-      const std::size_t done = N < static_cast<std::size_t>(S) ? 0 : N * cv;
-      if (done != 0)
-        detail::runPipeline<StaticStages>(
-            N, [&](std::size_t j, int slot) { fetch(j, slot, cv, N); },
-            [&](std::size_t j, int slot) { process(j, slot, cv); });
-      detail::reduceVec16<E, F>(dstBase, srcs, off + done * 16, nvec - done, s, variant);
-    } else {
-      // The range loop of a reduction class (any depth): every vector
-      // through the one pipeline loop, the rest after the last full stage
-      // as a partial stage, so the class's process step is compiled once.
-      const std::size_t rest = nvec - N * cv, stages = N + (rest != 0);
-      if (stages == 0) return;
-      detail::runPipelineUniform(
-          stages, S, [&](std::size_t j, int slot) { fetch(j, slot, j < N ? cv : rest, stages); },
-          [&](std::size_t j, int slot) { process(j, slot, j < N ? cv : rest); });
-    }
+    detail::runPipelineUniform(stages, S, fetch, process);
   }
 };
 
