@@ -255,6 +255,9 @@ bool runPairOp(Pools& pools) {
       std::byte* dst0 = inPlace ? a : pools.dev[0][kRegions - 1] + kGuard;
       std::byte* dst1 = inPlace ? nullptr : pools.dev[0][kRegions - 2] + kGuard;
       const int threads = threadsCycle[idx % 3], grid = 1 + idx % 3;
+      // The regions as the host has them (earlier cases wrote their outputs there).
+      for (int r : {0, kRegions - 2, kRegions - 1})
+        ATOMTEST_CK(cudaMemcpy(pools.dev[0][r], pools.host[r].data(), span, cudaMemcpyDefault));
       reducePairKernel<E, Op><<<grid, threads>>>(dst0, dst1, a, pools.dev[0][1] + kGuard, nvec);
       ATOMTEST_CK(cudaGetLastError());
       ATOMTEST_CK(cudaDeviceSynchronize());
@@ -271,15 +274,15 @@ bool runPairOp(Pools& pools) {
         ATOMTEST_CK(cudaMemcpy(got.data(), pools.dev[0][region], span, cudaMemcpyDefault));
         for (std::size_t k = 0; k < span; ++k)
           if (got[k] != want[k]) {
-            std::printf("  reducePair mismatch: nvec=%zu inPlace=%d dst%d threads=%d grid=%d at byte %+ld\n", nvec,
-                        inPlace, d, threads, grid, static_cast<long>(k) - kGuard);
+            std::printf("  reducePair mismatch: nvec=%zu inPlace=%d dst%d threads=%d grid=%d at byte %+ld: got 0x%02x "
+                        "want 0x%02x\n",
+                        nvec, inPlace, d, threads, grid, static_cast<long>(k) - kGuard, got[k], want[k]);
             ok = false;
             break;
           }
       }
-      // restore the regions written
-      for (int r : {0, kRegions - 2, kRegions - 1})
-        ATOMTEST_CK(cudaMemcpy(pools.dev[0][r], pools.host[r].data(), span, cudaMemcpyDefault));
+      // restore source 0 (in place) for later cases
+      ATOMTEST_CK(cudaMemcpy(pools.dev[0][0], pools.host[0].data(), span, cudaMemcpyDefault));
     }
   }
   std::printf("%s reducePair %-4s %s cases=%d\n", ok ? "PASS" : "FAIL", typeName<E>(), opName(Op), idx);
