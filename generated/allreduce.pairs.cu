@@ -15,5 +15,7 @@ namespace purlin::gen {
 // allReduce
 snac::ProgramKernel allReduce_latencyKernel_W8_bf16_sum() { return allReduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>; }
 snac::ProgramKernel allReduce_latencyKernel_W4_bf16_sum() { return allReduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>; }
+snac::ProgramKernel allReduce_throughputKernel_bf16_sum() { return allReduce_throughputKernel<atom::AtomFor<allReduce_Atom, pairIndex(DType::BF16, RedOp::Sum)>>; }
+snac::DirectKernel allReduce_directKernel_bf16_sum() { return allReduce_directKernel<pairIndex(DType::BF16, RedOp::Sum)>; }
 
 } // namespace purlin::gen

@@ -105,7 +105,7 @@ using allReduce_Atom = atom::Atom<allReduce_Datapath, allReduce_Policy::pipeline
 // dispatched once per range; a specialized pair's kernels inline its loop with the op
 // a constant, and the launch picks them by the call's pair.
 // The throughput kernels take the policy's Atom (8 stages x 16384 B); push CTAs of the (stage, consume) lanes (2, 1) (the policy's: LaneAtomOf).
-// Specialized pairs (policy reductions.specialize): bf16 sum; their kernels in the programs (reductions.specializePrograms): latency (the others' calls: the kernels of every pair).
+// Specialized pairs (policy reductions.specialize): bf16 sum; their kernels in the programs (reductions.specializePrograms): latency throughput direct (the others' calls: the kernels of every pair).
 // The copy-engine form (allReduce_engine): one kernel per node, every pair, in allreduce.direct.cu.
 // Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled
 // once per kernel unit and entered once per contiguous range (Atom::reduce,
@@ -177,6 +177,8 @@ snac::ProgramKernel allReduce_throughputKernel_any();  // allReduce_throughputKe
 snac::DirectKernel allReduce_directKernel_any();  // allReduce_directKernel<kAnyPair>, allreduce.direct.cu
 snac::ProgramKernel allReduce_latencyKernel_W8_bf16_sum();  // allReduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, allreduce.pairs.cu
 snac::ProgramKernel allReduce_latencyKernel_W4_bf16_sum();  // allReduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, allreduce.pairs.cu
+snac::ProgramKernel allReduce_throughputKernel_bf16_sum();  // allReduce_throughputKernel<atom::AtomFor<allReduce_Atom, pairIndex(DType::BF16, RedOp::Sum)>>, allreduce.pairs.cu
+snac::DirectKernel allReduce_directKernel_bf16_sum();  // allReduce_directKernel<pairIndex(DType::BF16, RedOp::Sum)>, allreduce.pairs.cu
 /// The copy-engine form's graph of a planned call (allreduce.direct.cu).
 void allReduce_engineGraph(const snac::Plan& pl, const DeviceComm& dc, const snac::DirectPeers& peers,
     const std::byte* in, std::byte* out, snac::EngineGraph& g);
@@ -201,14 +203,14 @@ struct allReduce_Programs {
   template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() {
     static_assert(std::is_same_v<AtomT, allReduce_Atom>, "allReduce: the throughput kernels exist for the policy's Atom (8 x 16384 B) only; another pipeline needs purlinc output of a policy setting it");
     if constexpr (Pair == kAnyPair) return allReduce_throughputKernel_any();
-    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return allReduce_throughputKernel_any();  // the kernel of every pair (reductions.specializePrograms)
+    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return allReduce_throughputKernel_bf16_sum();
     else static_assert(Pair == kAnyPair, "allReduce: no throughput kernel of this pair in the instantiation table");
   }
   /// The direct program's kernel form for `Pair`.
   static constexpr bool hasDirect = true;
   template <int Pair = kAnyPair> static snac::DirectKernel direct() {
     if constexpr (Pair == kAnyPair) return allReduce_directKernel_any();
-    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return allReduce_directKernel_any();  // the kernel of every pair (reductions.specializePrograms)
+    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return allReduce_directKernel_bf16_sum();
     else static_assert(Pair == kAnyPair, "allReduce: no direct kernel of this pair in the instantiation table");
   }
   /// f(std::integral_constant<int, Pair>) for every Pair with kernels of its own

@@ -15,5 +15,6 @@ namespace purlin::gen {
 // reduce
 snac::ProgramKernel reduce_latencyKernel_W8_bf16_sum() { return reduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>; }
 snac::ProgramKernel reduce_latencyKernel_W4_bf16_sum() { return reduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>; }
+snac::ProgramKernel reduce_throughputKernel_bf16_sum() { return reduce_throughputKernel<atom::AtomFor<reduce_Atom, pairIndex(DType::BF16, RedOp::Sum)>>; }
 
 } // namespace purlin::gen

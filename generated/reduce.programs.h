@@ -92,7 +92,7 @@ using reduce_Atom = atom::Atom<reduce_Datapath, reduce_Policy::pipelineStages, r
 // dispatched once per range; a specialized pair's kernels inline its loop with the op
 // a constant, and the launch picks them by the call's pair.
 // The throughput kernels take the policy's Atom (8 stages x 16384 B).
-// Specialized pairs (policy reductions.specialize): bf16 sum; their kernels in the programs (reductions.specializePrograms): latency (the others' calls: the kernels of every pair).
+// Specialized pairs (policy reductions.specialize): bf16 sum; their kernels in the programs (reductions.specializePrograms): latency throughput direct (the others' calls: the kernels of every pair).
 // Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled
 // once per kernel unit and entered once per contiguous range (Atom::reduce,
 // Atom::reducePair, snac::reduceGroupWords). Policy masks: dtypes every one; ops every one: 29 classes.
@@ -162,6 +162,7 @@ snac::ProgramKernel reduce_latencyKernel_many_any();  // reduce_latencyKernel<pa
 snac::ProgramKernel reduce_throughputKernel_any();  // reduce_throughputKernel<atom::AtomFor<reduce_Atom, kAnyPair>>, reduce.throughput.cu
 snac::ProgramKernel reduce_latencyKernel_W8_bf16_sum();  // reduce_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reduce.pairs.cu
 snac::ProgramKernel reduce_latencyKernel_W4_bf16_sum();  // reduce_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reduce.pairs.cu
+snac::ProgramKernel reduce_throughputKernel_bf16_sum();  // reduce_throughputKernel<atom::AtomFor<reduce_Atom, pairIndex(DType::BF16, RedOp::Sum)>>, reduce.pairs.cu
 
 template <class AtomT>
 Status reduce_enqueue(const snac::Plan& pl, const DeviceComm& dc, const snac::DirectPeers& peers,
@@ -183,7 +184,7 @@ struct reduce_Programs {
   template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() {
     static_assert(std::is_same_v<AtomT, reduce_Atom>, "reduce: the throughput kernels exist for the policy's Atom (8 x 16384 B) only; another pipeline needs purlinc output of a policy setting it");
     if constexpr (Pair == kAnyPair) return reduce_throughputKernel_any();
-    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return reduce_throughputKernel_any();  // the kernel of every pair (reductions.specializePrograms)
+    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return reduce_throughputKernel_bf16_sum();
     else static_assert(Pair == kAnyPair, "reduce: no throughput kernel of this pair in the instantiation table");
   }
   /// No direct program: no world size shown for this policy derives one.

@@ -15,5 +15,7 @@ namespace purlin::gen {
 // reduceScatter
 snac::ProgramKernel reduceScatter_latencyKernel_W8_bf16_sum() { return reduceScatter_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>; }
 snac::ProgramKernel reduceScatter_latencyKernel_W4_bf16_sum() { return reduceScatter_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>; }
+snac::ProgramKernel reduceScatter_throughputKernel_bf16_sum() { return reduceScatter_throughputKernel<atom::AtomFor<reduceScatter_Atom, pairIndex(DType::BF16, RedOp::Sum)>>; }
+snac::DirectKernel reduceScatter_directKernel_bf16_sum() { return reduceScatter_directKernel<pairIndex(DType::BF16, RedOp::Sum)>; }
 
 } // namespace purlin::gen

@@ -98,7 +98,7 @@ using reduceScatter_Atom = atom::Atom<reduceScatter_Datapath, reduceScatter_Poli
 // dispatched once per range; a specialized pair's kernels inline its loop with the op
 // a constant, and the launch picks them by the call's pair.
 // The throughput kernels take the policy's Atom (8 stages x 16384 B); push CTAs of the (stage, consume) lanes (2, 1) (the policy's: LaneAtomOf).
-// Specialized pairs (policy reductions.specialize): bf16 sum; their kernels in the programs (reductions.specializePrograms): latency (the others' calls: the kernels of every pair).
+// Specialized pairs (policy reductions.specialize): bf16 sum; their kernels in the programs (reductions.specializePrograms): latency throughput direct (the others' calls: the kernels of every pair).
 // The copy-engine form (reduceScatter_engine): one kernel per node, every pair, in reducescatter.direct.cu.
 // Reduction classes (purlin/reduction.h): one loop per class and datapath, compiled
 // once per kernel unit and entered once per contiguous range (Atom::reduce,
@@ -170,6 +170,8 @@ snac::ProgramKernel reduceScatter_throughputKernel_any();  // reduceScatter_thro
 snac::DirectKernel reduceScatter_directKernel_any();  // reduceScatter_directKernel<kAnyPair>, reducescatter.direct.cu
 snac::ProgramKernel reduceScatter_latencyKernel_W8_bf16_sum();  // reduceScatter_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reducescatter.pairs.cu
 snac::ProgramKernel reduceScatter_latencyKernel_W4_bf16_sum();  // reduceScatter_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>, reducescatter.pairs.cu
+snac::ProgramKernel reduceScatter_throughputKernel_bf16_sum();  // reduceScatter_throughputKernel<atom::AtomFor<reduceScatter_Atom, pairIndex(DType::BF16, RedOp::Sum)>>, reducescatter.pairs.cu
+snac::DirectKernel reduceScatter_directKernel_bf16_sum();  // reduceScatter_directKernel<pairIndex(DType::BF16, RedOp::Sum)>, reducescatter.pairs.cu
 /// The copy-engine form's graph of a planned call (reducescatter.direct.cu).
 void reduceScatter_engineGraph(const snac::Plan& pl, const DeviceComm& dc, const snac::DirectPeers& peers,
     const std::byte* in, std::byte* out, snac::EngineGraph& g);
@@ -194,14 +196,14 @@ struct reduceScatter_Programs {
   template <class AtomT, int Pair = kAnyPair> static snac::ProgramKernel throughput() {
     static_assert(std::is_same_v<AtomT, reduceScatter_Atom>, "reduceScatter: the throughput kernels exist for the policy's Atom (8 x 16384 B) only; another pipeline needs purlinc output of a policy setting it");
     if constexpr (Pair == kAnyPair) return reduceScatter_throughputKernel_any();
-    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return reduceScatter_throughputKernel_any();  // the kernel of every pair (reductions.specializePrograms)
+    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return reduceScatter_throughputKernel_bf16_sum();
     else static_assert(Pair == kAnyPair, "reduceScatter: no throughput kernel of this pair in the instantiation table");
   }
   /// The direct program's kernel form for `Pair`.
   static constexpr bool hasDirect = true;
   template <int Pair = kAnyPair> static snac::DirectKernel direct() {
     if constexpr (Pair == kAnyPair) return reduceScatter_directKernel_any();
-    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return reduceScatter_directKernel_any();  // the kernel of every pair (reductions.specializePrograms)
+    else if constexpr (Pair == pairIndex(DType::BF16, RedOp::Sum)) return reduceScatter_directKernel_bf16_sum();
     else static_assert(Pair == kAnyPair, "reduceScatter: no direct kernel of this pair in the instantiation table");
   }
   /// f(std::integral_constant<int, Pair>) for every Pair with kernels of its own

@@ -15,5 +15,6 @@ namespace purlin::gen {
 // reduceScatterV
 snac::ProgramKernel reduceScatterV_latencyKernel_W8_bf16_sum() { return reduceScatterV_latencyKernel<packet::WordForm::Whole, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>; }
 snac::ProgramKernel reduceScatterV_latencyKernel_W4_bf16_sum() { return reduceScatterV_latencyKernel<packet::WordForm::Partial, packet::RankForm::Any, pairIndex(DType::BF16, RedOp::Sum)>; }
+snac::ProgramKernel reduceScatterV_throughputKernel_bf16_sum() { return reduceScatterV_throughputKernel<atom::AtomFor<reduceScatterV_Atom, pairIndex(DType::BF16, RedOp::Sum)>>; }
 
 } // namespace purlin::gen

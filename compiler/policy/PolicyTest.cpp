@@ -275,7 +275,7 @@ TEST_CASE("reductions.specialize: pairs the masks compile, default bf16 sum, rou
   CHECK(e.find("a list of pairs") != std::string::npos);
 }
 
-TEST_CASE("reductions.specializePrograms: program names, default latency, round-tripped") {
+TEST_CASE("reductions.specializePrograms: program names, default all three, round-tripped") {
   std::string e;
   PolicySet s = parse(R"({"policies": {"all": {"reductions": {"specializePrograms": ["latency", "throughput", "direct"]}},
       "tp": {"reductions": {"specializePrograms": ["throughput"]}},
@@ -286,7 +286,8 @@ TEST_CASE("reductions.specializePrograms: program names, default latency, round-
         (kSpecializeLatency | kSpecializeThroughput | kSpecializeDirect));
   CHECK(s.policies.at("tp").reductions.specializePrograms == kSpecializeThroughput);
   CHECK(s.policies.at("none").reductions.specializePrograms == 0);
-  CHECK(s.policies.at("Policy").reductions.specializePrograms == kSpecializeLatency);  // the default
+  CHECK(s.policies.at("Policy").reductions.specializePrograms ==
+        (kSpecializeLatency | kSpecializeThroughput | kSpecializeDirect));  // the default
   PolicySet back = parsePolicies(policyToJson(s), "rt.json", Arch::Sm90, e);
   REQUIRE(e == "");
   for (const char *name : {"all", "tp", "none", "Policy"})

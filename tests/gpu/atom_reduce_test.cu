@@ -216,8 +216,9 @@ bool runAll(Pools& pools, const Locality& loc, int gpuArch) {
   ok &= runDatapath<pa::Atom<pa::HopperTma>>("HopperTma", pools, loc, gpuArch);
   ok &= runDatapath<TmaSmall>("HopperTma<3,2K>", pools, loc, gpuArch);
   ok &= runDatapath<pa::Atom<pa::HopperTma, 4>, true>("HopperTma/lanes", pools, loc, gpuArch);
-  // The class dispatch into the any-depth range loop (runPipelineUniform):
-  // depth 8 and 2, 3 (not dividing 16), and 4 per lane (a push CTA's lanes).
+  // The class dispatch into the any-depth range loop (Atom::reduce<Classes>):
+  // depth 8 and 2, 3 (not dividing 16: the one-loop form), and 4 per lane
+  // (a push CTA's lanes).
   ok &= runDatapath<pa::Atom<pa::Hopper>, false, true>("Hopper/cls", pools, loc, gpuArch);
   ok &= runDatapath<AmpereSmall, false, true>("Ampere<2,1K>/cls", pools, loc, gpuArch);
   ok &= runDatapath<HopperSmall, false, true>("Hopper<3,2K>/cls", pools, loc, gpuArch);
@@ -226,9 +227,9 @@ bool runAll(Pools& pools, const Locality& loc, int gpuArch) {
 }
 
 /// Atom::reducePair<Classes>, the class loop of the direct and copy-engine
-/// programs (detail::reducePairRange, its remainder folded into the
-/// unrolled loop): each CTA a contiguous share of whole vectors, dst0 =
-/// op(a, b) and dst1 a copy, or in place into a. Sources: regions 0 and 1.
+/// programs (detail::reducePairRange: the unrolled loop and its remainder):
+/// each CTA a contiguous share of whole vectors, dst0 = op(a, b) and dst1 a
+/// copy, or in place into a. Sources: regions 0 and 1.
 template <class E, RedOp Op>
 __global__ void __launch_bounds__(1024) reducePairKernel(std::byte* dst0, std::byte* dst1, const std::byte* a,
                                                          const std::byte* b, std::size_t nvec) {

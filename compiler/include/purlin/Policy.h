@@ -89,13 +89,13 @@ inline constexpr uint64_t kDefaultSpecializedPairs = pairBit(DType::BF16, RedOp:
 /// `reductions.specializePrograms`), by their names in a policy.
 enum SpecializedProgram : unsigned { kSpecializeLatency = 1u, kSpecializeThroughput = 2u, kSpecializeDirect = 4u };
 inline constexpr const char *kSpecializedProgramNames[] = {"latency", "throughput", "direct"};
-/// The default: the latency kernels only. Measured, two ranks sharing an
-/// H100: the kernels of every pair run bf16 sum 6-11% slower than its own
-/// at latency sizes (bench/results/2026-12-07-s18-device), and within
-/// 0.995-1.015x at 256 MiB in the throughput and direct programs
-/// (bench/results/2026-12-06-s12-device, pairs.csv), where its own kernels
-/// cost about 2.5 s of nvcc per reduction (bench/results/2026-12-07-s19-compile).
-inline constexpr unsigned kDefaultSpecializedPrograms = kSpecializeLatency;
+/// The default: all three. Measured at 256 MiB, two ranks sharing an H100
+/// (bench/results/2026-12-07-s19-device): the kernels of every pair run the
+/// specialized pairs' ReduceScatter 1.12x (up to 1.14x) slower than their
+/// own throughput kernels, AllReduce 1.03x (up to 1.06x); the direct
+/// program's within 0.99-1.06x. A policy that names fewer builds faster
+/// (AllReduce's pairs unit: about 2.5 s of nvcc less with "latency" alone).
+inline constexpr unsigned kDefaultSpecializedPrograms = kSpecializeLatency | kSpecializeThroughput | kSpecializeDirect;
 
 /// The (dtype, op) pairs a reduction's programs compile (bits of the
 /// runtime's DType and RedOp indices, purlin/types.def): purlinc's

@@ -154,7 +154,7 @@ __device__ __noinline__ void reduceRange(std::byte* dst, Sources srcs, std::size
 template <class E, OpFamily F>
 __device__ __noinline__ void reducePairRange(uint4* dst0, uint4* dst1, const uint4* a, const uint4* b,
                                              std::size_t nvec, Slice s, int variant) {
-  reduceVec16PairOnce<E, F>(dst0, dst1, a, b, nvec, s, variant);
+  reduceVec16Pair<E, F>(dst0, dst1, a, b, nvec, s, variant);
 }
 } // namespace detail
 #endif

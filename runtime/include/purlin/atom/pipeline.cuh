@@ -56,18 +56,16 @@ __device__ __forceinline__ void store16(void* p, uint4 v) {
 }
 
 /// The reduce step of one staged slot, for both shared-memory pipelines
-/// (cp.async here, TMA in tma_path.cuh): this thread's 16-byte pieces i <
-/// `count` of the stage (source p's piece i at sm[p * stride + i]; a full
-/// stage has count == stride), accumulated in fp32 in source order and
-/// stored to d[i].
+/// (cp.async here, TMA in tma_path.cuh): this thread's 16-byte pieces i of
+/// the stage (source p's piece i at sm[p * cv + i]), accumulated in fp32 in
+/// source order and stored to d[i].
 template <class E, OpFamily F, StoreKind K>
-__device__ __forceinline__ void reduceSlot(uint4* d, const uint4* sm, std::size_t stride, std::size_t count, int n,
-                                           Slice s, int variant) {
-  for (unsigned i = s.tid; i < count; i += s.nthr) {
+__device__ __forceinline__ void reduceSlot(uint4* d, const uint4* sm, std::size_t cv, int n, Slice s, int variant) {
+  for (unsigned i = s.tid; i < cv; i += s.nthr) {
     VecAcc<E, F> acc;
     vecLoad<E, F>(acc, sm[i]);
 #pragma unroll 1
-    for (int p = 1; p < n; ++p) vecAccumulate<E, F>(acc, sm[p * stride + i], variant);
+    for (int p = 1; p < n; ++p) vecAccumulate<E, F>(acc, sm[p * cv + i], variant);
     store16<K>(d + i, vecStore<E, F>(acc, n, variant));
   }
 }
@@ -104,37 +102,88 @@ __device__ __forceinline__ void runPipeline(std::size_t N, Fetch&& fetch, Proces
   }
 }
 
-/// Algorithm 2 as one loop with the depth a run-time value and `process`
-/// (and `fetch`) inlined once: what the reductions' range loops run (their
-/// process step is the code compiled per reduction class, so it appears
-/// once per class, and one loop serves the Atoms of a CTA and of its lanes:
-/// lane.cuh, half the stages). T >= 1 stages, depth D = min(S, T):
-/// iteration j processes stage j-D (when j >= D) and fetches stage j (when
-/// j < T) into the same slot, then commits ceil(16/D) cp.async groups (one
-/// with the fetch, the rest empty; in the drain all empty). So at least 15
-/// groups were committed after stage j-D's, and `cp.async.wait_group 15`,
-/// one immediate for every depth and every iteration, the drain included,
-/// makes it land (exactly it where D divides 16; for other depths a little
-/// more, which is correct and keeps ceil(16/D) - 1 fewer groups in flight).
-template <class Fetch, class Process>
-__device__ __forceinline__ void runPipelineUniform(std::size_t T, int S, Fetch&& fetch, Process&& process) {
-  constexpr int kMax = limits::kMaxPipelineStages;
-  const int depth = T < std::size_t(S) ? int(T) : S;
-  const int groups = (kMax + depth - 1) / depth;
-  int slot = 0;
-#pragma unroll 1
-  for (std::size_t j = 0; j < T + std::size_t(depth); ++j) {
-    if (j >= std::size_t(depth)) {
-      arch::cpAsyncWait<kMax - 1>();  // stage j-depth has landed
-      process(j - depth, slot);
-    }
-    if (j < T) fetch(j, slot);
-#pragma unroll 1
-    for (int g = 0; g < groups; ++g) arch::cpAsyncCommit();
-    slot = slot + 1 == depth ? 0 : slot + 1;
+/// cp.async.wait_group with a run-time count (0..kMaxPipelineStages-1, the
+/// most a pipeline of kMaxPipelineStages stages leaves in flight): one
+/// switch, a uniform branch to the immediate form.
+__device__ __forceinline__ void cpAsyncWaitPending(int pending) {
+  switch (pending) {
+#define PURLIN_WAIT_CASE(k) \
+  case k: arch::cpAsyncWait<k>(); break;
+    PURLIN_WAIT_CASE(0) PURLIN_WAIT_CASE(1) PURLIN_WAIT_CASE(2) PURLIN_WAIT_CASE(3)
+    PURLIN_WAIT_CASE(4) PURLIN_WAIT_CASE(5) PURLIN_WAIT_CASE(6) PURLIN_WAIT_CASE(7)
+    PURLIN_WAIT_CASE(8) PURLIN_WAIT_CASE(9) PURLIN_WAIT_CASE(10) PURLIN_WAIT_CASE(11)
+    PURLIN_WAIT_CASE(12) PURLIN_WAIT_CASE(13) PURLIN_WAIT_CASE(14) PURLIN_WAIT_CASE(15)
+#undef PURLIN_WAIT_CASE
+    default: arch::cpAsyncWait<0>(); break;
   }
 }
-static_assert(limits::kMaxPipelineStages <= 32, "runPipelineUniform waits with cp.async.wait_group kMax-1 (0..31)");
+static_assert(limits::kMaxPipelineStages == 16, "cpAsyncWaitPending covers 0..kMaxPipelineStages-1 pending groups");
+
+/// Algorithm 2 as one loop, with `process` (and `fetch`) inlined once
+/// instead of in the steady state and the drain, and the depth `S` a
+/// run-time value (1..kMaxPipelineStages): iteration j processes stage j-S
+/// (when j >= S) and fetches stage j (when j < N); the wait for stage j-S
+/// lets the stages committed after it stay in flight (S-1 in the steady
+/// state, fewer in the drain). The reductions use it where the depth does
+/// not divide kMaxPipelineStages (runPipelinePadded otherwise): their process step
+/// is the code compiled per reduction class, and one loop serves the Atoms
+/// of a CTA and of its lanes (lane.cuh: half the stages).
+template <class Fetch, class Process>
+__device__ __forceinline__ void runPipelineOnceDyn(std::size_t N, int S, Fetch&& fetch, Process&& process) {
+  int slot = 0;
+#pragma unroll 1
+  for (std::size_t j = 0; j < N + std::size_t(S); ++j) {
+    if (j >= static_cast<std::size_t>(S)) {
+      const std::size_t oldest = j - S;
+      const std::size_t after = N - 1 - oldest;  // stages committed after the oldest
+      cpAsyncWaitPending(static_cast<int>(after < std::size_t(S - 1) ? after : std::size_t(S - 1)));
+      process(oldest, slot);
+    }
+    if (j < N) {
+      fetch(j, slot);
+      arch::cpAsyncCommit();
+    }
+    slot = slot + 1 == S ? 0 : slot + 1;
+  }
+}
+
+/// Algorithm 2 with the depth `S` a run-time value, as fast as the
+/// compile-time form: every stage commits kMaxPipelineStages / S
+/// cp.async groups (one with its copies, the rest empty), so the oldest
+/// stage has landed when at most kMaxPipelineStages - 1 groups are pending,
+/// whatever S: the steady state waits with one immediate, no switch and
+/// no branch per stage. The drain waits for fewer (a switch per stage,
+/// S stages per call). S must divide kMaxPipelineStages; other depths take
+/// runPipelineOnceDyn.
+template <class Fetch, class Process>
+__device__ __forceinline__ void runPipelinePadded(std::size_t N, int S, Fetch&& fetch, Process&& process) {
+  constexpr int kMax = limits::kMaxPipelineStages;
+  const int groups = kMax / S;  // groups per stage
+  auto commit = [&] {
+#pragma unroll 1
+    for (int g = 0; g < groups; ++g) arch::cpAsyncCommit();
+  };
+#pragma unroll 1
+  for (int j = 0; j < S; ++j) {  // prime
+    fetch(static_cast<std::size_t>(j), j);
+    commit();
+  }
+  int slot = 0;
+#pragma unroll 1
+  for (std::size_t j = S; j < N; ++j) {  // steady state
+    arch::cpAsyncWait<kMax - 1>();       // stage j-S, the oldest, has landed
+    process(j - S, slot);
+    fetch(j, slot);
+    commit();
+    slot = slot + 1 == S ? 0 : slot + 1;
+  }
+#pragma unroll 1
+  for (int k = 0; k < S; ++k) {  // drain: stage N-S+k is in `slot`, kMax-1-k*groups groups after it
+    cpAsyncWaitPending(kMax - 1 - k * groups);
+    process(N - S + k, slot);
+    slot = slot + 1 == S ? 0 : slot + 1;
+  }
+}
 
 } // namespace detail
 
@@ -149,21 +198,10 @@ struct PipelineReduce {
   template <class E, OpFamily F, int StaticStages = 0>
   __device__ static void reduceVec16(std::byte* dstBase, const detail::Sources& srcs, std::size_t off,
                                      std::size_t nvec, std::byte* ws, Slice s, int variant, int S) {
-    if constexpr (StaticStages > 0) reduceStatic<E, F, StaticStages>(dstBase, srcs, off, nvec, ws, s, variant);
-    else reduceAnyDepth<E, F>(dstBase, srcs, off, nvec, ws, s, variant, S);
-  }
-
- private:
-  /// A kernel of one pair (the loop inlined, the depth S a constant):
-  /// Algorithm 2's compile-time form over the full stages; requests smaller
-  /// than the pipeline and the rest after the last full stage go through
-  /// registers (one inlined register loop).
-  template <class E, OpFamily F, int S>
-  __device__ __forceinline__ static void reduceStatic(std::byte* dstBase, const detail::Sources& srcs,
-                                                      std::size_t off, std::size_t nvec, std::byte* ws, Slice s,
-                                                      int variant) {
     const std::size_t cv = kVecsPerStage / static_cast<std::size_t>(srcs.n);  // vectors per source per stage
     const std::size_t N = nvec / cv;
+    // Requests smaller than the pipeline (S full stages) and the rest after
+    // the last full stage go through registers (one inlined register loop).
     const std::size_t done = N < static_cast<std::size_t>(S) ? 0 : N * cv;
     if (done != 0) {
       uint4* dst = reinterpret_cast<uint4*>(dstBase + off);
@@ -181,45 +219,13 @@ struct PipelineReduce {
       };
       auto process = [&](std::size_t j, int slot) {
         const uint4* sm = reinterpret_cast<const uint4*>(ws + static_cast<std::size_t>(slot) * SB);
-        detail::reduceSlot<E, F, T::kStore>(dst + j * cv, sm, cv, cv, srcs.n, s, variant);
+        detail::reduceSlot<E, F, T::kStore>(dst + j * cv, sm, cv, srcs.n, s, variant);
       };
-      detail::runPipeline<S>(N, fetch, process);
+      if constexpr (StaticStages > 0) detail::runPipeline<StaticStages>(N, fetch, process);
+      else if (limits::kMaxPipelineStages % S == 0) detail::runPipelinePadded(N, S, fetch, process);
+      else detail::runPipelineOnceDyn(N, S, fetch, process);
     }
     detail::reduceVec16<E, F>(dstBase, srcs, off + done * 16, nvec - done, s, variant);
-  }
-
-  /// The range loop of a reduction class (any depth S, a run-time value):
-  /// every vector through the one pipeline loop (runPipelineUniform), the
-  /// rest after the last full stage as a partial stage, so the class's
-  /// process step is compiled once. Stage j holds `count` vectors of each
-  /// source (cv, or what is left), source p's at piece p * cv: the same
-  /// pieces belong to the same thread in every stage, full or not.
-  template <class E, OpFamily F>
-  __device__ __forceinline__ static void reduceAnyDepth(std::byte* dstBase, const detail::Sources& srcs,
-                                                        std::size_t off, std::size_t nvec, std::byte* ws, Slice s,
-                                                        int variant, int S) {
-    const std::size_t cv = kVecsPerStage / static_cast<std::size_t>(srcs.n);  // vectors per source per stage
-    const std::size_t N = nvec / cv, rest = nvec - N * cv, stages = N + (rest != 0);
-    if (stages == 0) return;
-    uint4* dst = reinterpret_cast<uint4*>(dstBase + off);
-    auto fetch = [&](std::size_t j, int slot) {
-      const std::size_t count = j < N ? cv : rest;
-      const uint32_t sm = arch::smemAddr(ws + static_cast<std::size_t>(slot) * SB);
-#pragma unroll 1
-      for (int p = 0; p < srcs.n; ++p) {
-        const uint4* g = reinterpret_cast<const uint4*>(srcs.p[p] + off) + j * cv;
-        const uint32_t smp = sm + static_cast<uint32_t>(p * cv * 16);
-        for (unsigned i = s.tid; i < count; i += s.nthr) detail::fetch16<T::kL2Hint256>(smp + i * 16u, g + i);
-        if constexpr (T::kBulkPrefetch) {
-          if (s.tid == 0 && j + S < stages) arch::bulkPrefetchL2(g + S * cv, static_cast<uint32_t>(cv * 16));
-        }
-      }
-    };
-    auto process = [&](std::size_t j, int slot) {
-      const uint4* sm = reinterpret_cast<const uint4*>(ws + static_cast<std::size_t>(slot) * SB);
-      detail::reduceSlot<E, F, T::kStore>(dst + j * cv, sm, cv, j < N ? cv : rest, srcs.n, s, variant);
-    };
-    detail::runPipelineUniform(stages, S, fetch, process);
   }
 };
 

@@ -158,40 +158,6 @@ __device__ __forceinline__ void reduceVec16Pair(uint4* dst0, uint4* dst1, const 
   }
 }
 
-/// As reduceVec16Pair, with the remainder folded into the unrolled loop
-/// (loads and stores guarded; the lanes past the end reduce zeros and
-/// store nothing): the class's vector code once instead of U + 1 times,
-/// the form of the out-of-line class loops (detail::reducePairRange).
-template <class E, OpFamily F>
-__device__ __forceinline__ void reduceVec16PairOnce(uint4* dst0, uint4* dst1, const uint4* a, const uint4* b,
-                                                    std::size_t nvec, Slice s, int variant) {
-  constexpr int U = kReduceUnroll;
-  const std::size_t step = static_cast<std::size_t>(U) * s.nthr;
-#pragma unroll 1
-  for (std::size_t i = s.tid; i < nvec; i += step) {
-    uint4 va[U], vb[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) va[u] = i + u * s.nthr < nvec ? arch::ldGlobal16NoAlloc(a + i + u * s.nthr) : uint4{};
-#pragma unroll
-    for (int u = 0; u < U; ++u) vb[u] = i + u * s.nthr < nvec ? arch::ldGlobal16NoAlloc(b + i + u * s.nthr) : uint4{};
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      VecAcc<E, F> acc;
-      vecLoad<E, F>(acc, va[u]);
-      vecAccumulate<E, F>(acc, vb[u], variant);
-      va[u] = vecStore<E, F>(acc, 2, variant);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (i + u * s.nthr < nvec) arch::stGlobal16(dst0 + i + u * s.nthr, va[u]);
-    if (dst1 != nullptr) {
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (i + u * s.nthr < nvec) arch::stGlobal16(dst1 + i + u * s.nthr, va[u]);
-    }
-  }
-}
-
 /// Reads one unit of type T (1, 2, 4 or 8 bytes) bypassing L1.
 template <class T>
 __device__ __forceinline__ T ldUnit(const T* p) {

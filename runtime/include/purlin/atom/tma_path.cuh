@@ -137,7 +137,7 @@ struct TmaReduce {
         const uint32_t full = detail::tmaBarrier(ws, SB, S, slot);
         arch::mbarrierWaitParity(full, parity);
         const uint4* sm = reinterpret_cast<const uint4*>(ws + static_cast<std::size_t>(slot) * SB);
-        detail::reduceSlot<E, F, StoreKind::Plain>(dst + j * cv, sm, cv, cv, srcs.n, s, variant);
+        detail::reduceSlot<E, F, StoreKind::Plain>(dst + j * cv, sm, cv, srcs.n, s, variant);
         __syncwarp();
         if (s.tid % 32u == 0) arch::mbarrierArrive(full + 8u);  // this warp is done with the slot
         if (leader && j >= 1 && j - 1 + S < N) {  // stage j-1's slot, once every warp is done with it
