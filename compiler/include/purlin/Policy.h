@@ -90,11 +90,12 @@ inline constexpr uint64_t kDefaultSpecializedPairs = pairBit(DType::BF16, RedOp:
 enum SpecializedProgram : unsigned { kSpecializeLatency = 1u, kSpecializeThroughput = 2u, kSpecializeDirect = 4u };
 inline constexpr const char *kSpecializedProgramNames[] = {"latency", "throughput", "direct"};
 /// The default: all three. Measured at 256 MiB, two ranks sharing an H100
-/// (bench/results/2026-12-07-s19-device): the kernels of every pair run the
-/// specialized pairs' ReduceScatter 1.12x (up to 1.14x) slower than their
-/// own throughput kernels, AllReduce 1.03x (up to 1.06x); the direct
-/// program's within 0.99-1.06x. A policy that names fewer builds faster
-/// (AllReduce's pairs unit: about 2.5 s of nvcc less with "latency" alone).
+/// (bench/results/2026-12-07-s19-device, `st8`): the kernels of every pair
+/// run the specialized pairs' eager ReduceScatter 1.09x (up to 1.10x)
+/// slower than their own throughput kernels, AllReduce 1.00x (up to
+/// 1.02x); the direct program's within 0.99-1.04x. A policy that names
+/// fewer builds faster (AllReduce's pairs unit: about 2.5 s of nvcc less
+/// with "latency" alone).
 inline constexpr unsigned kDefaultSpecializedPrograms = kSpecializeLatency | kSpecializeThroughput | kSpecializeDirect;
 
 /// The (dtype, op) pairs a reduction's programs compile (bits of the

@@ -139,15 +139,21 @@ __device__ __forceinline__ void reduceRangeInline(std::byte* dst, const Sources&
   }
 }
 
-/// The range loop of one class, compiled once per translation unit and
-/// datapath (RangePath: any pipeline depth, `stages` at run time), not at
-/// every reduce site: Atom::reduce's dispatch calls it once per contiguous
-/// range (a chunk's slice), so the call costs nothing measurable against
-/// the range and the loop inside is the class's own.
-template <class RangePath, class E, OpFamily F>
+/// The range loop of one class, compiled once per translation unit,
+/// datapath and pipeline depth, not at every reduce site: Atom::reduce's
+/// dispatch calls it once per contiguous range (a chunk's slice), so the
+/// call costs nothing measurable against the range and the loop inside is
+/// the class's own. StaticStages: the calling Atom's depth, a constant, so
+/// the loop is Algorithm 2's compile-time form as in a kernel of one pair
+/// (measured: eager ReduceScatter at 0.976x, AllReduce 0.991x the loop with
+/// the depth at run time, bench/results/2026-12-07-s19-device); a kernel
+/// whose lanes reduce with half the stages compiles the loops once more.
+/// 0 (RangePath's any-depth form, `stages` at run time) where no Atom's
+/// depth is known.
+template <class RangePath, class E, OpFamily F, int StaticStages = 0>
 __device__ __noinline__ void reduceRange(std::byte* dst, Sources srcs, std::size_t count, std::byte* workspace,
                                          Slice s, int variant, int stages) {
-  reduceRangeInline<RangePath, E, F>(dst, srcs, count, workspace, s, variant, stages);
+  reduceRangeInline<RangePath, E, F, StaticStages>(dst, srcs, count, workspace, s, variant, stages);
 }
 /// The two-operand loop of one class (register datapath), compiled once per
 /// translation unit: Atom::reducePair calls it once per range.
@@ -255,8 +261,8 @@ struct Atom {
       using E = typename decltype(tag)::Elem;
       const std::size_t count = bytes / sizeof(E);
       if (count != 0)
-        detail::reduceRange<typename Path::RangePath, E, decltype(tag)::family>(dst, srcs, count, workspace, s,
-                                                                                red.variant, Path::kStages);
+        detail::reduceRange<typename Path::RangePath, E, decltype(tag)::family, Path::kStages>(
+            dst, srcs, count, workspace, s, red.variant, Path::kStages);
     });
   }
 
