@@ -7,10 +7,12 @@
 /// {float, __half, __nv_bfloat16}, op in {Sum, Max, Min}, 1..8 sources, odd
 /// element counts, element-aligned offsets (co-aligned and not), in place,
 /// 1 to 3 CTAs; sources local, mixed local/peer, and a peer destination;
-/// and Atom::reducePair<Classes> (two sources, 16-byte vectors).
+/// and Atom::reducePair<Classes> (two sources, 16-byte vectors); and
+/// withReductionClass's class dispatch for sets of classes.
 /// Bytes around the destination must stay unchanged. Prints a PASS/FAIL/SKIP
 /// line per (datapath, locality, type, op); exits non-zero on any failure.
 #include <cstring>
+#include <type_traits>
 
 #include "atom_test_common.cuh"
 
@@ -300,6 +302,64 @@ bool runPairs(Pools& pools) {
   return ok;
 }
 
+/// The dtype of element type E (purlin/types.def), for the dispatch case.
+template <class E> __device__ constexpr int dtypeIndexOf() {
+  int t = -1;
+#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element) \
+  if (std::is_same_v<E, Element>) t = int(purlin::DType::Name);
+#include "purlin/types.def"
+  return t;
+}
+
+/// withReductionClass's dispatch (a compare tree over Classes): thread t
+/// asks for class t - 1 (from -1 to past the last) and records the class of
+/// the tag it was called with, -1 when none (a class outside Classes).
+template <uint64_t Classes> __global__ void classDispatchKernel(int* got, int count) {
+  const int t = int(threadIdx.x);
+  if (t >= count) return;
+  int cls = -1;
+  pa::withReductionClass<Classes>(t - 1, [&](auto tag) {
+    using E = typename decltype(tag)::Elem;
+    cls = purlin::classIndex(purlin::DType(dtypeIndexOf<E>()), decltype(tag)::family);
+  });
+  got[t] = cls;
+}
+
+template <uint64_t Classes> bool runClassDispatch(const char* name) {
+  constexpr int kCount = purlin::kNumReductionClasses + 3;  // -1 .. kNumReductionClasses + 1
+  int* dev = nullptr;
+  ATOMTEST_CK(cudaMalloc(&dev, kCount * sizeof(int)));
+  classDispatchKernel<Classes><<<1, 64>>>(dev, kCount);
+  int got[kCount];
+  ATOMTEST_CK(cudaGetLastError());
+  ATOMTEST_CK(cudaMemcpy(got, dev, sizeof got, cudaMemcpyDeviceToHost));
+  ATOMTEST_CK(cudaFree(dev));
+  bool ok = true;
+  for (int t = 0; t < kCount; ++t) {
+    const int c = t - 1;
+    const bool in = c >= 0 && c < purlin::kNumReductionClasses && (Classes >> c & 1u);
+    const int want = in ? c : -1;
+    if (got[t] != want) {
+      std::printf("FAIL withReductionClass %s: class %d dispatched to %d, expected %d\n", name, c, got[t], want);
+      ok = false;
+    }
+  }
+  std::printf("%s withReductionClass %s\n", ok ? "PASS" : "FAIL", name);
+  return ok;
+}
+
+bool runClassDispatches() {
+  using purlin::DType;
+  using purlin::OpFamily;
+  using purlin::classBit;
+  bool ok = runClassDispatch<purlin::kAllReductionClasses>("every class");
+  ok &= runClassDispatch<classBit(DType::F32, OpFamily::Sum) | classBit(DType::F8E5M2, OpFamily::Extremum) |
+                         classBit(DType::I32, OpFamily::Product)>("three classes");
+  ok &= runClassDispatch<classBit(DType::BF16, OpFamily::Sum)>("one class");
+  ok &= runClassDispatch<purlin::reductionClassesOf(0x3u, 0x1fu)>("f32 and f16, every op");
+  return ok;
+}
+
 /// Fills every region with random values that are valid in all three types
 /// (the same bytes are reinterpreted per type; f16/bf16 see pairs of halves).
 bool fillPools(Pools& pools, int ngpu) {
@@ -342,6 +402,7 @@ int main(int argc, char** argv) {
   if (!fillPools(pools, ngpu)) { std::printf("FAIL allocation\n"); return 1; }
   bool ok = runAll(pools, {"local", false, 0}, gpuArch);
   ok &= runPairs(pools);
+  ok &= runClassDispatches();
   if (ngpu >= 2) {
     ok &= runAll(pools, {"mixed", true, 0}, gpuArch);
     ok &= runAll(pools, {"push", true, 1}, gpuArch);

@@ -149,10 +149,22 @@ __device__ __forceinline__ void reduceRangeInline(std::byte* dst, const Sources&
 /// the depth at run time, bench/results/2026-12-07-s19-device); a kernel
 /// whose lanes reduce with half the stages compiles the loops once more.
 /// 0 (RangePath's any-depth form, `stages` at run time) where no Atom's
-/// depth is known.
+/// depth is known. The 8- and 16-bit sums unswitch the variant: sum
+/// (variant 0) runs a loop with it a constant, as a kernel of one pair
+/// folds it, avg the loop with it at run time (measured: eager
+/// ReduceScatter's f16, i8 and f8e4m3 sums at 1.07-1.11x of their own
+/// kernels before, 1.03-1.06x after; f32 and f64 sums and max / min gained
+/// nothing, so their one loop stays; bench/results/2026-12-07-s19-device,
+/// call 13).
 template <class RangePath, class E, OpFamily F, int StaticStages = 0>
 __device__ __noinline__ void reduceRange(std::byte* dst, Sources srcs, std::size_t count, std::byte* workspace,
                                          Slice s, int variant, int stages) {
+  if constexpr (F == OpFamily::Sum && sizeof(E) <= 2) {
+    if (variant == 0) {
+      reduceRangeInline<RangePath, E, F, StaticStages>(dst, srcs, count, workspace, s, 0, stages);
+      return;
+    }
+  }
   reduceRangeInline<RangePath, E, F, StaticStages>(dst, srcs, count, workspace, s, variant, stages);
 }
 /// The two-operand loop of one class (register datapath), compiled once per

@@ -549,29 +549,48 @@ template <class E, OpFamily F> struct ClassTag {
   static constexpr OpFamily family = F;
 };
 
+namespace detail {
+/// The classes of `Classes` with index in [Lo, Hi).
+template <uint64_t Classes, int Lo, int Hi> inline constexpr uint64_t kClassesIn =
+    Hi - Lo >= 64 ? Classes >> Lo : (Classes >> Lo) & ((uint64_t(1) << (Hi - Lo)) - 1);
+/// The index splitting the classes of [Lo, Hi) into halves of equal count.
+template <uint64_t Classes, int Lo, int Hi> __host__ __device__ constexpr int classSplit() {
+  int count = 0;
+  for (int c = Lo; c < Hi; ++c) count += int(Classes >> c & 1u);
+  int seen = 0;
+  for (int c = Lo; c < Hi; ++c)
+    if ((Classes >> c & 1u) && ++seen > count / 2) return c;
+  return Hi;
+}
+/// A binary search over the classes of [Lo, Hi) in `Classes`: compare and
+/// branch on `cls` (uniform), no table in constant memory.
+template <uint64_t Classes, int Lo, int Hi, class F> __device__ __forceinline__ void classTree(int cls, F& f) {
+  constexpr uint64_t present = kClassesIn<Classes, Lo, Hi>;
+  if constexpr (present == 0) {
+    return;
+  } else if constexpr ((present & (present - 1)) == 0) {  // one class: Lo + its bit's position
+    constexpr int c = Lo + __builtin_ctzll(present);
+    if (cls == c) f(ClassTag<typename ElementOf<DType(c / kNumOpFamilies)>::type, OpFamily(c % kNumOpFamilies)>{});
+  } else {
+    constexpr int mid = classSplit<Classes, Lo, Hi>();
+    if (cls < mid)
+      classTree<Classes, Lo, mid>(cls, f);
+    else
+      classTree<Classes, mid, Hi>(cls, f);
+  }
+}
+} // namespace detail
+
 /// f(ClassTag<E, F>{}) for the class `cls` of a call's Reduction, among the
 /// classes in `Classes` (a set of purlin/reduction.h class bits: what
-/// purlinc's instantiation table lists for the program). One uniform branch
-/// per contiguous range: the callee is the loop compiled for that class. A
-/// class outside the set does nothing (the launcher refused the call).
+/// purlinc's instantiation table lists for the program). One dispatch per
+/// contiguous range, a binary search of compares and uniform branches
+/// (detail::classTree; a switch became a jump table in constant memory,
+/// whose load cost each launch of a latency kernel of every pair a miss):
+/// the callee is the loop compiled for that class. A class outside the set
+/// does nothing (the launcher refused the call).
 template <uint64_t Classes, class F> __device__ __forceinline__ void withReductionClass(int cls, F&& f) {
-  switch (cls) {
-#define PURLIN_DTYPE(Name, name, bytes, CNAME, Element)                                           \
-  case classIndex(DType::Name, OpFamily::Sum):                                                    \
-    if constexpr ((Classes & classBit(DType::Name, OpFamily::Sum)) != 0)                          \
-      f(ClassTag<Element, OpFamily::Sum>{});                                                      \
-    break;                                                                                        \
-  case classIndex(DType::Name, OpFamily::Product):                                                \
-    if constexpr ((Classes & classBit(DType::Name, OpFamily::Product)) != 0)                      \
-      f(ClassTag<Element, OpFamily::Product>{});                                                  \
-    break;                                                                                        \
-  case classIndex(DType::Name, OpFamily::Extremum):                                               \
-    if constexpr ((Classes & classBit(DType::Name, OpFamily::Extremum)) != 0)                     \
-      f(ClassTag<Element, OpFamily::Extremum>{});                                                 \
-    break;
-#include "purlin/types.def"
-    default: break;
-  }
+  detail::classTree<Classes, 0, kNumReductionClasses>(cls, f);
 }
 
 #endif // __CUDACC__
