@@ -66,8 +66,6 @@ __device__ void reduce_latency(const DeviceComm& dc, const Plan& pl, const packe
         packet::storeLane<Words>(x, out, len, ra, rb, pl.words8);  // %2 after the last p
       } else {
         // p in 0..1: the one peer is rg.from[0]
-        // %2 [n == 2]
-        prefetchGroupReduction<kernelClasses<Pair>(reduce_Reductions)>(red, mineA, mineB);  // the class's code, fetched while the peer's group is in flight
         // %1 [n == 2]
         if (!packet::pollLane<PollStagger::EveryRound>(dc, pl, rg.recv[0] + ce.h, rg.from[0], g, lane, a, b, ce.header(pl.flowTagFrom[0])))
           return;  // a wait gave up, or the group is another call's

@@ -221,10 +221,6 @@ private:
            << pad << "reduceGroupPair<" << classes() << ">(red, ownFirst ? mineA : a, ownFirst ? a : mineA,\n"
            << pad << "                ownFirst ? mineB : b, ownFirst ? b : mineB, ra, rb);  // one dispatch for the group\n";
         return;
-      case StmtKind::PrefetchReduction:
-        o_ << citeOf(s, pad) << pad << "prefetchGroupReduction<" << classes()
-           << ">(red, mineA, mineB);  // the class's code, fetched while the peer's group is in flight\n";
-        return;
       case StmtKind::TwoRanks:
         o_ << pad << "if constexpr (!N2) {\n";
         body(s.body, pad + "  ");

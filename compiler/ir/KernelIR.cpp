@@ -127,9 +127,6 @@ void print(std::ostringstream &o, const Stmt &s, const std::string &pad) {
     case StmtKind::ReducePair:
       o << pad << "reduce mineA,mineB with a,b in rank order -> ra,rb (one class dispatch)" << c << "\n";
       return;
-    case StmtKind::PrefetchReduction:
-      o << pad << "prefetch the pair reduction's code: run it once on mineA,mineB (kernels of every pair)" << c << "\n";
-      return;
     case StmtKind::TwoRanks:
       o << pad << "if n > 2 {\n";
       print(o, s.body, pad + "  ");

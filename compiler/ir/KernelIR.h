@@ -64,7 +64,6 @@ enum class StmtKind {
   GatherRanks,   ///< rank p's words of the group for p in 0..n-1: the own operand (p == r) or a poll (`op`: the poll, `use`: the reduce)
   ReduceRanks,   ///< `ra, rb` = the reduction of the gathered words of n ranks (one class dispatch)
   ReducePair,    ///< `ra, rb` = the reduction of the own and the one peer's words, in ascending rank order
-  PrefetchReduction, ///< ReducePair's code run once on the own words before the poll (kernels of every pair: its instructions fetched while the peer's group is in flight)
   TwoRanks,      ///< `body` for n > 2 and `orElse` for n == 2 (chosen once per kernel: specializeTwoRanks)
   // Direct CTAs (the direct program's kernel form): CTA c of C owns slice c
   // of every partition and signals with index c.

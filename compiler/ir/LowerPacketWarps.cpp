@@ -460,12 +460,7 @@ private:
     peer.citesAgain = true;
     KStmt pair = stmt(StmtKind::ReducePair, &step, true);
     pair.citesAgain = true;
-    // The kernel of every pair reaches the class's code through a dispatch
-    // (a jump away from the loop): run it once on the own words first, so
-    // its instructions are fetched while the peer's group is in flight.
-    KStmt prefetch = stmt(StmtKind::PrefetchReduction, &step, true);
-    prefetch.citesAgain = true;
-    two.orElse = {prefetch, peer, pair, store(step, step.dst, Words::Reduced, false)};
+    two.orElse = {peer, pair, store(step, step.dst, Words::Reduced, false)};
     return two;
   }
 };

@@ -238,59 +238,16 @@ __device__ __forceinline__ void reduceGroupWords(const Reduction& red, const uin
     rb = accB.result(n, red.variant);
   });
 }
-/// A lane's two reduced words (reduceGroupPairCalled's result).
-struct GroupWords {
-  uint64_t a, b;
-};
-/// Two ranks, one class: ra = op(xa, ya), rb = op(xb, yb), inlined.
+/// Two ranks: ra = op(xa, ya), rb = op(xb, yb), x the lower rank's.
 template <uint64_t Classes>
-__device__ __forceinline__ void reduceGroupPairInline(const Reduction& red, uint64_t xa, uint64_t ya, uint64_t xb,
-                                                      uint64_t yb, uint64_t& ra, uint64_t& rb) {
+__device__ __forceinline__ void reduceGroupPair(const Reduction& red, uint64_t xa, uint64_t ya, uint64_t xb,
+                                                uint64_t yb, uint64_t& ra, uint64_t& rb) {
   atom::withReductionClass<Classes>(red.cls, [&](auto tag) {
     using E = typename decltype(tag)::Elem;
     constexpr OpFamily F = decltype(tag)::family;
     ra = reducePair<E, F>(xa, ya, red.variant);
     rb = reducePair<E, F>(xb, yb, red.variant);
   });
-}
-/// The same over several classes as one function of the kernel (not
-/// inlined): the kernels of every pair call it twice per group, ahead of
-/// the poll (prefetchGroupReduction) and on the data, so the second call
-/// runs instructions the first fetched.
-template <uint64_t Classes>
-__device__ __noinline__ GroupWords reduceGroupPairCalled(Reduction red, uint64_t xa, uint64_t ya, uint64_t xb,
-                                                         uint64_t yb) {
-  GroupWords w{0, 0};
-  reduceGroupPairInline<Classes>(red, xa, ya, xb, yb, w.a, w.b);
-  return w;
-}
-/// A set of at most one class (a kernel of one pair).
-template <uint64_t Classes> inline constexpr bool kOneClass = (Classes & (Classes - 1)) == 0;
-
-/// Two ranks: ra = op(xa, ya), rb = op(xb, yb), x the lower rank's.
-template <uint64_t Classes>
-__device__ __forceinline__ void reduceGroupPair(const Reduction& red, uint64_t xa, uint64_t ya, uint64_t xb,
-                                                uint64_t yb, uint64_t& ra, uint64_t& rb) {
-  if constexpr (kOneClass<Classes>) {
-    reduceGroupPairInline<Classes>(red, xa, ya, xb, yb, ra, rb);
-  } else {
-    const GroupWords w = reduceGroupPairCalled<Classes>(red, xa, ya, xb, yb);
-    ra = w.a;
-    rb = w.b;
-  }
-}
-/// Before the poll of a two-rank group: runs reduceGroupPair's code once on
-/// the lane's own words (result unused), so that its dispatch and the
-/// class's arithmetic, a jump away from the group loop, are fetched while
-/// the peer's group is in flight rather than after it lands (measured:
-/// bench/results/2026-12-07-s20-device, "latency"). One class (a kernel of
-/// one pair): nothing; its arithmetic is inlined in the loop.
-template <uint64_t Classes>
-__device__ __forceinline__ void prefetchGroupReduction(const Reduction& red, uint64_t a, uint64_t b) {
-  if constexpr (!kOneClass<Classes>) {
-    const GroupWords w = reduceGroupPairCalled<Classes>(red, a, a, b, b);
-    asm volatile("" ::"l"(w.a), "l"(w.b));  // kept: the call is the point
-  }
 }
 
 } // namespace purlin::snac
