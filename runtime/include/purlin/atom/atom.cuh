@@ -155,7 +155,7 @@ __device__ __forceinline__ void reduceRangeInline(std::byte* dst, const Sources&
 /// ReduceScatter's f16, i8 and f8e4m3 sums at 1.07-1.11x of their own
 /// kernels before, 1.03-1.06x after; f32 and f64 sums and max / min gained
 /// nothing, so their one loop stays; bench/results/2026-12-07-s19-device,
-/// call 13).
+/// call 13, and 2026-12-07-s20-device).
 template <class RangePath, class E, OpFamily F, int StaticStages = 0>
 __device__ __noinline__ void reduceRange(std::byte* dst, Sources srcs, std::size_t count, std::byte* workspace,
                                          Slice s, int variant, int stages) {

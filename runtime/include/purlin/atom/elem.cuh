@@ -585,10 +585,11 @@ template <uint64_t Classes, int Lo, int Hi, class F> __device__ __forceinline__ 
 /// classes in `Classes` (a set of purlin/reduction.h class bits: what
 /// purlinc's instantiation table lists for the program). One dispatch per
 /// contiguous range, a binary search of compares and uniform branches
-/// (detail::classTree; a switch became a jump table in constant memory,
-/// whose load cost each launch of a latency kernel of every pair a miss):
-/// the callee is the loop compiled for that class. A class outside the set
-/// does nothing (the launcher refused the call).
+/// (detail::classTree; the switch it replaces became jump tables in
+/// constant memory, and the latency kernels of every pair ran 1-4% slower
+/// with them, bench/results/2026-12-07-s20-device): the callee is the loop
+/// compiled for that class. A class outside the set does nothing (the
+/// launcher refused the call).
 template <uint64_t Classes, class F> __device__ __forceinline__ void withReductionClass(int cls, F&& f) {
   detail::classTree<Classes, 0, kNumReductionClasses>(cls, f);
 }
